@@ -1,0 +1,260 @@
+import { isJsonObject, parseToolArguments } from './arguments.ts';
+import { applyResultBudget, type ResultBudget } from './budget.ts';
+import { buildRequestMessages, type OverflowLevel } from './context.ts';
+import {
+  continuationError,
+  GET_CONTINUATION,
+  getContinuationSpec,
+  parseContinuationArgs,
+  readContinuationPage,
+} from './continuation.ts';
+import type { Logger } from './logger.ts';
+import type { MicrocompactOptions } from './microcompact.ts';
+import {
+  ContextLengthError,
+  LlmRequestError,
+  type Conversation,
+  type LlmPort,
+  type LlmResponse,
+  type Message,
+  type StorePort,
+  type ToolCall,
+  type ToolOutcome,
+  type ToolPort,
+  type ToolSpec,
+} from './types.ts';
+
+export const CONTINUE_PROMPT = 'Continue from where you left off.';
+
+export interface AgentOptions {
+  systemPrompt: string;
+  budget: ResultBudget;
+  continuationChunkChars: number;
+  /** get_continuation pages one turn may read before the model is told to answer. */
+  maxContinuationPages: number;
+  compaction: MicrocompactOptions;
+  maxContinuations: number;
+  maxToolIterations: number;
+}
+
+export interface AgentDeps {
+  llm: LlmPort;
+  tools: ToolPort;
+  store: StorePort;
+  logger: Logger;
+}
+
+export type TurnStatus = 'ok' | 'cut_off' | 'failed';
+
+export interface TurnResult {
+  reply: string;
+  status: TurnStatus;
+}
+
+/** What one turn has spent so far; reset only by new user input. */
+interface TurnState {
+  conversation: Conversation;
+  turn: number;
+  transcript: Message[];
+  tools: ToolSpec[];
+  continuations: number;
+  toolIterations: number;
+  continuationPages: number;
+  resultChars: number;
+  signal: AbortSignal;
+}
+
+const CUT_OFF_NOTE = "\n\n_(This reply was cut off at the model's output limit.)_";
+
+const errorResult = (message: string): ToolOutcome => ({ content: continuationError(message), isError: true });
+
+/**
+ * The channel-agnostic agent: one `runTurn` per user message. It owns the tool loop and every
+ * context-management rule; platforms only hand it text and post back what it returns.
+ */
+export class Agent {
+  constructor(
+    private readonly deps: AgentDeps,
+    private readonly options: AgentOptions,
+  ) {}
+
+  async runTurn(conversation: Conversation, userText: string, signal = new AbortController().signal): Promise<TurnResult> {
+    try {
+      return await this.loop(await this.startTurn(conversation, userText, signal));
+    } catch (error) {
+      return this.failure(conversation, error);
+    }
+  }
+
+  private async startTurn(conversation: Conversation, userText: string, signal: AbortSignal): Promise<TurnState> {
+    const transcript = await this.deps.store.loadTranscript(conversation);
+    const turn = transcript.reduce((max, m) => Math.max(max, m.turn), 0) + 1;
+    const state: TurnState = {
+      conversation,
+      turn,
+      transcript,
+      tools: [...this.deps.tools.list().filter((t) => t.name !== GET_CONTINUATION), getContinuationSpec],
+      continuations: 0,
+      toolIterations: 0,
+      continuationPages: 0,
+      resultChars: 0,
+      signal,
+    };
+    // Committed before the model is asked, so a crash never loses what the user said.
+    await this.append(state, { role: 'user', content: userText, turn });
+    return state;
+  }
+
+  private async loop(state: TurnState): Promise<TurnResult> {
+    const { logger } = this.deps;
+    const { maxContinuations, maxToolIterations } = this.options;
+    let replyParts: string[] = [];
+    const reply = (status: TurnStatus, fallback: string): TurnResult => {
+      const text = replyParts.join('');
+      if (status === 'cut_off') return { reply: (text || fallback) + (text ? CUT_OFF_NOTE : ''), status };
+      return { reply: text || fallback, status };
+    };
+
+    for (;;) {
+      // Past either cap the model must answer: a model that keeps paging would otherwise loop forever.
+      const capped = state.toolIterations >= maxToolIterations || state.continuationPages > this.options.maxContinuationPages;
+      const toolChoice = capped ? 'none' : 'auto';
+      const response = await this.complete(state, toolChoice);
+      const calls = toolChoice === 'none' ? [] : this.acceptedCalls(state, response);
+
+      if (calls.length > 0) {
+        // Text next to tool calls is the model thinking aloud; the user gets only the final answer.
+        replyParts = [];
+        // The calls are stored with this message, before any runs: a crash mid-call leaves a
+        // call without a result, which pairing repair answers on the next request.
+        await this.append(state, { role: 'assistant', content: response.content, toolCalls: calls, turn: state.turn });
+        await this.dispatch(state, calls);
+        if (calls.some((c) => c.name !== GET_CONTINUATION)) state.toolIterations++;
+        continue;
+      }
+
+      if (response.finishReason === 'length') {
+        if (!response.content) {
+          logger.warn('[continue] Empty response truncated at max_tokens, stopping');
+          return reply('cut_off', "The model's reply was cut off before it said anything. Try asking again, or raise OPENAI_MAX_TOKENS.");
+        }
+        await this.append(state, { role: 'assistant', content: response.content, turn: state.turn });
+        replyParts.push(response.content);
+        if (state.continuations >= maxContinuations) {
+          logger.warn('[continue] Max continuations reached, breaking');
+          return reply('cut_off', '');
+        }
+        state.continuations++;
+        logger.info(`[continue] Response truncated at max_tokens, requesting continuation (${state.continuations}/${maxContinuations})`);
+        await this.append(state, { role: 'user', content: CONTINUE_PROMPT, turn: state.turn });
+        continue;
+      }
+
+      if (response.content) {
+        await this.append(state, { role: 'assistant', content: response.content, turn: state.turn });
+        replyParts.push(response.content);
+      }
+      const fallback =
+        toolChoice === 'none'
+          ? `I stopped after ${maxToolIterations} rounds of tool calls without reaching an answer.`
+          : 'The model returned an empty reply.';
+      return reply('ok', fallback);
+    }
+  }
+
+  /**
+   * Tool calls worth running. A reply cut at max_tokens may end inside a call's arguments: only
+   * calls whose JSON is complete are trusted then. Ids are made unique within the conversation,
+   * because some servers number calls per response ("call_0") and pairing repair dedupes by id.
+   */
+  private acceptedCalls(state: TurnState, response: LlmResponse): ToolCall[] {
+    const calls = response.finishReason === 'length' ? response.toolCalls.filter((c) => isJsonObject(c.arguments)) : response.toolCalls;
+    const used = new Set(state.transcript.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.id) : [])));
+    return calls.map((call) => {
+      let id = call.id || `call_${state.turn}`;
+      for (let n = 2; used.has(id); n++) id = `${call.id || `call_${state.turn}`}_${n}`;
+      used.add(id);
+      return id === call.id ? call : { ...call, id };
+    });
+  }
+
+  private async complete(state: TurnState, toolChoice: 'auto' | 'none'): Promise<LlmResponse> {
+    const { llm, store, logger } = this.deps;
+    for (let level: OverflowLevel = 0; ; level = (level + 1) as OverflowLevel) {
+      const messages = buildRequestMessages(state.transcript, state.turn, this.options.compaction, level);
+      try {
+        const response = await llm.complete({ system: this.options.systemPrompt, messages, tools: state.tools, toolChoice }, state.signal);
+        if (response.usage) await store.recordUsage(state.conversation, response.usage);
+        return response;
+      } catch (error) {
+        if (!(error instanceof ContextLengthError) || level === 2) throw error;
+        logger.warn(`[overflow] Context too long, compacting harder (attempt ${level + 1}/2)`, { conversation: state.conversation.id });
+      }
+    }
+  }
+
+  private async dispatch(state: TurnState, calls: ToolCall[]): Promise<void> {
+    const { store } = this.deps;
+    const results = await Promise.all(
+      calls.map(async (call) => {
+        const started = Date.now();
+        const outcome = await this.execute(state, call);
+        await store.recordToolResult(state.conversation, { toolCallId: call.id, ...outcome, durationMs: Date.now() - started });
+        return { toolCallId: call.id, content: outcome.content, exempt: call.name === GET_CONTINUATION };
+      }),
+    );
+    const budgeted = applyResultBudget(results, this.options.budget, state.resultChars);
+    state.resultChars += budgeted.reduce((sum, r) => sum + (r.exempt ? 0 : r.content.length), 0);
+    await this.append(state, ...budgeted.map((r): Message => ({ role: 'tool', toolCallId: r.toolCallId, content: r.content, turn: state.turn })));
+  }
+
+  private async execute(state: TurnState, call: ToolCall): Promise<ToolOutcome> {
+    const parsed = parseToolArguments(call.arguments);
+    if (!parsed.ok) return errorResult(`Invalid arguments for ${call.name}: ${parsed.error}. Call it again with a JSON object.`);
+    if (call.name === GET_CONTINUATION) return this.continuation(state, parsed.args);
+    if (!state.tools.some((t) => t.name === call.name)) {
+      return errorResult(`Unknown tool "${call.name}". Available tools: ${state.tools.map((t) => t.name).join(', ')}`);
+    }
+    try {
+      return await this.deps.tools.call(call.name, parsed.args, { conversation: state.conversation, turn: state.turn, signal: state.signal });
+    } catch (error) {
+      return errorResult(`Tool ${call.name} failed: ${(error as Error).message}`);
+    }
+  }
+
+  private async continuation(state: TurnState, args: Record<string, unknown>): Promise<ToolOutcome> {
+    const request = parseContinuationArgs(args);
+    if ('error' in request) return errorResult(request.error);
+    if (++state.continuationPages > this.options.maxContinuationPages) {
+      return errorResult(`get_continuation page limit (${this.options.maxContinuationPages}) reached for this turn. Answer with what you have read.`);
+    }
+    const full = await this.deps.store.readToolResult(state.conversation, request.toolCallId);
+    if (full === undefined) return errorResult(`No stored tool result with tool_call_id "${request.toolCallId}"`);
+    const page = readContinuationPage(full, request.toolCallId, request.offset, this.options.continuationChunkChars);
+    return { content: page, isError: request.offset >= full.length };
+  }
+
+  private async append(state: TurnState, ...messages: Message[]): Promise<void> {
+    await this.deps.store.appendMessages(state.conversation, messages);
+    state.transcript.push(...messages);
+  }
+
+  private failure(conversation: Conversation, error: unknown): TurnResult {
+    const { logger } = this.deps;
+    if (error instanceof ContextLengthError) {
+      return {
+        status: 'failed',
+        reply: "This conversation no longer fits the model's context window, even after compacting it. Please start a new conversation.",
+      };
+    }
+    if (error instanceof LlmRequestError) {
+      logger.error('LLM request failed', { conversation: conversation.id, status: error.status, error: error.message });
+      return { status: 'failed', reply: `Sorry, the language model request failed: ${error.message} Please try again.` };
+    }
+    logger.error('Turn failed', { conversation: conversation.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+    return {
+      status: 'failed',
+      reply: 'Sorry, something went wrong while handling your message. Everything said so far is saved; please try again.',
+    };
+  }
+}

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { buildRequestMessages, keepRecentTurns } from './context.ts';
+import type { Message } from './types.ts';
+
+const options = { truncateTurns: 2, summarizeTurns: 4, minChars: 3000, headChars: 2000, tailChars: 500 };
+const turn = (t: number, size: number): Message[] => [
+  { role: 'user', content: `question ${t}`, turn: t },
+  { role: 'assistant', content: '', toolCalls: [{ id: `c${t}`, name: 'x', arguments: '{}' }], turn: t },
+  { role: 'tool', toolCallId: `c${t}`, content: 'r\n'.repeat(size / 2), turn: t },
+  { role: 'assistant', content: `answer ${t}`, turn: t },
+];
+const size = (messages: Message[]) => messages.reduce((n, m) => n + m.content.length, 0);
+
+describe('buildRequestMessages', () => {
+  const transcript = [1, 2, 3, 4].flatMap((t) => turn(t, 20_000));
+
+  it('compacts harder at each overflow level', () => {
+    const sizes = ([0, 1, 2] as const).map((level) => size(buildRequestMessages(transcript, 4, options, level)));
+    expect(sizes[1]).toBeLessThan(sizes[0]!);
+    expect(sizes[2]).toBeLessThan(sizes[1]!);
+  });
+
+  it('keeps only the recent turns at level 2, saying what was left out', () => {
+    const out = buildRequestMessages(transcript, 4, options, 2);
+    expect(out[0]).toEqual({ role: 'user', content: "[8 earlier messages of this conversation were left out to fit the model's context window.]", turn: 3 });
+    expect(out.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([out[0]!.content, 'question 3', 'question 4']);
+  });
+
+  it('repairs pairing after compaction', () => {
+    const broken = transcript.filter((m) => !(m.role === 'tool' && m.toolCallId === 'c4'));
+    const out = buildRequestMessages(broken, 4, options);
+    expect(out.some((m) => m.role === 'tool' && m.toolCallId === 'c4')).toBe(true);
+  });
+
+  it('returns a history untouched when nothing is old or large', () => {
+    expect(keepRecentTurns(turn(1, 10), 1)).toEqual(turn(1, 10));
+  });
+});

@@ -1,0 +1,42 @@
+import { microcompact, type MicrocompactOptions } from './microcompact.ts';
+import { repairToolPairing } from './pairing.ts';
+import type { Message } from './types.ts';
+
+/** 0: normal; 1 and 2: the server said the context was too long, so compact harder. */
+export type OverflowLevel = 0 | 1 | 2;
+
+function harder(options: MicrocompactOptions, level: OverflowLevel): MicrocompactOptions {
+  if (level === 0) return options;
+  const half = (n: number) => Math.max(1, Math.floor(n / 2));
+  return {
+    // Level 2 also cuts the current turn's results; get_continuation still reaches all of them.
+    truncateTurns: level === 1 ? half(options.truncateTurns) : 0,
+    summarizeTurns: level === 1 ? half(options.summarizeTurns) : 1,
+    minChars: half(options.minChars),
+    headChars: half(options.headChars),
+    tailChars: half(options.tailChars),
+  };
+}
+
+/** Drops whole turns before `fromTurn` and says so in one line, so the model knows there was more. */
+export function keepRecentTurns(messages: readonly Message[], fromTurn: number): Message[] {
+  const kept = messages.filter((m) => m.turn >= fromTurn);
+  const dropped = messages.length - kept.length;
+  if (dropped === 0) return [...messages];
+  const note = `[${dropped} earlier messages of this conversation were left out to fit the model's context window.]`;
+  return [{ role: 'user', content: note, turn: fromTurn }, ...kept];
+}
+
+/**
+ * The messages of one request: microcompaction (harder on overflow), then pairing repair last,
+ * so whatever the other transforms did, the API gets a well-formed history.
+ */
+export function buildRequestMessages(
+  transcript: readonly Message[],
+  currentTurn: number,
+  compaction: MicrocompactOptions,
+  level: OverflowLevel = 0,
+): Message[] {
+  const recent = level === 2 ? keepRecentTurns(transcript, currentTurn - 1) : transcript;
+  return repairToolPairing(microcompact(recent, currentTurn, harder(compaction, level)));
+}

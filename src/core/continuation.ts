@@ -1,0 +1,54 @@
+import { codePointBoundary } from './text.ts';
+import type { ToolSpec } from './types.ts';
+
+export const GET_CONTINUATION = 'get_continuation';
+
+export const getContinuationSpec: ToolSpec = {
+  name: GET_CONTINUATION,
+  description:
+    'Read more of a tool result that was truncated or cleared from the context. ' +
+    'Pass the tool_call_id and offset named in the truncation marker.',
+  parameters: {
+    type: 'object',
+    properties: {
+      tool_call_id: { type: 'string', description: 'The id of the tool call whose result to read.' },
+      offset: { type: 'integer', minimum: 0, description: 'Character offset to start reading from.' },
+    },
+    required: ['tool_call_id', 'offset'],
+    additionalProperties: false,
+  },
+};
+
+export type ContinuationRequest = { toolCallId: string; offset: number } | { error: string };
+
+/** Validates get_continuation arguments; the error text goes back to the model as JSON. */
+export function parseContinuationArgs(args: Record<string, unknown>): ContinuationRequest {
+  const { tool_call_id: toolCallId, offset } = args;
+  if (typeof toolCallId !== 'string' || toolCallId.length === 0) {
+    return { error: 'tool_call_id must be a non-empty string' };
+  }
+  if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0) {
+    return { error: `offset must be a non-negative integer, got ${JSON.stringify(offset)}` };
+  }
+  return { toolCallId, offset };
+}
+
+export function continuationError(message: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ error: message, ...extra });
+}
+
+/** One page of a stored result, with a marker naming the next offset while more remains. */
+export function readContinuationPage(full: string, toolCallId: string, offset: number, chunkChars: number): string {
+  const total = full.length;
+  if (offset >= total) {
+    return continuationError(`offset ${offset} is past the end of the result`, { tool_call_id: toolCallId, total_chars: total });
+  }
+  const start = codePointBoundary(full, offset);
+  let end = codePointBoundary(full, start + chunkChars);
+  // A chunk of one character would split a pair: take the whole code point instead.
+  if (end <= start) end = Math.min(total, start + 2);
+  const page = full.slice(start, end);
+  if (end >= total) return page;
+  const marker = `[truncated — showing ${start}-${end}/${total} chars. ${total - end} chars remaining. Call get_continuation with tool_call_id="${toolCallId}" offset=${end} to read more]`;
+  return `${page}\n${marker}`;
+}

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { clearedResultLine, detectContentType, microcompact } from './microcompact.ts';
+import type { Message } from './types.ts';
+
+const options = { truncateTurns: 2, summarizeTurns: 4, minChars: 3000, headChars: 2000, tailChars: 500 };
+const big = (prefix: string) => prefix + Array.from({ length: 500 }, (_, i) => `row ${i} ${'z'.repeat(40)}`).join('\n');
+const tool = (turn: number, content: string, id = `call_${turn}`): Message => ({ role: 'tool', toolCallId: id, content, turn });
+
+describe('microcompact', () => {
+  const history = [1, 2, 3, 4, 5, 6].map((t) => tool(t, big('package main\n')));
+  const out = microcompact(history, 6, options);
+
+  it('leaves results of the current and previous turn untouched', () => {
+    expect(out[5]).toBe(history[5]);
+    expect(out[4]).toBe(history[4]);
+  });
+
+  it('cuts results TRUNCATE_TURNS old to head 2000 + tail 500', () => {
+    for (const i of [3, 2]) {
+      expect(out[i]!.content).toContain('[truncated — showing');
+      expect(out[i]!.content.length).toBeLessThan(2000 + 500 + 200);
+    }
+  });
+
+  it('replaces results SUMMARIZE_TURNS old with one line', () => {
+    const line = out[1]!.content;
+    expect(line).toMatch(/^\[Old tool result cleared -- 501 lines, \d+K chars, Go source; call get_continuation with tool_call_id="call_2" offset=0 to read it again\]$/);
+    expect(out[0]!.content).toContain('tool_call_id="call_1"');
+  });
+
+  it('never touches small results', () => {
+    const small = tool(1, 'short');
+    expect(microcompact([small], 10, options)[0]).toBe(small);
+  });
+
+  it('produces byte-identical output for a result on every request within a tier', () => {
+    const again = microcompact(history, 6, options);
+    expect(again.map((m) => m.content)).toEqual(out.map((m) => m.content));
+    // One turn later, the result two turns old is still in the truncate tier: same bytes.
+    const later = microcompact([...history, tool(7, 'new')], 7, options);
+    expect(later[3]!.content).toBe(out[3]!.content === history[3]!.content ? later[3]!.content : microcompact([history[3]!], 6, options)[0]!.content);
+    expect(later[4]!.content).toBe(microcompact([history[4]!], 7, options)[0]!.content);
+  });
+
+  it('describes a previewed result by its original size', () => {
+    const preview = `head\n[truncated — showing 10/45000 chars. Call get_continuation with tool_call_id="x" offset=5 to read more]\ntail${'y'.repeat(3000)}`;
+    expect(clearedResultLine('x', preview)).toBe('[Old tool result cleared -- 45K chars, text; call get_continuation with tool_call_id="x" offset=0 to read it again]');
+  });
+});
+
+describe('detectContentType', () => {
+  it.each([
+    ['{"a": 1}', 'JSON'],
+    ['[1, 2]', 'JSON'],
+    ['{not json', 'text'],
+    ['package main', 'Go source'],
+    ['def main():', 'Python source'],
+    ['function x() {}', 'JavaScript source'],
+    ['diff --git a b', 'diff'],
+    ['--- a/file', 'diff'],
+    ['commit 1234abcd', 'git log'],
+    ['hello', 'text'],
+  ])('%s → %s', (content, type) => {
+    expect(detectContentType(content)).toBe(type);
+  });
+});

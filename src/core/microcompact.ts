@@ -1,0 +1,60 @@
+import { buildPreview, originalLength } from './preview.ts';
+import { countLines } from './text.ts';
+import type { Message } from './types.ts';
+
+export interface MicrocompactOptions {
+  /** Results this many turns old or older are cut to head + tail. */
+  truncateTurns: number;
+  /** Results this many turns old or older are replaced by a one-line description. */
+  summarizeTurns: number;
+  /** Results no longer than this are left alone. */
+  minChars: number;
+  headChars: number;
+  tailChars: number;
+}
+
+export function detectContentType(content: string): string {
+  const text = content.trimStart();
+  if (text.startsWith('{') || text.startsWith('[')) {
+    try {
+      JSON.parse(content);
+      return 'JSON';
+    } catch {
+      // not JSON after all: fall through to the prefix checks
+    }
+  }
+  if (text.startsWith('package ')) return 'Go source';
+  if (text.startsWith('def ')) return 'Python source';
+  if (text.startsWith('function')) return 'JavaScript source';
+  if (text.startsWith('diff') || text.startsWith('---')) return 'diff';
+  if (text.startsWith('commit ')) return 'git log';
+  return 'text';
+}
+
+function formatChars(chars: number): string {
+  return chars < 1000 ? `${chars} chars` : `${Math.round(chars / 1000)}K chars`;
+}
+
+export function clearedResultLine(toolCallId: string, content: string): string {
+  const total = originalLength(content);
+  const lines = total === content.length ? `${countLines(content)} lines, ` : '';
+  return `[Old tool result cleared -- ${lines}${formatChars(total)}, ${detectContentType(content)}; call get_continuation with tool_call_id="${toolCallId}" offset=0 to read it again]`;
+}
+
+/**
+ * Shrinks old tool results in the context sent to the model. The output for a given result
+ * depends only on its content and age tier, so request prefixes stay byte-stable for prompt
+ * caching until a result moves to the next tier.
+ */
+export function microcompact(messages: readonly Message[], currentTurn: number, options: MicrocompactOptions): Message[] {
+  return messages.map((m) => {
+    if (m.role !== 'tool' || m.content.length <= options.minChars) return m;
+    const age = currentTurn - m.turn;
+    if (age >= options.summarizeTurns) return { ...m, content: clearedResultLine(m.toolCallId, m.content) };
+    if (age >= options.truncateTurns) {
+      const preview = buildPreview(m.content, m.toolCallId, options);
+      return preview.length < m.content.length ? { ...m, content: preview } : m;
+    }
+    return m;
+  });
+}

@@ -1,0 +1,167 @@
+/**
+ * The core's vocabulary and its ports. Everything outside src/core (the LLM client, the store,
+ * the tool registry, the platform adapters) implements or calls these; nothing here imports them.
+ */
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** Raw JSON text exactly as the model produced it (it may be malformed). */
+  arguments: string;
+}
+
+/**
+ * One message of the LLM transcript. `turn` is the number of the user turn that produced it:
+ * microcompaction ages tool results by it, and it lets synthetic messages (a "continue" nudge)
+ * belong to a turn without counting as one.
+ */
+export type Message =
+  | { role: 'user'; content: string; turn: number }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[]; turn: number }
+  | { role: 'tool'; toolCallId: string; content: string; turn: number };
+
+export type ToolMessage = Extract<Message, { role: 'tool' }>;
+export type AssistantMessage = Extract<Message, { role: 'assistant' }>;
+
+/** Where a conversation lives. Search scope and continuation lookup are bounded by it. */
+export interface ConversationKey {
+  platform: string;
+  workspace: string;
+  channel: string;
+  thread: string;
+}
+
+export interface Conversation extends ConversationKey {
+  id: string;
+}
+
+// ---------------------------------------------------------------- LLM port
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+export interface LlmRequest {
+  system: string;
+  messages: Message[];
+  tools: ToolSpec[];
+  /** 'none' asks for a final answer without further tool calls. */
+  toolChoice: 'auto' | 'none';
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'other';
+
+export interface LlmUsage {
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+export interface LlmResponse {
+  content: string;
+  toolCalls: ToolCall[];
+  finishReason: FinishReason;
+  usage?: LlmUsage;
+}
+
+export interface LlmPort {
+  complete(request: LlmRequest, signal?: AbortSignal): Promise<LlmResponse>;
+}
+
+/** The request did not fit the model's context window. The core compacts harder and retries. */
+export class ContextLengthError extends Error {
+  override readonly name = 'ContextLengthError';
+}
+
+/** Any other failure after the client's own retries; `message` is fit to show a user. */
+export class LlmRequestError extends Error {
+  override readonly name = 'LlmRequestError';
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+// ---------------------------------------------------------------- Tool port
+
+export interface ToolOutcome {
+  content: string;
+  isError: boolean;
+}
+
+export interface ToolContext {
+  conversation: Conversation;
+  turn: number;
+  signal: AbortSignal;
+}
+
+export interface ToolPort {
+  list(): ToolSpec[];
+  /** Must not throw: failures come back as `{ isError: true }` outcomes. */
+  call(name: string, args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome>;
+}
+
+// ---------------------------------------------------------------- Store port
+
+export interface ToolResultRecord {
+  toolCallId: string;
+  /** The full, untruncated result. */
+  content: string;
+  isError: boolean;
+  durationMs: number;
+}
+
+export interface StorePort {
+  /** Finds or creates the conversation for a platform location. */
+  openConversation(key: ConversationKey): Promise<Conversation>;
+  loadTranscript(conversation: Conversation): Promise<Message[]>;
+  /**
+   * Appends in order; durable when it resolves. An assistant message's tool calls are recorded
+   * with it, so every call is stored before it runs.
+   */
+  appendMessages(conversation: Conversation, messages: Message[]): Promise<void>;
+  recordToolResult(conversation: Conversation, result: ToolResultRecord): Promise<void>;
+  /**
+   * The full text of a stored result: this conversation's first, then the newest in the same
+   * channel (search_history hands out ids from sibling threads).
+   */
+  readToolResult(conversation: Conversation, toolCallId: string): Promise<string | undefined>;
+  recordUsage(conversation: Conversation, usage: LlmUsage): Promise<void>;
+}
+
+// ---------------------------------------------------------------- History search port
+
+export type HistoryEntryKind = 'user' | 'assistant' | 'tool_call' | 'tool_result';
+
+export interface HistoryHit {
+  kind: HistoryEntryKind;
+  createdAt: Date;
+  /** The thread (or session) of the hit within the searched channel. */
+  thread: string;
+  toolName?: string;
+  toolCallId?: string;
+  /** At most 300 characters around the first match. */
+  excerpt: string;
+  before?: { role: string; text: string };
+  after?: { role: string; text: string };
+}
+
+export interface HistoryQuery {
+  text: string;
+  /** Only entries newer than this many days. */
+  days?: number;
+  maxResults: number;
+  /** Leave out this turn of this conversation: it holds the question being asked. */
+  excludeTurn?: { conversationId: string; turn: number };
+}
+
+export interface HistorySearchPort {
+  /** Entries from the channel of `scope` (all its threads, nothing else), newest first. */
+  searchHistory(scope: ConversationKey, query: HistoryQuery): Promise<HistoryHit[]>;
+}

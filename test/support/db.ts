@@ -1,0 +1,22 @@
+import { randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import type { ConversationKey } from '../../src/core/types.ts';
+import { openDatabase, type Database } from '../../src/store/database.ts';
+import { PrismaStore } from '../../src/store/prisma-store.ts';
+import { silentLogger } from './logger.ts';
+
+export const databaseKind = () => inject('databaseKind');
+
+/** The run's shared database, migrated (concurrent files exercise the migration lock). */
+export async function testDatabase(): Promise<Database> {
+  return openDatabase({ databaseUrl: inject('databaseUrl'), dataDir: '', logger: silentLogger, poolSize: databaseKind() === 'pglite' ? 1 : 4 });
+}
+
+export function testStore(db: Database, storeMaxChars = 5_000_000): PrismaStore {
+  return new PrismaStore(db.prisma, { storeMaxChars });
+}
+
+/** A conversation key no other test uses, so tests can share one database. */
+export function uniqueKey(overrides: Partial<ConversationKey> = {}): ConversationKey {
+  return { platform: 'test', workspace: `w-${randomUUID()}`, channel: 'c1', thread: 't1', ...overrides };
+}

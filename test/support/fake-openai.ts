@@ -1,0 +1,175 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** The parts of a Chat Completions request the fake reads. */
+export interface ChatRequest {
+  model: string;
+  messages: Array<{
+    role: string;
+    content?: string | null;
+    tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+    tool_call_id?: string;
+  }>;
+  tools?: Array<{ type: string; function: { name: string; parameters?: unknown } }>;
+  tool_choice?: string;
+  max_tokens?: number;
+}
+
+export interface ScriptedReply {
+  content?: string;
+  toolCalls?: Array<{ id: string; name: string; arguments: string }>;
+  finishReason?: 'stop' | 'length' | 'tool_calls';
+}
+
+export interface ScriptedError {
+  status: number;
+  message: string;
+  code?: string;
+  type?: string;
+}
+
+export type Script = ScriptedReply | ScriptedError | ((request: ChatRequest) => ScriptedReply | ScriptedError);
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Validates a request the way the real API does, returning the error message it would give.
+ * Exported so tests can prove the validator itself rejects what it should.
+ */
+export function validateChatRequest(body: ChatRequest): string | undefined {
+  if (!Array.isArray(body.messages) || body.messages.length === 0) return "'messages' must be a non-empty array";
+  for (const tool of body.tools ?? []) {
+    if (!TOOL_NAME.test(tool.function?.name ?? '')) return `Invalid 'tools[].function.name': string does not match pattern '^[a-zA-Z0-9_-]+$'`;
+  }
+  const seenIds = new Set<string>();
+  let pending: string[] = [];
+  for (const [i, m] of body.messages.entries()) {
+    if (!['system', 'user', 'assistant', 'tool'].includes(m.role)) return `Invalid value for 'messages[${i}].role': '${m.role}'`;
+    const content = m.content ?? '';
+    if (typeof content !== 'string') return `messages[${i}].content must be a string`;
+    if (LONE_SURROGATE.test(content)) return `messages[${i}].content is not valid Unicode (lone surrogate)`;
+    if (m.role === 'tool') {
+      const index = pending.indexOf(m.tool_call_id ?? '');
+      if (index === -1) {
+        return `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls' (messages[${i}]).`;
+      }
+      pending.splice(index, 1);
+      continue;
+    }
+    if (pending.length > 0) {
+      return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${pending.join(', ')}`;
+    }
+    if (m.role === 'assistant' && m.tool_calls) {
+      for (const call of m.tool_calls) {
+        if (!TOOL_NAME.test(call.function.name)) return `Invalid 'messages[${i}].tool_calls[].function.name'`;
+        if (typeof call.function.arguments !== 'string') return `messages[${i}].tool_calls[].function.arguments must be a string`;
+        if (seenIds.has(call.id)) return `Duplicate tool_call_id '${call.id}' in messages[${i}]`;
+        seenIds.add(call.id);
+      }
+      pending = m.tool_calls.map((c) => c.id);
+    } else if (m.role === 'assistant' && !content) {
+      return `messages[${i}]: an assistant message needs content or tool_calls`;
+    }
+  }
+  if (pending.length > 0) return `The following tool_call_ids did not have response messages: ${pending.join(', ')}`;
+  return undefined;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * A strict OpenAI-compatible Chat Completions server on 127.0.0.1. Replies come from a script,
+ * one entry per request; every request is validated first and recorded for assertions.
+ */
+export class FakeOpenAi {
+  readonly requests: ChatRequest[] = [];
+  readonly rejections: string[] = [];
+  private script: Script[] = [];
+  private server?: Server;
+  /** Reply used when the script runs out; a test that ends with requests left over fails loudly. */
+  fallback: Script | undefined;
+  /** When set, requests whose messages exceed this many characters get context_length_exceeded. */
+  maxContextChars: number | undefined;
+
+  get baseURL(): string {
+    const { port } = this.server!.address() as AddressInfo;
+    return `http://127.0.0.1:${port}/v1`;
+  }
+
+  enqueue(...entries: Script[]): this {
+    this.script.push(...entries);
+    return this;
+  }
+
+  get pending(): number {
+    return this.script.length;
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      void this.handle(req).then(({ status, body }) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  private async handle(req: IncomingMessage): Promise<{ status: number; body: unknown }> {
+    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+      return { status: 404, body: { error: { message: `No route ${req.method} ${req.url}`, type: 'invalid_request_error' } } };
+    }
+    const body = JSON.parse(await readBody(req)) as ChatRequest;
+    this.requests.push(body);
+    const invalid = validateChatRequest(body);
+    if (invalid) {
+      this.rejections.push(invalid);
+      return { status: 400, body: { error: { message: invalid, type: 'invalid_request_error', code: null } } };
+    }
+    const size = body.messages.reduce((n, m) => n + (m.content?.length ?? 0) + JSON.stringify(m.tool_calls ?? '').length, 0);
+    if (this.maxContextChars !== undefined && size > this.maxContextChars) {
+      return this.error({ status: 400, code: 'context_length_exceeded', message: `This model's maximum context length is exceeded (${size} chars).` });
+    }
+    const entry = this.script.shift() ?? this.fallback;
+    if (!entry) {
+      this.rejections.push('script exhausted');
+      return { status: 500, body: { error: { message: 'fake script exhausted', type: 'server_error' } } };
+    }
+    const reply = typeof entry === 'function' ? entry(body) : entry;
+    if ('status' in reply) return this.error(reply);
+    return { status: 200, body: this.completion(body, reply) };
+  }
+
+  private error(e: ScriptedError): { status: number; body: unknown } {
+    return { status: e.status, body: { error: { message: e.message, type: e.type ?? 'invalid_request_error', code: e.code ?? null } } };
+  }
+
+  private completion(request: ChatRequest, reply: ScriptedReply): unknown {
+    const toolCalls = reply.toolCalls?.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+    const content = reply.content ?? null;
+    return {
+      id: `chatcmpl-${this.requests.length}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: request.model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content, ...(toolCalls?.length ? { tool_calls: toolCalls } : {}) },
+          finish_reason: reply.finishReason ?? (toolCalls?.length ? 'tool_calls' : 'stop'),
+        },
+      ],
+      usage: { prompt_tokens: 10 * request.messages.length, completion_tokens: content?.length ?? 1, total_tokens: 10 * request.messages.length + (content?.length ?? 1) },
+    };
+  }
+}
