@@ -7,6 +7,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { Logger } from '../core/logger.ts';
 import { PrismaClient } from './generated/client.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 import { applyMigrations } from './migrate.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
@@ -56,8 +57,25 @@ export async function startEmbeddedPostgres(dataDir: string | undefined, maxConn
   };
 }
 
+async function startLockedEmbeddedPostgres(dataDir: string): Promise<EmbeddedServer> {
+  const unlock = await lockDataDir(dataDir);
+  try {
+    const server = await startEmbeddedPostgres(join(dataDir, 'pglite'));
+    return {
+      url: server.url,
+      async stop() {
+        await server.stop();
+        await unlock();
+      },
+    };
+  } catch (error) {
+    await unlock();
+    throw error;
+  }
+}
+
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  const embedded = options.databaseUrl ? undefined : await startEmbeddedPostgres(join(options.dataDir, 'pglite'));
+  const embedded = options.databaseUrl ? undefined : await startLockedEmbeddedPostgres(options.dataDir);
   const url = options.databaseUrl ?? embedded!.url;
   // One connection for PGlite: its connections share a session, so two would interleave transactions.
   const pool = new pg.Pool({ connectionString: url, max: embedded ? 1 : (options.poolSize ?? 10) });

@@ -1,0 +1,237 @@
+import { readFileSync } from 'node:fs';
+
+/** Every bad setting at once, one line each, so a newcomer fixes them in one go. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+export interface SlackConfig {
+  botToken: string;
+  appToken?: string;
+  signingSecret?: string;
+  apiUrl?: string;
+  port: number;
+  allowedChannels?: string[];
+  allowedUsers?: string[];
+}
+
+export interface DiscordConfig {
+  token: string;
+  applicationId: string;
+  guildId?: string;
+  apiUrl?: string;
+  allowedGuilds?: string[];
+  allowedRoles?: string[];
+}
+
+export interface Config {
+  openai: { apiKey: string; baseURL?: string; model: string; maxTokens: number; maxRetries: number; timeoutMs: number };
+  toolResultMaxChars: number;
+  toolResultBudgetChars: number;
+  previewHeadChars: number;
+  previewTailChars: number;
+  continuationChunkChars: number;
+  maxContinuationPages: number;
+  microcompactTruncateTurns: number;
+  microcompactSummarizeTurns: number;
+  microcompactMinChars: number;
+  maxContinuations: number;
+  maxToolIterations: number;
+  toolResultStoreMaxChars: number;
+  systemPrompt: string;
+  databaseUrl?: string;
+  dataDir: string;
+  mcpConfigPath?: string;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  slack?: SlackConfig;
+  discord?: DiscordConfig;
+}
+
+export const DEFAULT_SYSTEM_PROMPT = `You are Spool, a helpful assistant working with a team in chat.
+Use the tools you have when they help, then answer concisely in Markdown.
+Long tool results are shown as a head and tail preview with a [truncated …] marker: call get_continuation with the tool_call_id and offset it names to read the rest before you rely on what is missing.
+Old tool results may be cleared from the context the same way; get_continuation reads them again.
+To recall what was said or what a tool returned earlier in this channel, call search_history.`;
+
+type Env = Record<string, string | undefined>;
+
+/** Reads typed values out of the environment, collecting a problem per bad value. */
+class EnvReader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  string(name: string): string | undefined {
+    const value = this.env[name]?.trim();
+    return value ? value : undefined;
+  }
+
+  int(name: string, fallback: number, min = 1): number {
+    const raw = this.string(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min) {
+      this.problems.push(`${name} must be a whole number of at least ${min} (got "${raw}")`);
+      return fallback;
+    }
+    return value;
+  }
+
+  url(name: string): string | undefined {
+    const raw = this.string(name);
+    if (raw === undefined) return undefined;
+    try {
+      const { protocol } = new URL(raw);
+      if (!['http:', 'https:'].includes(protocol)) throw new Error();
+      return raw.replace(/\/+$/, '');
+    } catch {
+      this.problems.push(`${name} must be an http(s) URL (got "${raw}")`);
+      return undefined;
+    }
+  }
+
+  list(name: string): string[] | undefined {
+    const items = this.string(name)?.split(',').map((s) => s.trim()).filter(Boolean);
+    return items?.length ? items : undefined;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const raw = this.string(name);
+    if (raw === undefined) return fallback;
+    if ((allowed as readonly string[]).includes(raw)) return raw as T;
+    this.problems.push(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`);
+    return fallback;
+  }
+
+  /** Set together or not at all: one of a pair alone is a mistake worth naming. */
+  requireWith(name: string, partner: string): void {
+    if (this.string(name) && !this.string(partner)) this.problems.push(`${partner} must be set when ${name} is set`);
+  }
+}
+
+function systemPrompt(reader: EnvReader, env: Env): string {
+  const inline = reader.string('SYSTEM_PROMPT');
+  const file = reader.string('SYSTEM_PROMPT_FILE');
+  if (inline && file) reader.problems.push('set SYSTEM_PROMPT or SYSTEM_PROMPT_FILE, not both');
+  if (file) {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (error) {
+      reader.problems.push(`SYSTEM_PROMPT_FILE could not be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}: ${file})`);
+    }
+  }
+  return env.SYSTEM_PROMPT?.trim() ? (env.SYSTEM_PROMPT as string) : DEFAULT_SYSTEM_PROMPT;
+}
+
+function databaseUrl(reader: EnvReader): string | undefined {
+  const raw = reader.string('DATABASE_URL');
+  if (raw === undefined) return undefined;
+  try {
+    if (!['postgres:', 'postgresql:'].includes(new URL(raw).protocol)) throw new Error();
+    return raw;
+  } catch {
+    // Never echo the value: it usually holds a password.
+    reader.problems.push('DATABASE_URL must be a postgresql:// URL');
+    return undefined;
+  }
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const r = new EnvReader(env);
+  const baseURL = r.url('OPENAI_BASE_URL');
+  const apiKey = r.string('OPENAI_API_KEY');
+  // Local servers (Ollama, vLLM, LM Studio) ignore the key, but the SDK insists on one.
+  if (!apiKey && !baseURL) r.problems.push('OPENAI_API_KEY is required (or set OPENAI_BASE_URL to a server that needs no key)');
+
+  const toolResultMaxChars = r.int('TOOL_RESULT_MAX_CHARS', 20_000);
+  const previewHeadChars = r.int('TOOL_RESULT_PREVIEW_HEAD_CHARS', 4_000);
+  const previewTailChars = r.int('TOOL_RESULT_PREVIEW_TAIL_CHARS', 1_000, 0);
+  if (previewHeadChars + previewTailChars >= toolResultMaxChars) {
+    r.problems.push(
+      `TOOL_RESULT_PREVIEW_HEAD_CHARS + TOOL_RESULT_PREVIEW_TAIL_CHARS (${previewHeadChars + previewTailChars}) must be less than TOOL_RESULT_MAX_CHARS (${toolResultMaxChars})`,
+    );
+  }
+  const toolResultBudgetChars = r.int('TOOL_RESULT_BUDGET_CHARS', 200_000);
+  const microcompactTruncateTurns = r.int('MICROCOMPACT_TRUNCATE_TURNS', 2);
+  const microcompactSummarizeTurns = r.int('MICROCOMPACT_SUMMARIZE_TURNS', 4);
+  if (microcompactSummarizeTurns < microcompactTruncateTurns) {
+    r.problems.push(`MICROCOMPACT_SUMMARIZE_TURNS (${microcompactSummarizeTurns}) must be at least MICROCOMPACT_TRUNCATE_TURNS (${microcompactTruncateTurns})`);
+  }
+
+  r.requireWith('DISCORD_TOKEN', 'DISCORD_APPLICATION_ID');
+  r.requireWith('DISCORD_APPLICATION_ID', 'DISCORD_TOKEN');
+  const slackBotToken = r.string('SLACK_BOT_TOKEN');
+  const slackAppToken = r.string('SLACK_APP_TOKEN');
+  const slackSigningSecret = r.string('SLACK_SIGNING_SECRET');
+  if (slackBotToken && !slackAppToken && !slackSigningSecret) {
+    r.problems.push('SLACK_BOT_TOKEN needs SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (Events API over HTTP)');
+  }
+  if (!slackBotToken && (slackAppToken || slackSigningSecret)) r.problems.push('SLACK_BOT_TOKEN must be set when SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set');
+
+  const config: Config = {
+    openai: {
+      apiKey: apiKey ?? 'not-needed',
+      baseURL,
+      model: r.string('OPENAI_MODEL') ?? 'gpt-4o-mini',
+      maxTokens: r.int('OPENAI_MAX_TOKENS', 4_096),
+      maxRetries: r.int('OPENAI_MAX_RETRIES', 3, 0),
+      timeoutMs: r.int('OPENAI_TIMEOUT_MS', 120_000),
+    },
+    toolResultMaxChars,
+    toolResultBudgetChars,
+    previewHeadChars,
+    previewTailChars,
+    continuationChunkChars: r.int('CONTINUATION_CHUNK_CHARS', toolResultMaxChars),
+    maxContinuationPages: r.int('MAX_CONTINUATION_PAGES', 50),
+    microcompactTruncateTurns,
+    microcompactSummarizeTurns,
+    microcompactMinChars: r.int('MICROCOMPACT_MIN_CHARS', 3_000, 0),
+    maxContinuations: r.int('MAX_CONTINUATIONS', 3, 0),
+    maxToolIterations: r.int('MAX_TOOL_ITERATIONS', 20),
+    toolResultStoreMaxChars: r.int('TOOL_RESULT_STORE_MAX_CHARS', 5_000_000),
+    systemPrompt: systemPrompt(r, env),
+    databaseUrl: databaseUrl(r),
+    dataDir: r.string('DATA_DIR') ?? './data',
+    mcpConfigPath: r.string('MCP_CONFIG'),
+    logLevel: r.oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
+    slack: slackBotToken
+      ? {
+          botToken: slackBotToken,
+          appToken: slackAppToken,
+          signingSecret: slackSigningSecret,
+          apiUrl: r.url('SLACK_API_URL'),
+          port: r.int('PORT', 3000),
+          allowedChannels: r.list('SLACK_ALLOWED_CHANNELS'),
+          allowedUsers: r.list('SLACK_ALLOWED_USERS'),
+        }
+      : undefined,
+    discord:
+      r.string('DISCORD_TOKEN') && r.string('DISCORD_APPLICATION_ID')
+        ? {
+            token: r.string('DISCORD_TOKEN')!,
+            applicationId: r.string('DISCORD_APPLICATION_ID')!,
+            guildId: r.string('DISCORD_GUILD_ID'),
+            apiUrl: r.url('DISCORD_API_URL'),
+            allowedGuilds: r.list('DISCORD_ALLOWED_GUILDS'),
+            allowedRoles: r.list('DISCORD_ALLOWED_ROLES'),
+          }
+        : undefined,
+  };
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return config;
+}
+
+/** Values that must never appear in logs, the database or a tool server's environment. */
+export function secretsOf(config: Config, env: Env = process.env): string[] {
+  return [
+    env.OPENAI_API_KEY,
+    config.databaseUrl,
+    config.databaseUrl && new URL(config.databaseUrl).password,
+    config.slack?.botToken,
+    config.slack?.appToken,
+    config.slack?.signingSecret,
+    config.discord?.token,
+  ].filter((s): s is string => typeof s === 'string' && s.length >= 6);
+}

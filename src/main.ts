@@ -1,0 +1,85 @@
+import 'dotenv/config';
+import { parseArgs } from 'node:util';
+import { runConsole } from './adapters/console/console-adapter.ts';
+import { ConfigError, loadConfig, secretsOf, type Config } from './config.ts';
+import { Agent } from './core/agent.ts';
+import type { Logger } from './core/logger.ts';
+import { OpenAiChatClient } from './llm/openai-client.ts';
+import { createLogger } from './logging.ts';
+import { openDatabase } from './store/database.ts';
+import { PrismaStore } from './store/prisma-store.ts';
+import { builtinSource, ToolRegistry } from './tools/registry.ts';
+import { searchHistoryTool } from './tools/search-history.ts';
+
+function agentFor(config: Config, deps: ConstructorParameters<typeof Agent>[0]): Agent {
+  return new Agent(deps, {
+    systemPrompt: config.systemPrompt,
+    budget: {
+      maxChars: config.toolResultMaxChars,
+      turnBudgetChars: config.toolResultBudgetChars,
+      headChars: config.previewHeadChars,
+      tailChars: config.previewTailChars,
+    },
+    continuationChunkChars: config.continuationChunkChars,
+    maxContinuationPages: config.maxContinuationPages,
+    compaction: {
+      truncateTurns: config.microcompactTruncateTurns,
+      summarizeTurns: config.microcompactSummarizeTurns,
+      minChars: config.microcompactMinChars,
+      headChars: 2_000,
+      tailChars: 500,
+    },
+    maxContinuations: config.maxContinuations,
+    maxToolIterations: config.maxToolIterations,
+  });
+}
+
+async function main(): Promise<number> {
+  const { positionals, values } = parseArgs({ allowPositionals: true, options: { session: { type: 'string', default: 'console' } } });
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\nSee .env.example for every setting.\n`);
+      return 2;
+    }
+    throw error;
+  }
+  const logger: Logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
+
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
+  logger.info(`Database: ${db.description}`);
+  const store = new PrismaStore(db.prisma, { storeMaxChars: config.toolResultStoreMaxChars });
+  const tools = new ToolRegistry([builtinSource([searchHistoryTool(store)])]);
+  const llm = new OpenAiChatClient({ ...config.openai });
+  const agent = agentFor(config, { llm, tools, store, logger });
+
+  const shutdown = async () => {
+    await tools.close();
+    await db.close();
+  };
+  try {
+    const wantsConsole = positionals[0] === 'chat' || (!config.slack && !config.discord);
+    if (wantsConsole) {
+      await runConsole(agent, store, {
+        session: values.session,
+        input: process.stdin,
+        output: process.stdout,
+        status: process.stderr,
+        interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY),
+      });
+    }
+  } finally {
+    await shutdown();
+  }
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`Spool could not start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

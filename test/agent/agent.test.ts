@@ -1,0 +1,332 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CONTINUE_PROMPT } from '../../src/core/agent.ts';
+import type { Conversation } from '../../src/core/types.ts';
+import type { Database } from '../../src/store/database.ts';
+import type { PrismaStore } from '../../src/store/prisma-store.ts';
+import { lastMessage, nextOffset, testAgent, testTool } from '../support/agent.ts';
+import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
+import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
+import { RecordingLogger } from '../support/logger.ts';
+
+let db: Database;
+let store: PrismaStore;
+let fake: FakeOpenAi;
+let conversation: Conversation;
+
+beforeAll(async () => {
+  db = await testDatabase();
+  store = testStore(db);
+  fake = await new FakeOpenAi().start();
+});
+afterAll(async () => {
+  await fake.stop();
+  await db.close();
+});
+beforeEach(async () => {
+  fake.requests.length = 0;
+  fake.rejections.length = 0;
+  fake.fallback = undefined;
+  fake.maxContextChars = undefined;
+  conversation = await store.openConversation(uniqueKey());
+});
+
+const toolMessages = (request: ChatRequest) => request.messages.filter((m) => m.role === 'tool');
+
+describe('tool result continuation', () => {
+  // 60,000 chars of numbered lines; the fact the answer needs is in the last 1,000.
+  const full = Array.from({ length: 1225 }, (_, i) => `line ${String(i).padStart(4, '0')} ${'·'.repeat(38)}`).join('\n') + '\nTHE VAULT CODE IS 7319\n';
+
+  it('is a result of at least 60,000 chars', () => {
+    expect(full.length).toBeGreaterThanOrEqual(60_000);
+  });
+
+  it('lets the model read a 60,000-char result page by page and answer from its end', async () => {
+    const dump = testTool('dump', () => ({ content: full, isError: false }));
+    let page = 0;
+    fake.fallback = (request) => {
+      const last = lastMessage(request);
+      if (last.role === 'user') return { toolCalls: [{ id: 'call_dump', name: 'dump', arguments: '{}' }] };
+      const offset = nextOffset(last.content ?? '');
+      if (offset !== undefined) {
+        return { toolCalls: [{ id: `call_page_${++page}`, name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: 'call_dump', offset }) }] };
+      }
+      const lastLine = (last.content ?? '').trim().split('\n').pop();
+      return { content: `The last line says: ${lastLine}` };
+    };
+    const agent = testAgent({ fake, store, tools: [dump] });
+
+    const { reply, status } = await agent.runTurn(conversation, 'dump it and tell me the code');
+
+    expect(status).toBe('ok');
+    expect(reply).toBe('The last line says: THE VAULT CODE IS 7319');
+    expect(fake.rejections).toEqual([]);
+    // What the model saw: the preview's head, then pages that rebuild the rest exactly.
+    const final = fake.requests[fake.requests.length - 1]!;
+    const [preview, ...pages] = toolMessages(final).map((m) => m.content ?? '');
+    expect(preview!.length).toBeLessThan(5_300);
+    expect(preview).toContain(`/${full.length} chars. Call get_continuation with tool_call_id="call_dump" offset=`);
+    const head = preview!.slice(0, preview!.indexOf('\n[truncated'));
+    const body = pages.map((p) => (nextOffset(p) === undefined ? p : p.slice(0, p.lastIndexOf('\n[truncated')))).join('');
+    expect(head + body).toBe(full);
+    expect(pages.length).toBe(Math.ceil((full.length - head.length) / 20_000));
+    // The full result is stored once, untruncated.
+    expect(await store.readToolResult(conversation, 'call_dump')).toBe(full);
+  });
+
+  it('answers a bad get_continuation with a JSON error the model can act on', async () => {
+    fake.enqueue(
+      { toolCalls: [{ id: 'g1', name: 'get_continuation', arguments: '{"tool_call_id":"nope","offset":0}' }] },
+      { toolCalls: [{ id: 'g2', name: 'get_continuation', arguments: '{"tool_call_id":"nope","offset":-5}' }] },
+      { content: 'ok' },
+    );
+    await testAgent({ fake, store }).runTurn(conversation, 'page');
+    const [unknown, negative] = toolMessages(fake.requests[2]!).map((m) => JSON.parse(m.content ?? ''));
+    expect(unknown).toEqual({ error: 'No stored tool result with tool_call_id "nope"' });
+    expect(negative.error).toMatch(/offset must be a non-negative integer/);
+  });
+
+  it('keeps results of earlier turns retrievable', async () => {
+    const agent = testAgent({ fake, store, tools: [testTool('dump', () => ({ content: full, isError: false }))] });
+    fake.enqueue({ toolCalls: [{ id: 'early', name: 'dump', arguments: '{}' }] }, { content: 'done' });
+    await agent.runTurn(conversation, 'first');
+    const offset = full.length - 500;
+    fake.enqueue({ toolCalls: [{ id: 'later', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: 'early', offset }) }] }, { content: 'read' });
+    await agent.runTurn(conversation, 'second');
+    expect(toolMessages(fake.requests[3]!).pop()!.content).toBe(full.slice(offset));
+  });
+
+  it('caps get_continuation pages per turn and then asks for an answer', async () => {
+    const agent = testAgent({ fake, store, tools: [testTool('dump', () => ({ content: full, isError: false }))], overrides: { maxContinuationPages: 2 } });
+    let n = 0;
+    fake.fallback = (request) =>
+      request.tool_choice === 'none'
+        ? { content: 'answering now' }
+        : n === 0
+          ? { toolCalls: [{ id: `d${n++}`, name: 'dump', arguments: '{}' }] }
+          : { toolCalls: [{ id: `p${n++}`, name: 'get_continuation', arguments: '{"tool_call_id":"d0","offset":0}' }] };
+    const { reply } = await agent.runTurn(conversation, 'page forever');
+    expect(reply).toBe('answering now');
+    expect(fake.requests.length).toBe(5); // dump, 2 pages, 1 refused page, final answer
+    expect(toolMessages(fake.requests[4]!).pop()!.content).toMatch(/page limit \(2\) reached/);
+  });
+});
+
+describe('per-turn budget', () => {
+  it('cuts the largest results of a turn to previews first', async () => {
+    const sizes = { a: 90_000, b: 60_000, c: 15_000 };
+    const tools = Object.entries(sizes).map(([name, size]) => testTool(name, () => ({ content: `${name}\n`.repeat(size / 2), isError: false })));
+    fake.enqueue({ toolCalls: Object.keys(sizes).map((name) => ({ id: `call_${name}`, name, arguments: '{}' })) }, { content: 'ok' });
+    const agent = testAgent({ fake, store, tools, overrides: { budget: { maxChars: 100_000, turnBudgetChars: 100_000, headChars: 4_000, tailChars: 1_000 } } });
+    await agent.runTurn(conversation, 'run all three');
+    const [a, b, c] = toolMessages(fake.requests[1]!).map((m) => m.content ?? '');
+    expect(a).toContain('[truncated — showing');
+    expect(b).toBe('b\n'.repeat(30_000));
+    expect(c).toBe('c\n'.repeat(7_500));
+  });
+});
+
+describe('max_tokens continuation', () => {
+  it('joins a reply cut twice at max_tokens into one whole reply', async () => {
+    const logger = new RecordingLogger();
+    fake.enqueue({ content: 'Part one, ', finishReason: 'length' }, { content: 'part two, ', finishReason: 'length' }, { content: 'part three.' });
+    const { reply, status } = await testAgent({ fake, store, logger }).runTurn(conversation, 'tell a long story');
+    expect({ reply, status }).toEqual({ reply: 'Part one, part two, part three.', status: 'ok' });
+    expect(lastMessage(fake.requests[1]!)).toEqual({ role: 'user', content: CONTINUE_PROMPT });
+    expect(lastMessage(fake.requests[2]!)).toEqual({ role: 'user', content: CONTINUE_PROMPT });
+    expect(logger.messages()).toEqual([
+      '[continue] Response truncated at max_tokens, requesting continuation (1/3)',
+      '[continue] Response truncated at max_tokens, requesting continuation (2/3)',
+    ]);
+  });
+
+  it('stops at MAX_CONTINUATIONS and says the reply was cut', async () => {
+    const logger = new RecordingLogger();
+    fake.fallback = { content: 'more ', finishReason: 'length' };
+    const { reply, status } = await testAgent({ fake, store, logger }).runTurn(conversation, 'never stop');
+    expect(status).toBe('cut_off');
+    expect(reply).toBe(`more more more more \n\n_(This reply was cut off at the model's output limit.)_`);
+    expect(fake.requests).toHaveLength(4);
+    expect(logger.messages().at(-1)).toBe('[continue] Max continuations reached, breaking');
+  });
+
+  it('resets the continuation count only on new user input, not on tool results', async () => {
+    const tool = testTool('t', () => ({ content: 'r', isError: false }));
+    fake.enqueue(
+      { content: 'a', finishReason: 'length' },
+      { content: 'b', finishReason: 'length' },
+      { toolCalls: [{ id: 't1', name: 't', arguments: '{}' }] },
+      { content: 'c', finishReason: 'length' },
+      { content: 'd', finishReason: 'length' },
+    );
+    const { reply, status } = await testAgent({ fake, store, tools: [tool], overrides: { maxContinuations: 3 } }).runTurn(conversation, 'go');
+    expect(status).toBe('cut_off');
+    expect(reply.startsWith('cd')).toBe(true);
+    expect(fake.pending).toBe(0);
+  });
+
+  it('dispatches complete tool calls from a truncated response and drops the cut one', async () => {
+    const tool = testTool('t', () => ({ content: 'r', isError: false }));
+    fake.enqueue(
+      {
+        finishReason: 'length',
+        toolCalls: [
+          { id: 'ok', name: 't', arguments: '{"x":1}' },
+          { id: 'cut', name: 't', arguments: '{"x":' },
+        ],
+      },
+      { content: 'done' },
+    );
+    await testAgent({ fake, store, tools: [tool] }).runTurn(conversation, 'go');
+    expect(tool.calls).toEqual([{ x: 1 }]);
+    expect(fake.requests[1]!.messages.filter((m) => m.role === 'assistant')[0]!.tool_calls!.map((c) => c.id)).toEqual(['ok']);
+  });
+
+  it('stops at once on an empty truncated response', async () => {
+    fake.enqueue({ content: '', finishReason: 'length' });
+    const { status, reply } = await testAgent({ fake, store }).runTurn(conversation, 'hm');
+    expect(status).toBe('cut_off');
+    expect(reply).toMatch(/cut off before it said anything/);
+    expect(fake.requests).toHaveLength(1);
+  });
+});
+
+describe('history repair', () => {
+  it('gets a history with orphaned calls, orphaned results and duplicates accepted', async () => {
+    await store.appendMessages(conversation, [
+      { role: 'user', content: 'earlier', turn: 1 },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'lost', name: 't', arguments: '{}' }], turn: 1 },
+      { role: 'tool', toolCallId: 'ghost', content: 'no call made me', turn: 1 },
+      { role: 'user', content: 'hello?', turn: 2 },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'late', name: 't', arguments: '{}' }], turn: 2 },
+      { role: 'assistant', content: 'interleaved', turn: 2 },
+      { role: 'tool', toolCallId: 'late', content: 'arrived late', turn: 2 },
+      { role: 'tool', toolCallId: 'late', content: 'arrived twice', turn: 2 },
+    ]);
+    fake.enqueue({ content: 'all good' });
+    const { reply } = await testAgent({ fake, store }).runTurn(conversation, 'next');
+    expect(reply).toBe('all good');
+    expect(fake.rejections).toEqual([]);
+    const sent = fake.requests[0]!.messages;
+    expect(sent.find((m) => m.tool_call_id === 'lost')!.content).toMatch(/interrupted/);
+    expect(sent.filter((m) => m.tool_call_id === 'late').map((m) => m.content)).toEqual(['arrived late']);
+    expect(sent.some((m) => m.tool_call_id === 'ghost')).toBe(false);
+  });
+
+  it('the strict fake does reject the unrepaired history', async () => {
+    const res = await fetch(`${fake.baseURL}/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'tool', tool_call_id: 'ghost', content: 'y' }] }),
+    });
+    expect(res.status).toBe(400);
+  });
+
+  it('renumbers tool call ids a server reuses, so later calls are not lost as duplicates', async () => {
+    const tool = testTool('t', (args) => ({ content: `result ${String(args.n)}`, isError: false }));
+    const agent = testAgent({ fake, store, tools: [tool] });
+    fake.enqueue({ toolCalls: [{ id: 'call_0', name: 't', arguments: '{"n":1}' }] }, { content: 'one' });
+    await agent.runTurn(conversation, 'first');
+    fake.enqueue({ toolCalls: [{ id: 'call_0', name: 't', arguments: '{"n":2}' }] }, { content: 'two' });
+    await agent.runTurn(conversation, 'second');
+    expect(fake.rejections).toEqual([]);
+    expect(toolMessages(fake.requests[3]!).map((m) => m.content)).toEqual(['result 1', 'result 2']);
+  });
+});
+
+describe('tool failures never escape the loop', () => {
+  it('repairs malformed arguments, and answers unrepairable ones and unknown tools with errors', async () => {
+    const tool = testTool('read', () => ({ content: 'file body', isError: false }));
+    fake.enqueue(
+      {
+        toolCalls: [
+          { id: 'a', name: 'read', arguments: "{'path': 'notes.md',}" },
+          { id: 'b', name: 'read', arguments: '<path>notes.md</path>' },
+          { id: 'c', name: 'nonexistent', arguments: '{}' },
+        ],
+      },
+      { content: 'handled' },
+    );
+    const { reply } = await testAgent({ fake, store, tools: [tool] }).runTurn(conversation, 'read notes');
+    expect(reply).toBe('handled');
+    expect(tool.calls).toEqual([{ path: 'notes.md' }]);
+    const [a, b, c] = toolMessages(fake.requests[1]!).map((m) => m.content ?? '');
+    expect(a).toBe('file body');
+    expect(JSON.parse(b!).error).toMatch(/^Invalid arguments for read: arguments are not valid JSON/);
+    expect(JSON.parse(c!).error).toMatch(/^Unknown tool "nonexistent"\. Available tools: read, get_continuation$/);
+  });
+
+  it('turns a throwing tool into an error result', async () => {
+    const tool = testTool('boom', () => {
+      throw new Error('disk on fire');
+    });
+    fake.enqueue({ toolCalls: [{ id: 'x', name: 'boom', arguments: '{}' }] }, { content: 'sorry' });
+    await testAgent({ fake, store, tools: [tool] }).runTurn(conversation, 'go');
+    expect(JSON.parse(toolMessages(fake.requests[1]!)[0]!.content ?? '')).toEqual({ error: 'boom failed: disk on fire' });
+  });
+
+  it('sends emoji cut at every preview boundary as valid Unicode', async () => {
+    const emoji = '😀'.repeat(15_000); // 30,000 UTF-16 units, no line breaks
+    fake.enqueue({ toolCalls: [{ id: 'e', name: 'emoji', arguments: '{}' }] }, { toolCalls: [{ id: 'p', name: 'get_continuation', arguments: '{"tool_call_id":"e","offset":3999}' }] }, { content: 'ok' });
+    await testAgent({ fake, store, tools: [testTool('emoji', () => ({ content: emoji, isError: false }))], overrides: { budget: { maxChars: 20_000, turnBudgetChars: 200_000, headChars: 3_999, tailChars: 999 } } }).runTurn(conversation, 'emoji');
+    expect(fake.rejections).toEqual([]);
+    expect(fake.requests).toHaveLength(3);
+  });
+});
+
+describe('LLM failures', () => {
+  it('retries rate limits and server errors, then succeeds', async () => {
+    fake.enqueue({ status: 429, message: 'slow down', type: 'rate_limit_error' }, { status: 503, message: 'overloaded', type: 'server_error' }, { content: 'finally' });
+    const { reply } = await testAgent({ fake, store, maxRetries: 2 }).runTurn(conversation, 'hi');
+    expect(reply).toBe('finally');
+  });
+
+  it('tells the user in one sentence and keeps the conversation usable', async () => {
+    fake.enqueue({ status: 500, message: 'kaput', type: 'server_error' });
+    const agent = testAgent({ fake, store });
+    const failed = await agent.runTurn(conversation, 'first try');
+    expect(failed).toEqual({ status: 'failed', reply: 'Sorry, the language model request failed: the model endpoint had a server error (500). Please try again.' });
+    fake.enqueue({ content: 'back' });
+    expect((await agent.runTurn(conversation, 'second try')).reply).toBe('back');
+    expect(fake.requests[1]!.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['first try', 'second try']);
+  });
+
+  it('compacts harder on context overflow, then says so plainly if it still does not fit', async () => {
+    const logger = new RecordingLogger();
+    const big = testTool('big', () => ({ content: 'x\n'.repeat(9_000), isError: false }));
+    const agent = testAgent({ fake, store, tools: [big], logger });
+    for (let turn = 1; turn <= 3; turn++) {
+      fake.enqueue({ toolCalls: [{ id: `b${turn}`, name: 'big', arguments: '{}' }] }, { content: `answer ${turn}` });
+      await agent.runTurn(conversation, `question ${turn}`);
+    }
+    fake.requests.length = 0;
+    // The previous turn's 18,000-char result is untouched at level 0 and cannot fit.
+    fake.maxContextChars = 5_000;
+    fake.enqueue({ content: 'fits now' });
+    expect((await agent.runTurn(conversation, 'question 4')).reply).toBe('fits now');
+    expect(fake.requests).toHaveLength(2);
+    expect(logger.messages()).toEqual(['[overflow] Context too long, compacting harder (attempt 1/2)']);
+
+    fake.requests.length = 0;
+    fake.maxContextChars = 10;
+    const { reply, status } = await agent.runTurn(conversation, 'question 5');
+    expect(fake.requests).toHaveLength(3);
+    expect(status).toBe('failed');
+    expect(reply).toBe("This conversation no longer fits the model's context window, even after compacting it. Please start a new conversation.");
+    fake.maxContextChars = undefined;
+    fake.enqueue({ content: 'still usable' });
+    expect((await agent.runTurn(conversation, 'question 6')).reply).toBe('still usable');
+  });
+});
+
+describe('what reaches the user and the store', () => {
+  it('returns only the final reply, never the text next to tool calls', async () => {
+    fake.enqueue({ content: 'Let me check…', toolCalls: [{ id: 't', name: 't', arguments: '{}' }] }, { content: 'The answer.' });
+    const { reply } = await testAgent({ fake, store, tools: [testTool('t', () => ({ content: 'r', isError: false }))] }).runTurn(conversation, 'q');
+    expect(reply).toBe('The answer.');
+  });
+
+  it('records token usage of every call', async () => {
+    fake.enqueue({ toolCalls: [{ id: 't', name: 't', arguments: '{}' }] }, { content: 'done' });
+    await testAgent({ fake, store, tools: [testTool('t', () => ({ content: 'r', isError: false }))] }).runTurn(conversation, 'q');
+    expect(await db.prisma.llmUsage.count({ where: { conversationId: conversation.id } })).toBe(2);
+  });
+});

@@ -1,0 +1,63 @@
+import { Agent, type AgentOptions } from '../../src/core/agent.ts';
+import type { Logger } from '../../src/core/logger.ts';
+import type { StorePort, ToolContext, ToolOutcome } from '../../src/core/types.ts';
+import { OpenAiChatClient } from '../../src/llm/openai-client.ts';
+import { builtinSource, ToolRegistry, type Tool } from '../../src/tools/registry.ts';
+import type { FakeOpenAi } from './fake-openai.ts';
+import { silentLogger } from './logger.ts';
+
+export const defaultAgentOptions: AgentOptions = {
+  systemPrompt: 'You are a test.',
+  budget: { maxChars: 20_000, turnBudgetChars: 200_000, headChars: 4_000, tailChars: 1_000 },
+  continuationChunkChars: 20_000,
+  maxContinuationPages: 50,
+  compaction: { truncateTurns: 2, summarizeTurns: 4, minChars: 3_000, headChars: 2_000, tailChars: 500 },
+  maxContinuations: 3,
+  maxToolIterations: 20,
+};
+
+/** A tool defined inline by a test, with the calls it received. */
+export function testTool(name: string, run: (args: Record<string, unknown>, context: ToolContext) => Promise<ToolOutcome> | ToolOutcome): Tool & { calls: Record<string, unknown>[] } {
+  const calls: Record<string, unknown>[] = [];
+  return {
+    calls,
+    spec: { name, description: `test tool ${name}`, parameters: { type: 'object', properties: {} } },
+    async run(args, context) {
+      calls.push(args);
+      return run(args, context);
+    },
+  };
+}
+
+export function openAiClientFor(fake: FakeOpenAi, maxRetries = 0): OpenAiChatClient {
+  return new OpenAiChatClient({ apiKey: 'sk-test', baseURL: fake.baseURL, model: 'fake-model', maxTokens: 256, maxRetries, timeoutMs: 10_000 });
+}
+
+export function testAgent(options: {
+  fake: FakeOpenAi;
+  store: StorePort;
+  tools?: Tool[];
+  logger?: Logger;
+  overrides?: Partial<AgentOptions>;
+  maxRetries?: number;
+}): Agent {
+  return new Agent(
+    {
+      llm: openAiClientFor(options.fake, options.maxRetries),
+      tools: new ToolRegistry([builtinSource(options.tools ?? [])]),
+      store: options.store,
+      logger: options.logger ?? silentLogger,
+    },
+    { ...defaultAgentOptions, ...options.overrides },
+  );
+}
+
+type WireMessage = { role: string; content?: string | null; tool_call_id?: string };
+
+export const lastMessage = (request: { messages: WireMessage[] }) => request.messages[request.messages.length - 1]!;
+
+/** The offset a truncation marker at the end of a tool message asks for, if any. */
+export function nextOffset(content: string): number | undefined {
+  const match = /Call get_continuation with tool_call_id="[^"]+" offset=(\d+) to read more\]/.exec(content);
+  return match ? Number(match[1]) : undefined;
+}
