@@ -115,11 +115,12 @@ export class PrismaStore implements StorePort, HistorySearchPort {
   async recordToolResult(conversation: Conversation, result: ToolResultRecord): Promise<void> {
     const call = await this.prisma.toolCall.findUniqueOrThrow({
       where: { conversationId_toolCallId: { conversationId: conversation.id, toolCallId: result.toolCallId } },
-      select: { id: true },
+      select: { id: true, toolName: true },
     });
     await this.prisma.toolResult.create({
       data: {
         callId: call.id,
+        toolName: call.toolName,
         channelKey: channelKeyOf(conversation),
         content: capStoredResult(result.content, this.options.storeMaxChars),
         contentChars: result.content.length,

@@ -135,7 +135,7 @@ describe('schema.prisma and the migration SQL', () => {
     const call = await db.prisma.toolCall.create({
       data: { conversationId: conversation.id, channelKey: 'k', messageId: message.id, toolCallId: 'a', toolName: 'n', arguments: '{}', turn: 1 },
     });
-    const result = await db.prisma.toolResult.create({ data: { callId: call.id, channelKey: 'k', content: 'r', contentChars: 1, isError: true, durationMs: 3 } });
+    const result = await db.prisma.toolResult.create({ data: { callId: call.id, channelKey: 'k', toolName: 'n', content: 'r', contentChars: 1, isError: true, durationMs: 3 } });
     const usage = await db.prisma.llmUsage.create({ data: { conversationId: conversation.id, model: 'm', promptTokens: 1, completionTokens: 2, totalTokens: 3 } });
     const loaded = await db.prisma.conversation.findUniqueOrThrow({
       where: { id: conversation.id },

@@ -120,15 +120,13 @@ describe('searchHistory', () => {
     expect(hits.some((h) => h.excerpt.includes('payroll'))).toBe(false);
   });
 
-  it('finds a call by its tool name and shows its context either side', async () => {
-    const [hit] = await store.searchHistory(key, { text: 'list_directory', maxResults: 10 });
-    expect(hit).toMatchObject({
-      kind: 'tool_call',
-      toolName: 'fs__list_directory',
-      toolCallId: 'call_ls',
-      before: { role: 'user', text: 'please run fs__list_directory' },
-      after: { role: 'assistant', text: 'Two files.' },
-    });
+  it('finds a call and its result by the tool name, each with its context either side', async () => {
+    const hits = await store.searchHistory(key, { text: 'list_directory', maxResults: 10 });
+    const context = { before: { role: 'user', text: 'please run fs__list_directory' }, after: { role: 'assistant', text: 'Two files.' } };
+    expect(hits.filter((h) => h.kind !== 'user')).toMatchObject([
+      { kind: 'tool_result', toolName: 'fs__list_directory', toolCallId: 'call_ls', excerpt: '[FILE] quarterly.csv\n[FILE] zebra-notes.md', ...context },
+      { kind: 'tool_call', toolName: 'fs__list_directory', toolCallId: 'call_ls', excerpt: '{"path":"/srv/reports"}', ...context },
+    ]);
   });
 
   it('keeps excerpts to 300 chars around the match', async () => {

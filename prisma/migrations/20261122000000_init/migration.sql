@@ -57,12 +57,15 @@ CREATE TABLE "tool_results" (
     "id" BIGSERIAL NOT NULL,
     "call_id" BIGINT NOT NULL,
     "channel_key" TEXT NOT NULL,
+    "tool_name" TEXT NOT NULL,
     "content" TEXT NOT NULL,
     "content_chars" INTEGER NOT NULL,
     "is_error" BOOLEAN NOT NULL,
     "duration_ms" INTEGER NOT NULL,
     "created_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    "search" tsvector GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, regexp_replace(left("content", 100000), '[^[:alnum:]]+', ' ', 'g'))) STORED,
+    "search" tsvector GENERATED ALWAYS AS (
+        to_tsvector('simple'::regconfig, regexp_replace("tool_name" || ' ' || left("content", 100000), '[^[:alnum:]]+', ' ', 'g'))
+    ) STORED,
 
     CONSTRAINT "tool_results_pkey" PRIMARY KEY ("id")
 );
