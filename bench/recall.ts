@@ -1,0 +1,129 @@
+/**
+ * search_history on 1,000,000 stored tool events (500,000 calls + 500,000 results), against the
+ * same question asked as a naive scan (ILIKE over the channel's rows), side by side in one run.
+ *
+ * Uses a scratch database on the PostgreSQL server at SPOOL_BENCH_POSTGRES_URL (default: the
+ * local test server) and drops it afterwards. EVENTS=200000 makes a quicker run.
+ */
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { MIGRATIONS_DIR } from '../src/store/database.ts';
+import { PrismaClient } from '../src/store/generated/client.ts';
+import { applyMigrations } from '../src/store/migrate.ts';
+import { channelKeyOf, PrismaStore } from '../src/store/prisma-store.ts';
+
+const ADMIN_URL = process.env.SPOOL_BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
+const EVENTS = Number(process.env.EVENTS ?? 1_000_000);
+const CALLS = EVENTS / 2;
+const RUNS = 40;
+
+const scope = { platform: 'slack', workspace: 'T0', channel: 'C0', thread: '' };
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function time(fn: () => Promise<unknown>): Promise<{ median: number; p95: number }> {
+  await fn(); // warm the cache and the plan
+  const samples: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const start = performance.now();
+    await fn();
+    samples.push(performance.now() - start);
+  }
+  samples.sort((a, b) => a - b);
+  return { median: percentile(samples, 50), p95: percentile(samples, 95) };
+}
+
+async function seed(client: pg.Client): Promise<void> {
+  // Bulk load without the GIN indexes, then build them: what a restore would do, and 10x faster.
+  await client.query(`DROP INDEX tool_calls_search_idx; DROP INDEX tool_results_search_idx`);
+  // 20% of events in the searched channel C0 of workspace T0; the rest spread over 99 channels
+  // of 10 workspaces. Words: a 2,000-word vocabulary; 'quasar' is rare (1 in 5,000 results).
+  await client.query(`
+    CREATE TEMP TABLE vocab AS SELECT array_agg('w' || i) AS words FROM generate_series(1, 2000) i;
+    INSERT INTO conversations (id, platform, workspace, channel, thread)
+      SELECT gen_random_uuid(), 'slack', 'T' || (c % 10), 'C' || c, 't' || t
+        FROM generate_series(0, 99) c, generate_series(0, 49) t;
+    CREATE TEMP TABLE conv AS SELECT id, row_number() OVER (ORDER BY channel, thread) - 1 AS n,
+      '["slack","' || workspace || '","' || channel || '"]' AS channel_key FROM conversations;
+  `);
+  await client.query(`
+    INSERT INTO transcript_messages (conversation_id, channel_key, turn, role, content, created_at)
+    SELECT conv.id, conv.channel_key, 1, 'assistant', '', now() - (i || ' seconds')::interval
+      FROM generate_series(1, ${CALLS}) i
+      JOIN conv ON conv.n = CASE WHEN i % 5 = 0 THEN (i / 5) % 50 ELSE 50 + (i % 4950) END`);
+  await client.query(`
+    INSERT INTO tool_calls (conversation_id, channel_key, message_id, tool_call_id, tool_name, arguments, turn, created_at)
+    SELECT m.conversation_id, m.channel_key, m.id, 'call_' || m.id, (ARRAY['fs__read_file','fs__list_directory','git__log','http__get'])[1 + m.id % 4],
+           '{"path":"/srv/' || v.words[1 + (m.id * 7) % 2000] || '/' || v.words[1 + (m.id * 13) % 2000] || '.txt"}',
+           1, m.created_at
+      FROM transcript_messages m, vocab v`);
+  await client.query(`
+    CREATE TEMP TABLE texts AS SELECT n, (SELECT string_agg(words[1 + ((n * k * 31) % 2000)], ' ') FROM vocab, generate_series(1, 60) k) AS body
+      FROM generate_series(0, 1999) n;
+    INSERT INTO tool_results (call_id, channel_key, tool_name, content, content_chars, is_error, duration_ms, created_at)
+    SELECT c.id, c.channel_key, c.tool_name, t.body || CASE WHEN c.id % 5000 = 0 THEN ' quasar' ELSE '' END,
+           400, false, 12, c.created_at + interval '1 second'
+      FROM tool_calls c JOIN texts t ON t.n = c.id % 2000`);
+  await client.query(`
+    CREATE INDEX "tool_calls_search_idx" ON "tool_calls" USING GIN ("search");
+    CREATE INDEX "tool_results_search_idx" ON "tool_results" USING GIN ("search");
+    ANALYZE`);
+}
+
+async function main(): Promise<void> {
+  const name = `spool_bench_${process.pid}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  try {
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    await applyMigrations(client, MIGRATIONS_DIR);
+    const seeded = performance.now();
+    await seed(client);
+    const { rows } = await client.query(`SELECT (SELECT count(*) FROM tool_calls) + (SELECT count(*) FROM tool_results) AS events,
+      (SELECT count(*) FROM tool_results WHERE channel_key = $1) AS in_channel`, [channelKeyOf(scope)]);
+    console.log(`seeded ${rows[0].events} tool events (${rows[0].in_channel} results in the searched channel) in ${((performance.now() - seeded) / 1000).toFixed(0)} s\n`);
+    await client.end();
+
+    const store = new PrismaStore(prisma, { storeMaxChars: 5_000_000 });
+    const naive = (word: string) =>
+      pool.query(
+        `(SELECT created_at FROM tool_results WHERE channel_key = $1 AND content ILIKE $2 ORDER BY created_at DESC LIMIT 10)
+         UNION ALL (SELECT created_at FROM tool_calls WHERE channel_key = $1 AND (tool_name || arguments) ILIKE $2 ORDER BY created_at DESC LIMIT 10)
+         UNION ALL (SELECT created_at FROM transcript_messages WHERE channel_key = $1 AND content ILIKE $2 ORDER BY created_at DESC LIMIT 10)
+         ORDER BY 1 DESC LIMIT 10`,
+        [channelKeyOf(scope), `%${word}%`],
+      );
+
+    console.log('query                 | search_history median / p95 | naive scan median / p95 | naive / indexed (p95)');
+    console.log('----------------------|-----------------------------|-------------------------|----------------------');
+    for (const [label, query] of [
+      ['rare word', 'quasar'],
+      ['common word', 'w7'],
+      ['two words', 'w7 w1031'],
+      ['tool name', 'list_directory'],
+      ['no match', 'nonexistentword'],
+    ] as const) {
+      const indexed = await time(() => store.searchHistory(scope, { text: query, maxResults: 10 }));
+      const scan = await time(() => naive(query.split(' ')[0]!));
+      console.log(
+        `${label.padEnd(21)} | ${indexed.median.toFixed(1).padStart(9)} / ${indexed.p95.toFixed(1).padEnd(7)} ms | ${scan.median.toFixed(1).padStart(9)} / ${scan.p95.toFixed(1).padEnd(7)} ms | ${(scan.p95 / indexed.p95).toFixed(1)}x`,
+      );
+    }
+  } finally {
+    await prisma.$disconnect();
+    await pool.end();
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+await main();
