@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
-const integration = (db: 'pglite' | 'postgres') => ({
+// Everything under test/ runs on PGlite; what exercises the database itself runs on PostgreSQL too.
+const integration = (db: 'pglite' | 'postgres', include: string[]) => ({
   test: {
     name: db,
-    include: ['test/**/*.test.ts'],
+    include,
     globalSetup: ['test/support/global-db.ts'],
     env: { SPOOL_TEST_DB: db },
     testTimeout: 30_000,
@@ -13,6 +14,7 @@ const integration = (db: 'pglite' | 'postgres') => ({
 
 export default defineConfig({
   test: {
-    projects: [{ test: { name: 'unit', include: ['src/**/*.test.ts'] } }, integration('pglite'), integration('postgres')],
+    projects: [{ test: { name: 'unit', include: ['src/**/*.test.ts'] } }, integration('pglite', ['test/**/*.test.ts']),
+      integration('postgres', ['test/store/**/*.test.ts', 'test/agent/**/*.test.ts', 'test/console/**/*.test.ts']),],
   },
 });

@@ -74,10 +74,13 @@ async function seed(client: pg.Client): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const name = `spool_bench_${process.pid}`;
+  // SPOOL_BENCH_KEEP=name keeps (and on later runs reuses) the seeded database, for EXPLAIN.
+  const kept = process.env.SPOOL_BENCH_KEEP;
+  const name = kept ?? `spool_bench_${process.pid}`;
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
+  const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
+  if (!exists) await admin.query(`CREATE DATABASE "${name}"`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
@@ -87,7 +90,7 @@ async function main(): Promise<void> {
     await client.connect();
     await applyMigrations(client, MIGRATIONS_DIR);
     const seeded = performance.now();
-    await seed(client);
+    if (!exists) await seed(client);
     const { rows } = await client.query(`SELECT (SELECT count(*) FROM tool_calls) + (SELECT count(*) FROM tool_results) AS events,
       (SELECT count(*) FROM tool_results WHERE channel_key = $1) AS in_channel`, [channelKeyOf(scope)]);
     console.log(`seeded ${rows[0].events} tool events (${rows[0].in_channel} results in the searched channel) in ${((performance.now() - seeded) / 1000).toFixed(0)} s\n`);
@@ -121,7 +124,7 @@ async function main(): Promise<void> {
   } finally {
     await prisma.$disconnect();
     await pool.end();
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    if (!kept) await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await admin.end();
   }
 }

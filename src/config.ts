@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 /** Every bad setting at once, one line each, so a newcomer fixes them in one go. */
 export class ConfigError extends Error {
@@ -44,6 +44,7 @@ export interface Config {
   systemPrompt: string;
   databaseUrl?: string;
   dataDir: string;
+  /** MCP_CONFIG, or ./mcp.json when that exists. */
   mcpConfigPath?: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   slack?: SlackConfig;
@@ -125,6 +126,12 @@ function systemPrompt(reader: EnvReader, env: Env): string {
   return env.SYSTEM_PROMPT?.trim() ? (env.SYSTEM_PROMPT as string) : DEFAULT_SYSTEM_PROMPT;
 }
 
+function mcpConfigPath(reader: EnvReader): string | undefined {
+  const path = reader.string('MCP_CONFIG');
+  if (path && !existsSync(path)) reader.problems.push(`MCP_CONFIG names a file that does not exist: ${path}`);
+  return path ?? (existsSync('mcp.json') ? 'mcp.json' : undefined);
+}
+
 function databaseUrl(reader: EnvReader): string | undefined {
   const raw = reader.string('DATABASE_URL');
   if (raw === undefined) return undefined;
@@ -194,7 +201,7 @@ export function loadConfig(env: Env = process.env): Config {
     systemPrompt: systemPrompt(r, env),
     databaseUrl: databaseUrl(r),
     dataDir: r.string('DATA_DIR') ?? './data',
-    mcpConfigPath: r.string('MCP_CONFIG'),
+    mcpConfigPath: mcpConfigPath(r),
     logLevel: r.oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
     slack: slackBotToken
       ? {
@@ -223,15 +230,23 @@ export function loadConfig(env: Env = process.env): Config {
   return config;
 }
 
+/** The bot's own secrets: masked in logs, and never expanded into a tool server's config. */
+export const SECRET_ENV_NAMES: ReadonlySet<string> = new Set([
+  'OPENAI_API_KEY',
+  'DATABASE_URL',
+  'SLACK_BOT_TOKEN',
+  'SLACK_APP_TOKEN',
+  'SLACK_SIGNING_SECRET',
+  'DISCORD_TOKEN',
+]);
+
 /** Values that must never appear in logs, the database or a tool server's environment. */
-export function secretsOf(config: Config, env: Env = process.env): string[] {
-  return [
-    env.OPENAI_API_KEY,
-    config.databaseUrl,
-    config.databaseUrl && new URL(config.databaseUrl).password,
-    config.slack?.botToken,
-    config.slack?.appToken,
-    config.slack?.signingSecret,
-    config.discord?.token,
-  ].filter((s): s is string => typeof s === 'string' && s.length >= 6);
+export function secretsOf(env: Env = process.env): string[] {
+  const values = [...SECRET_ENV_NAMES].map((name) => env[name]?.trim());
+  try {
+    if (env.DATABASE_URL) values.push(decodeURIComponent(new URL(env.DATABASE_URL).password));
+  } catch {
+    // an invalid DATABASE_URL is reported by loadConfig; nothing more to mask
+  }
+  return values.filter((s): s is string => typeof s === 'string' && s.length >= 6);
 }

@@ -20,6 +20,7 @@ export function createLogger(options: { level: LogLevel; secrets: string[]; stre
     stream.write(`${line}\n`);
   };
   return {
+    debug: (message, fields) => write('debug', message, fields),
     info: (message, fields) => write('info', message, fields),
     warn: (message, fields) => write('warn', message, fields),
     error: (message, fields) => write('error', message, fields),

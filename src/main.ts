@@ -1,14 +1,16 @@
 import 'dotenv/config';
 import { parseArgs } from 'node:util';
 import { runConsole } from './adapters/console/console-adapter.ts';
-import { ConfigError, loadConfig, secretsOf, type Config } from './config.ts';
+import { ConfigError, loadConfig, SECRET_ENV_NAMES, secretsOf, type Config } from './config.ts';
 import { Agent } from './core/agent.ts';
 import type { Logger } from './core/logger.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
 import { createLogger } from './logging.ts';
 import { openDatabase } from './store/database.ts';
 import { PrismaStore } from './store/prisma-store.ts';
-import { builtinSource, ToolRegistry } from './tools/registry.ts';
+import { loadMcpConfig } from './tools/mcp/config.ts';
+import { McpToolSource } from './tools/mcp/source.ts';
+import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
 import { searchHistoryTool } from './tools/search-history.ts';
 
 function agentFor(config: Config, deps: ConstructorParameters<typeof Agent>[0]): Agent {
@@ -46,12 +48,20 @@ async function main(): Promise<number> {
     }
     throw error;
   }
-  const logger: Logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
+  const logger: Logger = createLogger({ level: config.logLevel, secrets: secretsOf() });
 
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
   logger.info(`Database: ${db.description}`);
   const store = new PrismaStore(db.prisma, { storeMaxChars: config.toolResultStoreMaxChars });
-  const tools = new ToolRegistry([builtinSource([searchHistoryTool(store)])]);
+  const sources: ToolSource[] = [builtinSource([searchHistoryTool(store)])];
+  if (config.mcpConfigPath) {
+    try {
+      sources.push(await McpToolSource.start(await loadMcpConfig(config.mcpConfigPath, process.env, SECRET_ENV_NAMES), logger));
+    } catch (error) {
+      logger.error(`MCP tools disabled: ${(error as Error).message}`);
+    }
+  }
+  const tools = new ToolRegistry(sources);
   const llm = new OpenAiChatClient({ ...config.openai });
   const agent = agentFor(config, { llm, tools, store, logger });
 

@@ -1,10 +1,13 @@
 import type { Logger, LogFields } from '../../src/core/logger.ts';
 
-export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** Keeps every line so tests can assert on what was logged. */
 export class RecordingLogger implements Logger {
   readonly lines: Array<{ level: string; message: string; fields?: LogFields }> = [];
+  debug(message: string, fields?: LogFields) {
+    this.lines.push({ level: 'debug', message, fields });
+  }
   info(message: string, fields?: LogFields) {
     this.lines.push({ level: 'info', message, fields });
   }
@@ -14,7 +17,8 @@ export class RecordingLogger implements Logger {
   error(message: string, fields?: LogFields) {
     this.lines.push({ level: 'error', message, fields });
   }
+  /** Messages at info level and above. */
   messages(): string[] {
-    return this.lines.map((l) => l.message);
+    return this.lines.filter((l) => l.level !== 'debug').map((l) => l.message);
   }
 }

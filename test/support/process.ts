@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -9,18 +9,23 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs `src/main.ts` as the README does (through tsx), with only the given environment. */
-export function runSpool(args: string[], options: { env: Record<string, string>; input?: string; timeoutMs?: number }): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+export interface SpoolProcess {
+  child: ChildProcessWithoutNullStreams;
+  /** Settles when the process exits. */
+  done: Promise<RunResult>;
+}
+
+/** Starts `src/main.ts` as the README does (through tsx), with only the given environment. */
+export function startSpool(args: string[], options: { env: Record<string, string>; timeoutMs?: number }): SpoolProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<RunResult>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`spool did not exit within ${options.timeoutMs ?? 60_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
@@ -30,6 +35,13 @@ export function runSpool(args: string[], options: { env: Record<string, string>;
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
-    child.stdin.end(options.input ?? '');
   });
+  return { child, done };
+}
+
+/** Runs to the end of `input`. */
+export function runSpool(args: string[], options: { env: Record<string, string>; input?: string; timeoutMs?: number }): Promise<RunResult> {
+  const { child, done } = startSpool(args, options);
+  child.stdin.end(options.input ?? '');
+  return done;
 }

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { McpConfigError, parseMcpConfig } from './config.ts';
+
+const SECRETS = new Set(['OPENAI_API_KEY', 'SLACK_BOT_TOKEN']);
+const parse = (servers: unknown, env: Record<string, string> = {}) =>
+  parseMcpConfig(JSON.stringify({ mcpServers: servers }), '/etc/spool/mcp.json', env, SECRETS);
+
+describe('parseMcpConfig', () => {
+  it('reads stdio and http servers in the Claude Desktop format', () => {
+    const config = parse(
+      {
+        fs: { command: 'npx', args: ['-y', 'server', '${HOME_DIR}'], env: { TOKEN: '${GH_TOKEN}' }, timeoutMs: 5000, allowedTools: ['read'] },
+        remote: { url: 'https://example.test/mcp', headers: { Authorization: 'Bearer ${API:-none}' } },
+        legacy: { type: 'sse', url: 'https://example.test/sse' },
+      },
+      { HOME_DIR: '/home/me', GH_TOKEN: 'ghp_x' },
+    );
+    expect(config.problems).toEqual([]);
+    expect(config.servers).toEqual([
+      { kind: 'stdio', name: 'fs', command: 'npx', args: ['-y', 'server', '/home/me'], env: { TOKEN: 'ghp_x' }, cwd: '/etc/spool', timeoutMs: 5000, allowedTools: ['read'], blockedTools: undefined },
+      { kind: 'http', name: 'remote', url: new URL('https://example.test/mcp'), headers: { Authorization: 'Bearer none' }, transport: 'streamable-http', timeoutMs: 60_000, allowedTools: undefined, blockedTools: undefined },
+      { kind: 'http', name: 'legacy', url: new URL('https://example.test/sse'), headers: {}, transport: 'sse', timeoutMs: 60_000, allowedTools: undefined, blockedTools: undefined },
+    ]);
+  });
+
+  it('skips disabled servers silently', () => {
+    expect(parse({ off: { command: 'x', enabled: false } })).toEqual({ servers: [], problems: [] });
+  });
+
+  it('names each broken server and keeps the good ones', () => {
+    const config = parse({
+      typo: { comand: 'npx' },
+      extra: { command: 'x', colour: 'red' },
+      missing: { command: '${NOPE}' },
+      leak: { command: 'x', env: { KEY: '${OPENAI_API_KEY}' } },
+      badTimeout: { command: 'x', timeoutMs: -1 },
+      badUrl: { url: 'ftp://x' },
+      good: { command: 'ok' },
+    });
+    expect(config.servers.map((s) => s.name)).toEqual(['good']);
+    expect(config.problems).toEqual([
+      'MCP server "typo": unknown key "comand" (allowed: type, command, args, env, cwd, enabled, timeoutMs, allowedTools, blockedTools)',
+      'MCP server "extra": unknown key "colour" (allowed: type, command, args, env, cwd, enabled, timeoutMs, allowedTools, blockedTools)',
+      'MCP server "missing": ${NOPE} is not set',
+      "MCP server \"leak\": ${OPENAI_API_KEY} is Spool's own secret and is never passed to a tool server",
+      'MCP server "badTimeout": "timeoutMs" must be a positive whole number',
+      'MCP server "badUrl": "url" must be http(s)',
+    ]);
+  });
+
+  it('fails as a whole only on a file that is not a config', () => {
+    expect(() => parseMcpConfig('{oops', 'mcp.json', {}, SECRETS)).toThrow(McpConfigError);
+    expect(() => parseMcpConfig('{"servers": {}}', 'mcp.json', {}, SECRETS)).toThrow('mcp.json must have an "mcpServers" object');
+  });
+});

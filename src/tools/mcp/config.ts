@@ -1,0 +1,147 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+
+interface ServerCommon {
+  name: string;
+  timeoutMs: number;
+  allowedTools?: string[];
+  blockedTools?: string[];
+}
+
+export interface StdioServerConfig extends ServerCommon {
+  kind: 'stdio';
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+export interface HttpServerConfig extends ServerCommon {
+  kind: 'http';
+  url: URL;
+  headers: Record<string, string>;
+  /** 'sse' when the config says so; otherwise Streamable HTTP, falling back to SSE. */
+  transport: 'streamable-http' | 'sse';
+}
+
+export type McpServerConfig = StdioServerConfig | HttpServerConfig;
+
+export interface McpConfig {
+  servers: McpServerConfig[];
+  /** One line per server that was skipped, and why. */
+  problems: string[];
+}
+
+export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
+
+const STDIO_KEYS = ['type', 'command', 'args', 'env', 'cwd'];
+const HTTP_KEYS = ['type', 'url', 'headers'];
+const COMMON_KEYS = ['enabled', 'timeoutMs', 'allowedTools', 'blockedTools'];
+
+export class McpConfigError extends Error {
+  override readonly name = 'McpConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * `${VAR}` and `${VAR:-default}` from the environment. The bot's own secrets are refused: a
+ * tool server must never see them, even when a config asks for them.
+ */
+function expand(value: string, env: Env, secretNames: ReadonlySet<string>): string {
+  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => {
+    if (secretNames.has(name)) throw new McpConfigError(`\${${name}} is Spool's own secret and is never passed to a tool server`);
+    const found = env[name];
+    if (found !== undefined && found !== '') return found;
+    if (fallback !== undefined) return fallback;
+    throw new McpConfigError(`\${${name}} is not set`);
+  });
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function stringList(value: unknown, key: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new McpConfigError(`"${key}" must be an array of strings`);
+  return value;
+}
+
+function stringMap(value: unknown, key: string, env: Env, secrets: ReadonlySet<string>): Record<string, string> {
+  if (value === undefined) return {};
+  if (!isObject(value) || !Object.values(value).every((v) => typeof v === 'string')) throw new McpConfigError(`"${key}" must map names to strings`);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v as string, env, secrets)]));
+}
+
+function parseServer(name: string, raw: unknown, baseDir: string, env: Env, secrets: ReadonlySet<string>): McpServerConfig | undefined {
+  if (!isObject(raw)) throw new McpConfigError('must be an object');
+  if (raw.enabled === false) return undefined;
+  if (raw.enabled !== undefined && typeof raw.enabled !== 'boolean') throw new McpConfigError('"enabled" must be true or false');
+  const isHttp = raw.url !== undefined || raw.type === 'http' || raw.type === 'sse' || raw.type === 'streamable-http';
+  const allowed = [...(isHttp ? HTTP_KEYS : STDIO_KEYS), ...COMMON_KEYS];
+  const unknown = Object.keys(raw).filter((k) => !allowed.includes(k));
+  if (unknown.length > 0) throw new McpConfigError(`unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${allowed.join(', ')})`);
+  const timeoutMs = raw.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new McpConfigError('"timeoutMs" must be a positive whole number');
+  const common = { name, timeoutMs, allowedTools: stringList(raw.allowedTools, 'allowedTools'), blockedTools: stringList(raw.blockedTools, 'blockedTools') };
+
+  if (isHttp) {
+    if (typeof raw.url !== 'string') throw new McpConfigError('"url" must be a string');
+    let url: URL;
+    try {
+      url = new URL(expand(raw.url, env, secrets));
+    } catch (error) {
+      throw error instanceof McpConfigError ? error : new McpConfigError(`"url" is not a valid URL`);
+    }
+    if (!['http:', 'https:'].includes(url.protocol)) throw new McpConfigError('"url" must be http(s)');
+    return { kind: 'http', ...common, url, headers: stringMap(raw.headers, 'headers', env, secrets), transport: raw.type === 'sse' ? 'sse' : 'streamable-http' };
+  }
+  if (raw.type !== undefined && raw.type !== 'stdio') throw new McpConfigError(`"type" must be stdio, http or sse`);
+  if (typeof raw.command !== 'string' || !raw.command.trim()) throw new McpConfigError('"command" must be a non-empty string (or give "url" for a remote server)');
+  const cwd = raw.cwd === undefined ? baseDir : typeof raw.cwd === 'string' ? resolve(baseDir, expand(raw.cwd, env, secrets)) : undefined;
+  if (cwd === undefined) throw new McpConfigError('"cwd" must be a string');
+  return {
+    kind: 'stdio',
+    ...common,
+    command: expand(raw.command, env, secrets),
+    args: (stringList(raw.args, 'args') ?? []).map((a) => expand(a, env, secrets)),
+    env: stringMap(raw.env, 'env', env, secrets),
+    cwd,
+  };
+}
+
+/**
+ * The `mcpServers` format Claude Desktop, Cursor and VS Code users already have. A broken server
+ * entry is reported and skipped; only an unreadable file fails as a whole. Relative paths
+ * (`cwd`) resolve from the file's folder, which is also the default working directory.
+ */
+export function parseMcpConfig(text: string, path: string, env: Env, secretNames: ReadonlySet<string>): McpConfig {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new McpConfigError(`${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (!isObject(json) || !isObject(json.mcpServers)) throw new McpConfigError(`${path} must have an "mcpServers" object`);
+  const baseDir = dirname(resolve(path));
+  const config: McpConfig = { servers: [], problems: [] };
+  for (const [name, raw] of Object.entries(json.mcpServers)) {
+    try {
+      const server = parseServer(name, raw, baseDir, env, secretNames);
+      if (server) config.servers.push(server);
+    } catch (error) {
+      if (!(error instanceof McpConfigError)) throw error;
+      config.problems.push(`MCP server "${name}": ${error.message}`);
+    }
+  }
+  return config;
+}
+
+export async function loadMcpConfig(path: string, env: Env, secretNames: ReadonlySet<string>): Promise<McpConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new McpConfigError(`${path} could not be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  return parseMcpConfig(text, path, env, secretNames);
+}

@@ -1,0 +1,64 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { databaseKind } from '../support/db.ts';
+import { FakeOpenAi } from '../support/fake-openai.ts';
+import { runSpool, startSpool } from '../support/process.ts';
+
+const EVERYTHING = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
+
+let fake: FakeOpenAi;
+let dataDir: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  fake = await new FakeOpenAi().start();
+  dataDir = await mkdtemp(join(tmpdir(), 'spool-mcp-console-'));
+  const database: Record<string, string> = databaseKind() === 'pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: inject('databaseUrl') };
+  env = { OPENAI_BASE_URL: fake.baseURL, ...database };
+});
+afterAll(async () => {
+  await fake.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('the console with MCP tools', () => {
+  it('reads and summarises a workspace file with the shipped mcp.example.json', async () => {
+    fake.enqueue(
+      { toolCalls: [{ id: 'ls', name: 'fs__list_directory', arguments: '{"path":"."}' }] },
+      { toolCalls: [{ id: 'read', name: 'fs__read_text_file', arguments: '{"path":"README.md"}' }] },
+      (request) => ({ content: `Summary: ${request.messages.at(-1)!.content!.split('\n')[0]}` }),
+    );
+    const run = await runSpool(['chat', '--session', `fs-${Date.now()}`], { env: { ...env, MCP_CONFIG: 'mcp.example.json' }, input: 'summarise the workspace readme\n' });
+    expect(run.stdout).toBe('Summary: # The workspace\n');
+    expect(fake.requests[1]!.messages.at(-1)!.content).toContain('[FILE] README.md');
+    expect(fake.rejections).toEqual([]);
+  });
+
+  it('recovers a conversation whose process was killed between a tool call and its result', async () => {
+    const mcpConfig = join(dataDir, 'mcp.json');
+    await writeFile(mcpConfig, JSON.stringify({ mcpServers: { slow: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }));
+    const session = `killed-${Date.now()}`;
+    fake.requests.length = 0;
+    fake.enqueue({ toolCalls: [{ id: 'call_slow', name: 'slow__trigger-long-running-operation', arguments: '{"duration":60,"steps":2}' }] });
+    const first = startSpool(['chat', '--session', session], { env: { ...env, MCP_CONFIG: mcpConfig } });
+    first.child.stdin.write('run the slow job\n');
+    // Wait until the tool is running: its progress reaches the server's log, then kill -9.
+    const deadline = Date.now() + 30_000;
+    while (fake.requests.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 1_500));
+    first.child.kill('SIGKILL');
+    await first.done;
+
+    fake.requests.length = 0;
+    fake.enqueue({ content: 'The job was interrupted.' });
+    const second = await runSpool(['chat', '--session', session], { env: { ...env, MCP_CONFIG: mcpConfig }, input: 'did it finish?\n' });
+    expect(second.stdout).toBe('The job was interrupted.\n');
+    expect(fake.rejections).toEqual([]);
+    const sent = fake.requests[0]!.messages;
+    expect(sent.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'user']);
+    expect(sent[3]!.content).toMatch(/interrupted before it finished/);
+  });
+});

@@ -1,0 +1,231 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ToolContext } from '../../src/core/types.ts';
+import type { Database } from '../../src/store/database.ts';
+import type { PrismaStore } from '../../src/store/prisma-store.ts';
+import { parseMcpConfig } from '../../src/tools/mcp/config.ts';
+import { McpToolSource } from '../../src/tools/mcp/source.ts';
+import { ToolRegistry } from '../../src/tools/registry.ts';
+import { lastMessage, nextOffset } from '../support/agent.ts';
+import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
+import { FakeOpenAi } from '../support/fake-openai.ts';
+import { RecordingLogger, silentLogger } from '../support/logger.ts';
+import { Agent } from '../../src/core/agent.ts';
+import { defaultAgentOptions, openAiClientFor } from '../support/agent.ts';
+
+const require = createRequire(import.meta.url);
+const FILESYSTEM = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
+const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+const SECRETS = new Set(['OPENAI_API_KEY', 'SLACK_BOT_TOKEN', 'DISCORD_TOKEN', 'DATABASE_URL']);
+
+const context = (): ToolContext => ({
+  conversation: { id: '00000000-0000-0000-0000-000000000000', platform: 't', workspace: 'w', channel: 'c', thread: 't' },
+  turn: 1,
+  signal: new AbortController().signal,
+});
+
+async function startSource(servers: Record<string, unknown>, logger = silentLogger): Promise<McpToolSource> {
+  const config = parseMcpConfig(JSON.stringify({ mcpServers: servers }), join(tmpdir(), 'mcp.json'), process.env, SECRETS);
+  expect(config.problems).toEqual([]);
+  return McpToolSource.start(config, logger);
+}
+
+/** Child processes of this test process running `script`. */
+function childPids(script: string): number[] {
+  return execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([, ppid, ...args]) => Number(ppid) === process.pid && args.join(' ').includes(script))
+    .map(([pid]) => Number(pid));
+}
+
+async function until<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('server-filesystem over stdio, in a full turn', () => {
+  let root: string;
+  let db: Database;
+  let store: PrismaStore;
+  let fake: FakeOpenAi;
+  let source: McpToolSource;
+  const big = Array.from({ length: 600 }, (_, i) => `entry ${String(i).padStart(3, '0')}: ${'.'.repeat(38)}`).join('\n') + '\nCONCLUSION: ship on Friday\n';
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'spool-fs-'));
+    await mkdir(join(root, 'docs'));
+    await writeFile(join(root, 'docs', 'plan.txt'), big);
+    await writeFile(join(root, 'docs', 'notes.md'), '# notes');
+    db = await testDatabase();
+    store = testStore(db);
+    fake = await new FakeOpenAi().start();
+    source = await startSource({ fs: { command: process.execPath, args: [FILESYSTEM, root] } });
+  });
+  afterAll(async () => {
+    await source.close();
+    await fake.stop();
+    await db.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('lists a directory, reads a 30,000-char file through preview and get_continuation, and answers', async () => {
+    expect(big.length).toBeGreaterThan(30_000);
+    const names = source.tools().map((t) => t.spec.name);
+    expect(names).toContain('fs__list_directory');
+    expect(names).toContain('fs__read_text_file');
+    let step = 0;
+    fake.fallback = (request) => {
+      const last = lastMessage(request);
+      step++;
+      if (step === 1) return { toolCalls: [{ id: 'ls', name: 'fs__list_directory', arguments: JSON.stringify({ path: join(root, 'docs') }) }] };
+      if (step === 2) return { toolCalls: [{ id: 'read', name: 'fs__read_text_file', arguments: JSON.stringify({ path: join(root, 'docs', 'plan.txt') }) }] };
+      const offset = nextOffset(last.content ?? '');
+      if (offset !== undefined) return { toolCalls: [{ id: `page${step}`, name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: 'read', offset }) }] };
+      return { content: `Listed: ${request.messages.find((m) => m.tool_call_id === 'ls')!.content!.replace(/\n/g, ', ')}. ${(last.content ?? '').trim().split('\n').pop()}` };
+    };
+    const agent = new Agent({ llm: openAiClientFor(fake), tools: new ToolRegistry([source]), store, logger: silentLogger }, { ...defaultAgentOptions, budget: { ...defaultAgentOptions.budget, maxChars: 10_000 }, continuationChunkChars: 10_000 });
+    const { reply } = await agent.runTurn(await store.openConversation(uniqueKey()), 'what does the plan conclude?');
+    expect(reply).toBe('Listed: [FILE] notes.md, [FILE] plan.txt. CONCLUSION: ship on Friday');
+    expect(fake.rejections).toEqual([]);
+    expect(fake.requests.filter((r) => lastMessage(r).content?.includes('[truncated —')).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('returns a path outside the allowed root as an error result', async () => {
+    const outcome = await new ToolRegistry([source]).call('fs__read_text_file', { path: '/etc/passwd' }, context());
+    expect(outcome.isError).toBe(true);
+    expect(JSON.parse(outcome.content).error).toMatch(/Access denied|outside allowed/i);
+    expect(outcome.content).not.toContain('root:x:0');
+  });
+});
+
+describe('server-everything over stdio', () => {
+  let source: McpToolSource;
+  const registry = () => new ToolRegistry([source]);
+
+  beforeAll(async () => {
+    process.env.OPENAI_API_KEY = 'sk-bot-secret-that-must-not-leak';
+    process.env.SLACK_BOT_TOKEN = 'xoxb-bot-secret-that-must-not-leak';
+    source = await startSource({
+      everything: { command: process.execPath, args: [EVERYTHING, 'stdio'], env: { GREETING: 'configured value' }, timeoutMs: 1_500 },
+    });
+  });
+  afterAll(async () => {
+    await source.close();
+    delete process.env.OPENAI_API_KEY;
+    delete process.env.SLACK_BOT_TOKEN;
+  });
+
+  it('passes structured content as JSON text', async () => {
+    const outcome = await registry().call('everything__get-structured-content', { location: 'New York' }, context());
+    expect(outcome.isError).toBe(false);
+    expect(JSON.parse(outcome.content)).toMatchObject({ temperature: expect.any(Number), conditions: expect.any(String), humidity: expect.any(Number) });
+  });
+
+  it('describes an image instead of dumping base64 into the context', async () => {
+    const outcome = await registry().call('everything__get-tiny-image', {}, context());
+    expect(outcome.content).toMatch(/\[image: image\/png, \d+ bytes, not shown\]/);
+    expect(outcome.content.length).toBeLessThan(1_000);
+    expect(outcome.content).not.toMatch(/[A-Za-z0-9+/]{200,}/);
+  });
+
+  it('cancels a call that outlives its timeout and reports it as an error result', async () => {
+    const started = Date.now();
+    const outcome = await registry().call('everything__trigger-long-running-operation', { duration: 20, steps: 2 }, context());
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(outcome.isError).toBe(true);
+    expect(JSON.parse(outcome.content).error).toBe('trigger-long-running-operation on MCP server "everything" did not finish within 1.5 s and was cancelled.');
+    // The server is still there for the next call.
+    expect((await registry().call('everything__echo', { message: 'still here' }, context())).content).toContain('still here');
+  });
+
+  it("keeps the bot's tokens out of a server's environment", async () => {
+    const outcome = await registry().call('everything__get-env', {}, context());
+    const env = JSON.parse(outcome.content) as Record<string, string>;
+    expect(env.GREETING).toBe('configured value');
+    expect(env.PATH).toBeTruthy();
+    expect(outcome.content).not.toContain('must-not-leak');
+    expect(Object.keys(env).filter((k) => /OPENAI|SLACK|DISCORD|DATABASE/.test(k))).toEqual([]);
+  });
+});
+
+describe('a server that dies', () => {
+  it('answers calls during the outage with an error, then comes back; shutdown ends the process', async () => {
+    const logger = new RecordingLogger();
+    const source = await startSource({ mem: { command: process.execPath, args: [EVERYTHING, 'stdio'] } }, logger);
+    const registry = new ToolRegistry([source]);
+    try {
+      const [pid] = childPids(EVERYTHING);
+      expect(pid).toBeGreaterThan(0);
+      process.kill(pid!, 'SIGKILL');
+      const during = await until(async () => {
+        const outcome = await registry.call('mem__echo', { message: 'hello?' }, context());
+        return outcome.isError ? outcome : undefined;
+      });
+      expect(JSON.parse(during.content).error).toMatch(/MCP server "mem" is unavailable right now|failed: .*[Cc]onnection closed/);
+      const after = await until(async () => {
+        const outcome = await registry.call('mem__echo', { message: 'back' }, context());
+        return outcome.isError ? undefined : outcome;
+      });
+      expect(after.content).toContain('back');
+      expect(logger.messages()).toContain('MCP server "mem" stopped; retrying in 1 s');
+      expect(childPids(EVERYTHING)).toHaveLength(1);
+    } finally {
+      await source.close();
+    }
+    await until(() => (childPids(EVERYTHING).length === 0 ? true : undefined), 5_000);
+  });
+});
+
+describe('Streamable HTTP servers', () => {
+  let server: ChildProcess;
+  let port: number;
+
+  beforeAll(async () => {
+    port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    server = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    await new Promise<void>((resolve) => server.stderr!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve()));
+  });
+  afterAll(() => {
+    server.kill();
+  });
+
+  it('calls tools of a server configured by url', async () => {
+    const source = await startSource({ remote: { url: `http://127.0.0.1:${port}/mcp`, headers: { 'X-Team': 'spool' } } });
+    try {
+      const outcome = await new ToolRegistry([source]).call('remote__echo', { message: 'over http' }, context());
+      expect(outcome).toEqual({ content: 'Echo: over http', isError: false });
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('reports a server that will not start by name, and keeps serving the others', async () => {
+    const logger = new RecordingLogger();
+    const source = await startSource(
+      { broken: { command: join(tmpdir(), 'no-such-binary') }, remote: { url: `http://127.0.0.1:${port}/mcp` } },
+      logger,
+    );
+    try {
+      expect(logger.messages().some((m) => m.startsWith('MCP server "broken" could not start'))).toBe(true);
+      expect(source.tools().some((t) => t.spec.name === 'remote__echo')).toBe(true);
+    } finally {
+      await source.close();
+    }
+  });
+});
