@@ -20,6 +20,14 @@ const UNSEARCHED_TOOLS = ['get_continuation', 'search_history'];
 /** Scope of search and continuation lookup: one channel of one workspace of one platform. */
 export const channelKeyOf = (key: ConversationKey): string => JSON.stringify([key.platform, key.workspace, key.channel]);
 
+const toConversation = (row: Conversation): Conversation => ({
+  id: row.id,
+  platform: row.platform,
+  workspace: row.workspace,
+  channel: row.channel,
+  thread: row.thread,
+});
+
 export function capStoredResult(content: string, maxChars: number): string {
   if (content.length <= maxChars) return content;
   return `${safeSlice(content, 0, maxChars)}\n[Spool stored only the first ${maxChars} of ${content.length} chars of this result (TOOL_RESULT_STORE_MAX_CHARS)]`;
@@ -55,7 +63,30 @@ export class PrismaStore implements StorePort, HistorySearchPort {
       create: key,
       update: {},
     });
-    return { id: row.id, platform: row.platform, workspace: row.workspace, channel: row.channel, thread: row.thread };
+    return toConversation(row);
+  }
+
+  async findConversation(key: ConversationKey): Promise<Conversation | undefined> {
+    const row = await this.prisma.conversation.findUnique({ where: { platform_workspace_channel_thread: key } });
+    return row ? toConversation(row) : undefined;
+  }
+
+  /** The newest conversation of a channel, whatever its thread. */
+  async latestConversation(scope: Omit<ConversationKey, 'thread'>): Promise<Conversation | undefined> {
+    const row = await this.prisma.conversation.findFirst({ where: scope, orderBy: { createdAt: 'desc' } });
+    return row ? toConversation(row) : undefined;
+  }
+
+  /** True for the first caller only: the delivery is this caller's to answer. */
+  async claimEvent(platform: string, eventId: string): Promise<boolean> {
+    const { count } = await this.prisma.processedEvent.createMany({ data: [{ platform, eventId }], skipDuplicates: true });
+    return count === 1;
+  }
+
+  /** Platforms stop retrying within hours; a week of ids is plenty. */
+  async pruneEvents(olderThanDays = 7): Promise<number> {
+    const { count } = await this.prisma.processedEvent.deleteMany({ where: { createdAt: { lt: new Date(Date.now() - olderThanDays * 86_400_000) } } });
+    return count;
   }
 
   async loadTranscript(conversation: Conversation): Promise<Message[]> {
