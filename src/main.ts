@@ -1,6 +1,7 @@
 import 'dotenv/config';
 import { parseArgs } from 'node:util';
 import { runConsole } from './adapters/console/console-adapter.ts';
+import { SlackAdapter } from './adapters/slack/slack-adapter.ts';
 import { ConfigError, loadConfig, SECRET_ENV_NAMES, secretsOf, type Config } from './config.ts';
 import { Agent } from './core/agent.ts';
 import type { Logger } from './core/logger.ts';
@@ -70,8 +71,7 @@ async function main(): Promise<number> {
     await db.close();
   };
   try {
-    const wantsConsole = positionals[0] === 'chat' || (!config.slack && !config.discord);
-    if (wantsConsole) {
+    if (positionals[0] === 'chat' || (!config.slack && !config.discord)) {
       await runConsole(agent, store, {
         session: values.session,
         input: process.stdin,
@@ -79,11 +79,28 @@ async function main(): Promise<number> {
         status: process.stderr,
         interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY),
       });
+      return 0;
     }
+    const platforms: Array<{ stop(): Promise<void> }> = [];
+    if (config.slack) {
+      const slack = new SlackAdapter(config.slack, agent, store, logger);
+      await slack.start();
+      platforms.push(slack);
+    }
+    await untilSignal();
+    logger.info('Shutting down');
+    await Promise.allSettled(platforms.map((p) => p.stop()));
+    return 0;
   } finally {
     await shutdown();
   }
-  return 0;
+}
+
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
 }
 
 main().then(

@@ -31,6 +31,9 @@ export interface ConversationKey {
   thread: string;
 }
 
+/** One channel of one workspace: the boundary of search and of continuation lookup. */
+export type ChannelScope = Omit<ConversationKey, 'thread'>;
+
 export interface Conversation extends ConversationKey {
   id: string;
 }
@@ -163,5 +166,5 @@ export interface HistoryQuery {
 
 export interface HistorySearchPort {
   /** Entries from the channel of `scope` (all its threads, nothing else), newest first. */
-  searchHistory(scope: ConversationKey, query: HistoryQuery): Promise<HistoryHit[]>;
+  searchHistory(scope: ChannelScope, query: HistoryQuery): Promise<HistoryHit[]>;
 }

@@ -1,5 +1,6 @@
 import { safeSlice } from '../core/text.ts';
 import type {
+  ChannelScope,
   Conversation,
   ConversationKey,
   HistoryEntryKind,
@@ -18,7 +19,7 @@ import { Prisma, type PrismaClient } from './generated/client.ts';
 const UNSEARCHED_TOOLS = ['get_continuation', 'search_history'];
 
 /** Scope of search and continuation lookup: one channel of one workspace of one platform. */
-export const channelKeyOf = (key: ConversationKey): string => JSON.stringify([key.platform, key.workspace, key.channel]);
+export const channelKeyOf = (key: ChannelScope): string => JSON.stringify([key.platform, key.workspace, key.channel]);
 
 const toConversation = (row: Conversation): Conversation => ({
   id: row.id,
@@ -72,7 +73,7 @@ export class PrismaStore implements StorePort, HistorySearchPort {
   }
 
   /** The newest conversation of a channel, whatever its thread. */
-  async latestConversation(scope: Omit<ConversationKey, 'thread'>): Promise<Conversation | undefined> {
+  async latestConversation(scope: ChannelScope): Promise<Conversation | undefined> {
     const row = await this.prisma.conversation.findFirst({ where: scope, orderBy: { createdAt: 'desc' } });
     return row ? toConversation(row) : undefined;
   }
@@ -179,7 +180,7 @@ export class PrismaStore implements StorePort, HistorySearchPort {
     await this.prisma.llmUsage.create({ data: { conversationId: conversation.id, ...usage } });
   }
 
-  async searchHistory(scope: ConversationKey, query: HistoryQuery): Promise<HistoryHit[]> {
+  async searchHistory(scope: ChannelScope, query: HistoryQuery): Promise<HistoryHit[]> {
     const key = channelKeyOf(scope);
     const limit = query.maxResults;
     const since = new Date(Date.now() - (query.days ?? 36500) * 86_400_000);

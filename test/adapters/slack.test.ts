@@ -1,0 +1,236 @@
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SlackAdapter, SLACK_MESSAGE_LIMIT, type SlackAdapterConfig } from '../../src/adapters/slack/slack-adapter.ts';
+import type { Database } from '../../src/store/database.ts';
+import type { PrismaStore } from '../../src/store/prisma-store.ts';
+import { searchHistoryTool } from '../../src/tools/search-history.ts';
+import { testAgent, testTool } from '../support/agent.ts';
+import { testDatabase, testStore } from '../support/db.ts';
+import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
+import { BOT_USER, eventBody, FakeSlack, signedRequest, TEAM } from '../support/fake-slack.ts';
+import { silentLogger } from '../support/logger.ts';
+
+const SIGNING_SECRET = 'test-signing-secret';
+
+let db: Database;
+let store: PrismaStore;
+let llm: FakeOpenAi;
+let slack: FakeSlack;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+const lookup = testTool('lookup', (args) => ({ content: `inventory for ${String(args.sku)}: 42 units in warehouse-7`, isError: false }));
+
+async function startAdapter(overrides: Partial<SlackAdapterConfig> = {}): Promise<{ adapter: SlackAdapter; port: number }> {
+  const port = await freePort();
+  const agent = testAgent({ fake: llm, store, tools: [lookup, searchHistoryTool(store)] });
+  const adapter = new SlackAdapter({ botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl, port, ...overrides }, agent, store, silentLogger);
+  await adapter.start();
+  return { adapter, port };
+}
+
+beforeAll(async () => {
+  db = await testDatabase();
+  store = testStore(db);
+  llm = await new FakeOpenAi().start();
+  slack = await new FakeSlack().start();
+});
+afterAll(async () => {
+  await slack.stop();
+  await llm.stop();
+  await db.close();
+});
+
+/** A channel no other test uses. */
+const channel = () => `C${Math.random().toString(36).slice(2, 10).toUpperCase()}`;
+const userTexts = (request: ChatRequest) => request.messages.filter((m) => m.role === 'user').map((m) => m.content);
+
+describe('Slack over the Events API (signed HTTP)', () => {
+  let adapter: SlackAdapter;
+  let port: number;
+  const post = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+    fetch(`http://127.0.0.1:${port}/slack/events`, signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json', headers));
+  const command = (fields: Record<string, string>) =>
+    fetch(`http://127.0.0.1:${port}/slack/events`, signedRequest(new URLSearchParams(fields).toString(), SIGNING_SECRET, 'application/x-www-form-urlencoded'));
+  const repliesIn = (ch: string) => slack.callsTo('chat.postMessage').filter((m) => m.channel === ch);
+
+  beforeAll(async () => {
+    ({ adapter, port } = await startAdapter({ allowedUsers: ['U1', 'U2'] }));
+  });
+  afterAll(() => adapter.stop());
+  beforeEach(() => {
+    llm.requests.length = 0;
+    llm.fallback = undefined;
+    slack.calls.length = 0;
+  });
+
+  it('answers url_verification and rejects unsigned requests', async () => {
+    const challenge = await post({ type: 'url_verification', challenge: 'abc123', token: 't' });
+    expect(await challenge.json()).toEqual({ challenge: 'abc123' });
+    const forged = await fetch(`http://127.0.0.1:${port}/slack/events`, { method: 'POST', body: JSON.stringify(eventBody({ type: 'app_mention' })), headers: { 'content-type': 'application/json' } });
+    expect(forged.status).toBe(401);
+  });
+
+  it('answers a mention with one reply in its thread, showing status while it works', async () => {
+    const ch = channel();
+    llm.enqueue({ content: '**Hello** there' });
+    await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hi`, ts: '500.1', channel: ch }));
+    await slack.waitFor(() => repliesIn(ch).length === 1);
+    expect(repliesIn(ch)).toMatchObject([{ channel: ch, thread_ts: '500.1', text: expect.stringContaining('*Hello*') }]);
+    expect(userTexts(llm.requests[0]!)).toEqual(['hi']);
+    const statuses = slack.callsTo('assistant.threads.setStatus').map((s) => s.status);
+    expect(statuses).toEqual(['is thinking…', '']);
+  });
+
+  it('continues the conversation on a follow-up in the thread without a mention, and ignores other threads', async () => {
+    const ch = channel();
+    llm.fallback = (request) => ({ content: `turn ${userTexts(request).length}` });
+    await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> first`, ts: '600.1', channel: ch }));
+    await slack.waitFor(() => repliesIn(ch).length === 1);
+    await post(eventBody({ type: 'message', channel_type: 'channel', user: 'U2', text: 'second', ts: '600.2', thread_ts: '600.1', channel: ch }));
+    await post(eventBody({ type: 'message', channel_type: 'channel', user: 'U2', text: 'not for spool', ts: '601.2', thread_ts: '601.1', channel: ch }));
+    await post(eventBody({ type: 'message', channel_type: 'channel', subtype: 'message_changed', channel: ch, ts: '600.3', thread_ts: '600.1' }));
+    await post(eventBody({ type: 'message', channel_type: 'channel', bot_id: 'BOTHER', user: 'U9', text: 'bot chatter', ts: '600.4', thread_ts: '600.1', channel: ch }));
+    await slack.waitFor(() => repliesIn(ch).length === 2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(repliesIn(ch).map((m) => [m.thread_ts, m.text])).toEqual([
+      ['600.1', 'turn 1'],
+      ['600.1', 'turn 2'],
+    ]);
+    expect(userTexts(llm.requests[1]!)).toEqual(['first', 'second']);
+  });
+
+  it('replies once to an event Slack retries', async () => {
+    const ch = channel();
+    llm.fallback = { content: 'only once' };
+    const body = eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hello`, ts: '700.1', channel: ch });
+    await post(body);
+    await post(body, { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' });
+    await post(body, { 'x-slack-retry-num': '2', 'x-slack-retry-reason': 'http_timeout' });
+    await slack.waitFor(() => repliesIn(ch).length >= 1);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(repliesIn(ch)).toHaveLength(1);
+    expect(llm.requests).toHaveLength(1);
+  });
+
+  it('splits a long reply into ordered messages with intact code blocks', async () => {
+    const ch = channel();
+    const code = ['```js', ...Array.from({ length: 150 }, (_, i) => `console.log(${i}); // ${'x'.repeat(20)}`), '```'].join('\n');
+    llm.enqueue({ content: `Start.\n\n${code}\n\nEnd.` });
+    await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> code please`, ts: '800.1', channel: ch }));
+    await slack.waitFor(() => repliesIn(ch).some((m) => String(m.text).includes('End.')));
+    const texts = repliesIn(ch).map((m) => String(m.text));
+    expect(texts.length).toBeGreaterThan(1);
+    for (const text of texts) {
+      expect(text.length).toBeLessThanOrEqual(SLACK_MESSAGE_LIMIT);
+      expect((text.match(/```/g) ?? []).length % 2).toBe(0);
+    }
+    const logged = texts.join('\n').match(/console\.log\((\d+)\)/g)!.map((m) => Number(/\d+/.exec(m)![0]));
+    expect(logged).toEqual(Array.from({ length: 150 }, (_, i) => i));
+    expect(texts[0]!.startsWith('Start.')).toBe(true);
+  });
+
+  it('answers three messages sent at once into one thread in order', async () => {
+    const ch = channel();
+    llm.fallback = (request) => ({ content: `answer to ${userTexts(request).at(-1)}` });
+    await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> one`, ts: '900.1', channel: ch }));
+    await slack.waitFor(() => repliesIn(ch).length === 1);
+    await Promise.all(
+      ['two', 'three', 'four'].map((text, i) => post(eventBody({ type: 'message', channel_type: 'channel', user: 'U1', text, ts: `900.${i + 2}`, thread_ts: '900.1', channel: ch }))),
+    );
+    await slack.waitFor(() => repliesIn(ch).length === 4);
+    const answers = repliesIn(ch).map((m) => m.text);
+    expect(answers[0]).toBe('answer to one');
+    // Delivery order over three parallel HTTP requests is not fixed; each is answered after
+    // the one before it finished, with the whole thread so far.
+    expect(new Set(answers.slice(1))).toEqual(new Set(['answer to two', 'answer to three', 'answer to four']));
+    // One at a time: each request already holds every earlier message, and replies go out in that order.
+    expect(llm.requests.map((r) => userTexts(r).length)).toEqual([1, 2, 3, 4]);
+    expect(answers).toEqual(llm.requests.map((r) => `answer to ${userTexts(r).at(-1)}`));
+  });
+
+  it('refuses a user who is not allowed, privately, without calling the model', async () => {
+    const ch = channel();
+    await post(eventBody({ type: 'app_mention', user: 'U-stranger', text: `<@${BOT_USER}> hi`, ts: '1000.1', channel: ch }));
+    await slack.waitFor(() => slack.callsTo('chat.postEphemeral').length === 1);
+    expect(slack.callsTo('chat.postEphemeral')[0]).toMatchObject({ channel: ch, user: 'U-stranger', text: "Sorry, I'm not enabled for you in this channel." });
+    expect(repliesIn(ch)).toEqual([]);
+    expect(llm.requests).toEqual([]);
+  });
+
+  it('reads the thread it is mentioned into, once', async () => {
+    const ch = channel();
+    slack.threads.set('1100.1', [
+      { ts: '1100.1', user: 'U2', text: 'the build is red again' },
+      { ts: '1100.2', user: 'U1', text: 'since the lockfile change' },
+      { ts: '1100.3', user: 'U1', text: `<@${BOT_USER}> any idea?` },
+    ]);
+    llm.fallback = { content: 'Check the lockfile.' };
+    await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> any idea?`, ts: '1100.3', thread_ts: '1100.1', channel: ch }));
+    await slack.waitFor(() => repliesIn(ch).length === 1);
+    const first = userTexts(llm.requests[0]!)[0]!;
+    expect(first).toContain('<@U2>: the build is red again');
+    expect(first).toContain('<@U1>: since the lockfile change');
+    expect(first.endsWith('any idea?')).toBe(true);
+    await post(eventBody({ type: 'message', channel_type: 'channel', user: 'U1', text: 'thanks', ts: '1100.4', thread_ts: '1100.1', channel: ch }));
+    await slack.waitFor(() => repliesIn(ch).length === 2);
+    expect(slack.callsTo('conversations.replies')).toHaveLength(1);
+  });
+
+  it('tells the thread when the model fails, and the next message works', async () => {
+    const ch = channel();
+    llm.enqueue({ status: 500, message: 'down', type: 'server_error' });
+    await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hi`, ts: '1200.1', channel: ch }));
+    await slack.waitFor(() => repliesIn(ch).length === 1);
+    expect(repliesIn(ch)[0]!.text).toBe('Sorry, the language model request failed: the model endpoint had a server error (500). Please try again.');
+    llm.enqueue({ content: 'back up' });
+    await post(eventBody({ type: 'message', channel_type: 'channel', user: 'U1', text: 'again', ts: '1200.2', thread_ts: '1200.1', channel: ch }));
+    await slack.waitFor(() => repliesIn(ch).length === 2);
+    expect(repliesIn(ch)[1]!.text).toBe('back up');
+  });
+
+  it('recalls a tool run from an earlier thread of the channel, and nothing from another channel', async () => {
+    const ch = channel();
+    const other = channel();
+    llm.enqueue({ toolCalls: [{ id: 'call_lookup', name: 'lookup', arguments: '{"sku":"SKU-77"}' }] }, { content: '42 units.' });
+    await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> stock of SKU-77?`, ts: '1300.1', channel: ch }));
+    await slack.waitFor(() => repliesIn(ch).length === 1);
+
+    await command({ command: '/spool', text: 'recall warehouse', team_id: TEAM, channel_id: ch, user_id: 'U1', response_url: slack.responseUrl('a'), trigger_id: 't' });
+    await command({ command: '/spool', text: 'recall warehouse', team_id: TEAM, channel_id: other, user_id: 'U1', response_url: slack.responseUrl('b'), trigger_id: 't' });
+    await slack.waitFor(() => slack.callsTo('response_url').length === 2);
+    const [found, nothing] = slack.callsTo('response_url');
+    expect(found).toMatchObject({ response_type: 'ephemeral' });
+    expect(String(found!.text)).toContain('TOOL RESULT lookup tool_call_id="call_lookup"');
+    expect(String(found!.text)).toContain('warehouse-7');
+    expect(nothing!.text).toBe('No earlier messages or tool runs in this channel match "warehouse".');
+  });
+});
+
+describe('Slack over Socket Mode', () => {
+  it('connects through apps.connections.open and answers a mention', async () => {
+    const { adapter } = await startAdapter({ appToken: 'xapp-test', signingSecret: undefined });
+    try {
+      const ch = channel();
+      slack.statusApi = false;
+      llm.enqueue({ content: 'over the socket' });
+      await slack.sendSocketEvent(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> ping`, ts: '1400.1', channel: ch }));
+      await slack.waitFor(() => slack.callsTo('chat.postMessage').some((m) => m.channel === ch));
+      expect(slack.callsTo('apps.connections.open').length).toBeGreaterThanOrEqual(1);
+      expect(slack.callsTo('chat.postMessage').find((m) => m.channel === ch)).toMatchObject({ thread_ts: '1400.1', text: 'over the socket' });
+      // Without the AI status API, a reaction shows work in progress and is removed after.
+      expect(slack.callsTo('reactions.add').find((r) => r.channel === ch)).toMatchObject({ timestamp: '1400.1', name: 'hourglass_flowing_sand' });
+      expect(slack.callsTo('reactions.remove').find((r) => r.channel === ch)).toMatchObject({ timestamp: '1400.1' });
+    } finally {
+      slack.statusApi = true;
+      await adapter.stop();
+    }
+  });
+});

@@ -1,0 +1,154 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+
+export interface SlackCall {
+  method: string;
+  args: Record<string, unknown>;
+}
+
+export const BOT_USER = 'UBOT';
+export const TEAM = 'T1';
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseArgs(body: string, contentType = ''): Record<string, unknown> {
+  if (contentType.includes('application/json')) return body ? (JSON.parse(body) as Record<string, unknown>) : {};
+  return Object.fromEntries(new URLSearchParams(body));
+}
+
+/**
+ * The slice of the Slack Web API Spool uses, on 127.0.0.1, recording every call; plus the
+ * Socket Mode WebSocket that apps.connections.open hands out, and `response_url` endpoints.
+ */
+export class FakeSlack {
+  readonly calls: SlackCall[] = [];
+  /** conversations.replies answers, by thread ts. */
+  readonly threads = new Map<string, Array<{ ts: string; user: string; text: string }>>();
+  /** Whether assistant.threads.setStatus is allowed for this app. */
+  statusApi = true;
+  private server?: Server;
+  private readonly sockets = new WebSocketServer({ noServer: true });
+  private socket?: WebSocket;
+  private readonly acks = new Map<string, () => void>();
+  private ts = 1_000;
+
+  get port(): number {
+    return (this.server!.address() as AddressInfo).port;
+  }
+
+  get apiUrl(): string {
+    return `http://127.0.0.1:${this.port}/api`;
+  }
+
+  responseUrl(id: string): string {
+    return `http://127.0.0.1:${this.port}/response/${id}`;
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      void this.handle(req).then((body) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      });
+    });
+    this.server.on('upgrade', (req, socket, head) => {
+      this.sockets.handleUpgrade(req, socket, head, (ws) => {
+        this.socket = ws;
+        ws.on('message', (data) => {
+          const { envelope_id: id } = JSON.parse(data.toString()) as { envelope_id?: string };
+          if (id) this.acks.get(id)?.();
+        });
+        ws.send(JSON.stringify({ type: 'hello', num_connections: 1, debug_info: { host: 'fake', approximate_connection_time: 3600 }, connection_info: { app_id: 'A1' } }));
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.socket?.terminate();
+    this.sockets.close();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+  }
+
+  callsTo(method: string): Array<Record<string, unknown>> {
+    return this.calls.filter((c) => c.method === method).map((c) => c.args);
+  }
+
+  async waitFor(predicate: () => boolean, timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!predicate()) {
+      if (Date.now() > deadline) throw new Error(`timed out; calls so far: ${JSON.stringify(this.calls.map((c) => c.method))}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Delivers an event over Socket Mode and resolves when the app acknowledges it. */
+  async sendSocketEvent(payload: Record<string, unknown>): Promise<void> {
+    await this.waitFor(() => this.socket !== undefined);
+    const envelopeId = randomUUID();
+    const acked = new Promise<void>((resolve) => this.acks.set(envelopeId, resolve));
+    this.socket!.send(JSON.stringify({ envelope_id: envelopeId, type: 'events_api', payload, accepts_response_payload: false, retry_attempt: 0, retry_reason: '' }));
+    await acked;
+  }
+
+  private async handle(req: IncomingMessage): Promise<unknown> {
+    const url = req.url ?? '';
+    const args = parseArgs(await readBody(req), req.headers['content-type']);
+    if (url.startsWith('/response/')) {
+      this.calls.push({ method: 'response_url', args });
+      return { ok: true };
+    }
+    const method = url.replace(/^\/api\//, '').split('?')[0]!;
+    this.calls.push({ method, args });
+    switch (method) {
+      case 'auth.test':
+        return { ok: true, user_id: BOT_USER, bot_id: 'BBOT', team_id: TEAM, user: 'spool', team: 'Test Team', url: 'https://test.slack.com/' };
+      case 'apps.connections.open':
+        return { ok: true, url: `ws://127.0.0.1:${this.port}/link` };
+      case 'chat.postMessage':
+        return { ok: true, channel: args.channel, ts: `${++this.ts}.000`, message: { text: args.text } };
+      case 'chat.postEphemeral':
+        return { ok: true, message_ts: `${++this.ts}.000` };
+      case 'conversations.replies':
+        return { ok: true, messages: this.threads.get(String(args.ts)) ?? [], has_more: false };
+      case 'assistant.threads.setStatus':
+        return this.statusApi ? { ok: true } : { ok: false, error: 'not_allowed_token_type' };
+      default:
+        return { ok: true };
+    }
+  }
+}
+
+/** An Events API request signed the way Slack signs it (v0 HMAC-SHA256 over timestamp and body). */
+export function signedRequest(body: string, signingSecret: string, contentType: string, headers: Record<string, string> = {}): RequestInit {
+  const timestamp = Math.floor(Date.now() / 1000).toString();
+  const signature = `v0=${createHmac('sha256', signingSecret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
+  return {
+    method: 'POST',
+    body,
+    headers: { 'content-type': contentType, 'x-slack-request-timestamp': timestamp, 'x-slack-signature': signature, ...headers },
+  };
+}
+
+let eventCounter = 0;
+
+/** An event_callback envelope around `event`, with a fresh event id unless one is given. */
+export function eventBody(event: Record<string, unknown>, eventId = `Ev${++eventCounter}-${Date.now()}`): Record<string, unknown> {
+  return {
+    token: 'verification-token',
+    team_id: TEAM,
+    api_app_id: 'A1',
+    event: { event_ts: event.ts, ...event },
+    type: 'event_callback',
+    event_id: eventId,
+    event_time: Math.floor(Date.now() / 1000),
+    authorizations: [{ team_id: TEAM, user_id: BOT_USER, is_bot: true }],
+  };
+}
