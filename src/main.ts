@@ -1,6 +1,7 @@
 import 'dotenv/config';
 import { parseArgs } from 'node:util';
 import { runConsole } from './adapters/console/console-adapter.ts';
+import { DiscordAdapter } from './adapters/discord/discord-adapter.ts';
 import { SlackAdapter } from './adapters/slack/slack-adapter.ts';
 import { ConfigError, loadConfig, SECRET_ENV_NAMES, secretsOf, type Config } from './config.ts';
 import { Agent } from './core/agent.ts';
@@ -86,6 +87,11 @@ async function main(): Promise<number> {
       const slack = new SlackAdapter(config.slack, agent, store, logger);
       await slack.start();
       platforms.push(slack);
+    }
+    if (config.discord) {
+      const discord = new DiscordAdapter(config.discord, agent, store, logger);
+      await discord.start();
+      platforms.push(discord);
     }
     await untilSignal();
     logger.info('Shutting down');

@@ -1,0 +1,219 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DISCORD_COMMANDS, DiscordAdapter, type DiscordAdapterConfig } from '../../src/adapters/discord/discord-adapter.ts';
+import type { Database } from '../../src/store/database.ts';
+import type { PrismaStore } from '../../src/store/prisma-store.ts';
+import { testAgent, testTool } from '../support/agent.ts';
+import { testDatabase, testStore } from '../support/db.ts';
+import { APP_ID, FakeDiscord, nextId, type DiscordCall } from '../support/fake-discord.ts';
+import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
+import { RecordingLogger } from '../support/logger.ts';
+
+const GUILD = '400000000000000001';
+const OTHER_GUILD = '400000000000000002';
+
+let db: Database;
+let store: PrismaStore;
+let llm: FakeOpenAi;
+let discord: FakeDiscord;
+let adapter: DiscordAdapter;
+let logger: RecordingLogger;
+
+const ticket = testTool('ticket', (args) => ({ content: `ticket ${String(args.id)}: printer on floor 3 jammed`, isError: false }));
+
+async function startAdapter(overrides: Partial<DiscordAdapterConfig> = {}, log = new RecordingLogger()): Promise<DiscordAdapter> {
+  const agent = testAgent({ fake: llm, store, tools: [ticket] });
+  const started = new DiscordAdapter({ token: 'bot-token', applicationId: APP_ID, guildId: GUILD, apiUrl: discord.apiUrl, allowedGuilds: [GUILD], ...overrides }, agent, store, log);
+  await started.start();
+  return started;
+}
+
+beforeAll(async () => {
+  db = await testDatabase();
+  store = testStore(db);
+  llm = await new FakeOpenAi().start();
+  discord = await new FakeDiscord().start();
+  logger = new RecordingLogger();
+  adapter = await startAdapter({}, logger);
+});
+afterAll(async () => {
+  await adapter.stop();
+  await discord.stop();
+  await llm.stop();
+  await db.close();
+});
+beforeEach(() => {
+  llm.requests.length = 0;
+  llm.fallback = undefined;
+  discord.calls.length = 0;
+});
+
+const channel = () => nextId();
+const userTexts = (request: ChatRequest) => request.messages.filter((m) => m.role === 'user').map((m) => m.content);
+const forToken = (token: string) => (c: DiscordCall) => c.path.includes(`/${token}`);
+const edits = (token: string) => discord.callsTo('PATCH', /@original$/).filter(forToken(token));
+const followUps = (token: string) => discord.callsTo('POST', /^\/webhooks\/\d+\/[^/]+$/).filter(forToken(token));
+const callbacks = (token: string) => discord.callsTo('POST', /\/callback$/).filter(forToken(token));
+const ask = (channelId: string, prompt: string, extra: Partial<Parameters<FakeDiscord['sendCommand']>[0]> = {}) =>
+  discord.sendCommand({ name: 'ask', options: [{ name: 'prompt', value: prompt }], guildId: GUILD, channelId, ...extra });
+
+describe('startup', () => {
+  it('registers the commands in the guild once, and not again when unchanged', async () => {
+    expect(discord.commands.map((c) => c.name).sort()).toEqual(['ask', 'help', 'new', 'recall']);
+    discord.calls.length = 0;
+    const log = new RecordingLogger();
+    const again = await startAdapter({}, log);
+    await again.stop();
+    expect(discord.callsTo('GET', /\/guilds\/\d+\/commands$/)).toHaveLength(1);
+    expect(discord.callsTo('PUT', /commands$/)).toHaveLength(0);
+    expect(log.messages().some((m) => m.includes('Invite: https://discord.com/oauth2/authorize?client_id=' + APP_ID))).toBe(true);
+  });
+
+  it('re-registers when a definition changed', async () => {
+    discord.commands = discord.commands.map((c) => (c.name === 'ask' ? { ...c, description: 'old text' } : c));
+    const again = await startAdapter();
+    await again.stop();
+    expect(discord.callsTo('PUT', /\/guilds\/\d+\/commands$/)).toHaveLength(1);
+    expect(discord.commands.find((c) => c.name === 'ask')!.description).toBe(DISCORD_COMMANDS[0]!.description);
+  });
+});
+
+describe('/ask', () => {
+  it('defers, then edits the original response with the reply, pinging nobody', async () => {
+    llm.enqueue({ content: 'Hello @everyone and <@&123>!' });
+    const { token } = ask(channel(), 'hi');
+    await discord.waitFor(() => edits(token).length === 1);
+    expect(callbacks(token)[0]!.body).toMatchObject({ type: 5 });
+    expect(edits(token)[0]!.body).toMatchObject({ content: 'Hello @everyone and <@&123>!', allowed_mentions: { parse: [] } });
+    expect(discord.calls.indexOf(callbacks(token)[0]!)).toBeLessThan(discord.calls.indexOf(edits(token)[0]!));
+  });
+
+  it('continues the conversation on a second /ask in the same channel, not in another', async () => {
+    const ch = channel();
+    llm.fallback = (request) => ({ content: `seen ${userTexts(request).length}` });
+    const first = ask(ch, 'first');
+    await discord.waitFor(() => edits(first.token).length === 1);
+    const second = ask(ch, 'second');
+    await discord.waitFor(() => edits(second.token).length === 1);
+    const elsewhere = ask(channel(), 'elsewhere');
+    await discord.waitFor(() => edits(elsewhere.token).length === 1);
+    expect([first, second, elsewhere].map((i) => edits(i.token)[0]!.body!.content)).toEqual(['seen 1', 'seen 2', 'seen 1']);
+  });
+
+  it('sends a 5,000-char reply as the original plus ordered follow-ups with intact code blocks', async () => {
+    const code = ['```py', ...Array.from({ length: 120 }, (_, i) => `print("line ${String(i).padStart(3, '0')}")  # ${'-'.repeat(24)}`), '```'].join('\n');
+    const reply = `Here you go:\n\n${code}\n\nDone.`;
+    expect(reply.length).toBeGreaterThan(5_000);
+    llm.enqueue({ content: reply });
+    const { token } = ask(channel(), 'long please');
+    await discord.waitFor(() => followUps(token).some((c) => String(c.body!.content).includes('Done.')));
+    const parts = [edits(token)[0]!, ...followUps(token)].map((c) => String(c.body!.content));
+    expect(parts.length).toBeGreaterThanOrEqual(3);
+    for (const part of parts) {
+      expect(part.length).toBeLessThanOrEqual(2_000);
+      expect((part.match(/```/g) ?? []).length % 2).toBe(0);
+    }
+    const lines = parts.join('\n').match(/line \d{3}/g)!;
+    expect(lines).toEqual(Array.from({ length: 120 }, (_, i) => `line ${String(i).padStart(3, '0')}`));
+    expect(followUps(token).every((c) => (c.body!.allowed_mentions as { parse: string[] }).parse.length === 0)).toBe(true);
+  });
+
+  it('answers two /ask at once in one channel in order', async () => {
+    const ch = channel();
+    llm.fallback = (request) => ({ content: `answer to ${userTexts(request).at(-1)} after ${userTexts(request).length - 1} earlier` });
+    const a = ask(ch, 'alpha');
+    const b = ask(ch, 'beta');
+    await discord.waitFor(() => edits(a.token).length === 1 && edits(b.token).length === 1);
+    expect(edits(a.token)[0]!.body!.content).toBe('answer to alpha after 0 earlier');
+    expect(edits(b.token)[0]!.body!.content).toBe('answer to beta after 1 earlier');
+    // Both were deferred before either was answered.
+    expect(discord.calls.indexOf(callbacks(b.token)[0]!)).toBeLessThan(discord.calls.indexOf(edits(a.token)[0]!));
+  });
+
+  it('answers a redelivered interaction once', async () => {
+    llm.fallback = { content: 'once' };
+    const id = nextId();
+    const ch = channel();
+    ask(ch, 'hello', { id, token: `token-${id}` });
+    ask(ch, 'hello', { id, token: `token-${id}` });
+    await discord.waitFor(() => edits(`token-${id}`).length === 1);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(callbacks(`token-${id}`)).toHaveLength(1);
+    expect(llm.requests).toHaveLength(1);
+  });
+
+  it('refuses a guild that is not allowed, privately, without calling the model', async () => {
+    const { token } = ask(channel(), 'hi', { guildId: OTHER_GUILD });
+    await discord.waitFor(() => callbacks(token).length === 1);
+    expect(callbacks(token)[0]!.body).toMatchObject({ type: 4, data: { content: "Sorry, you can't use Spool here.", flags: 64 } });
+    expect(llm.requests).toEqual([]);
+  });
+
+  it('tells the user when the model fails, and the next /ask works', async () => {
+    const ch = channel();
+    llm.enqueue({ status: 503, message: 'overloaded', type: 'server_error' });
+    const failed = ask(ch, 'hi');
+    await discord.waitFor(() => edits(failed.token).length === 1);
+    expect(edits(failed.token)[0]!.body!.content).toBe('Sorry, the language model request failed: the model endpoint had a server error (503). Please try again.');
+    llm.enqueue({ content: 'recovered' });
+    const next = ask(ch, 'again');
+    await discord.waitFor(() => edits(next.token).length === 1);
+    expect(edits(next.token)[0]!.body!.content).toBe('recovered');
+  });
+
+  it('posts to the channel when the interaction token expired before the reply was ready', async () => {
+    const ch = channel();
+    const id = nextId();
+    discord.expiredTokens.add(`token-${id}`);
+    llm.enqueue({ content: 'late but here' });
+    ask(ch, 'slow question', { id, token: `token-${id}` });
+    const posts = () => discord.callsTo('POST', new RegExp(`^/channels/${ch}/messages$`));
+    await discord.waitFor(() => posts().length === 2);
+    expect(callbacks(`token-${id}`)).toHaveLength(1);
+    expect(posts().map((c) => c.body!.content)).toEqual([expect.stringContaining('took longer than Discord waits'), 'late but here']);
+    expect(logger.messages()).toContain('Discord: interaction expired before the reply was ready; posting it to the channel');
+  });
+});
+
+describe('/recall, /new and /help', () => {
+  it('finds an earlier tool run in the channel, ephemerally, and nothing from another guild', async () => {
+    const ch = channel();
+    llm.enqueue({ toolCalls: [{ id: 'call_ticket', name: 'ticket', arguments: '{"id":"T-9"}' }] }, { content: 'The printer is jammed.' });
+    const asked = ask(ch, 'what is ticket T-9?');
+    await discord.waitFor(() => edits(asked.token).length === 1);
+
+    const found = discord.sendCommand({ name: 'recall', options: [{ name: 'query', value: 'printer jammed' }], guildId: GUILD, channelId: ch });
+    await discord.waitFor(() => edits(found.token).length === 1);
+    expect(callbacks(found.token)[0]!.body).toMatchObject({ type: 5, data: { flags: 64 } });
+    expect(edits(found.token)[0]!.body!.content).toContain('TOOL RESULT ticket tool_call_id="call_ticket"');
+
+    const other = await startAdapter({ allowedGuilds: undefined });
+    try {
+      const elsewhere = discord.sendCommand({ name: 'recall', options: [{ name: 'query', value: 'printer jammed' }], guildId: OTHER_GUILD, channelId: ch });
+      await discord.waitFor(() => edits(elsewhere.token).length >= 1);
+      expect(edits(elsewhere.token)[0]!.body!.content).toBe('No earlier messages or tool runs in this channel match "printer jammed".');
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('/new starts a fresh conversation; the old one stays searchable', async () => {
+    const ch = channel();
+    llm.fallback = (request) => ({ content: `seen ${userTexts(request).join(' | ')}` });
+    const before = ask(ch, 'remember the magenta llama');
+    await discord.waitFor(() => edits(before.token).length === 1);
+    const fresh = discord.sendCommand({ name: 'new', guildId: GUILD, channelId: ch });
+    await discord.waitFor(() => edits(fresh.token).length === 1);
+    const after = ask(ch, 'what do you remember?');
+    await discord.waitFor(() => edits(after.token).length === 1);
+    expect(edits(after.token)[0]!.body!.content).toBe('seen what do you remember?');
+    const recall = discord.sendCommand({ name: 'recall', options: [{ name: 'query', value: 'magenta llama' }], guildId: GUILD, channelId: ch });
+    await discord.waitFor(() => edits(recall.token).length === 1);
+    expect(edits(recall.token)[0]!.body!.content).toContain('USER');
+  });
+
+  it('/help answers ephemerally', async () => {
+    const { token } = discord.sendCommand({ name: 'help', guildId: GUILD, channelId: channel() });
+    await discord.waitFor(() => callbacks(token).length === 1);
+    expect(callbacks(token)[0]!.body).toMatchObject({ type: 4, data: { flags: 64, content: expect.stringContaining('/ask prompt:<text>') } });
+  });
+});

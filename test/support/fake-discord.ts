@@ -1,0 +1,185 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+
+export const APP_ID = '100000000000000001';
+export const BOT_ID = '100000000000000002';
+
+export interface DiscordCall {
+  method: string;
+  /** Decoded path below /api/v10 (the @original segment arrives URL-encoded). */
+  path: string;
+  body: Record<string, unknown> | undefined;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+let snowflake = 200_000_000_000_000_000n;
+export const nextId = () => String(++snowflake);
+
+/**
+ * A local Discord: the REST routes Spool uses, and a gateway that says HELLO, answers IDENTIFY
+ * with READY, acknowledges heartbeats, and dispatches the INTERACTION_CREATE events a test sends.
+ */
+export class FakeDiscord {
+  readonly calls: DiscordCall[] = [];
+  commands: Array<Record<string, unknown>> = [];
+  /** Interaction tokens whose webhook calls (edits, follow-ups: what comes after the 3 s defer) fail as expired. */
+  readonly expiredTokens = new Set<string>();
+  private server?: Server;
+  private readonly gateway = new WebSocketServer({ noServer: true });
+  /** Identified sessions, newest last; dispatches go to the newest still open. */
+  private readonly sessions: WebSocket[] = [];
+  private sequence = 0;
+
+  get port(): number {
+    return (this.server!.address() as AddressInfo).port;
+  }
+
+  get apiUrl(): string {
+    return `http://127.0.0.1:${this.port}/api`;
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      void this.route(req).then(({ status, body }) => {
+        // Like Discord: a 204 has no body and no content type.
+        res.writeHead(status, body === undefined ? {} : { 'content-type': 'application/json' });
+        res.end(body === undefined ? undefined : JSON.stringify(body));
+      });
+    });
+    this.server.on('upgrade', (req, socket, head) => this.gateway.handleUpgrade(req, socket, head, (ws) => this.connect(ws)));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const ws of this.sessions) ws.terminate();
+    this.gateway.close();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+  }
+
+  callsTo(method: string, pattern: RegExp): DiscordCall[] {
+    return this.calls.filter((c) => c.method === method && pattern.test(c.path));
+  }
+
+  async waitFor(predicate: () => boolean, timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!predicate()) {
+      if (Date.now() > deadline) throw new Error(`timed out; calls: ${JSON.stringify(this.calls.map((c) => `${c.method} ${c.path}`))}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Dispatches a slash command as the gateway would; returns the interaction (id, token). */
+  sendCommand(options: {
+    name: string;
+    options?: Array<{ name: string; value: string }>;
+    guildId?: string;
+    channelId: string;
+    userId?: string;
+    roles?: string[];
+    id?: string;
+    token?: string;
+  }): { id: string; token: string } {
+    const id = options.id ?? nextId();
+    const token = options.token ?? `token-${id}`;
+    const user = { id: options.userId ?? '300000000000000001', username: 'alice', discriminator: '0', global_name: 'Alice', avatar: null };
+    const interaction = {
+      id,
+      application_id: APP_ID,
+      type: 2,
+      token,
+      version: 1,
+      locale: 'en-US',
+      guild_locale: 'en-US',
+      app_permissions: '0',
+      entitlements: [],
+      authorizing_integration_owners: {},
+      context: options.guildId ? 0 : 1,
+      channel_id: options.channelId,
+      channel: { id: options.channelId, type: options.guildId ? 0 : 1, guild_id: options.guildId, name: 'general' },
+      data: { id: nextId(), name: options.name, type: 1, options: (options.options ?? []).map((o) => ({ ...o, type: 3 })) },
+      ...(options.guildId
+        ? { guild_id: options.guildId, member: { user, roles: options.roles ?? [], permissions: '0', joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0, nick: null, avatar: null } }
+        : { user }),
+    };
+    this.dispatch('INTERACTION_CREATE', interaction);
+    return { id, token };
+  }
+
+  private dispatch(event: string, data: unknown, to = this.sessions.at(-1)): void {
+    if (!to) throw new Error('no gateway session is open');
+    to.send(JSON.stringify({ op: 0, t: event, s: ++this.sequence, d: data }));
+  }
+
+  private connect(ws: WebSocket): void {
+    ws.on('message', (raw) => {
+      const { op } = JSON.parse(raw.toString()) as { op: number };
+      if (op === 1) ws.send(JSON.stringify({ op: 11 }));
+      if (op === 2) {
+        this.sessions.push(ws);
+        ws.on('close', () => this.sessions.splice(this.sessions.indexOf(ws), 1));
+        this.dispatch('READY', {
+          v: 10,
+          user: { id: BOT_ID, username: 'spool', discriminator: '0', bot: true, avatar: null, global_name: null },
+          guilds: [],
+          session_id: 'session-1',
+          resume_gateway_url: `ws://127.0.0.1:${this.port}`,
+          application: { id: APP_ID, flags: 0 },
+          shard: [0, 1],
+        }, ws);
+      }
+    });
+    ws.send(JSON.stringify({ op: 10, d: { heartbeat_interval: 41_250 } }));
+  }
+
+  private message(channelId: string, body: Record<string, unknown> | undefined): Record<string, unknown> {
+    return {
+      id: nextId(),
+      channel_id: channelId,
+      type: 0,
+      content: body?.content ?? '',
+      author: { id: BOT_ID, username: 'spool', discriminator: '0', bot: true, avatar: null },
+      timestamp: new Date().toISOString(),
+      edited_timestamp: null,
+      tts: false,
+      mention_everyone: false,
+      mentions: [],
+      mention_roles: [],
+      attachments: [],
+      embeds: [],
+      pinned: false,
+      flags: body?.flags ?? 0,
+    };
+  }
+
+  private async route(req: IncomingMessage): Promise<{ status: number; body?: unknown }> {
+    const raw = await readBody(req);
+    const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
+    const path = decodeURIComponent((req.url ?? '').split('?')[0]!).replace(/^\/api\/v10/, '');
+    const method = req.method ?? 'GET';
+    this.calls.push({ method, path, body });
+    const token = /^\/webhooks\/\d+\/([^/]+)/.exec(path)?.[1];
+    if (token && this.expiredTokens.has(token)) return { status: 401, body: { message: 'Invalid Webhook Token', code: 50027 } };
+
+    if (method === 'GET' && path === '/gateway/bot') {
+      return { status: 200, body: { url: `ws://127.0.0.1:${this.port}`, shards: 1, session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 } } };
+    }
+    if (/^\/applications\/\d+(\/guilds\/\d+)?\/commands$/.test(path)) {
+      if (method === 'PUT') this.commands = (body as unknown as Array<Record<string, unknown>>).map((c) => ({ id: nextId(), application_id: APP_ID, version: nextId(), default_member_permissions: null, type: 1, nsfw: false, ...c }));
+      return { status: 200, body: this.commands };
+    }
+    if (method === 'POST' && /^\/interactions\/\d+\/[^/]+\/callback$/.test(path)) return { status: 204 };
+    const channelId = '0';
+    if (method === 'PATCH' && /^\/webhooks\/\d+\/[^/]+\/messages\/@original$/.test(path)) return { status: 200, body: this.message(channelId, body) };
+    if (method === 'POST' && /^\/webhooks\/\d+\/[^/]+$/.test(path)) return { status: 200, body: this.message(channelId, body) };
+    const channel = /^\/channels\/(\d+)\/messages$/.exec(path);
+    if (method === 'POST' && channel) return { status: 200, body: this.message(channel[1]!, body) };
+    return { status: 404, body: { message: `no route ${method} ${path}`, code: 0 } };
+  }
+}
