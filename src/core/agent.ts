@@ -154,10 +154,7 @@ export class Agent {
         await this.append(state, { role: 'assistant', content: response.content, turn: state.turn });
         replyParts.push(response.content);
       }
-      const fallback =
-        toolChoice === 'none'
-          ? `I stopped after ${maxToolIterations} rounds of tool calls without reaching an answer.`
-          : 'The model returned an empty reply.';
+      const fallback = toolChoice === 'none' ? 'I reached the tool-call limit for this message without an answer. Please narrow the question.' : 'The model returned an empty reply.';
       return reply('ok', fallback);
     }
   }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DISCORD_COMMANDS, DiscordAdapter, type DiscordAdapterConfig } from '../../src/adapters/discord/discord-adapter.ts';
+import { DISCORD_COMMANDS, DISCORD_FAILURE, DiscordAdapter, type DiscordAdapterConfig } from '../../src/adapters/discord/discord-adapter.ts';
 import type { Database } from '../../src/store/database.ts';
 import type { PrismaStore } from '../../src/store/prisma-store.ts';
 import { testAgent, testTool } from '../support/agent.ts';
@@ -20,9 +20,9 @@ let logger: RecordingLogger;
 
 const ticket = testTool('ticket', (args) => ({ content: `ticket ${String(args.id)}: printer on floor 3 jammed`, isError: false }));
 
-async function startAdapter(overrides: Partial<DiscordAdapterConfig> = {}, log = new RecordingLogger()): Promise<DiscordAdapter> {
-  const agent = testAgent({ fake: llm, store, tools: [ticket] });
-  const started = new DiscordAdapter({ token: 'bot-token', applicationId: APP_ID, guildId: GUILD, apiUrl: discord.apiUrl, allowedGuilds: [GUILD], ...overrides }, agent, store, log);
+async function startAdapter(overrides: Partial<DiscordAdapterConfig> = {}, log = new RecordingLogger(), adapterStore = store): Promise<DiscordAdapter> {
+  const agent = testAgent({ fake: llm, store: adapterStore, tools: [ticket] });
+  const started = new DiscordAdapter({ token: 'bot-token', applicationId: APP_ID, guildId: GUILD, apiUrl: discord.apiUrl, allowedGuilds: [GUILD], ...overrides }, agent, adapterStore, log);
   await started.start();
   return started;
 }
@@ -171,6 +171,21 @@ describe('/ask', () => {
     expect(callbacks(`token-${id}`)).toHaveLength(1);
     expect(posts().map((c) => c.body!.content)).toEqual([expect.stringContaining('took longer than Discord waits'), 'late but here']);
     expect(logger.messages()).toContain('Discord: interaction expired before the reply was ready; posting it to the channel');
+  });
+});
+
+describe('a database outage', () => {
+  it('answers the command with a failure message instead of leaving it unanswered', async () => {
+    const broken = await testDatabase();
+    const outage = await startAdapter({}, new RecordingLogger(), testStore(broken));
+    await broken.close();
+    try {
+      const { token } = ask(channel(), 'hi');
+      await discord.waitFor(() => callbacks(token).length === 1);
+      expect(callbacks(token)[0]!.body).toMatchObject({ type: 4, data: { content: DISCORD_FAILURE, flags: 64 } });
+    } finally {
+      await outage.stop();
+    }
   });
 });
 

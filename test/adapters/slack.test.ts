@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SlackAdapter, SLACK_MESSAGE_LIMIT, type SlackAdapterConfig } from '../../src/adapters/slack/slack-adapter.ts';
+import { SLACK_FAILURE, SlackAdapter, SLACK_MESSAGE_LIMIT, type SlackAdapterConfig } from '../../src/adapters/slack/slack-adapter.ts';
 import type { Database } from '../../src/store/database.ts';
 import type { PrismaStore } from '../../src/store/prisma-store.ts';
 import { searchHistoryTool } from '../../src/tools/search-history.ts';
@@ -28,10 +28,10 @@ async function freePort(): Promise<number> {
 
 const lookup = testTool('lookup', (args) => ({ content: `inventory for ${String(args.sku)}: 42 units in warehouse-7`, isError: false }));
 
-async function startAdapter(overrides: Partial<SlackAdapterConfig> = {}): Promise<{ adapter: SlackAdapter; port: number }> {
+async function startAdapter(overrides: Partial<SlackAdapterConfig> = {}, adapterStore = store): Promise<{ adapter: SlackAdapter; port: number }> {
   const port = await freePort();
-  const agent = testAgent({ fake: llm, store, tools: [lookup, searchHistoryTool(store)] });
-  const adapter = new SlackAdapter({ botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl, port, ...overrides }, agent, store, silentLogger);
+  const agent = testAgent({ fake: llm, store: adapterStore, tools: [lookup, searchHistoryTool(adapterStore)] });
+  const adapter = new SlackAdapter({ botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl, port, ...overrides }, agent, adapterStore, silentLogger);
   await adapter.start();
   return { adapter, port };
 }
@@ -211,6 +211,22 @@ describe('Slack over the Events API (signed HTTP)', () => {
     expect(String(found!.text)).toContain('TOOL RESULT lookup tool_call_id="call_lookup"');
     expect(String(found!.text)).toContain('warehouse-7');
     expect(nothing!.text).toBe('No earlier messages or tool runs in this channel match "warehouse".');
+  });
+});
+
+describe('a database outage', () => {
+  it('tells the thread something went wrong instead of staying silent', async () => {
+    const broken = await testDatabase();
+    const { adapter, port } = await startAdapter({}, testStore(broken));
+    await broken.close();
+    try {
+      const ch = channel();
+      await fetch(`http://127.0.0.1:${port}/slack/events`, signedRequest(JSON.stringify(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hi`, ts: '1500.1', channel: ch })), SIGNING_SECRET, 'application/json'));
+      await slack.waitFor(() => slack.callsTo('chat.postMessage').some((m) => m.channel === ch));
+      expect(slack.callsTo('chat.postMessage').filter((m) => m.channel === ch)).toMatchObject([{ thread_ts: '1500.1', text: SLACK_FAILURE }]);
+    } finally {
+      await adapter.stop();
+    }
   });
 });
 

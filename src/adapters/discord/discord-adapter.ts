@@ -50,6 +50,8 @@ export const DISCORD_COMMANDS: RESTPostAPIChatInputApplicationCommandsJSONBody[]
   new SlashCommandBuilder().setName('help').setDescription('What Spool can do').toJSON(),
 ];
 
+export const DISCORD_FAILURE = 'Sorry, something went wrong on my side. Please try again.';
+
 export const DISCORD_HELP = [
   '**Spool** answers with the help of its tools.',
   '• `/ask prompt:<text>`: ask; later `/ask` calls in this channel or thread continue the conversation.',
@@ -95,9 +97,7 @@ export class DiscordAdapter {
   ) {
     // Interactions need no intent; Guilds (not privileged) keeps channel and role data coherent.
     this.client = new Client({ intents: [GatewayIntentBits.Guilds], rest: config.apiUrl ? { api: config.apiUrl } : {}, allowedMentions: NO_MENTIONS });
-    this.client.on(Events.InteractionCreate, (interaction) => {
-      void this.handle(interaction).catch((error: Error) => this.logger.error('Discord: interaction failed', { error: error.message }));
-    });
+    this.client.on(Events.InteractionCreate, (interaction) => void this.handleSafely(interaction));
     this.client.on(Events.Error, (error) => this.logger.error('Discord client error', { error: error.message }));
   }
 
@@ -140,6 +140,20 @@ export class DiscordAdapter {
 
   private scope(interaction: ChatInputCommandInteraction): ChannelScope {
     return { platform: 'discord', workspace: interaction.guildId ?? 'dm', channel: interaction.channelId };
+  }
+
+  /** Never throws: whatever fails, the user hears about it and other channels carry on. */
+  private async handleSafely(interaction: Interaction): Promise<void> {
+    try {
+      await this.handle(interaction);
+    } catch (error) {
+      // The agent reports its own failures as replies; this is Discord or the database failing.
+      this.logger.error('Discord: interaction failed', { error: (error as Error).message });
+      if (!interaction.isChatInputCommand()) return;
+      const content = DISCORD_FAILURE;
+      const answer = interaction.deferred || interaction.replied ? interaction.editReply({ content }) : interaction.reply({ content, flags: MessageFlags.Ephemeral });
+      await answer.catch(() => {});
+    }
   }
 
   private async handle(interaction: Interaction): Promise<void> {

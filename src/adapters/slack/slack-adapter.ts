@@ -136,23 +136,30 @@ export class SlackAdapter {
     return (!allowedChannels || allowedChannels.includes(input.channel)) && (!allowedUsers || allowedUsers.includes(input.user));
   }
 
+  /** Never throws: whatever fails, the thread hears about it and other threads carry on. */
   private async accept(input: Incoming): Promise<void> {
-    // Exactly one reply per event, even across retries, restarts and replicas.
-    if (!(await this.store.claimEvent('slack', input.eventId))) return;
     const client = this.app.client;
     const thread = input.threadTs ?? input.ts;
-    if (!this.allowed(input)) {
-      await client.chat.postEphemeral({ channel: input.channel, user: input.user, thread_ts: thread, text: "Sorry, I'm not enabled for you in this channel." });
-      return;
+    try {
+      // Exactly one reply per event, even across retries, restarts and replicas.
+      if (!(await this.store.claimEvent('slack', input.eventId))) return;
+      if (!this.allowed(input)) {
+        await client.chat.postEphemeral({ channel: input.channel, user: input.user, thread_ts: thread, text: "Sorry, I'm not enabled for you in this channel." });
+        return;
+      }
+      const key = { platform: 'slack', workspace: input.team, channel: input.channel, thread };
+      await this.queue.run(JSON.stringify(key), async () => {
+        const existing = await this.store.findConversation(key);
+        const conversation = existing ?? (await this.store.openConversation(key));
+        let text = input.text.replaceAll(`<@${this.botUserId}>`, '').trim();
+        if (!existing && input.threadTs && input.threadTs !== input.ts) text = await this.withThreadHistory(client, input, text);
+        await this.answer(client, input, conversation, thread, text);
+      });
+    } catch (error) {
+      // The agent reports its own failures as replies; this is Slack or the database failing.
+      this.logger.error('Slack: could not handle a message', { error: (error as Error).message });
+      await client.chat.postMessage({ channel: input.channel, thread_ts: thread, text: SLACK_FAILURE }).catch(() => {});
     }
-    const key = { platform: 'slack', workspace: input.team, channel: input.channel, thread };
-    await this.queue.run(JSON.stringify(key), async () => {
-      const existing = await this.store.findConversation(key);
-      const conversation = existing ?? (await this.store.openConversation(key));
-      let text = input.text.replaceAll(`<@${this.botUserId}>`, '').trim();
-      if (!existing && input.threadTs && input.threadTs !== input.ts) text = await this.withThreadHistory(client, input, text);
-      await this.answer(client, input, conversation, thread, text);
-    });
   }
 
   /** Joining a thread mid-way: what was said before Spool was asked, so it has the context. */
@@ -201,6 +208,8 @@ export class SlackAdapter {
     };
   }
 }
+
+export const SLACK_FAILURE = 'Sorry, something went wrong on my side. Please try again.';
 
 export const SLACK_HELP = [
   '*Spool* answers in threads. Mention me in a channel, or message me directly; in a thread I have joined, just keep talking.',

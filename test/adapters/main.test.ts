@@ -1,0 +1,56 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APP_ID, FakeDiscord } from '../support/fake-discord.ts';
+import { FakeOpenAi } from '../support/fake-openai.ts';
+import { BOT_USER, eventBody, FakeSlack } from '../support/fake-slack.ts';
+import { startSpool } from '../support/process.ts';
+
+let llm: FakeOpenAi;
+let slack: FakeSlack;
+let discord: FakeDiscord;
+let dataDir: string;
+
+beforeAll(async () => {
+  llm = await new FakeOpenAi().start();
+  slack = await new FakeSlack().start();
+  discord = await new FakeDiscord().start();
+  dataDir = await mkdtemp(join(tmpdir(), 'spool-main-'));
+});
+afterAll(async () => {
+  await Promise.all([llm.stop(), slack.stop(), discord.stop()]);
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('npm start with platform credentials', () => {
+  it('serves Slack and Discord together, then shuts down cleanly on SIGTERM', async () => {
+    const spool = startSpool([], {
+      env: {
+        OPENAI_BASE_URL: llm.baseURL,
+        DATA_DIR: dataDir,
+        SLACK_BOT_TOKEN: 'xoxb-main-test-token',
+        SLACK_APP_TOKEN: 'xapp-main-test-token',
+        SLACK_API_URL: slack.apiUrl,
+        DISCORD_TOKEN: 'discord-main-test-token',
+        DISCORD_APPLICATION_ID: APP_ID,
+        DISCORD_API_URL: discord.apiUrl,
+      },
+    });
+    let stderr = '';
+    spool.child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const deadline = Date.now() + 45_000;
+    while (!(stderr.includes('Slack: connected') && stderr.includes('Discord: connected')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(stderr).toContain('Invite: https://discord.com/oauth2/authorize');
+
+    llm.enqueue({ content: 'from the real process' });
+    await slack.sendSocketEvent(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hi`, ts: '42.1', channel: 'CMAIN' }));
+    await slack.waitFor(() => slack.callsTo('chat.postMessage').some((m) => m.channel === 'CMAIN'));
+
+    spool.child.kill('SIGTERM');
+    const { code } = await spool.done;
+    expect(code).toBe(0);
+    expect(stderr).toContain('Shutting down');
+    for (const token of ['xoxb-main-test-token', 'xapp-main-test-token', 'discord-main-test-token']) expect(stderr).not.toContain(token);
+  });
+});
