@@ -1,4 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
+import type { DiscordAdapterConfig } from './adapters/discord/discord-adapter.ts';
+import type { SlackAdapterConfig } from './adapters/slack/slack-adapter.ts';
 
 /** Every bad setting at once, one line each, so a newcomer fixes them in one go. */
 export class ConfigError extends Error {
@@ -6,25 +8,6 @@ export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }
-}
-
-export interface SlackConfig {
-  botToken: string;
-  appToken?: string;
-  signingSecret?: string;
-  apiUrl?: string;
-  port: number;
-  allowedChannels?: string[];
-  allowedUsers?: string[];
-}
-
-export interface DiscordConfig {
-  token: string;
-  applicationId: string;
-  guildId?: string;
-  apiUrl?: string;
-  allowedGuilds?: string[];
-  allowedRoles?: string[];
 }
 
 export interface Config {
@@ -47,8 +30,8 @@ export interface Config {
   /** MCP_CONFIG, or ./mcp.json when that exists. */
   mcpConfigPath?: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
-  slack?: SlackConfig;
-  discord?: DiscordConfig;
+  slack?: SlackAdapterConfig;
+  discord?: DiscordAdapterConfig;
 }
 
 export const DEFAULT_SYSTEM_PROMPT = `You are Spool, a helpful assistant working with a team in chat.

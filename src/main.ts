@@ -64,7 +64,7 @@ async function main(): Promise<number> {
     }
   }
   const tools = new ToolRegistry(sources);
-  const llm = new OpenAiChatClient({ ...config.openai });
+  const llm = new OpenAiChatClient(config.openai);
   const agent = agentFor(config, { llm, tools, store, logger });
 
   const shutdown = async () => {
@@ -82,17 +82,22 @@ async function main(): Promise<number> {
       });
       return 0;
     }
-    const platforms: Array<{ stop(): Promise<void> }> = [];
-    if (config.slack) {
-      const slack = new SlackAdapter(config.slack, agent, store, logger);
-      await slack.start();
-      platforms.push(slack);
+    const configured = [
+      config.slack && { name: 'Slack', adapter: new SlackAdapter(config.slack, agent, store, logger) },
+      config.discord && { name: 'Discord', adapter: new DiscordAdapter(config.discord, agent, store, logger) },
+    ].filter((p) => !!p);
+    // One platform failing to connect (a revoked token, an outage) must not take the others down.
+    const platforms = [];
+    for (const { name, adapter } of configured) {
+      try {
+        await adapter.start();
+        platforms.push(adapter);
+      } catch (error) {
+        logger.error(`${name} could not start: ${(error as Error).message}`);
+        await adapter.stop().catch(() => {});
+      }
     }
-    if (config.discord) {
-      const discord = new DiscordAdapter(config.discord, agent, store, logger);
-      await discord.start();
-      platforms.push(discord);
-    }
+    if (platforms.length === 0) return 1;
     await untilSignal();
     logger.info('Shutting down');
     await Promise.allSettled(platforms.map((p) => p.stop()));
@@ -112,7 +117,9 @@ function untilSignal(): Promise<void> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`Spool could not start: ${error instanceof Error ? error.message : String(error)}\n`);
+    let message = error instanceof Error ? error.message : String(error);
+    for (const secret of secretsOf()) message = message.split(secret).join('[redacted]');
+    process.stderr.write(`Spool could not start: ${message}\n`);
     process.exit(1);
   },
 );

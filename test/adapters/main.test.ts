@@ -53,4 +53,30 @@ describe('npm start with platform credentials', () => {
     expect(stderr).toContain('Shutting down');
     for (const token of ['xoxb-main-test-token', 'xapp-main-test-token', 'discord-main-test-token']) expect(stderr).not.toContain(token);
   });
+
+  it('keeps serving Slack when Discord cannot connect', async () => {
+    const spool = startSpool([], {
+      env: {
+        OPENAI_BASE_URL: llm.baseURL,
+        DATA_DIR: dataDir,
+        SLACK_BOT_TOKEN: 'xoxb-main-test-token',
+        SLACK_APP_TOKEN: 'xapp-main-test-token',
+        SLACK_API_URL: slack.apiUrl,
+        DISCORD_TOKEN: 'discord-main-test-token',
+        DISCORD_APPLICATION_ID: APP_ID,
+        DISCORD_API_URL: 'http://127.0.0.1:9/api', // nothing listens on the discard port
+      },
+    });
+    let stderr = '';
+    spool.child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const deadline = Date.now() + 45_000;
+    while (!(stderr.includes('Slack: connected') && stderr.includes('Discord could not start')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(stderr).toContain('Discord could not start');
+
+    llm.enqueue({ content: 'slack still works' });
+    await slack.sendSocketEvent(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hi`, ts: '43.1', channel: 'CMAIN2' }));
+    await slack.waitFor(() => slack.callsTo('chat.postMessage').some((m) => m.channel === 'CMAIN2'));
+    spool.child.kill('SIGTERM');
+    expect((await spool.done).code).toBe(0);
+  });
 });

@@ -89,7 +89,7 @@ export class SlackAdapter {
     this.app.message(async ({ message, body, context }) => {
       this.botUserId = context.botUserId ?? this.botUserId;
       // Edits, joins, bot posts and other subtypes are not someone talking to Spool.
-      if (message.subtype !== undefined || 'bot_id' in message && message.bot_id) return;
+      if (message.subtype !== undefined || ('bot_id' in message && message.bot_id)) return;
       const { user, text = '', ts, channel } = message;
       const threadTs = 'thread_ts' in message ? message.thread_ts : undefined;
       const isDirect = message.channel_type === 'im';
