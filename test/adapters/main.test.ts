@@ -23,59 +23,53 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
+/** `npm start` with Slack over Socket Mode and Discord at `discordApiUrl`. */
+function startWithPlatforms(discordApiUrl: string) {
+  const spool = startSpool([], {
+    env: {
+      OPENAI_BASE_URL: llm.baseURL,
+      DATA_DIR: dataDir,
+      SLACK_BOT_TOKEN: 'xoxb-main-test-token',
+      SLACK_APP_TOKEN: 'xapp-main-test-token',
+      SLACK_API_URL: slack.apiUrl,
+      DISCORD_TOKEN: 'discord-main-test-token',
+      DISCORD_APPLICATION_ID: APP_ID,
+      DISCORD_API_URL: discordApiUrl,
+    },
+  });
+  let stderr = '';
+  spool.child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const logged = async (...needles: string[]) => {
+    const deadline = Date.now() + 45_000;
+    while (!needles.every((n) => stderr.includes(n)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    return stderr;
+  };
+  return { ...spool, logged };
+}
+
+/** A mention over Socket Mode, answered in `channel`. */
+async function mentionAnswered(channel: string, reply: string): Promise<void> {
+  llm.enqueue({ content: reply });
+  await slack.sendSocketEvent(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hi`, ts: '42.1', channel }));
+  await slack.waitFor(() => slack.callsTo('chat.postMessage').some((m) => m.channel === channel && m.text === reply));
+}
+
 describe('npm start with platform credentials', () => {
   it('serves Slack and Discord together, then shuts down cleanly on SIGTERM', async () => {
-    const spool = startSpool([], {
-      env: {
-        OPENAI_BASE_URL: llm.baseURL,
-        DATA_DIR: dataDir,
-        SLACK_BOT_TOKEN: 'xoxb-main-test-token',
-        SLACK_APP_TOKEN: 'xapp-main-test-token',
-        SLACK_API_URL: slack.apiUrl,
-        DISCORD_TOKEN: 'discord-main-test-token',
-        DISCORD_APPLICATION_ID: APP_ID,
-        DISCORD_API_URL: discord.apiUrl,
-      },
-    });
-    let stderr = '';
-    spool.child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const deadline = Date.now() + 45_000;
-    while (!(stderr.includes('Slack: connected') && stderr.includes('Discord: connected')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(stderr).toContain('Invite: https://discord.com/oauth2/authorize');
-
-    llm.enqueue({ content: 'from the real process' });
-    await slack.sendSocketEvent(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hi`, ts: '42.1', channel: 'CMAIN' }));
-    await slack.waitFor(() => slack.callsTo('chat.postMessage').some((m) => m.channel === 'CMAIN'));
-
+    const spool = startWithPlatforms(discord.apiUrl);
+    expect(await spool.logged('Slack: connected', 'Discord: connected')).toContain('Invite: https://discord.com/oauth2/authorize');
+    await mentionAnswered('CMAIN', 'from the real process');
     spool.child.kill('SIGTERM');
-    const { code } = await spool.done;
-    expect(code).toBe(0);
+    expect((await spool.done).code).toBe(0);
+    const stderr = await spool.logged('Shutting down');
     expect(stderr).toContain('Shutting down');
     for (const token of ['xoxb-main-test-token', 'xapp-main-test-token', 'discord-main-test-token']) expect(stderr).not.toContain(token);
   });
 
   it('keeps serving Slack when Discord cannot connect', async () => {
-    const spool = startSpool([], {
-      env: {
-        OPENAI_BASE_URL: llm.baseURL,
-        DATA_DIR: dataDir,
-        SLACK_BOT_TOKEN: 'xoxb-main-test-token',
-        SLACK_APP_TOKEN: 'xapp-main-test-token',
-        SLACK_API_URL: slack.apiUrl,
-        DISCORD_TOKEN: 'discord-main-test-token',
-        DISCORD_APPLICATION_ID: APP_ID,
-        DISCORD_API_URL: 'http://127.0.0.1:9/api', // nothing listens on the discard port
-      },
-    });
-    let stderr = '';
-    spool.child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const deadline = Date.now() + 45_000;
-    while (!(stderr.includes('Slack: connected') && stderr.includes('Discord could not start')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(stderr).toContain('Discord could not start');
-
-    llm.enqueue({ content: 'slack still works' });
-    await slack.sendSocketEvent(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hi`, ts: '43.1', channel: 'CMAIN2' }));
-    await slack.waitFor(() => slack.callsTo('chat.postMessage').some((m) => m.channel === 'CMAIN2'));
+    const spool = startWithPlatforms('http://127.0.0.1:9/api'); // nothing listens on the discard port
+    expect(await spool.logged('Slack: connected', 'Discord could not start')).toContain('Discord could not start');
+    await mentionAnswered('CMAIN2', 'slack still works');
     spool.child.kill('SIGTERM');
     expect((await spool.done).code).toBe(0);
   });
