@@ -14,7 +14,10 @@ const integration = (db: 'pglite' | 'postgres', include: string[]) => ({
 
 export default defineConfig({
   test: {
-    projects: [{ test: { name: 'unit', include: ['src/**/*.test.ts'] } }, integration('pglite', ['test/**/*.test.ts']),
-      integration('postgres', ['test/store/**/*.test.ts', 'test/agent/**/*.test.ts', 'test/console/**/*.test.ts']),],
+    projects: [
+      { test: { name: 'unit', include: ['src/**/*.test.ts'] } },
+      integration('pglite', ['test/**/*.test.ts']),
+      integration('postgres', ['test/store/**/*.test.ts', 'test/agent/**/*.test.ts', 'test/console/**/*.test.ts']),
+    ],
   },
 });

@@ -21,7 +21,6 @@ export type Message =
   | { role: 'tool'; toolCallId: string; content: string; turn: number };
 
 export type ToolMessage = Extract<Message, { role: 'tool' }>;
-export type AssistantMessage = Extract<Message, { role: 'assistant' }>;
 
 /** Where a conversation lives. Search scope and continuation lookup are bounded by it. */
 export interface ConversationKey {

@@ -7,7 +7,6 @@ export interface Tool {
 
 /** A set of tools that can change over time (an MCP server reconnects, lists again). */
 export interface ToolSource {
-  readonly name: string;
   tools(): Tool[];
   close(): Promise<void>;
 }
@@ -47,5 +46,5 @@ export class ToolRegistry implements ToolPort {
 
 /** Tools that live in this process. */
 export function builtinSource(tools: Tool[]): ToolSource {
-  return { name: 'builtin', tools: () => tools, close: async () => {} };
+  return { tools: () => tools, close: async () => {} };
 }

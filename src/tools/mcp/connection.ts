@@ -7,7 +7,7 @@ import type { McpServerConfig } from './config.ts';
 import { toOutcome } from './result.ts';
 import { connectTransport } from './transport.ts';
 
-export type ConnectionState = 'connecting' | 'ready' | 'down' | 'closed';
+type ConnectionState = 'connecting' | 'ready' | 'down' | 'closed';
 
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 30_000;

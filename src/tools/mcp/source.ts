@@ -8,8 +8,6 @@ const CLIENT_INFO = { name: 'spool', version: '0.1.0' };
 
 /** The tools of every configured MCP server, as one source for the registry. */
 export class McpToolSource implements ToolSource {
-  readonly name = 'mcp';
-
   private constructor(private readonly connections: McpServerConnection[]) {}
 
   /** Starts every server at once; one that fails is reported and retried, never fatal. */

@@ -8,7 +8,7 @@ import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from './con
  * A stdio server's environment is the SDK's safe base (PATH, HOME, USER, SHELL, TERM, LOGNAME)
  * plus what its config names: never the bot's own environment, which holds its tokens.
  */
-export function stdioEnvironment(config: StdioServerConfig): Record<string, string> {
+function stdioEnvironment(config: StdioServerConfig): Record<string, string> {
   return { ...getDefaultEnvironment(), ...config.env };
 }
 
