@@ -107,6 +107,15 @@ describe('Slack over the Events API (signed HTTP)', () => {
     expect(userTexts(llm.requests[1]!)).toEqual(['first', 'second']);
   });
 
+  it('answers a direct message without a mention, in a thread of its own', async () => {
+    const dm = `D${Math.random().toString(36).slice(2, 10).toUpperCase()}`;
+    llm.enqueue({ content: 'hi in private' });
+    await post(eventBody({ type: 'message', channel_type: 'im', user: 'U1', text: 'hello spool', ts: '650.1', channel: dm }));
+    await slack.waitFor(() => repliesIn(dm).length === 1);
+    expect(repliesIn(dm)[0]).toMatchObject({ thread_ts: '650.1', text: 'hi in private' });
+    expect(userTexts(llm.requests[0]!)).toEqual(['hello spool']);
+  });
+
   it('replies once to an event Slack retries', async () => {
     const ch = channel();
     llm.fallback = { content: 'only once' };

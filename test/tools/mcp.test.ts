@@ -187,23 +187,44 @@ describe('a server that dies', () => {
   });
 });
 
+/** server-everything over one of its HTTP transports, on a free port. */
+async function startHttpEverything(transport: 'streamableHttp' | 'sse'): Promise<{ server: ChildProcess; port: number }> {
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+  const server = spawn(process.execPath, [EVERYTHING, transport], { env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  await new Promise<void>((resolve) => server.stderr!.on('data', (d: Buffer) => /listening|running/i.test(d.toString()) && resolve()));
+  return { server, port };
+}
+
+describe('SSE servers', () => {
+  let server: ChildProcess;
+  let port: number;
+  beforeAll(async () => ({ server, port } = await startHttpEverything('sse')));
+  afterAll(() => void server.kill());
+
+  it.each([
+    ['when the config says "type": "sse"', { type: 'sse' }],
+    ['by falling back when Streamable HTTP is refused', {}],
+  ])('calls tools %s', async (_, extra) => {
+    const source = await startSource({ legacy: { url: `http://127.0.0.1:${port}/sse`, ...extra } });
+    try {
+      const outcome = await new ToolRegistry([source]).call('legacy__echo', { message: 'over sse' }, context());
+      expect(outcome).toEqual({ content: 'Echo: over sse', isError: false });
+    } finally {
+      await source.close();
+    }
+  });
+});
+
 describe('Streamable HTTP servers', () => {
   let server: ChildProcess;
   let port: number;
-
-  beforeAll(async () => {
-    port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as { port: number };
-        probe.close(() => resolve(port));
-      });
-    });
-    server = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
-    await new Promise<void>((resolve) => server.stderr!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve()));
-  });
-  afterAll(() => {
-    server.kill();
-  });
+  beforeAll(async () => ({ server, port } = await startHttpEverything('streamableHttp')));
+  afterAll(() => void server.kill());
 
   it('calls tools of a server configured by url', async () => {
     const source = await startSource({ remote: { url: `http://127.0.0.1:${port}/mcp`, headers: { 'X-Team': 'spool' } } });
