@@ -98,7 +98,12 @@ async function main(): Promise<number> {
       }
     }
     if (platforms.length === 0) return 1;
+    // Delivery ids only matter while platforms may still retry: forget them after a week.
+    const prune = () => store.pruneEvents().catch((error: Error) => logger.warn('Could not prune delivery ids', { error: error.message }));
+    void prune();
+    const pruning = setInterval(prune, 86_400_000).unref();
     await untilSignal();
+    clearInterval(pruning);
     logger.info('Shutting down');
     await Promise.allSettled(platforms.map((p) => p.stop()));
     return 0;

@@ -103,7 +103,6 @@ export class DiscordAdapter {
 
   async start(): Promise<void> {
     this.client.rest.setToken(this.config.token);
-    await this.store.pruneEvents();
     await this.registerCommands();
     const ready = new Promise<void>((resolve) => this.client.once(Events.ClientReady, () => resolve()));
     await this.client.login(this.config.token);

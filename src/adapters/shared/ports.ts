@@ -7,5 +7,4 @@ export interface AdapterStore extends HistorySearchPort {
   latestConversation(scope: ChannelScope): Promise<Conversation | undefined>;
   /** True for the first caller only: that caller answers the delivery. */
   claimEvent(platform: string, eventId: string): Promise<boolean>;
-  pruneEvents(olderThanDays?: number): Promise<number>;
 }

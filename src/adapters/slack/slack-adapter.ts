@@ -117,7 +117,6 @@ export class SlackAdapter {
   }
 
   async start(): Promise<void> {
-    await this.store.pruneEvents();
     if (this.config.appToken) {
       await this.app.start();
       this.logger.info('Slack: connected over Socket Mode');
