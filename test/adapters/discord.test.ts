@@ -226,6 +226,15 @@ describe('/recall, /new and /help', () => {
     expect(edits(recall.token)[0]!.body!.content).toContain('USER');
   });
 
+  it('never posts private /recall results to the channel, even when the token expired', async () => {
+    const ch = channel();
+    const id = nextId();
+    discord.expiredTokens.add(`token-${id}`);
+    discord.sendCommand({ name: 'recall', options: [{ name: 'query', value: 'anything' }], guildId: GUILD, channelId: ch, id, token: `token-${id}` });
+    await discord.waitFor(() => logger.messages().includes('Discord: interaction failed'));
+    expect(discord.callsTo('POST', new RegExp(`^/channels/${ch}/messages$`))).toEqual([]);
+  });
+
   it('/help answers ephemerally', async () => {
     const { token } = discord.sendCommand({ name: 'help', guildId: GUILD, channelId: channel() });
     await discord.waitFor(() => callbacks(token).length === 1);

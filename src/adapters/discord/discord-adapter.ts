@@ -183,22 +183,28 @@ export class DiscordAdapter {
     await this.queue.run(JSON.stringify(scope), async () => {
       const conversation = (await this.store.latestConversation(scope)) ?? (await this.store.openConversation({ ...scope, thread: 'main' }));
       const { reply } = await this.agent.runTurn(conversation, prompt);
-      await this.deliver(interaction, splitMessage(reply, DISCORD_MESSAGE_LIMIT));
+      const chunks = splitMessage(reply, DISCORD_MESSAGE_LIMIT);
+      try {
+        await this.respond(interaction, chunks);
+      } catch (error) {
+        if (!(error instanceof DiscordAPIError && typeof error.code === 'number' && EXPIRED_TOKEN_CODES.has(error.code))) throw error;
+        await this.postToChannel(interaction, chunks);
+      }
     });
   }
 
-  /** Edits the deferred response, then follows up in order; past the token's life, posts to the channel. */
-  private async deliver(interaction: ChatInputCommandInteraction, chunks: string[]): Promise<void> {
-    try {
-      await interaction.editReply({ content: chunks[0]!, allowedMentions: NO_MENTIONS });
-      for (const content of chunks.slice(1)) await interaction.followUp({ content, allowedMentions: NO_MENTIONS });
-    } catch (error) {
-      if (!(error instanceof DiscordAPIError && typeof error.code === 'number' && EXPIRED_TOKEN_CODES.has(error.code))) throw error;
-      this.logger.warn('Discord: interaction expired before the reply was ready; posting it to the channel', { interaction: interaction.id });
-      const intro = `<@${interaction.user.id}>, your \`/ask\` took longer than Discord waits for a reply, so here it is:`;
-      for (const content of [intro, ...chunks]) {
-        await this.client.rest.post(Routes.channelMessages(interaction.channelId), { body: { content, allowed_mentions: { parse: [], users: [interaction.user.id] } } });
-      }
+  /** Edits the deferred response, then follows up in order. */
+  private async respond(interaction: ChatInputCommandInteraction, chunks: string[]): Promise<void> {
+    await interaction.editReply({ content: chunks[0]!, allowedMentions: NO_MENTIONS });
+    for (const content of chunks.slice(1)) await interaction.followUp({ content, allowedMentions: NO_MENTIONS });
+  }
+
+  /** An /ask answer that outlived its interaction token (15 minutes) goes to the channel instead. */
+  private async postToChannel(interaction: ChatInputCommandInteraction, chunks: string[]): Promise<void> {
+    this.logger.warn('Discord: interaction expired before the reply was ready; posting it to the channel', { interaction: interaction.id });
+    const intro = `<@${interaction.user.id}>, your \`/ask\` took longer than Discord waits for a reply, so here it is:`;
+    for (const content of [intro, ...chunks]) {
+      await this.client.rest.post(Routes.channelMessages(interaction.channelId), { body: { content, allowed_mentions: { parse: [], users: [interaction.user.id] } } });
     }
   }
 
@@ -206,7 +212,8 @@ export class DiscordAdapter {
     await interaction.deferReply({ flags: MessageFlags.Ephemeral });
     const query = interaction.options.getString('query', true);
     const hits = await this.store.searchHistory(this.scope(interaction), { text: query, maxResults: 10 });
-    await this.deliver(interaction, splitMessage(formatHits(query, hits), DISCORD_MESSAGE_LIMIT));
+    // Private results: never the public channel fallback, even if the token expired.
+    await this.respond(interaction, splitMessage(formatHits(query, hits), DISCORD_MESSAGE_LIMIT));
   }
 
   private async startNew(interaction: ChatInputCommandInteraction): Promise<void> {
@@ -214,6 +221,6 @@ export class DiscordAdapter {
     await interaction.deferReply();
     const scope = this.scope(interaction);
     await this.queue.run(JSON.stringify(scope), () => this.store.openConversation({ ...scope, thread: `new-${interaction.id}` }));
-    await this.deliver(interaction, ['Started a new conversation here. Earlier ones stay searchable with `/recall`.']);
+    await this.respond(interaction, ['Started a new conversation here. Earlier ones stay searchable with `/recall`.']);
   }
 }
