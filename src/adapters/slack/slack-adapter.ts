@@ -33,6 +33,8 @@ interface Incoming {
   text: string;
   ts: string;
   threadTs?: string;
+  /** The thread's conversation, when the listener already looked it up. */
+  known?: Conversation;
 }
 
 /** Markdown from the model as Slack mrkdwn, split under Slack's limit. */
@@ -95,12 +97,10 @@ export class SlackAdapter {
       const isDirect = message.channel_type === 'im';
       // A mention in a channel also arrives as app_mention: answer that one only.
       if (!isDirect && this.botUserId && text.includes(`<@${this.botUserId}>`)) return;
-      if (!isDirect) {
-        if (!threadTs) return;
-        const known = await this.store.findConversation({ platform: 'slack', workspace: body.team_id, channel, thread: threadTs });
-        if (!known) return; // a thread Spool was never part of
-      }
-      await this.accept({ eventId: body.event_id, team: body.team_id, channel, user, text, ts, threadTs });
+      // Outside DMs, only threads Spool is already part of.
+      const known = threadTs ? await this.store.findConversation({ platform: 'slack', workspace: body.team_id, channel, thread: threadTs }) : undefined;
+      if (!isDirect && !known) return;
+      await this.accept({ eventId: body.event_id, team: body.team_id, channel, user, text, ts, threadTs, known });
     });
 
     this.app.command('/spool', async ({ command, ack, respond }) => {
@@ -148,7 +148,7 @@ export class SlackAdapter {
       }
       const key = { platform: 'slack', workspace: input.team, channel: input.channel, thread };
       await this.queue.run(JSON.stringify(key), async () => {
-        const existing = await this.store.findConversation(key);
+        const existing = input.known ?? (await this.store.findConversation(key));
         const conversation = existing ?? (await this.store.openConversation(key));
         let text = input.text.replaceAll(`<@${this.botUserId}>`, '').trim();
         if (!existing && input.threadTs && input.threadTs !== input.ts) text = await this.withThreadHistory(client, input, text);
