@@ -27,6 +27,14 @@ export interface Config {
   systemPrompt: string;
   databaseUrl?: string;
   dataDir: string;
+  delivery: {
+    /** A lane whose replica stops renewing its lease is taken over after this long. */
+    leaseMs: number;
+    /** On SIGTERM, how long running turns may finish before they are cut short (and resumed later). */
+    shutdownGraceMs: number;
+    /** Answered inbox and outbox rows are kept this long. */
+    retentionDays: number;
+  };
   /** MCP_CONFIG, or ./mcp.json when that exists. */
   mcpConfigPath?: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
@@ -184,6 +192,11 @@ export function loadConfig(env: Env = process.env): Config {
     systemPrompt: systemPrompt(r, env),
     databaseUrl: databaseUrl(r),
     dataDir: r.string('DATA_DIR') ?? './data',
+    delivery: {
+      leaseMs: r.int('LEASE_TTL_MS', 15_000, 500),
+      shutdownGraceMs: r.int('SHUTDOWN_GRACE_MS', 25_000, 0),
+      retentionDays: r.int('INBOX_RETENTION_DAYS', 7),
+    },
     mcpConfigPath: mcpConfigPath(r),
     logLevel: r.oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
     slack: slackBotToken

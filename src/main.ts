@@ -1,14 +1,18 @@
 import 'dotenv/config';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { runConsole } from './adapters/console/console-adapter.ts';
+import { consoleOutbound, runConsole } from './adapters/console/console-adapter.ts';
 import { DiscordAdapter } from './adapters/discord/discord-adapter.ts';
 import { SlackAdapter } from './adapters/slack/slack-adapter.ts';
 import { ConfigError, loadConfig, SECRET_ENV_NAMES, secretsOf, type Config } from './config.ts';
 import { Agent } from './core/agent.ts';
 import type { Logger } from './core/logger.ts';
+import { InboundPipeline } from './core/pipeline.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
 import { createLogger } from './logging.ts';
 import { openDatabase } from './store/database.ts';
+import { DeliveryLedger } from './store/delivery-ledger.ts';
 import { PrismaStore } from './store/prisma-store.ts';
 import { loadMcpConfig } from './tools/mcp/config.ts';
 import { McpToolSource } from './tools/mcp/source.ts';
@@ -67,24 +71,26 @@ async function main(): Promise<number> {
   const llm = new OpenAiChatClient(config.openai);
   const agent = agentFor(config, { llm, tools, store, logger });
 
-  const shutdown = async () => {
-    await tools.close();
-    await db.close();
-  };
+  const ledger = new DeliveryLedger(db.prisma);
+  // Nobody else can reach the embedded database: leases left by a killed run are ours to take now.
+  if (db.embedded) await ledger.releaseAll();
+  const pipeline = new InboundPipeline(
+    { agent, inbox: ledger, search: store, logger },
+    { holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, leaseMs: config.delivery.leaseMs, pollMs: 1_000, maxAttempts: 3 },
+  );
+
   try {
     if (positionals[0] === 'chat' || (!config.slack && !config.discord)) {
-      await runConsole(agent, store, {
-        session: values.session,
-        input: process.stdin,
-        output: process.stdout,
-        status: process.stderr,
-        interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY),
-      });
+      const io = { input: process.stdin, output: process.stdout, status: process.stderr, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY) };
+      pipeline.register('console', consoleOutbound(io));
+      pipeline.start();
+      await runConsole(pipeline, { session: values.session, ...io });
+      await pipeline.stop(config.delivery.shutdownGraceMs);
       return 0;
     }
     const configured = [
-      config.slack && { name: 'Slack', adapter: new SlackAdapter(config.slack, agent, store, logger) },
-      config.discord && { name: 'Discord', adapter: new DiscordAdapter(config.discord, agent, store, logger) },
+      config.slack && { name: 'Slack', adapter: new SlackAdapter(config.slack, pipeline, logger) },
+      config.discord && { name: 'Discord', adapter: new DiscordAdapter(config.discord, pipeline, logger) },
     ].filter((p) => !!p);
     // One platform failing to connect (a revoked token, an outage) must not take the others down.
     const platforms = [];
@@ -98,17 +104,20 @@ async function main(): Promise<number> {
       }
     }
     if (platforms.length === 0) return 1;
-    // Delivery ids only matter while platforms may still retry: forget them after a week.
-    const prune = () => store.pruneEvents().catch((error: Error) => logger.warn('Could not prune delivery ids', { error: error.message }));
+    pipeline.start();
+    const prune = () => ledger.prune(config.delivery.retentionDays).catch((error: Error) => logger.warn('Could not prune the inbox', { error: error.message }));
     void prune();
     const pruning = setInterval(prune, 86_400_000).unref();
     await untilSignal();
     clearInterval(pruning);
+    // Still receiving while turns finish: what arrives now is stored for the next start or another replica.
     logger.info('Shutting down');
+    await pipeline.stop(config.delivery.shutdownGraceMs);
     await Promise.allSettled(platforms.map((p) => p.stop()));
     return 0;
   } finally {
-    await shutdown();
+    await tools.close();
+    await db.close();
   }
 }
 

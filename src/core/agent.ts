@@ -10,6 +10,7 @@ import {
 } from './continuation.ts';
 import type { Logger } from './logger.ts';
 import type { MicrocompactOptions } from './microcompact.ts';
+import { CONTINUE_PROMPT, turnProgress } from './resume.ts';
 import {
   ContextLengthError,
   LlmRequestError,
@@ -24,7 +25,7 @@ import {
   type ToolSpec,
 } from './types.ts';
 
-export const CONTINUE_PROMPT = 'Continue from where you left off.';
+export { CONTINUE_PROMPT };
 
 export interface AgentOptions {
   systemPrompt: string;
@@ -51,6 +52,15 @@ export interface TurnResult {
   status: TurnStatus;
 }
 
+export interface TurnOptions {
+  /**
+   * The inbox row this turn answers. When its user message is already stored, the turn goes on
+   * from the stored transcript (a crash or a lease takeover cut it short) instead of starting over.
+   */
+  inboxId?: string;
+  signal?: AbortSignal;
+}
+
 /** What one turn has spent so far; reset only by new user input. */
 interface TurnState {
   conversation: Conversation;
@@ -62,11 +72,18 @@ interface TurnState {
   continuationPages: number;
   resultChars: number;
   signal: AbortSignal;
+  /** The reply so far; text next to tool calls is dropped, since it was the model thinking aloud. */
+  replyParts: string[];
+  /** The final answer was stored before a crash: nothing is left to ask the model. */
+  finished: boolean;
 }
 
 const CUT_OFF_NOTE = "\n\n_(This reply was cut off at the model's output limit.)_";
 
 const errorResult = (message: string): ToolOutcome => ({ content: continuationError(message), isError: true });
+
+/** 37 characters: OpenAI rejects tool call ids longer than 40. */
+const newToolCallId = () => `call_${crypto.randomUUID().replaceAll('-', '')}`;
 
 /**
  * The channel-agnostic agent: one `runTurn` per user message. It owns the tool loop and every
@@ -78,53 +95,52 @@ export class Agent {
     private readonly options: AgentOptions,
   ) {}
 
-  async runTurn(conversation: Conversation, userText: string, signal = new AbortController().signal): Promise<TurnResult> {
+  async runTurn(conversation: Conversation, userText: string, options: TurnOptions = {}): Promise<TurnResult> {
     try {
-      return await this.loop(await this.startTurn(conversation, userText, signal));
+      return await this.loop(await this.startTurn(conversation, userText, options));
     } catch (error) {
       return this.failure(conversation, error);
     }
   }
 
-  private async startTurn(conversation: Conversation, userText: string, signal: AbortSignal): Promise<TurnState> {
+  private async startTurn(conversation: Conversation, userText: string, options: TurnOptions): Promise<TurnState> {
     const transcript = await this.deps.store.loadTranscript(conversation);
-    const turn = transcript.reduce((max, m) => Math.max(max, m.turn), 0) + 1;
+    const started = options.inboxId === undefined ? undefined : transcript.find((m) => m.role === 'user' && m.inboxId === options.inboxId);
+    const turn = started?.turn ?? transcript.reduce((max, m) => Math.max(max, m.turn), 0) + 1;
+    const progress = turnProgress(started ? transcript : [], turn);
     const state: TurnState = {
       conversation,
       turn,
       transcript,
       tools: [...this.deps.tools.list().filter((t) => t.name !== GET_CONTINUATION), getContinuationSpec],
-      continuations: 0,
-      toolIterations: 0,
-      continuationPages: 0,
+      ...progress,
       resultChars: 0,
-      signal,
+      signal: options.signal ?? new AbortController().signal,
     };
     // Committed before the model is asked, so a crash never loses what the user said.
-    await this.append(state, { role: 'user', content: userText, turn });
+    if (!started) await this.append(state, { role: 'user', content: userText, turn, ...(options.inboxId === undefined ? {} : { inboxId: options.inboxId }) });
     return state;
   }
 
   private async loop(state: TurnState): Promise<TurnResult> {
     const { logger } = this.deps;
     const { maxContinuations, maxToolIterations } = this.options;
-    let replyParts: string[] = [];
     const reply = (status: TurnStatus, fallback: string): TurnResult => {
-      const text = replyParts.join('');
+      const text = state.replyParts.join('');
       if (status === 'cut_off') return { reply: (text || fallback) + (text ? CUT_OFF_NOTE : ''), status };
       return { reply: text || fallback, status };
     };
 
+    if (state.finished) return reply('ok', '');
     for (;;) {
       // Past either cap the model must answer: a model that keeps paging would otherwise loop forever.
       const capped = state.toolIterations >= maxToolIterations || state.continuationPages > this.options.maxContinuationPages;
       const toolChoice = capped ? 'none' : 'auto';
       const response = await this.complete(state, toolChoice);
-      const calls = toolChoice === 'none' ? [] : this.acceptedCalls(state, response);
+      const calls = toolChoice === 'none' ? [] : this.acceptedCalls(response);
 
       if (calls.length > 0) {
-        // Text next to tool calls is the model thinking aloud; the user gets only the final answer.
-        replyParts = [];
+        state.replyParts = [];
         // The calls are stored with this message, before any runs: a crash mid-call leaves a
         // call without a result, which pairing repair answers on the next request.
         await this.append(state, { role: 'assistant', content: response.content, toolCalls: calls, turn: state.turn });
@@ -138,21 +154,23 @@ export class Agent {
           logger.warn('[continue] Empty response truncated at max_tokens, stopping');
           return reply('cut_off', "The model's reply was cut off before it said anything. Try asking again, or raise OPENAI_MAX_TOKENS.");
         }
-        await this.append(state, { role: 'assistant', content: response.content, turn: state.turn });
-        replyParts.push(response.content);
+        state.replyParts.push(response.content);
+        const cut: Message = { role: 'assistant', content: response.content, turn: state.turn };
         if (state.continuations >= maxContinuations) {
+          await this.append(state, cut);
           logger.warn('[continue] Max continuations reached, breaking');
           return reply('cut_off', '');
         }
         state.continuations++;
         logger.info(`[continue] Response truncated at max_tokens, requesting continuation (${state.continuations}/${maxContinuations})`);
-        await this.append(state, { role: 'user', content: CONTINUE_PROMPT, turn: state.turn });
+        // Stored together, so a transcript that ends in a plain assistant message is a finished turn.
+        await this.append(state, cut, { role: 'user', content: CONTINUE_PROMPT, turn: state.turn });
         continue;
       }
 
       if (response.content) {
         await this.append(state, { role: 'assistant', content: response.content, turn: state.turn });
-        replyParts.push(response.content);
+        state.replyParts.push(response.content);
       }
       const fallback = toolChoice === 'none' ? 'I reached the tool-call limit for this message without an answer. Please narrow the question.' : 'The model returned an empty reply.';
       return reply('ok', fallback);
@@ -160,19 +178,13 @@ export class Agent {
   }
 
   /**
-   * Tool calls worth running. A reply cut at max_tokens may end inside a call's arguments: only
-   * calls whose JSON is complete are trusted then. Ids are made unique within the conversation,
-   * because some servers number calls per response ("call_0") and pairing repair dedupes by id.
+   * Tool calls worth running. A reply cut off at max_tokens may end inside a call's arguments: only
+   * calls whose JSON is complete are trusted then. Every call gets an id of Spool's own: servers
+   * reuse ids ("call_0") or send none, and two replicas must never write the same one.
    */
-  private acceptedCalls(state: TurnState, response: LlmResponse): ToolCall[] {
+  private acceptedCalls(response: LlmResponse): ToolCall[] {
     const calls = response.finishReason === 'length' ? response.toolCalls.filter((c) => isJsonObject(c.arguments)) : response.toolCalls;
-    const used = new Set(state.transcript.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.id) : [])));
-    return calls.map((call) => {
-      let id = call.id || `call_${state.turn}`;
-      for (let n = 2; used.has(id); n++) id = `${call.id || `call_${state.turn}`}_${n}`;
-      used.add(id);
-      return id === call.id ? call : { ...call, id };
-    });
+    return calls.map(({ id, ...call }) => ({ ...call, id: newToolCallId(), ...(id ? { modelId: id } : {}) }));
   }
 
   private async complete(state: TurnState, toolChoice: 'auto' | 'none'): Promise<LlmResponse> {

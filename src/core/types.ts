@@ -4,10 +4,13 @@
  */
 
 export interface ToolCall {
+  /** Spool's own id, unique across servers and replicas: the one the model sees from then on. */
   id: string;
   name: string;
   /** Raw JSON text exactly as the model produced it (it may be malformed). */
   arguments: string;
+  /** The id the model gave the call; servers may reuse ("call_0") or omit it. */
+  modelId?: string;
 }
 
 /**
@@ -16,7 +19,8 @@ export interface ToolCall {
  * belong to a turn without counting as one.
  */
 export type Message =
-  | { role: 'user'; content: string; turn: number }
+  /** `inboxId` names the inbox row a turn started from, so a resumed turn is recognised. */
+  | { role: 'user'; content: string; turn: number; inboxId?: string }
   | { role: 'assistant'; content: string; toolCalls?: ToolCall[]; turn: number }
   | { role: 'tool'; toolCallId: string; content: string; turn: number };
 

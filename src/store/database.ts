@@ -17,6 +17,8 @@ export interface Database {
   pool: pg.Pool;
   /** Where the data lives, without credentials: fit for logs. */
   description: string;
+  /** The embedded database: no other process can reach it. */
+  embedded: boolean;
   close(): Promise<void>;
 }
 
@@ -100,6 +102,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     prisma,
     pool,
     description,
+    embedded: Boolean(embedded),
     async close() {
       await prisma.$disconnect();
       await pool.end();

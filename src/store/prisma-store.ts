@@ -67,29 +67,6 @@ export class PrismaStore implements StorePort, HistorySearchPort {
     return toConversation(row);
   }
 
-  async findConversation(key: ConversationKey): Promise<Conversation | undefined> {
-    const row = await this.prisma.conversation.findUnique({ where: { platform_workspace_channel_thread: key } });
-    return row ? toConversation(row) : undefined;
-  }
-
-  /** The newest conversation of a channel, whatever its thread. */
-  async latestConversation(scope: ChannelScope): Promise<Conversation | undefined> {
-    const row = await this.prisma.conversation.findFirst({ where: scope, orderBy: { createdAt: 'desc' } });
-    return row ? toConversation(row) : undefined;
-  }
-
-  /** True for the first caller only: the delivery is this caller's to answer. */
-  async claimEvent(platform: string, eventId: string): Promise<boolean> {
-    const { count } = await this.prisma.processedEvent.createMany({ data: [{ platform, eventId }], skipDuplicates: true });
-    return count === 1;
-  }
-
-  /** Platforms stop retrying within hours; a week of ids is plenty. */
-  async pruneEvents(olderThanDays = 7): Promise<number> {
-    const { count } = await this.prisma.processedEvent.deleteMany({ where: { createdAt: { lt: new Date(Date.now() - olderThanDays * 86_400_000) } } });
-    return count;
-  }
-
   async loadTranscript(conversation: Conversation): Promise<Message[]> {
     const rows = await this.prisma.transcriptMessage.findMany({ where: { conversationId: conversation.id }, orderBy: { id: 'asc' } });
     return rows.map((row): Message => {
@@ -103,7 +80,9 @@ export class PrismaStore implements StorePort, HistorySearchPort {
             : { role: 'assistant', content: row.content, turn: row.turn };
         }
         default:
-          return { role: 'user', content: row.content, turn: row.turn };
+          return row.inboxId === null
+            ? { role: 'user', content: row.content, turn: row.turn }
+            : { role: 'user', content: row.content, turn: row.turn, inboxId: String(row.inboxId) };
       }
     });
   }
@@ -122,6 +101,7 @@ export class PrismaStore implements StorePort, HistorySearchPort {
             content: m.content,
             toolCalls: toolCalls ? (toolCalls as unknown as Prisma.InputJsonValue) : Prisma.DbNull,
             toolCallId: m.role === 'tool' ? m.toolCallId : null,
+            inboxId: m.role === 'user' && m.inboxId !== undefined ? BigInt(m.inboxId) : null,
           },
           select: { id: true },
         });
@@ -132,11 +112,11 @@ export class PrismaStore implements StorePort, HistorySearchPort {
               channelKey,
               messageId: row.id,
               toolCallId: c.id,
+              modelCallId: c.modelId ?? null,
               toolName: c.name,
               arguments: c.arguments,
               turn: m.turn,
             })),
-            skipDuplicates: true,
           });
         }
       }

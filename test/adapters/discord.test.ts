@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DISCORD_COMMANDS, DISCORD_FAILURE, DiscordAdapter, type DiscordAdapterConfig } from '../../src/adapters/discord/discord-adapter.ts';
+import { DISCORD_COMMANDS, DISCORD_REFUSAL, DiscordAdapter, type DiscordAdapterConfig } from '../../src/adapters/discord/discord-adapter.ts';
+import { FAILURE_REPLY, type InboundPipeline } from '../../src/core/pipeline.ts';
 import type { Database } from '../../src/store/database.ts';
-import type { PrismaStore } from '../../src/store/prisma-store.ts';
 import { testAgent, testTool } from '../support/agent.ts';
-import { testDatabase, testStore } from '../support/db.ts';
+import { testDatabase, testPipeline, testStore } from '../support/db.ts';
 import { APP_ID, FakeDiscord, nextId, type DiscordCall } from '../support/fake-discord.ts';
 import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
 import { RecordingLogger } from '../support/logger.ts';
@@ -12,28 +12,30 @@ const GUILD = '400000000000000001';
 const OTHER_GUILD = '400000000000000002';
 
 let db: Database;
-let store: PrismaStore;
 let llm: FakeOpenAi;
 let discord: FakeDiscord;
-let adapter: DiscordAdapter;
-let logger: RecordingLogger;
+let adapter: Started;
 
 const ticket = testTool('ticket', (args) => ({ content: `ticket ${String(args.id)}: printer on floor 3 jammed`, isError: false }));
 
-async function startAdapter(overrides: Partial<DiscordAdapterConfig> = {}, log = new RecordingLogger(), adapterStore = store): Promise<DiscordAdapter> {
-  const agent = testAgent({ fake: llm, store: adapterStore, tools: [ticket] });
-  const started = new DiscordAdapter({ token: 'bot-token', applicationId: APP_ID, guildId: GUILD, apiUrl: discord.apiUrl, allowedGuilds: [GUILD], ...overrides }, agent, adapterStore, log);
+interface Started {
+  pipeline: InboundPipeline;
+  stop(): Promise<void>;
+}
+
+async function startAdapter(overrides: Partial<DiscordAdapterConfig> = {}, log = new RecordingLogger(), database = db): Promise<Started> {
+  const pipeline = testPipeline(database, testAgent({ fake: llm, store: testStore(database), tools: [ticket] }));
+  const started = new DiscordAdapter({ token: 'bot-token', applicationId: APP_ID, guildId: GUILD, apiUrl: discord.apiUrl, allowedGuilds: [GUILD], ...overrides }, pipeline, log);
   await started.start();
-  return started;
+  pipeline.start();
+  return { pipeline, stop: async () => void (await Promise.all([started.stop(), pipeline.stop(0)])) };
 }
 
 beforeAll(async () => {
   db = await testDatabase();
-  store = testStore(db);
   llm = await new FakeOpenAi().start();
   discord = await new FakeDiscord().start();
-  logger = new RecordingLogger();
-  adapter = await startAdapter({}, logger);
+  adapter = await startAdapter();
 });
 afterAll(async () => {
   await adapter.stop();
@@ -130,22 +132,31 @@ describe('/ask', () => {
   });
 
   it('answers a redelivered interaction once', async () => {
-    llm.fallback = { content: 'once' };
+    llm.fallback = (request) => ({ content: `answer to ${userTexts(request).at(-1)}` });
     const id = nextId();
     const ch = channel();
     ask(ch, 'hello', { id, token: `token-${id}` });
     ask(ch, 'hello', { id, token: `token-${id}` });
-    await discord.waitFor(() => edits(`token-${id}`).length === 1);
-    await new Promise((r) => setTimeout(r, 400));
+    // One more /ask in the channel: a second answer to the first would come before this one's.
+    const next = ask(ch, 'next');
+    await discord.waitFor(() => edits(next.token).length === 1);
     expect(callbacks(`token-${id}`)).toHaveLength(1);
-    expect(llm.requests).toHaveLength(1);
+    expect(edits(`token-${id}`).map((c) => c.body!.content)).toEqual(['answer to hello']);
+    expect(llm.requests.map(userTexts)).toEqual([['hello'], ['hello', 'next']]);
   });
 
   it('refuses a guild that is not allowed, privately, without calling the model', async () => {
     const { token } = ask(channel(), 'hi', { guildId: OTHER_GUILD });
     await discord.waitFor(() => callbacks(token).length === 1);
-    expect(callbacks(token)[0]!.body).toMatchObject({ type: 4, data: { content: "Sorry, you can't use Spool here.", flags: 64 } });
+    expect(callbacks(token)[0]!.body).toMatchObject({ type: 4, data: { content: DISCORD_REFUSAL, flags: 64 } });
     expect(llm.requests).toEqual([]);
+  });
+
+  it('refuses /recall and /new in a guild that is not allowed', async () => {
+    const recall = discord.sendCommand({ name: 'recall', options: [{ name: 'query', value: 'printer' }], guildId: OTHER_GUILD, channelId: channel() });
+    const fresh = discord.sendCommand({ name: 'new', guildId: OTHER_GUILD, channelId: channel() });
+    await discord.waitFor(() => callbacks(recall.token).length === 1 && callbacks(fresh.token).length === 1);
+    for (const { token } of [recall, fresh]) expect(callbacks(token)[0]!.body).toMatchObject({ type: 4, data: { content: DISCORD_REFUSAL, flags: 64 } });
   });
 
   it('tells the user when the model fails, and the next /ask works', async () => {
@@ -170,19 +181,20 @@ describe('/ask', () => {
     await discord.waitFor(() => posts().length === 2);
     expect(callbacks(`token-${id}`)).toHaveLength(1);
     expect(posts().map((c) => c.body!.content)).toEqual([expect.stringContaining('took longer than Discord waits'), 'late but here']);
-    expect(logger.messages()).toContain('Discord: interaction expired before the reply was ready; posting it to the channel');
+    expect((await db.prisma.outboxChunk.findFirstOrThrow({ where: { inbox: { messageKey: id } } })).platformMessageId).toBeTruthy();
   });
 });
 
 describe('a database outage', () => {
   it('answers the command with a failure message instead of leaving it unanswered', async () => {
     const broken = await testDatabase();
-    const outage = await startAdapter({}, new RecordingLogger(), testStore(broken));
+    const outage = await startAdapter({}, new RecordingLogger(), broken);
     await broken.close();
     try {
       const { token } = ask(channel(), 'hi');
-      await discord.waitFor(() => callbacks(token).length === 1);
-      expect(callbacks(token)[0]!.body).toMatchObject({ type: 4, data: { content: DISCORD_FAILURE, flags: 64 } });
+      await discord.waitFor(() => edits(token).length === 1);
+      expect(callbacks(token)[0]!.body).toMatchObject({ type: 5 });
+      expect(edits(token)[0]!.body).toMatchObject({ content: FAILURE_REPLY });
     } finally {
       await outage.stop();
     }
@@ -199,7 +211,7 @@ describe('/recall, /new and /help', () => {
     const found = discord.sendCommand({ name: 'recall', options: [{ name: 'query', value: 'printer jammed' }], guildId: GUILD, channelId: ch });
     await discord.waitFor(() => edits(found.token).length === 1);
     expect(callbacks(found.token)[0]!.body).toMatchObject({ type: 5, data: { flags: 64 } });
-    expect(edits(found.token)[0]!.body!.content).toContain('TOOL RESULT ticket tool_call_id="call_ticket"');
+    expect(edits(found.token)[0]!.body!.content).toMatch(/TOOL RESULT ticket tool_call_id="call_[0-9a-f]{32}"/);
 
     const other = await startAdapter({ allowedGuilds: undefined });
     try {
@@ -231,7 +243,11 @@ describe('/recall, /new and /help', () => {
     const id = nextId();
     discord.expiredTokens.add(`token-${id}`);
     discord.sendCommand({ name: 'recall', options: [{ name: 'query', value: 'anything' }], guildId: GUILD, channelId: ch, id, token: `token-${id}` });
-    await discord.waitFor(() => logger.messages().includes('Discord: interaction failed'));
+    await discord.waitFor(() => edits(`token-${id}`).length >= 1);
+    // Whatever the adapter does after the failed edit, it does before answering the next command here.
+    llm.enqueue({ content: 'still here' });
+    const next = ask(ch, 'are you there?');
+    await discord.waitFor(() => edits(next.token).length === 1);
     expect(discord.callsTo('POST', new RegExp(`^/channels/${ch}/messages$`))).toEqual([]);
   });
 

@@ -1,11 +1,11 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SLACK_FAILURE, SlackAdapter, SLACK_MESSAGE_LIMIT, type SlackAdapterConfig } from '../../src/adapters/slack/slack-adapter.ts';
+import { SlackAdapter, SLACK_MESSAGE_LIMIT, SLACK_REFUSAL, type SlackAdapterConfig } from '../../src/adapters/slack/slack-adapter.ts';
+import { FAILURE_REPLY, type InboundPipeline } from '../../src/core/pipeline.ts';
 import type { Database } from '../../src/store/database.ts';
-import type { PrismaStore } from '../../src/store/prisma-store.ts';
 import { searchHistoryTool } from '../../src/tools/search-history.ts';
 import { testAgent, testTool } from '../support/agent.ts';
-import { testDatabase, testStore } from '../support/db.ts';
+import { testDatabase, testPipeline, testStore } from '../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack, signedRequest, TEAM } from '../support/fake-slack.ts';
 import { silentLogger } from '../support/logger.ts';
@@ -13,7 +13,6 @@ import { silentLogger } from '../support/logger.ts';
 const SIGNING_SECRET = 'test-signing-secret';
 
 let db: Database;
-let store: PrismaStore;
 let llm: FakeOpenAi;
 let slack: FakeSlack;
 
@@ -28,17 +27,28 @@ async function freePort(): Promise<number> {
 
 const lookup = testTool('lookup', (args) => ({ content: `inventory for ${String(args.sku)}: 42 units in warehouse-7`, isError: false }));
 
-async function startAdapter(overrides: Partial<SlackAdapterConfig> = {}, adapterStore = store): Promise<{ adapter: SlackAdapter; port: number }> {
-  const port = await freePort();
-  const agent = testAgent({ fake: llm, store: adapterStore, tools: [lookup, searchHistoryTool(adapterStore)] });
-  const adapter = new SlackAdapter({ botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl, port, ...overrides }, agent, adapterStore, silentLogger);
-  await adapter.start();
-  return { adapter, port };
+interface Started {
+  port: number;
+  pipeline: InboundPipeline;
+  stop(): Promise<void>;
 }
+
+async function startAdapter(overrides: Partial<SlackAdapterConfig> = {}, database = db): Promise<Started> {
+  const port = await freePort();
+  const adapterStore = testStore(database);
+  const agent = testAgent({ fake: llm, store: adapterStore, tools: [lookup, searchHistoryTool(adapterStore)] });
+  const pipeline = testPipeline(database, agent);
+  const adapter = new SlackAdapter({ botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl, port, ...overrides }, pipeline, silentLogger);
+  await adapter.start();
+  pipeline.start();
+  return { port, pipeline, stop: async () => void (await Promise.all([adapter.stop(), pipeline.stop(0)])) };
+}
+
+/** Inbox rows of one Slack message (every delivery of it is the same row). */
+const inboxRows = (channel: string, ts: string) => db.prisma.inboxEntry.count({ where: { platform: 'slack', messageKey: `${channel}:${ts}` } });
 
 beforeAll(async () => {
   db = await testDatabase();
-  store = testStore(db);
   llm = await new FakeOpenAi().start();
   slack = await new FakeSlack().start();
 });
@@ -53,7 +63,7 @@ const channel = () => `C${Math.random().toString(36).slice(2, 10).toUpperCase()}
 const userTexts = (request: ChatRequest) => request.messages.filter((m) => m.role === 'user').map((m) => m.content);
 
 describe('Slack over the Events API (signed HTTP)', () => {
-  let adapter: SlackAdapter;
+  let started: Started;
   let port: number;
   const post = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
     fetch(`http://127.0.0.1:${port}/slack/events`, signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json', headers));
@@ -62,9 +72,10 @@ describe('Slack over the Events API (signed HTTP)', () => {
   const repliesIn = (ch: string) => slack.callsTo('chat.postMessage').filter((m) => m.channel === ch);
 
   beforeAll(async () => {
-    ({ adapter, port } = await startAdapter({ allowedUsers: ['U1', 'U2'] }));
+    started = await startAdapter({ allowedUsers: ['U1', 'U2'] });
+    port = started.port;
   });
-  afterAll(() => adapter.stop());
+  afterAll(() => started.stop());
   beforeEach(() => {
     llm.requests.length = 0;
     llm.fallback = undefined;
@@ -81,7 +92,10 @@ describe('Slack over the Events API (signed HTTP)', () => {
   it('answers a mention with one reply in its thread, showing status while it works', async () => {
     const ch = channel();
     llm.enqueue({ content: '**Hello** there' });
-    await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hi`, ts: '500.1', channel: ch }));
+    const response = await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hi`, ts: '500.1', channel: ch }));
+    // Slack hears "received" only once the message is in the inbox.
+    expect(response.status).toBe(200);
+    expect(await inboxRows(ch, '500.1')).toBe(1);
     await slack.waitFor(() => repliesIn(ch).length === 1);
     expect(repliesIn(ch)).toMatchObject([{ channel: ch, thread_ts: '500.1', text: expect.stringContaining('*Hello*') }]);
     expect(userTexts(llm.requests[0]!)).toEqual(['hi']);
@@ -98,13 +112,16 @@ describe('Slack over the Events API (signed HTTP)', () => {
     await post(eventBody({ type: 'message', channel_type: 'channel', user: 'U2', text: 'not for spool', ts: '601.2', thread_ts: '601.1', channel: ch }));
     await post(eventBody({ type: 'message', channel_type: 'channel', subtype: 'message_changed', channel: ch, ts: '600.3', thread_ts: '600.1' }));
     await post(eventBody({ type: 'message', channel_type: 'channel', bot_id: 'BOTHER', user: 'U9', text: 'bot chatter', ts: '600.4', thread_ts: '600.1', channel: ch }));
-    await slack.waitFor(() => repliesIn(ch).length === 2);
-    await new Promise((r) => setTimeout(r, 300));
+    // One more message in the thread: had any of the ignored ones been taken, it would be answered before this.
+    await post(eventBody({ type: 'message', channel_type: 'channel', user: 'U1', text: 'third', ts: '600.5', thread_ts: '600.1', channel: ch }));
+    await slack.waitFor(() => repliesIn(ch).length === 3);
     expect(repliesIn(ch).map((m) => [m.thread_ts, m.text])).toEqual([
       ['600.1', 'turn 1'],
       ['600.1', 'turn 2'],
+      ['600.1', 'turn 3'],
     ]);
-    expect(userTexts(llm.requests[1]!)).toEqual(['first', 'second']);
+    expect(userTexts(llm.requests[2]!)).toEqual(['first', 'second', 'third']);
+    expect(await inboxRows(ch, '601.2')).toBe(0);
   });
 
   it('answers a direct message without a mention, in a thread of its own', async () => {
@@ -116,17 +133,20 @@ describe('Slack over the Events API (signed HTTP)', () => {
     expect(userTexts(llm.requests[0]!)).toEqual(['hello spool']);
   });
 
-  it('replies once to an event Slack retries', async () => {
+  it('replies once to a message Slack retries and delivers both as a mention and as a message', async () => {
     const ch = channel();
-    llm.fallback = { content: 'only once' };
-    const body = eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hello`, ts: '700.1', channel: ch });
+    llm.fallback = (request) => ({ content: `answer to ${userTexts(request).at(-1)}` });
+    const mention = { user: 'U1', text: `<@${BOT_USER}> hello`, ts: '700.1', channel: ch };
+    const body = eventBody({ type: 'app_mention', ...mention });
     await post(body);
     await post(body, { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' });
+    await post(eventBody({ type: 'message', channel_type: 'channel', thread_ts: '700.1', ...mention }));
     await post(body, { 'x-slack-retry-num': '2', 'x-slack-retry-reason': 'http_timeout' });
-    await slack.waitFor(() => repliesIn(ch).length >= 1);
-    await new Promise((r) => setTimeout(r, 500));
-    expect(repliesIn(ch)).toHaveLength(1);
-    expect(llm.requests).toHaveLength(1);
+    await post(eventBody({ type: 'message', channel_type: 'channel', user: 'U1', text: 'next', ts: '700.2', thread_ts: '700.1', channel: ch }));
+    await slack.waitFor(() => repliesIn(ch).length === 2);
+    expect(repliesIn(ch).map((m) => m.text)).toEqual(['answer to hello', 'answer to next']);
+    expect(llm.requests.map(userTexts)).toEqual([['hello'], ['hello', 'next']]);
+    expect(await inboxRows(ch, '700.1')).toBe(1);
   });
 
   it('splits a long reply into ordered messages with intact code blocks', async () => {
@@ -169,9 +189,15 @@ describe('Slack over the Events API (signed HTTP)', () => {
     const ch = channel();
     await post(eventBody({ type: 'app_mention', user: 'U-stranger', text: `<@${BOT_USER}> hi`, ts: '1000.1', channel: ch }));
     await slack.waitFor(() => slack.callsTo('chat.postEphemeral').length === 1);
-    expect(slack.callsTo('chat.postEphemeral')[0]).toMatchObject({ channel: ch, user: 'U-stranger', text: "Sorry, I'm not enabled for you in this channel." });
+    expect(slack.callsTo('chat.postEphemeral')[0]).toMatchObject({ channel: ch, user: 'U-stranger', text: SLACK_REFUSAL });
     expect(repliesIn(ch)).toEqual([]);
     expect(llm.requests).toEqual([]);
+  });
+
+  it('refuses /spool recall to a user who is not allowed', async () => {
+    await command({ command: '/spool', text: 'recall warehouse', team_id: TEAM, channel_id: channel(), user_id: 'U-stranger', response_url: slack.responseUrl('x'), trigger_id: 't' });
+    await slack.waitFor(() => slack.callsTo('response_url').length === 1);
+    expect(slack.callsTo('response_url')[0]).toMatchObject({ response_type: 'ephemeral', text: SLACK_REFUSAL });
   });
 
   it('reads the thread it is mentioned into, once', async () => {
@@ -199,6 +225,7 @@ describe('Slack over the Events API (signed HTTP)', () => {
     await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hi`, ts: '1200.1', channel: ch }));
     await slack.waitFor(() => repliesIn(ch).length === 1);
     expect(repliesIn(ch)[0]!.text).toBe('Sorry, the language model request failed: the model endpoint had a server error (500). Please try again.');
+    expect(await db.prisma.inboxEntry.findFirst({ where: { messageKey: `${ch}:1200.1` } })).toMatchObject({ status: 'answered' });
     llm.enqueue({ content: 'back up' });
     await post(eventBody({ type: 'message', channel_type: 'channel', user: 'U1', text: 'again', ts: '1200.2', thread_ts: '1200.1', channel: ch }));
     await slack.waitFor(() => repliesIn(ch).length === 2);
@@ -217,7 +244,10 @@ describe('Slack over the Events API (signed HTTP)', () => {
     await slack.waitFor(() => slack.callsTo('response_url').length === 2);
     const [found, nothing] = slack.callsTo('response_url');
     expect(found).toMatchObject({ response_type: 'ephemeral' });
-    expect(String(found!.text)).toContain('TOOL RESULT lookup tool_call_id="call_lookup"');
+    // Spool gave the call an id of its own and kept the model's beside it.
+    const call = await db.prisma.toolCall.findFirstOrThrow({ where: { channelKey: { contains: ch }, modelCallId: 'call_lookup' } });
+    expect(call.toolCallId).toMatch(/^call_[0-9a-f]{32}$/);
+    expect(String(found!.text)).toContain(`TOOL RESULT lookup tool_call_id="${call.toolCallId}"`);
     expect(String(found!.text)).toContain('warehouse-7');
     expect(nothing!.text).toBe('No earlier messages or tool runs in this channel match "warehouse".');
   });
@@ -226,27 +256,29 @@ describe('Slack over the Events API (signed HTTP)', () => {
 describe('a database outage', () => {
   it('tells the thread something went wrong instead of staying silent', async () => {
     const broken = await testDatabase();
-    const { adapter, port } = await startAdapter({}, testStore(broken));
+    const started = await startAdapter({}, broken);
     await broken.close();
     try {
       const ch = channel();
-      await fetch(`http://127.0.0.1:${port}/slack/events`, signedRequest(JSON.stringify(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hi`, ts: '1500.1', channel: ch })), SIGNING_SECRET, 'application/json'));
+      await fetch(`http://127.0.0.1:${started.port}/slack/events`, signedRequest(JSON.stringify(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hi`, ts: '1500.1', channel: ch })), SIGNING_SECRET, 'application/json'));
       await slack.waitFor(() => slack.callsTo('chat.postMessage').some((m) => m.channel === ch));
-      expect(slack.callsTo('chat.postMessage').filter((m) => m.channel === ch)).toMatchObject([{ thread_ts: '1500.1', text: SLACK_FAILURE }]);
+      expect(slack.callsTo('chat.postMessage').filter((m) => m.channel === ch)).toMatchObject([{ thread_ts: '1500.1', text: FAILURE_REPLY }]);
     } finally {
-      await adapter.stop();
+      await started.stop();
     }
   });
 });
 
 describe('Slack over Socket Mode', () => {
   it('connects through apps.connections.open and answers a mention', async () => {
-    const { adapter } = await startAdapter({ appToken: 'xapp-test', signingSecret: undefined });
+    const started = await startAdapter({ appToken: 'xapp-test', signingSecret: undefined });
     try {
       const ch = channel();
       slack.statusApi = false;
       llm.enqueue({ content: 'over the socket' });
       await slack.sendSocketEvent(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> ping`, ts: '1400.1', channel: ch }));
+      // The envelope is acknowledged only once the message is in the inbox.
+      expect(await inboxRows(ch, '1400.1')).toBe(1);
       await slack.waitFor(() => slack.callsTo('chat.postMessage').some((m) => m.channel === ch));
       expect(slack.callsTo('apps.connections.open').length).toBeGreaterThanOrEqual(1);
       expect(slack.callsTo('chat.postMessage').find((m) => m.channel === ch)).toMatchObject({ thread_ts: '1400.1', text: 'over the socket' });
@@ -255,7 +287,7 @@ describe('Slack over Socket Mode', () => {
       expect(slack.callsTo('reactions.remove').find((r) => r.channel === ch)).toMatchObject({ timestamp: '1400.1' });
     } finally {
       slack.statusApi = true;
-      await adapter.stop();
+      await started.stop();
     }
   });
 });

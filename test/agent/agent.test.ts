@@ -3,7 +3,7 @@ import { CONTINUE_PROMPT } from '../../src/core/agent.ts';
 import type { Conversation } from '../../src/core/types.ts';
 import type { Database } from '../../src/store/database.ts';
 import type { PrismaStore } from '../../src/store/prisma-store.ts';
-import { lastMessage, nextOffset, testAgent, testTool } from '../support/agent.ts';
+import { lastMessage, markedCallId, nextOffset, sentCallIds, testAgent, testTool } from '../support/agent.ts';
 import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
 import { RecordingLogger } from '../support/logger.ts';
@@ -48,7 +48,7 @@ describe('tool result continuation', () => {
       if (last.role === 'user') return { toolCalls: [{ id: 'call_dump', name: 'dump', arguments: '{}' }] };
       const offset = nextOffset(last.content ?? '');
       if (offset !== undefined) {
-        return { toolCalls: [{ id: `call_page_${++page}`, name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: 'call_dump', offset }) }] };
+        return { toolCalls: [{ id: `call_page_${++page}`, name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: markedCallId(last.content ?? ''), offset }) }] };
       }
       const lastLine = (last.content ?? '').trim().split('\n').pop();
       return { content: `The last line says: ${lastLine}` };
@@ -64,13 +64,14 @@ describe('tool result continuation', () => {
     const final = fake.requests[fake.requests.length - 1]!;
     const [preview, ...pages] = toolMessages(final).map((m) => m.content ?? '');
     expect(preview!.length).toBeLessThan(5_300);
-    expect(preview).toContain(`/${full.length} chars. Call get_continuation with tool_call_id="call_dump" offset=`);
+    const dumpId = sentCallIds(fake.requests[1]!)[0]!;
+    expect(preview).toContain(`/${full.length} chars. Call get_continuation with tool_call_id="${dumpId}" offset=`);
     const head = preview!.slice(0, preview!.indexOf('\n[truncated'));
     const body = pages.map((p) => (nextOffset(p) === undefined ? p : p.slice(0, p.lastIndexOf('\n[truncated')))).join('');
     expect(head + body).toBe(full);
     expect(pages.length).toBe(Math.ceil((full.length - head.length) / 20_000));
     // The full result is stored once, untruncated.
-    expect(await store.readToolResult(conversation, 'call_dump')).toBe(full);
+    expect(await store.readToolResult(conversation, dumpId)).toBe(full);
   });
 
   it('answers a bad get_continuation with a JSON error the model can act on', async () => {
@@ -90,7 +91,8 @@ describe('tool result continuation', () => {
     fake.enqueue({ toolCalls: [{ id: 'early', name: 'dump', arguments: '{}' }] }, { content: 'done' });
     await agent.runTurn(conversation, 'first');
     const offset = full.length - 500;
-    fake.enqueue({ toolCalls: [{ id: 'later', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: 'early', offset }) }] }, { content: 'read' });
+    const early = sentCallIds(fake.requests[1]!)[0];
+    fake.enqueue({ toolCalls: [{ id: 'later', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: early, offset }) }] }, { content: 'read' });
     await agent.runTurn(conversation, 'second');
     expect(toolMessages(fake.requests[3]!).pop()!.content).toBe(full.slice(offset));
   });
@@ -178,7 +180,8 @@ describe('max_tokens continuation', () => {
     );
     await testAgent({ fake, store, tools: [tool] }).runTurn(conversation, 'go');
     expect(tool.calls).toEqual([{ x: 1 }]);
-    expect(fake.requests[1]!.messages.filter((m) => m.role === 'assistant')[0]!.tool_calls!.map((c) => c.id)).toEqual(['ok']);
+    expect(fake.requests[1]!.messages.filter((m) => m.role === 'assistant')[0]!.tool_calls!.map((c) => c.function.arguments)).toEqual(['{"x":1}']);
+    expect(await db.prisma.toolCall.findMany({ where: { conversationId: conversation.id, turn: 1 }, select: { modelCallId: true } })).toEqual([{ modelCallId: 'ok' }]);
   });
 
   it('stops at once on an empty truncated response', async () => {
@@ -220,7 +223,7 @@ describe('history repair', () => {
     expect(res.status).toBe(400);
   });
 
-  it('renumbers tool call ids a server reuses, so later calls are not lost as duplicates', async () => {
+  it('gives every call an id of its own, so ids a server reuses never collide, and keeps the model\'s', async () => {
     const tool = testTool('t', (args) => ({ content: `result ${String(args.n)}`, isError: false }));
     const agent = testAgent({ fake, store, tools: [tool] });
     fake.enqueue({ toolCalls: [{ id: 'call_0', name: 't', arguments: '{"n":1}' }] }, { content: 'one' });
@@ -229,6 +232,10 @@ describe('history repair', () => {
     await agent.runTurn(conversation, 'second');
     expect(fake.rejections).toEqual([]);
     expect(toolMessages(fake.requests[3]!).map((m) => m.content)).toEqual(['result 1', 'result 2']);
+    const rows = await db.prisma.toolCall.findMany({ where: { conversationId: conversation.id }, orderBy: { id: 'asc' } });
+    expect(rows.map((r) => r.modelCallId)).toEqual(['call_0', 'call_0']);
+    expect(rows.map((r) => r.toolCallId)).toEqual([expect.stringMatching(/^call_[0-9a-f]{32}$/), expect.stringMatching(/^call_[0-9a-f]{32}$/)]);
+    expect(rows[0]!.toolCallId).not.toBe(rows[1]!.toolCallId);
   });
 });
 

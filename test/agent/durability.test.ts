@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/database.ts';
 import { PrismaStore } from '../../src/store/prisma-store.ts';
 import { searchHistoryTool } from '../../src/tools/search-history.ts';
-import { lastMessage, testAgent, testTool } from '../support/agent.ts';
+import { lastMessage, sentCallIds, testAgent, testTool } from '../support/agent.ts';
 import { databaseKind, uniqueKey } from '../support/db.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { silentLogger } from '../support/logger.ts';
@@ -39,9 +39,10 @@ describe('across restarts', () => {
 
     db = await reopen();
     store = new PrismaStore(db.prisma, { storeMaxChars: 5_000_000 });
+    const reportId = sentCallIds(fake.requests.at(-1)!)[0];
     fake.requests.length = 0;
     fake.enqueue(
-      { toolCalls: [{ id: 'call_page', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: 'call_report', offset: full.length - 16 }) }] },
+      { toolCalls: [{ id: 'call_page', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: reportId, offset: full.length - 16 }) }] },
       { content: 'The total is 42.' },
     );
     const { reply } = await testAgent({ fake, store }).runTurn(await store.openConversation(key), 'what was the final total?');
@@ -73,7 +74,8 @@ describe('across restarts', () => {
     store = new PrismaStore(db.prisma, { storeMaxChars: 5_000_000 });
     const conversation = await store.openConversation(key);
     const calls = await db.prisma.toolCall.findMany({ where: { conversationId: conversation.id }, include: { result: true } });
-    expect(calls.map((c) => [c.toolCallId, c.arguments, c.result])).toEqual([['call_deploy', '{"env":"prod"}', null]]);
+    expect(calls.map((c) => [c.modelCallId, c.arguments, c.result])).toEqual([['call_deploy', '{"env":"prod"}', null]]);
+    const deployId = calls[0]!.toolCallId;
     fake.requests.length = 0;
     fake.enqueue({ content: 'The deploy was interrupted; shall I retry?' });
     const { reply } = await testAgent({ fake, store }).runTurn(conversation, 'did it work?');
@@ -81,7 +83,7 @@ describe('across restarts', () => {
 
     expect(reply).toBe('The deploy was interrupted; shall I retry?');
     expect(fake.rejections).toEqual([]);
-    expect(fake.requests[0]!.messages.find((m) => m.tool_call_id === 'call_deploy')!.content).toMatch(/interrupted before it finished/);
+    expect(fake.requests[0]!.messages.find((m) => m.tool_call_id === deployId)!.content).toMatch(/interrupted before it finished/);
   });
 });
 
@@ -100,13 +102,14 @@ describe('search_history through a turn', () => {
       await store.openConversation({ ...key, thread: 'second' }),
       'what did the list_directory tool return earlier?',
     );
+    const lsId = (await db.prisma.toolCall.findFirstOrThrow({ where: { modelCallId: 'call_ls', channelKey: { contains: key.workspace } } })).toolCallId;
     await db.close();
 
     expect(reply).toBe('It returned budget.xlsx and invoices.');
     const result = lastMessage(fake.requests[1]!).content ?? '';
     expect(result).toMatch(/^2 matches for "list_directory", newest first:/);
-    expect(result).toContain('TOOL RESULT fs__list_directory tool_call_id="call_ls"');
-    expect(result).toContain('TOOL CALL fs__list_directory tool_call_id="call_ls"');
+    expect(result).toContain(`TOOL RESULT fs__list_directory tool_call_id="${lsId}"`);
+    expect(result).toContain(`TOOL CALL fs__list_directory tool_call_id="${lsId}"`);
     expect(result).toContain('before: USER: "list /finance"');
     expect(result).toContain('after: ASSISTANT: "One file and one folder."');
     expect(result).not.toContain('what did the list_directory tool return earlier');

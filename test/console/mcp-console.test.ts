@@ -53,12 +53,15 @@ describe('the console with MCP tools', () => {
     await first.done;
 
     fake.requests.length = 0;
-    fake.enqueue({ content: 'The job was interrupted.' });
+    fake.enqueue({ content: 'The job was interrupted.' }, { content: 'No, it did not finish.' });
     const second = await runSpool(['chat', '--session', session], { env: { ...env, MCP_CONFIG: mcpConfig }, input: 'did it finish?\n' });
-    expect(second.stdout).toBe('The job was interrupted.\n');
+    // The killed message is still in the inbox: the next start resumes its turn first, from the
+    // stored transcript, without storing the question again.
+    expect(second.stdout).toBe('The job was interrupted.\nNo, it did not finish.\n');
     expect(fake.rejections).toEqual([]);
-    const sent = fake.requests[0]!.messages;
-    expect(sent.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'user']);
-    expect(sent[3]!.content).toMatch(/interrupted before it finished/);
+    const [resumed, next] = fake.requests.map((r) => r.messages);
+    expect(resumed!.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    expect(resumed![3]!.content).toMatch(/interrupted before it finished/);
+    expect(next!.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['run the slow job', 'did it finish?']);
   });
 });

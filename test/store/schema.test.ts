@@ -120,7 +120,7 @@ describe('schema.prisma and the migration SQL', () => {
           .filter((f) => f.relationFromFields?.length)
           .map(
             (f) =>
-              `${tableOf(m.name)} FOREIGN KEY (${f.relationFromFields!.map((x) => columnOf(m.name, x)).join(', ')}) REFERENCES ${tableOf(f.type)}(${f.relationToFields!.map((x) => columnOf(f.type, x)).join(', ')}) ON DELETE ${f.relationOnDelete!.toUpperCase()}`,
+              `${tableOf(m.name)} FOREIGN KEY (${f.relationFromFields!.map((x) => columnOf(m.name, x)).join(', ')}) REFERENCES ${tableOf(f.type)}(${f.relationToFields!.map((x) => columnOf(f.type, x)).join(', ')}) ON DELETE ${f.relationOnDelete!.replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase()}`,
           ),
       )
       .sort();

@@ -93,36 +93,6 @@ describe('PrismaStore', () => {
   });
 });
 
-describe('conversation lookup and delivery ledger', () => {
-  it('finds without creating, and knows the newest conversation of a channel', async () => {
-    const key = uniqueKey();
-    expect(await store.findConversation(key)).toBeUndefined();
-    const first = await store.openConversation(key);
-    expect(await store.findConversation(key)).toEqual(first);
-    const second = await store.openConversation({ ...key, thread: 'later' });
-    expect(await store.latestConversation({ platform: key.platform, workspace: key.workspace, channel: key.channel })).toEqual(second);
-    expect(await store.latestConversation({ platform: key.platform, workspace: key.workspace, channel: 'empty' })).toBeUndefined();
-  });
-
-  it('lets exactly one of many concurrent callers claim a delivery', async () => {
-    const id = `evt-${Math.random()}`;
-    const claims = await Promise.all(Array.from({ length: 5 }, () => store.claimEvent('slack', id)));
-    expect(claims.filter(Boolean)).toHaveLength(1);
-    expect(await store.claimEvent('discord', id)).toBe(true);
-  });
-
-  it('prunes old deliveries only', async () => {
-    const old = `old-${Math.random()}`;
-    const fresh = `fresh-${Math.random()}`;
-    await store.claimEvent('slack', old);
-    await store.claimEvent('slack', fresh);
-    await db.prisma.processedEvent.update({ where: { platform_eventId: { platform: 'slack', eventId: old } }, data: { createdAt: new Date(Date.now() - 8 * 86_400_000) } });
-    expect(await store.pruneEvents(7)).toBeGreaterThanOrEqual(1);
-    expect(await store.claimEvent('slack', old)).toBe(true);
-    expect(await store.claimEvent('slack', fresh)).toBe(false);
-  });
-});
-
 describe('searchHistory', () => {
   const key = uniqueKey({ platform: 'slack', channel: 'C-general' });
   let first: Conversation;

@@ -56,8 +56,21 @@ type WireMessage = { role: string; content?: string | null; tool_call_id?: strin
 
 export const lastMessage = (request: { messages: WireMessage[] }) => request.messages[request.messages.length - 1]!;
 
+/** The ids Spool gave the calls of the request's newest assistant message (the model's own ids are replaced). */
+export function sentCallIds(request: { messages: Array<{ role: string; tool_calls?: Array<{ id: string }> }> }): string[] {
+  const assistant = [...request.messages].reverse().find((m) => m.role === 'assistant' && m.tool_calls?.length);
+  return assistant?.tool_calls?.map((c) => c.id) ?? [];
+}
+
+const MARKER = /Call get_continuation with tool_call_id="([^"]+)" offset=(\d+) to read more\]/;
+
 /** The offset a truncation marker at the end of a tool message asks for, if any. */
 export function nextOffset(content: string): number | undefined {
-  const match = /Call get_continuation with tool_call_id="[^"]+" offset=(\d+) to read more\]/.exec(content);
-  return match ? Number(match[1]) : undefined;
+  const match = MARKER.exec(content);
+  return match ? Number(match[2]) : undefined;
+}
+
+/** The tool_call_id a truncation marker names: the id Spool gave the call. */
+export function markedCallId(content: string): string | undefined {
+  return MARKER.exec(content)?.[1];
 }

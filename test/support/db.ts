@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
+import type { Agent } from '../../src/core/agent.ts';
+import { InboundPipeline, type PipelineOptions } from '../../src/core/pipeline.ts';
 import type { ConversationKey } from '../../src/core/types.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
+import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
 import { PrismaStore } from '../../src/store/prisma-store.ts';
 import { silentLogger } from './logger.ts';
 
@@ -19,4 +22,12 @@ export function testStore(db: Database, storeMaxChars = 5_000_000): PrismaStore 
 /** A conversation key no other test uses, so tests can share one database. */
 export function uniqueKey(overrides: Partial<ConversationKey> = {}): ConversationKey {
   return { platform: 'test', workspace: `w-${randomUUID()}`, channel: 'c1', thread: 't1', ...overrides };
+}
+
+/** The inbound pipeline over the test database, quick to take over lanes; stop it after the test. */
+export function testPipeline(db: Database, agent: Agent, options: Partial<PipelineOptions> = {}): InboundPipeline {
+  return new InboundPipeline(
+    { agent, inbox: new DeliveryLedger(db.prisma), search: testStore(db), logger: silentLogger },
+    { holder: `test-${randomUUID()}`, leaseMs: 3_000, pollMs: 200, maxAttempts: 3, ...options },
+  );
 }

@@ -65,6 +65,9 @@ export function validateChatRequest(body: ChatRequest): string | undefined {
         if (!TOOL_NAME.test(call.function.name)) return `Invalid 'messages[${i}].tool_calls[].function.name'`;
         if (typeof call.function.arguments !== 'string') return `messages[${i}].tool_calls[].function.arguments must be a string`;
         if (seenIds.has(call.id)) return `Duplicate tool_call_id '${call.id}' in messages[${i}]`;
+        if (call.id.length > 40) {
+          return `Invalid 'messages[${i}].tool_calls[].id': string too long. Expected a string with maximum length 40, but got a string with length ${call.id.length} instead.`;
+        }
         seenIds.add(call.id);
       }
       pending = m.tool_calls.map((c) => c.id);

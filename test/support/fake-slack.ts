@@ -28,8 +28,8 @@ function parseArgs(body: string, contentType = ''): Record<string, unknown> {
  */
 export class FakeSlack {
   readonly calls: SlackCall[] = [];
-  /** conversations.replies answers, by thread ts. */
-  readonly threads = new Map<string, Array<{ ts: string; user: string; text: string }>>();
+  /** conversations.replies answers, by thread ts; replies the app posts are added, with their metadata. */
+  readonly threads = new Map<string, Array<{ ts: string; user?: string; bot_id?: string; text: string; metadata?: unknown }>>();
   /** Whether assistant.threads.setStatus is allowed for this app. */
   statusApi = true;
   private server?: Server;
@@ -112,12 +112,22 @@ export class FakeSlack {
         return { ok: true, user_id: BOT_USER, bot_id: 'BBOT', team_id: TEAM, user: 'spool', team: 'Test Team', url: 'https://test.slack.com/' };
       case 'apps.connections.open':
         return { ok: true, url: `ws://127.0.0.1:${this.port}/link` };
-      case 'chat.postMessage':
-        return { ok: true, channel: args.channel, ts: `${++this.ts}.000`, message: { text: args.text } };
+      case 'chat.postMessage': {
+        const ts = `${++this.ts}.000`;
+        if (args.thread_ts) {
+          const metadata = typeof args.metadata === 'string' ? JSON.parse(args.metadata) : args.metadata;
+          const thread = this.threads.get(String(args.thread_ts)) ?? [];
+          this.threads.set(String(args.thread_ts), [...thread, { ts, bot_id: 'BBOT', text: String(args.text), metadata }]);
+        }
+        return { ok: true, channel: args.channel, ts, message: { text: args.text } };
+      }
       case 'chat.postEphemeral':
         return { ok: true, message_ts: `${++this.ts}.000` };
-      case 'conversations.replies':
-        return { ok: true, messages: this.threads.get(String(args.ts)) ?? [], has_more: false };
+      case 'conversations.replies': {
+        const oldest = Number(args.oldest ?? 0);
+        const messages = (this.threads.get(String(args.ts)) ?? []).filter((m) => Number(m.ts) >= oldest);
+        return { ok: true, messages: args.include_all_metadata ? messages : messages.map(({ metadata: _, ...m }) => m), has_more: false };
+      }
       case 'assistant.threads.setStatus':
         return this.statusApi ? { ok: true } : { ok: false, error: 'not_allowed_token_type' };
       default:

@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { Agent } from '../../core/agent.ts';
-import type { StorePort } from '../../core/types.ts';
+import type { Outbound } from '../../core/delivery.ts';
+import type { InboundPipeline } from '../../core/pipeline.ts';
 
 export interface ConsoleOptions {
   session: string;
@@ -12,26 +13,39 @@ export interface ConsoleOptions {
   interactive: boolean;
 }
 
+/** Replies on stdout, one block each; "thinking…" on the terminal while a turn runs. */
+export function consoleOutbound(options: Pick<ConsoleOptions, 'output' | 'status' | 'interactive'>): Outbound {
+  return {
+    render: (reply) => [reply],
+    post: async (_message, chunk) => {
+      options.output.write(`${chunk.text}\n`);
+      return `console-${chunk.seq}`;
+    },
+    refuse: async () => {},
+    showWorking: async () => {
+      if (!options.interactive) return async () => {};
+      options.status.write('thinking…');
+      return async () => void options.status.write('\r\x1b[K');
+    },
+  };
+}
+
 /**
- * The local channel: each input line is one user message of one conversation, each final reply
- * one block on stdout. Lines are handled in order; end of input ends the session after the last
- * reply, so `printf 'hi\n' | npm run -s chat` is scriptable.
+ * The local channel: each input line is one user message of the session's lane, answered before
+ * the next line is read. End of input ends the session after the last reply, so
+ * `printf 'hi\n' | npm run -s chat` is scriptable. The outbound must be registered already.
  */
-export async function runConsole(agent: Agent, store: StorePort, options: ConsoleOptions): Promise<void> {
-  const conversation = await store.openConversation({ platform: 'console', workspace: 'local', channel: 'console', thread: options.session });
+export async function runConsole(pipeline: InboundPipeline, options: ConsoleOptions): Promise<void> {
+  const lane = { platform: 'console', workspace: 'local', channel: 'console', thread: options.session };
   const lines = createInterface({ input: options.input, terminal: false });
   const prompt = () => options.interactive && options.status.write('you › ');
   prompt();
   for await (const line of lines) {
     const text = line.trim();
-    if (!text) {
-      prompt();
-      continue;
+    if (text) {
+      const handled = await pipeline.handleIncoming({ lane, messageKey: randomUUID(), kind: 'message', user: 'local', text, delivery: {} }, { waitForReply: true });
+      if (handled.status === 'accepted') await handled.answered;
     }
-    if (options.interactive) options.status.write('thinking…');
-    const { reply } = await agent.runTurn(conversation, text);
-    if (options.interactive) options.status.write('\r\x1b[K');
-    options.output.write(`${reply}\n`);
     prompt();
   }
 }

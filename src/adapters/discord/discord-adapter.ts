@@ -10,12 +10,10 @@ import {
   type Interaction,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
-import type { Agent } from '../../core/agent.ts';
+import { FAILURE_REPLY, type InboundPipeline } from '../../core/pipeline.ts';
+import type { InboundKind, InboundMessage, Outbound, OutgoingChunk } from '../../core/delivery.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { ChannelScope } from '../../core/types.ts';
 import { formatHits } from '../../tools/search-history.ts';
-import { KeyedQueue } from '../shared/keyed-queue.ts';
-import type { AdapterStore } from '../shared/ports.ts';
 import { splitMessage } from '../shared/split-message.ts';
 
 export const DISCORD_MESSAGE_LIMIT = 2_000;
@@ -50,7 +48,7 @@ export const DISCORD_COMMANDS: RESTPostAPIChatInputApplicationCommandsJSONBody[]
   new SlashCommandBuilder().setName('help').setDescription('What Spool can do').toJSON(),
 ];
 
-export const DISCORD_FAILURE = 'Sorry, something went wrong on my side. Please try again.';
+export const DISCORD_REFUSAL = "Sorry, you can't use Spool here.";
 
 export const DISCORD_HELP = [
   '**Spool** answers with the help of its tools.',
@@ -81,24 +79,27 @@ function comparable(commands: CommandShape[]): string {
   );
 }
 
+const isExpired = (error: unknown) => error instanceof DiscordAPIError && typeof error.code === 'number' && EXPIRED_TOKEN_CODES.has(error.code);
+
 /**
- * Spool through Discord slash commands. One conversation per channel or thread (the newest,
- * since /new starts another); replies edit the deferred response and continue as follow-ups.
+ * Spool through Discord slash commands. `/ask` and `/new` become inbound messages of the
+ * channel's lane (the lane names the current conversation, which `/new` replaces); the deferral
+ * is sent once the message is stored. Replies go over REST with the interaction token kept in
+ * the inbox, so any replica can deliver them: edit the deferred response, then follow up.
  */
 export class DiscordAdapter {
   private readonly client: Client;
-  private readonly queue = new KeyedQueue();
 
   constructor(
     private readonly config: DiscordAdapterConfig,
-    private readonly agent: Agent,
-    private readonly store: AdapterStore,
+    private readonly pipeline: InboundPipeline,
     private readonly logger: Logger,
   ) {
     // Interactions need no intent; Guilds (not privileged) keeps channel and role data coherent.
     this.client = new Client({ intents: [GatewayIntentBits.Guilds], rest: config.apiUrl ? { api: config.apiUrl } : {}, allowedMentions: NO_MENTIONS });
     this.client.on(Events.InteractionCreate, (interaction) => void this.handleSafely(interaction));
     this.client.on(Events.Error, (error) => this.logger.error('Discord client error', { error: error.message }));
+    pipeline.register('discord', this.outbound(), { workspaces: config.allowedGuilds, roles: config.allowedRoles });
   }
 
   async start(): Promise<void> {
@@ -128,99 +129,94 @@ export class DiscordAdapter {
     this.logger.info(`Discord: registered slash commands ${this.config.guildId ? `in guild ${this.config.guildId}` : 'globally (may take up to an hour to appear)'}`);
   }
 
-  private allowed(interaction: ChatInputCommandInteraction): boolean {
-    const { allowedGuilds, allowedRoles } = this.config;
-    if (allowedGuilds && (!interaction.guildId || !allowedGuilds.includes(interaction.guildId))) return false;
-    if (!allowedRoles) return true;
+  /** The channel (or thread) is the lane; its conversation is whichever `/new` made current. */
+  private inbound(interaction: ChatInputCommandInteraction, kind: InboundKind, text: string): InboundMessage {
     const roles = interaction.member?.roles;
-    const ids = Array.isArray(roles) ? roles : roles ? [...roles.cache.keys()] : [];
-    return ids.some((id) => allowedRoles.includes(id));
-  }
-
-  private scope(interaction: ChatInputCommandInteraction): ChannelScope {
-    return { platform: 'discord', workspace: interaction.guildId ?? 'dm', channel: interaction.channelId };
+    return {
+      lane: { platform: 'discord', workspace: interaction.guildId ?? 'dm', channel: interaction.channelId, thread: 'main' },
+      messageKey: interaction.id,
+      kind,
+      user: interaction.user.id,
+      roles: Array.isArray(roles) ? roles : roles ? [...roles.cache.keys()] : [],
+      text,
+      delivery: { interactionId: interaction.id, token: interaction.token, applicationId: interaction.applicationId },
+    };
   }
 
   /** Never throws: whatever fails, the user hears about it and other channels carry on. */
   private async handleSafely(interaction: Interaction): Promise<void> {
+    if (!interaction.isChatInputCommand()) return;
     try {
       await this.handle(interaction);
     } catch (error) {
-      // The agent reports its own failures as replies; this is Discord or the database failing.
       this.logger.error('Discord: interaction failed', { error: (error as Error).message });
-      if (!interaction.isChatInputCommand()) return;
-      const content = DISCORD_FAILURE;
+      const content = FAILURE_REPLY;
       const answer = interaction.deferred || interaction.replied ? interaction.editReply({ content }) : interaction.reply({ content, flags: MessageFlags.Ephemeral });
       await answer.catch(() => {});
     }
   }
 
-  private async handle(interaction: Interaction): Promise<void> {
-    if (!interaction.isChatInputCommand()) return;
-    // Exactly once, even when the gateway redelivers or a second replica sees it.
-    if (!(await this.store.claimEvent('discord', interaction.id))) return;
-    if (!this.allowed(interaction)) {
-      await interaction.reply({ content: "Sorry, you can't use Spool here.", flags: MessageFlags.Ephemeral });
-      return;
-    }
+  private async handle(interaction: ChatInputCommandInteraction): Promise<void> {
+    // Discord wants an answer within 3 seconds; the deferral says "thinking" until the reply.
+    const acknowledge = async () => void (await interaction.deferReply());
     switch (interaction.commandName) {
       case 'ask':
-        return this.ask(interaction);
+        await this.pipeline.handleIncoming(this.inbound(interaction, 'message', interaction.options.getString('prompt', true)), { acknowledge });
+        return;
+      case 'new':
+        await this.pipeline.handleIncoming(this.inbound(interaction, 'new_conversation', '/new'), { acknowledge });
+        return;
       case 'recall':
         return this.recall(interaction);
-      case 'new':
-        return this.startNew(interaction);
       default:
         await interaction.reply({ content: DISCORD_HELP, flags: MessageFlags.Ephemeral });
     }
   }
 
-  private async ask(interaction: ChatInputCommandInteraction): Promise<void> {
-    // Discord wants an answer within 3 seconds; the model may take minutes.
-    await interaction.deferReply();
-    const scope = this.scope(interaction);
-    const prompt = interaction.options.getString('prompt', true);
-    await this.queue.run(JSON.stringify(scope), async () => {
-      const conversation = (await this.store.latestConversation(scope)) ?? (await this.store.openConversation({ ...scope, thread: 'main' }));
-      const { reply } = await this.agent.runTurn(conversation, prompt);
-      const chunks = splitMessage(reply, DISCORD_MESSAGE_LIMIT);
-      try {
-        await this.respond(interaction, chunks);
-      } catch (error) {
-        if (!(error instanceof DiscordAPIError && typeof error.code === 'number' && EXPIRED_TOKEN_CODES.has(error.code))) throw error;
-        await this.postToChannel(interaction, chunks);
-      }
-    });
+  private async recall(interaction: ChatInputCommandInteraction): Promise<void> {
+    const query = interaction.options.getString('query', true);
+    const hits = await this.pipeline.recall(this.inbound(interaction, 'message', query), query);
+    if (!hits) return void (await interaction.reply({ content: DISCORD_REFUSAL, flags: MessageFlags.Ephemeral }));
+    await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+    // Private results: never the public channel fallback, even if the token expired.
+    const [first, ...rest] = splitMessage(formatHits(query, hits), DISCORD_MESSAGE_LIMIT);
+    await interaction.editReply({ content: first!, allowedMentions: NO_MENTIONS });
+    for (const content of rest) await interaction.followUp({ content, flags: MessageFlags.Ephemeral, allowedMentions: NO_MENTIONS });
   }
 
-  /** Edits the deferred response, then follows up in order. */
-  private async respond(interaction: ChatInputCommandInteraction, chunks: string[]): Promise<void> {
-    await interaction.editReply({ content: chunks[0]!, allowedMentions: NO_MENTIONS });
-    for (const content of chunks.slice(1)) await interaction.followUp({ content, allowedMentions: NO_MENTIONS });
+  private outbound(): Outbound {
+    const rest = this.client.rest;
+    return {
+      render: (reply) => splitMessage(reply, DISCORD_MESSAGE_LIMIT),
+      post: async (message, chunk) => {
+        const { applicationId, token } = message.delivery;
+        const body = { content: chunk.text, allowed_mentions: NO_MENTIONS };
+        try {
+          const sent = chunk.seq === 0
+            ? await rest.patch(Routes.webhookMessage(applicationId!, token!, '@original'), { body, auth: false })
+            : await rest.post(Routes.webhook(applicationId!, token!), { body, auth: false });
+          return (sent as { id: string }).id;
+        } catch (error) {
+          // Only /ask outlives its token publicly; anything else would leak or make no sense in the channel.
+          if (!isExpired(error) || message.kind !== 'message') throw error;
+          return this.postToChannel(message, chunk);
+        }
+      },
+      refuse: async ({ delivery }) => {
+        const body = { type: 4, data: { content: DISCORD_REFUSAL, flags: MessageFlags.Ephemeral } };
+        await rest.post(Routes.interactionCallback(delivery.interactionId!, delivery.token!), { body, auth: false });
+      },
+      // The deferral already shows "Spool is thinking…" until the reply replaces it.
+      showWorking: async () => async () => {},
+    };
   }
 
   /** An /ask answer that outlived its interaction token (15 minutes) goes to the channel instead. */
-  private async postToChannel(interaction: ChatInputCommandInteraction, chunks: string[]): Promise<void> {
-    this.logger.warn('Discord: interaction expired before the reply was ready; posting it to the channel', { interaction: interaction.id });
-    const intro = `<@${interaction.user.id}>, your \`/ask\` took longer than Discord waits for a reply, so here it is:`;
-    for (const content of [intro, ...chunks]) {
-      await this.client.rest.post(Routes.channelMessages(interaction.channelId), { body: { content, allowed_mentions: { parse: [], users: [interaction.user.id] } } });
-    }
-  }
-
-  private async recall(interaction: ChatInputCommandInteraction): Promise<void> {
-    await interaction.deferReply({ flags: MessageFlags.Ephemeral });
-    const query = interaction.options.getString('query', true);
-    const hits = await this.store.searchHistory(this.scope(interaction), { text: query, maxResults: 10 });
-    // Private results: never the public channel fallback, even if the token expired.
-    await this.respond(interaction, splitMessage(formatHits(query, hits), DISCORD_MESSAGE_LIMIT));
-  }
-
-  private async startNew(interaction: ChatInputCommandInteraction): Promise<void> {
-    // Deferred too: it waits behind any /ask still running here, so that /ask keeps its conversation.
-    await interaction.deferReply();
-    const scope = this.scope(interaction);
-    await this.queue.run(JSON.stringify(scope), () => this.store.openConversation({ ...scope, thread: `new-${interaction.id}` }));
-    await this.respond(interaction, ['Started a new conversation here. Earlier ones stay searchable with `/recall`.']);
+  private async postToChannel(message: InboundMessage, chunk: OutgoingChunk): Promise<string> {
+    this.logger.warn('Discord: interaction expired before the reply was ready; posting it to the channel', { interaction: message.messageKey });
+    const post = (content: string) =>
+      this.client.rest.post(Routes.channelMessages(message.lane.channel), { body: { content, allowed_mentions: { parse: [], users: [message.user] } } }) as Promise<{ id: string }>;
+    if (chunk.seq === 0) await post(`<@${message.user}>, your \`/ask\` took longer than Discord waits for a reply, so here it is:`);
+    return (await post(chunk.text)).id;
   }
 }

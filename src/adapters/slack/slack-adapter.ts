@@ -1,18 +1,20 @@
-import { App, LogLevel, type Logger as BoltLogger, type SayArguments } from '@slack/bolt';
+import { App, LogLevel, type Logger as BoltLogger } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import slackifyMarkdown from 'slackify-markdown';
-import type { Agent } from '../../core/agent.ts';
+import type { InboundMessage, Outbound } from '../../core/delivery.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { Conversation } from '../../core/types.ts';
+import type { InboundPipeline } from '../../core/pipeline.ts';
 import { formatHits } from '../../tools/search-history.ts';
-import { KeyedQueue } from '../shared/keyed-queue.ts';
-import type { AdapterStore } from '../shared/ports.ts';
 import { splitMessage } from '../shared/split-message.ts';
+import { AckAfterListenerReceiver } from './socket-receiver.ts';
 
 /** Slack renders up to 40,000 chars but folds long messages; 3,500 keeps each one readable. */
 export const SLACK_MESSAGE_LIMIT = 3_500;
+export const SLACK_REFUSAL = "Sorry, I'm not enabled for you in this channel.";
 const THINKING_REACTION = 'hourglass_flowing_sand';
 const HISTORY_MESSAGES = 50;
+/** Message metadata on every reply chunk, so a resumed delivery can find what a crash left unrecorded. */
+const REPLY_EVENT = 'spool_reply';
 
 export interface SlackAdapterConfig {
   botToken: string;
@@ -24,17 +26,14 @@ export interface SlackAdapterConfig {
   allowedUsers?: string[];
 }
 
-/** A user message Spool should answer, whatever event carried it. */
-interface Incoming {
-  eventId: string;
+/** A user message, whichever event carried it. */
+interface SlackMessage {
   team: string;
   channel: string;
   user: string;
   text: string;
   ts: string;
   threadTs?: string;
-  /** The thread's conversation, when the listener already looked it up. */
-  known?: Conversation;
 }
 
 /** Markdown from the model as Slack mrkdwn, split under Slack's limit. */
@@ -57,35 +56,39 @@ function boltLogger(logger: Logger): BoltLogger {
 }
 
 /**
- * Spool in Slack threads. A thin translation: Slack events become conversation turns (one
- * conversation per thread), the final reply goes back into the thread.
+ * Spool in Slack threads: Slack events become inbound messages (one lane per thread), and the
+ * pipeline's replies go back into the thread. A message is in the inbox before Slack hears it
+ * arrived: over HTTP Bolt answers after the listener (`processBeforeResponse`), and over Socket
+ * Mode the receiver acknowledges after it.
  */
 export class SlackAdapter {
   private readonly app: App;
-  private readonly queue = new KeyedQueue();
   /** assistant.threads.setStatus only works for apps with the AI feature; learned on first use. */
   private statusApi: boolean | undefined;
   private botUserId = '';
 
   constructor(
     private readonly config: SlackAdapterConfig,
-    private readonly agent: Agent,
-    private readonly store: AdapterStore,
+    private readonly pipeline: InboundPipeline,
     private readonly logger: Logger,
   ) {
+    // Bolt's Web API base URL must end in a slash.
+    const apiUrl = config.apiUrl ? `${config.apiUrl}/` : undefined;
     this.app = new App({
       token: config.botToken,
-      ...(config.appToken ? { socketMode: true, appToken: config.appToken } : { signingSecret: config.signingSecret }),
-      // Bolt's Web API base URL must end in a slash.
-      clientOptions: config.apiUrl ? { slackApiUrl: `${config.apiUrl}/` } : undefined,
+      ...(config.appToken
+        ? { receiver: new AckAfterListenerReceiver({ appToken: config.appToken, logger: boltLogger(logger), apiUrl }) }
+        : { signingSecret: config.signingSecret, processBeforeResponse: true }),
+      clientOptions: apiUrl ? { slackApiUrl: apiUrl } : undefined,
       logger: boltLogger(logger),
     });
     this.app.error(async (error) => logger.error('Slack listener failed', { error: error.message }));
+    pipeline.register('slack', this.outbound(), { channels: config.allowedChannels, users: config.allowedUsers });
 
     this.app.event('app_mention', async ({ event, body, context }) => {
       this.botUserId = context.botUserId ?? this.botUserId;
       if (!event.user) return;
-      await this.accept({ eventId: body.event_id, team: body.team_id, channel: event.channel, user: event.user, text: event.text, ts: event.ts, threadTs: event.thread_ts });
+      await this.receive({ team: body.team_id, channel: event.channel, user: event.user, text: event.text, ts: event.ts, threadTs: event.thread_ts }, false);
     });
 
     this.app.message(async ({ message, body, context }) => {
@@ -95,12 +98,11 @@ export class SlackAdapter {
       const { user, text = '', ts, channel } = message;
       const threadTs = 'thread_ts' in message ? message.thread_ts : undefined;
       const isDirect = message.channel_type === 'im';
-      // A mention in a channel also arrives as app_mention: answer that one only.
-      if (!isDirect && this.botUserId && text.includes(`<@${this.botUserId}>`)) return;
-      // Outside DMs, only threads Spool is already part of.
-      const known = threadTs ? await this.store.findConversation({ platform: 'slack', workspace: body.team_id, channel, thread: threadTs }) : undefined;
-      if (!isDirect && !known) return;
-      await this.accept({ eventId: body.event_id, team: body.team_id, channel, user, text, ts, threadTs, known });
+      // In a channel, a top-level message is for Spool only with a mention, which arrives as app_mention.
+      if (!isDirect && !threadTs) return;
+      // A thread follow-up is for Spool only in a thread it takes part in; a mention there is the
+      // same inbox row as its app_mention delivery.
+      await this.receive({ team: body.team_id, channel, user, text, ts, threadTs }, !isDirect);
     });
 
     this.app.command('/spool', async ({ command, ack, respond }) => {
@@ -111,8 +113,10 @@ export class SlackAdapter {
         await respond({ response_type: 'ephemeral', text: SLACK_HELP });
         return;
       }
-      const hits = await this.store.searchHistory({ platform: 'slack', workspace: command.team_id, channel: command.channel_id }, { text: query, maxResults: 10 });
-      for (const text of splitMessage(formatHits(query, hits), SLACK_MESSAGE_LIMIT)) await respond({ response_type: 'ephemeral', text });
+      const lane = { platform: 'slack', workspace: command.team_id, channel: command.channel_id, thread: '' };
+      const hits = await this.pipeline.recall({ lane, user: command.user_id }, query);
+      const text = hits ? formatHits(query, hits) : SLACK_REFUSAL;
+      for (const chunk of splitMessage(text, SLACK_MESSAGE_LIMIT)) await respond({ response_type: 'ephemeral', text: chunk });
     });
   }
 
@@ -130,85 +134,79 @@ export class SlackAdapter {
     await this.app.stop();
   }
 
-  private allowed(input: Incoming): boolean {
-    const { allowedChannels, allowedUsers } = this.config;
-    return (!allowedChannels || allowedChannels.includes(input.channel)) && (!allowedUsers || allowedUsers.includes(input.user));
+  private async receive(input: SlackMessage, knownLaneOnly: boolean): Promise<void> {
+    const text = input.text.replaceAll(`<@${this.botUserId}>`, '').trim();
+    await this.pipeline.handleIncoming({
+      lane: { platform: 'slack', workspace: input.team, channel: input.channel, thread: input.threadTs ?? input.ts },
+      // The message, not the delivery: app_mention and message events of one message are one row.
+      messageKey: `${input.channel}:${input.ts}`,
+      kind: 'message',
+      user: input.user,
+      text: text || 'Hello!',
+      delivery: { ts: input.ts },
+      knownLaneOnly,
+    });
   }
 
-  /** Never throws: whatever fails, the thread hears about it and other threads carry on. */
-  private async accept(input: Incoming): Promise<void> {
+  private outbound(): Outbound {
     const client = this.app.client;
-    const thread = input.threadTs ?? input.ts;
-    try {
-      // Exactly one reply per event, even across retries, restarts and replicas.
-      if (!(await this.store.claimEvent('slack', input.eventId))) return;
-      if (!this.allowed(input)) {
-        await client.chat.postEphemeral({ channel: input.channel, user: input.user, thread_ts: thread, text: "Sorry, I'm not enabled for you in this channel." });
-        return;
-      }
-      const key = { platform: 'slack', workspace: input.team, channel: input.channel, thread };
-      await this.queue.run(JSON.stringify(key), async () => {
-        const existing = input.known ?? (await this.store.findConversation(key));
-        const conversation = existing ?? (await this.store.openConversation(key));
-        let text = input.text.replaceAll(`<@${this.botUserId}>`, '').trim();
-        if (!existing && input.threadTs && input.threadTs !== input.ts) text = await this.withThreadHistory(client, input, text);
-        await this.answer(client, input, conversation, thread, text);
-      });
-    } catch (error) {
-      // The agent reports its own failures as replies; this is Slack or the database failing.
-      this.logger.error('Slack: could not handle a message', { error: (error as Error).message });
-      await client.chat.postMessage({ channel: input.channel, thread_ts: thread, text: SLACK_FAILURE }).catch(() => {});
-    }
+    return {
+      render: toSlackMessages,
+      post: async ({ lane }, chunk) => {
+        const metadata = chunk.inboxId ? { event_type: REPLY_EVENT, event_payload: { inbox: chunk.inboxId, seq: chunk.seq } } : undefined;
+        const sent = await client.chat.postMessage({ channel: lane.channel, thread_ts: lane.thread, text: chunk.text, unfurl_links: false, metadata });
+        return sent.ts ?? '';
+      },
+      findPosted: async ({ lane, delivery }, chunk) => {
+        const replies = await client.conversations.replies({ channel: lane.channel, ts: lane.thread, oldest: delivery.ts, include_all_metadata: true, limit: 200 });
+        const payload = (m: { metadata?: { event_type?: string; event_payload?: Record<string, unknown> } }) => m.metadata?.event_type === REPLY_EVENT && m.metadata.event_payload;
+        return replies.messages?.find((m) => {
+          const p = payload(m);
+          return p && String(p.inbox) === chunk.inboxId && Number(p.seq) === chunk.seq;
+        })?.ts;
+      },
+      refuse: async ({ lane, user }) => {
+        await client.chat.postEphemeral({ channel: lane.channel, user, thread_ts: lane.thread, text: SLACK_REFUSAL });
+      },
+      showWorking: (message) => this.showStatus(client, message),
+      // Mentioned into a thread that already has messages: what was said before, so it has the context.
+      threadContext: (message) => (message.lane.thread === message.delivery.ts ? Promise.resolve(undefined) : this.withThreadHistory(client, message)),
+    };
   }
 
-  /** Joining a thread mid-way: what was said before Spool was asked, so it has the context. */
-  private async withThreadHistory(client: WebClient, input: Incoming, text: string): Promise<string> {
+  private async withThreadHistory(client: WebClient, message: InboundMessage): Promise<string | undefined> {
     try {
-      const replies = await client.conversations.replies({ channel: input.channel, ts: input.threadTs!, limit: HISTORY_MESSAGES });
-      const earlier = (replies.messages ?? []).filter((m) => m.ts !== input.ts && m.text).map((m) => `<@${m.user ?? m.bot_id ?? 'unknown'}>: ${m.text}`);
-      return earlier.length ? `Earlier in this Slack thread:\n${earlier.join('\n')}\n\nNew message from <@${input.user}>:\n${text}` : text;
+      const replies = await client.conversations.replies({ channel: message.lane.channel, ts: message.lane.thread, limit: HISTORY_MESSAGES });
+      const earlier = (replies.messages ?? [])
+        .filter((m) => m.ts !== message.delivery.ts && m.text)
+        .map((m) => `<@${m.user ?? m.bot_id ?? 'unknown'}>: ${m.text}`);
+      return earlier.length ? `Earlier in this Slack thread:\n${earlier.join('\n')}\n\nNew message from <@${message.user}>:\n${message.text}` : undefined;
     } catch (error) {
       this.logger.warn('Slack: could not read thread history', { error: (error as Error).message });
-      return text;
-    }
-  }
-
-  private async answer(client: WebClient, input: Incoming, conversation: Conversation, thread: string, text: string): Promise<void> {
-    const clearStatus = await this.showStatus(client, input, thread);
-    let reply: string;
-    try {
-      ({ reply } = await this.agent.runTurn(conversation, text || 'Hello!'));
-    } finally {
-      await clearStatus();
-    }
-    for (const chunk of toSlackMessages(reply)) {
-      const message: SayArguments & { channel: string } = { channel: input.channel, thread_ts: thread, text: chunk, unfurl_links: false };
-      await client.chat.postMessage(message);
+      return undefined;
     }
   }
 
   /** "is thinking…" in the thread where Slack supports it, else a reaction; returns its undo. */
-  private async showStatus(client: WebClient, input: Incoming, thread: string): Promise<() => Promise<void>> {
+  private async showStatus(client: WebClient, { lane, delivery }: InboundMessage): Promise<() => Promise<void>> {
     if (this.statusApi !== false) {
       try {
-        await client.assistant.threads.setStatus({ channel_id: input.channel, thread_ts: thread, status: 'is thinking…' });
+        await client.assistant.threads.setStatus({ channel_id: lane.channel, thread_ts: lane.thread, status: 'is thinking…' });
         this.statusApi = true;
         return async () => {
-          await client.assistant.threads.setStatus({ channel_id: input.channel, thread_ts: thread, status: '' }).catch(() => {});
+          await client.assistant.threads.setStatus({ channel_id: lane.channel, thread_ts: lane.thread, status: '' }).catch(() => {});
         };
       } catch {
         this.statusApi = false;
       }
     }
-    const reaction = { channel: input.channel, timestamp: input.ts, name: THINKING_REACTION };
+    const reaction = { channel: lane.channel, timestamp: delivery.ts!, name: THINKING_REACTION };
     await client.reactions.add(reaction).catch(() => {});
     return async () => {
       await client.reactions.remove(reaction).catch(() => {});
     };
   }
 }
-
-export const SLACK_FAILURE = 'Sorry, something went wrong on my side. Please try again.';
 
 export const SLACK_HELP = [
   '*Spool* answers in threads. Mention me in a channel, or message me directly; in a thread I have joined, just keep talking.',

@@ -1,0 +1,45 @@
+import type { App, Logger as BoltLogger, Receiver } from '@slack/bolt';
+import { SocketModeClient } from '@slack/socket-mode';
+
+/**
+ * Socket Mode that acknowledges an event only after Spool's listener has returned, that is after
+ * the message is in the inbox. Bolt's own receiver acknowledges events before any listener runs,
+ * so a crash in between would lose a message Slack believes was delivered. This is the Socket
+ * Mode twin of the HTTP receiver's `processBeforeResponse`. Other payloads (slash commands) keep
+ * acknowledging whenever their listener says.
+ */
+export class AckAfterListenerReceiver implements Receiver {
+  private app?: App;
+  private readonly client: SocketModeClient;
+
+  constructor(options: { appToken: string; logger: BoltLogger; apiUrl?: string }) {
+    this.client = new SocketModeClient({
+      appToken: options.appToken,
+      logger: options.logger,
+      clientOptions: options.apiUrl ? { slackApiUrl: options.apiUrl } : undefined,
+    });
+    this.client.on('slack_event', async ({ ack, body, retry_num: retryNum, retry_reason: retryReason }) => {
+      let acked = false;
+      const ackOnce = async (response?: unknown) => {
+        if (acked) return;
+        acked = true;
+        await ack(response as Record<string, unknown> | undefined);
+      };
+      const isEvent = body?.type === 'event_callback';
+      await this.app!.processEvent({ body, retryNum, retryReason, ack: isEvent ? async () => {} : ackOnce });
+      await ackOnce();
+    });
+  }
+
+  init(app: App): void {
+    this.app = app;
+  }
+
+  start(): Promise<unknown> {
+    return this.client.start();
+  }
+
+  stop(): Promise<unknown> {
+    return this.client.disconnect();
+  }
+}

@@ -1,0 +1,170 @@
+import type { InboundKind, InboundMessage, InboxEntry, InboxPort, ReplyChunk } from '../core/delivery.ts';
+import type { Conversation, ConversationKey } from '../core/types.ts';
+import type { PrismaClient } from './generated/client.ts';
+
+interface InboxRow {
+  id: bigint;
+  lane_id: bigint;
+  platform: string;
+  workspace: string;
+  channel: string;
+  thread: string;
+  message_key: string;
+  kind: string;
+  user_id: string;
+  text: string;
+  delivery: Record<string, string>;
+  attempts: number;
+  due: boolean;
+}
+
+const toEntry = (r: InboxRow): InboxEntry => ({
+  id: String(r.id),
+  laneId: String(r.lane_id),
+  lane: { platform: r.platform, workspace: r.workspace, channel: r.channel, thread: r.thread },
+  messageKey: r.message_key,
+  kind: r.kind as InboundKind,
+  user: r.user_id,
+  text: r.text,
+  delivery: r.delivery,
+  attempts: r.attempts,
+});
+
+const toConversation = (row: Conversation): Conversation => ({
+  id: row.id,
+  platform: row.platform,
+  workspace: row.workspace,
+  channel: row.channel,
+  thread: row.thread,
+});
+
+const keyOf = (lane: ConversationKey) => ({ platform: lane.platform, workspace: lane.workspace, channel: lane.channel, thread: lane.thread });
+
+/**
+ * The inbox, the outbox and the lane leases, kept apart from history. Every lease decision is
+ * one conditional statement on the database's clock, so replicas never disagree about time.
+ */
+export class DeliveryLedger implements InboxPort {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  async record(message: InboundMessage, refused: boolean): Promise<InboxEntry | undefined> {
+    const { lane, messageKey, kind, user, text } = message;
+    const delivery = JSON.stringify(message.delivery);
+    const knownLaneOnly = Boolean(message.knownLaneOnly);
+    // The lane is created with the message (so the thread is known from its first mention on),
+    // except for a refused message, which must not make a thread known.
+    const rows = refused
+      ? await this.prisma.$queryRaw<Array<{ id: bigint }>>`
+          INSERT INTO inbox (platform, message_key, kind, user_id, text, delivery, status, answered_at)
+          SELECT ${lane.platform}, ${messageKey}, ${kind}, ${user}, ${text}, ${delivery}::jsonb, 'refused', now()
+           WHERE NOT ${knownLaneOnly} OR EXISTS (SELECT 1 FROM lanes WHERE platform = ${lane.platform} AND workspace = ${lane.workspace} AND channel = ${lane.channel} AND thread = ${lane.thread})
+          ON CONFLICT (platform, message_key) DO NOTHING
+          RETURNING id`
+      : knownLaneOnly
+        ? await this.prisma.$queryRaw<Array<{ id: bigint; lane_id: bigint }>>`
+            INSERT INTO inbox (platform, message_key, lane_id, kind, user_id, text, delivery, status)
+            SELECT ${lane.platform}, ${messageKey}, l.id, ${kind}, ${user}, ${text}, ${delivery}::jsonb, 'pending'
+              FROM lanes l WHERE l.platform = ${lane.platform} AND l.workspace = ${lane.workspace} AND l.channel = ${lane.channel} AND l.thread = ${lane.thread}
+            ON CONFLICT (platform, message_key) DO NOTHING
+            RETURNING id, lane_id`
+        : await this.prisma.$queryRaw<Array<{ id: bigint; lane_id: bigint }>>`
+            WITH lane AS (
+              INSERT INTO lanes (platform, workspace, channel, thread) VALUES (${lane.platform}, ${lane.workspace}, ${lane.channel}, ${lane.thread})
+              ON CONFLICT (platform, workspace, channel, thread) DO UPDATE SET thread = EXCLUDED.thread
+              RETURNING id)
+            INSERT INTO inbox (platform, message_key, lane_id, kind, user_id, text, delivery, status)
+            SELECT ${lane.platform}, ${messageKey}, lane.id, ${kind}, ${user}, ${text}, ${delivery}::jsonb, 'pending' FROM lane
+            ON CONFLICT (platform, message_key) DO NOTHING
+            RETURNING id, lane_id`;
+    const row = rows[0];
+    return row && { ...message, id: String(row.id), laneId: 'lane_id' in row ? String(row.lane_id) : '', attempts: 0 };
+  }
+
+  async claimableLanes(platforms: string[], limit: number): Promise<string[]> {
+    const rows = await this.prisma.$queryRaw<Array<{ lane_id: bigint }>>`
+      SELECT DISTINCT i.lane_id FROM inbox i JOIN lanes l ON l.id = i.lane_id
+       WHERE i.status = 'pending' AND i.available_at <= now() AND i.platform = ANY(${platforms})
+         AND (l.holder IS NULL OR l.lease_expires_at < now())
+       LIMIT ${limit}`;
+    return rows.map((r) => String(r.lane_id));
+  }
+
+  async acquire(laneId: string, holder: string, leaseMs: number): Promise<boolean> {
+    const taken = await this.prisma.$executeRaw`
+      UPDATE lanes SET holder = ${holder}, lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond'
+       WHERE id = ${BigInt(laneId)} AND (holder IS NULL OR holder = ${holder} OR lease_expires_at < now())`;
+    return taken === 1;
+  }
+
+  async renew(holder: string, leaseMs: number): Promise<string[]> {
+    const rows = await this.prisma.$queryRaw<Array<{ id: bigint }>>`
+      UPDATE lanes SET lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond' WHERE holder = ${holder} RETURNING id`;
+    return rows.map((r) => String(r.id));
+  }
+
+  async release(laneId: string, holder: string): Promise<void> {
+    await this.prisma.lane.updateMany({ where: { id: BigInt(laneId), holder }, data: { holder: null, leaseExpiresAt: null } });
+  }
+
+  /** Every lease, whoever held it: for a database only this process can reach (the embedded one). */
+  async releaseAll(): Promise<void> {
+    await this.prisma.lane.updateMany({ where: { holder: { not: null } }, data: { holder: null, leaseExpiresAt: null } });
+  }
+
+  async nextPending(laneId: string): Promise<InboxEntry | undefined> {
+    const [row] = await this.prisma.$queryRaw<InboxRow[]>`
+      SELECT i.id, i.lane_id, l.platform, l.workspace, l.channel, l.thread, i.message_key, i.kind, i.user_id, i.text,
+             i.delivery, i.attempts, i.available_at <= now() AS due
+        FROM inbox i JOIN lanes l ON l.id = i.lane_id
+       WHERE i.lane_id = ${BigInt(laneId)} AND i.status = 'pending'
+       ORDER BY i.id LIMIT 1`;
+    // The oldest message waits for its retry, and everything behind it waits too: order first.
+    return row?.due ? toEntry(row) : undefined;
+  }
+
+  async conversationFor(entry: InboxEntry): Promise<{ conversation: Conversation; fresh: boolean }> {
+    const id = BigInt(entry.laneId);
+    const lane = await this.prisma.lane.findUniqueOrThrow({ where: { id }, select: { conversation: true } });
+    if (lane.conversation) return { conversation: toConversation(lane.conversation), fresh: false };
+    const key = keyOf(entry.lane);
+    const conversation = await this.prisma.conversation.upsert({ where: { platform_workspace_channel_thread: key }, create: key, update: {} });
+    await this.prisma.lane.update({ where: { id }, data: { conversationId: conversation.id } });
+    return { conversation: toConversation(conversation), fresh: true };
+  }
+
+  async startConversation(entry: InboxEntry): Promise<void> {
+    const key = { ...keyOf(entry.lane), thread: `new-${entry.messageKey}` };
+    const conversation = await this.prisma.conversation.upsert({ where: { platform_workspace_channel_thread: key }, create: key, update: {} });
+    await this.prisma.lane.update({ where: { id: BigInt(entry.laneId) }, data: { conversationId: conversation.id } });
+  }
+
+  async replyOf(inboxId: string): Promise<ReplyChunk[]> {
+    const rows = await this.prisma.outboxChunk.findMany({ where: { inboxId: BigInt(inboxId) }, orderBy: { seq: 'asc' } });
+    return rows.map((r) => ({ id: String(r.id), seq: r.seq, text: r.text, ...(r.platformMessageId ? { platformMessageId: r.platformMessageId } : {}) }));
+  }
+
+  async saveReply(inboxId: string, chunks: string[]): Promise<ReplyChunk[]> {
+    const id = BigInt(inboxId);
+    await this.prisma.outboxChunk.createMany({ data: chunks.map((text, seq) => ({ inboxId: id, seq, text })), skipDuplicates: true });
+    return this.replyOf(inboxId);
+  }
+
+  async markPosted(chunkId: string, platformMessageId: string): Promise<void> {
+    await this.prisma.outboxChunk.update({ where: { id: BigInt(chunkId) }, data: { platformMessageId, postedAt: new Date() } });
+  }
+
+  async finish(inboxId: string, status: 'answered' | 'failed'): Promise<void> {
+    await this.prisma.inboxEntry.update({ where: { id: BigInt(inboxId) }, data: { status, answeredAt: new Date() } });
+  }
+
+  async retryLater(inboxId: string, delayMs: number): Promise<void> {
+    await this.prisma.$executeRaw`
+      UPDATE inbox SET attempts = attempts + 1, available_at = now() + ${delayMs}::int * interval '1 millisecond' WHERE id = ${BigInt(inboxId)}`;
+  }
+
+  /** Handled messages (and their outbox rows) older than `days`; pending ones are kept whatever their age. */
+  async prune(days: number): Promise<number> {
+    const { count } = await this.prisma.inboxEntry.deleteMany({ where: { status: { not: 'pending' }, receivedAt: { lt: new Date(Date.now() - days * 86_400_000) } } });
+    return count;
+  }
+}

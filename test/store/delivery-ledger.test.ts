@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InboundMessage } from '../../src/core/delivery.ts';
+import type { Database } from '../../src/store/database.ts';
+import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
+import { testDatabase } from '../support/db.ts';
+
+let db: Database;
+let ledger: DeliveryLedger;
+
+beforeAll(async () => {
+  db = await testDatabase();
+  ledger = new DeliveryLedger(db.prisma);
+});
+afterAll(() => db.close());
+
+function message(overrides: Partial<InboundMessage> = {}): InboundMessage {
+  return {
+    lane: { platform: 'test', workspace: `w-${randomUUID()}`, channel: 'c1', thread: 't1' },
+    messageKey: randomUUID(),
+    kind: 'message',
+    user: 'U1',
+    text: 'hello',
+    delivery: { ts: '1.1' },
+    ...overrides,
+  };
+}
+
+describe('the inbox', () => {
+  it('stores a message once, however many deliveries race for it', async () => {
+    const m = message();
+    const results = await Promise.all(Array.from({ length: 5 }, () => ledger.record(m, false)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await db.prisma.inboxEntry.count({ where: { messageKey: m.messageKey } })).toBe(1);
+  });
+
+  it('takes a follow-up only in a known lane, which its first message makes known', async () => {
+    const first = message();
+    expect(await ledger.record({ ...first, knownLaneOnly: true }, false)).toBeUndefined();
+    expect(await ledger.record(first, false)).toBeDefined();
+    const followUp = await ledger.record(message({ lane: first.lane, knownLaneOnly: true }), false);
+    expect(followUp?.laneId).toBeTruthy();
+  });
+
+  it('keeps a refused message out of every lane, so it makes no thread known', async () => {
+    const refused = message();
+    const entry = await ledger.record(refused, true);
+    expect(await db.prisma.inboxEntry.findUnique({ where: { id: BigInt(entry!.id) } })).toMatchObject({ status: 'refused', laneId: null });
+    expect(await ledger.record(message({ lane: refused.lane, knownLaneOnly: true }), false)).toBeUndefined();
+  });
+
+  it('hands out a lane in arrival order, holding back everything behind a message that waits for its retry', async () => {
+    const lane = message().lane;
+    const a = (await ledger.record(message({ lane, text: 'a' }), false))!;
+    const b = (await ledger.record(message({ lane, text: 'b' }), false))!;
+    expect((await ledger.nextPending(a.laneId))?.text).toBe('a');
+    await ledger.retryLater(a.id, 60_000);
+    expect(await ledger.nextPending(a.laneId)).toBeUndefined();
+    await ledger.finish(a.id, 'answered');
+    expect(await ledger.nextPending(b.laneId)).toMatchObject({ id: b.id, text: 'b', attempts: 0 });
+  });
+
+  it('prunes handled messages after the retention time, never pending ones', async () => {
+    const lane = message().lane;
+    const done = (await ledger.record(message({ lane }), false))!;
+    const pending = (await ledger.record(message({ lane }), false))!;
+    await ledger.saveReply(done.id, ['reply']);
+    await ledger.finish(done.id, 'answered');
+    const longAgo = new Date(Date.now() - 8 * 86_400_000);
+    await db.prisma.inboxEntry.updateMany({ where: { id: { in: [BigInt(done.id), BigInt(pending.id)] } }, data: { receivedAt: longAgo } });
+    expect(await ledger.prune(7)).toBeGreaterThanOrEqual(1);
+    expect(await db.prisma.inboxEntry.findUnique({ where: { id: BigInt(done.id) } })).toBeNull();
+    expect(await db.prisma.outboxChunk.count({ where: { inboxId: BigInt(done.id) } })).toBe(0);
+    expect(await db.prisma.inboxEntry.findUnique({ where: { id: BigInt(pending.id) } })).toMatchObject({ status: 'pending' });
+  });
+});
+
+describe('lane leases', () => {
+  it('are held by one replica until released or expired', async () => {
+    const entry = (await ledger.record(message(), false))!;
+    expect(await ledger.acquire(entry.laneId, 'replica-a', 60_000)).toBe(true);
+    expect(await ledger.acquire(entry.laneId, 'replica-b', 60_000)).toBe(false);
+    expect(await ledger.claimableLanes(['test'], 1_000)).not.toContain(entry.laneId);
+    expect(await ledger.renew('replica-a', 60_000)).toContain(entry.laneId);
+    await ledger.release(entry.laneId, 'replica-b');
+    expect(await ledger.acquire(entry.laneId, 'replica-b', 60_000)).toBe(false);
+    await ledger.release(entry.laneId, 'replica-a');
+    expect(await ledger.claimableLanes(['test'], 1_000)).toContain(entry.laneId);
+    expect(await ledger.acquire(entry.laneId, 'replica-b', 60_000)).toBe(true);
+  });
+
+  it('is taken over once the holder stops renewing it', async () => {
+    const entry = (await ledger.record(message(), false))!;
+    expect(await ledger.acquire(entry.laneId, 'dead-replica', 1)).toBe(true);
+    // The lease ran out 1 ms after it was taken; wait for the database's clock, not ours.
+    await expect.poll(() => ledger.acquire(entry.laneId, 'replica-b', 60_000)).toBe(true);
+    expect(await ledger.renew('dead-replica', 60_000)).not.toContain(entry.laneId);
+  });
+
+  it('keeps a reply once, with the platform id of each chunk posted', async () => {
+    const entry = (await ledger.record(message(), false))!;
+    const [first, second] = await ledger.saveReply(entry.id, ['one', 'two']);
+    await ledger.markPosted(first!.id, 'ts-1');
+    expect(await ledger.saveReply(entry.id, ['other', 'chunks'])).toEqual([
+      { id: first!.id, seq: 0, text: 'one', platformMessageId: 'ts-1' },
+      { id: second!.id, seq: 1, text: 'two' },
+    ]);
+  });
+});
