@@ -3,8 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { consoleOutbound, runConsole } from './adapters/console/console-adapter.ts';
-import { DiscordAdapter } from './adapters/discord/discord-adapter.ts';
-import { SlackAdapter } from './adapters/slack/slack-adapter.ts';
 import { ConfigError, loadConfig, SECRET_ENV_NAMES, secretsOf, type Config } from './config.ts';
 import { Agent } from './core/agent.ts';
 import type { Logger } from './core/logger.ts';
@@ -88,9 +86,10 @@ async function main(): Promise<number> {
       await pipeline.stop(config.delivery.shutdownGraceMs);
       return 0;
     }
+    // Each platform's SDK is loaded only when it is configured: Bolt and discord.js take seconds to import.
     const configured = [
-      config.slack && { name: 'Slack', adapter: new SlackAdapter(config.slack, pipeline, logger) },
-      config.discord && { name: 'Discord', adapter: new DiscordAdapter(config.discord, pipeline, logger) },
+      config.slack && { name: 'Slack', adapter: new (await import('./adapters/slack/slack-adapter.ts')).SlackAdapter(config.slack, pipeline, logger) },
+      config.discord && { name: 'Discord', adapter: new (await import('./adapters/discord/discord-adapter.ts')).DiscordAdapter(config.discord, pipeline, logger) },
     ].filter((p) => !!p);
     // One platform failing to connect (a revoked token, an outage) must not take the others down.
     const platforms = [];

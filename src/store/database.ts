@@ -1,8 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { Logger } from '../core/logger.ts';
@@ -47,6 +45,8 @@ interface EmbeddedServer {
  */
 export async function startEmbeddedPostgres(dataDir: string | undefined, maxConnections = 1): Promise<EmbeddedServer> {
   if (dataDir) await mkdir(dataDir, { recursive: true });
+  // Loaded only when used: a bot on an external PostgreSQL never pays for PGlite's import.
+  const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-socket')]);
   const db = await PGlite.create(dataDir);
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections });
   await server.start();

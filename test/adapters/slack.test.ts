@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SlackAdapter, SLACK_MESSAGE_LIMIT, SLACK_REFUSAL, type SlackAdapterConfig } from '../../src/adapters/slack/slack-adapter.ts';
 import { FAILURE_REPLY, type InboundPipeline } from '../../src/core/pipeline.ts';
@@ -9,21 +8,13 @@ import { testDatabase, testPipeline, testStore } from '../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack, signedRequest, TEAM } from '../support/fake-slack.ts';
 import { silentLogger } from '../support/logger.ts';
+import { freePort } from '../support/process.ts';
 
 const SIGNING_SECRET = 'test-signing-secret';
 
 let db: Database;
 let llm: FakeOpenAi;
 let slack: FakeSlack;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 const lookup = testTool('lookup', (args) => ({ content: `inventory for ${String(args.sku)}: 42 units in warehouse-7`, isError: false }));
 

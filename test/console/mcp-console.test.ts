@@ -1,13 +1,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseKind } from '../support/db.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
-import { runSpool, startSpool } from '../support/process.ts';
-
-const EVERYTHING = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
+import { EVERYTHING_SERVER as EVERYTHING, runSpool, startSpool } from '../support/process.ts';
 
 let fake: FakeOpenAi;
 let dataDir: string;

@@ -36,7 +36,11 @@ export class FakeSlack {
   private readonly sockets = new WebSocketServer({ noServer: true });
   private socket?: WebSocket;
   private readonly acks = new Map<string, () => void>();
-  private ts = 1_000;
+  private sequence = 0;
+  /** Like Slack's: seconds since the epoch, unique and growing, so `oldest` filters work. */
+  private nextTs(): string {
+    return `${Math.floor(Date.now() / 1000)}.${String(++this.sequence).padStart(6, '0')}`;
+  }
 
   get port(): number {
     return (this.server!.address() as AddressInfo).port;
@@ -113,7 +117,7 @@ export class FakeSlack {
       case 'apps.connections.open':
         return { ok: true, url: `ws://127.0.0.1:${this.port}/link` };
       case 'chat.postMessage': {
-        const ts = `${++this.ts}.000`;
+        const ts = this.nextTs();
         if (args.thread_ts) {
           const metadata = typeof args.metadata === 'string' ? JSON.parse(args.metadata) : args.metadata;
           const thread = this.threads.get(String(args.thread_ts)) ?? [];
@@ -122,7 +126,7 @@ export class FakeSlack {
         return { ok: true, channel: args.channel, ts, message: { text: args.text } };
       }
       case 'chat.postEphemeral':
-        return { ok: true, message_ts: `${++this.ts}.000` };
+        return { ok: true, message_ts: this.nextTs() };
       case 'conversations.replies': {
         const oldest = Number(args.oldest ?? 0);
         const messages = (this.threads.get(String(args.ts)) ?? []).filter((m) => Number(m.ts) >= oldest);
