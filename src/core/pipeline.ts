@@ -1,5 +1,5 @@
 import type { Agent } from './agent.ts';
-import { permits, type Access, type InboundMessage, type InboxEntry, type InboxPort, type Outbound } from './delivery.ts';
+import { permits, type Access, type InboundMessage, type InboxEntry, type InboxPort, type Outbound, type ReplyChunk } from './delivery.ts';
 import type { Logger } from './logger.ts';
 import type { HistoryHit, HistorySearchPort } from './types.ts';
 
@@ -170,8 +170,16 @@ export class InboundPipeline {
     const { outbound } = this.platform(entry.lane.platform);
     const { inbox } = this.deps;
     try {
-      const stored = await inbox.replyOf(entry.id);
-      const chunks = stored.length > 0 ? stored : await inbox.saveReply(entry.id, outbound.render(await this.reply(entry, outbound, signal)));
+      // Shown on a resumed message too, so that whatever a crashed process showed is cleared.
+      const clearWorking = await outbound.showWorking(entry);
+      let stored: ReplyChunk[];
+      let chunks: ReplyChunk[];
+      try {
+        stored = await inbox.replyOf(entry.id);
+        chunks = stored.length > 0 ? stored : await inbox.saveReply(entry.id, outbound.render(await this.reply(entry, outbound, signal)));
+      } finally {
+        await clearWorking();
+      }
       for (const chunk of chunks) {
         if (chunk.platformMessageId) continue;
         const outgoing = { inboxId: entry.id, seq: chunk.seq, text: chunk.text };
@@ -190,21 +198,16 @@ export class InboundPipeline {
   }
 
   private async reply(entry: InboxEntry, outbound: Outbound, signal: AbortSignal): Promise<string> {
-    const clear = await outbound.showWorking(entry);
-    try {
-      if (entry.kind === 'new_conversation') {
-        await this.deps.inbox.startConversation(entry);
-        return NEW_CONVERSATION_REPLY;
-      }
-      const { conversation, fresh } = await this.deps.inbox.conversationFor(entry);
-      const text = (fresh && (await outbound.threadContext?.(entry))) || entry.text;
-      const { reply } = await this.deps.agent.runTurn(conversation, text, { inboxId: entry.id, signal });
-      // A turn cut short by shutdown is resumed later, not answered with its cancellation.
-      signal.throwIfAborted();
-      return reply;
-    } finally {
-      await clear();
+    if (entry.kind === 'new_conversation') {
+      await this.deps.inbox.startConversation(entry);
+      return NEW_CONVERSATION_REPLY;
     }
+    const { conversation, fresh } = await this.deps.inbox.conversationFor(entry);
+    const text = (fresh && (await outbound.threadContext?.(entry))) || entry.text;
+    const { reply } = await this.deps.agent.runTurn(conversation, text, { inboxId: entry.id, signal });
+    // A turn cut short by shutdown is resumed later, not answered with its cancellation.
+    signal.throwIfAborted();
+    return reply;
   }
 
   private async failed(entry: InboxEntry, outbound: Outbound, error: unknown): Promise<boolean> {

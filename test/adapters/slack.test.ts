@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SlackAdapter, SLACK_MESSAGE_LIMIT, SLACK_REFUSAL, type SlackAdapterConfig } from '../../src/adapters/slack/slack-adapter.ts';
 import { FAILURE_REPLY, type InboundPipeline } from '../../src/core/pipeline.ts';
 import type { Database } from '../../src/store/database.ts';
+import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
 import { searchHistoryTool } from '../../src/tools/search-history.ts';
 import { testAgent, testTool } from '../support/agent.ts';
 import { testDatabase, testPipeline, testStore } from '../support/db.ts';
@@ -174,6 +175,23 @@ describe('Slack over the Events API (signed HTTP)', () => {
     // One at a time: each request already holds every earlier message, and replies go out in that order.
     expect(llm.requests.map((r) => userTexts(r).length)).toEqual([1, 2, 3, 4]);
     expect(answers).toEqual(llm.requests.map((r) => `answer to ${userTexts(r).at(-1)}`));
+  });
+
+  it('finishes a reply a crashed process stored but only partly posted, posting no chunk twice', async () => {
+    const ch = channel();
+    const ledger = new DeliveryLedger(db.prisma);
+    const lane = { platform: 'slack', workspace: TEAM, channel: ch, thread: '1600.1' };
+    const entry = (await ledger.record({ lane, messageKey: `${ch}:1600.1`, kind: 'message', user: 'U1', text: 'q', delivery: { ts: '1600.1' } }, false))!;
+    await ledger.saveReply(entry.id, ['part one', 'part two']);
+    // The crashed process had posted the first chunk, with its metadata, and died before recording it.
+    slack.threads.set('1600.1', [{ ts: '1600.5', bot_id: 'BBOT', text: 'part one', metadata: { event_type: 'spool_reply', event_payload: { inbox: entry.id, seq: 0 } } }]);
+    await slack.waitFor(() => repliesIn(ch).length === 1);
+    await expect.poll(() => db.prisma.inboxEntry.findUnique({ where: { id: BigInt(entry.id) } }).then((r) => r?.status)).toBe('answered');
+    expect(repliesIn(ch).map((m) => m.text)).toEqual(['part two']);
+    const outbox = await db.prisma.outboxChunk.findMany({ where: { inboxId: BigInt(entry.id) }, orderBy: { seq: 'asc' } });
+    expect(outbox.map((c) => c.platformMessageId)).toEqual(['1600.5', expect.any(String)]);
+    expect(slack.callsTo('assistant.threads.setStatus').filter((c) => c.channel_id === ch).map((c) => c.status)).toEqual(['is thinking…', '']);
+    expect(llm.requests).toEqual([]);
   });
 
   it('refuses a user who is not allowed, privately, without calling the model', async () => {
