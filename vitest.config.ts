@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Everything under test/ runs on PGlite; what exercises the database itself runs on PostgreSQL too.
-const integration = (db: 'pglite' | 'postgres', include: string[], exclude: string[] = []) => ({
+// Everything under test/ runs on the embedded PostgreSQL; what exercises the database itself runs on
+// the PostgreSQL server too.
+const integration = (db: 'embedded' | 'postgres', include: string[], exclude: string[] = []) => ({
   test: {
     name: db,
     include,
@@ -18,7 +19,7 @@ export default defineConfig({
     projects: [
       { test: { name: 'unit', include: ['src/**/*.test.ts'] } },
       // Delivery across processes needs a server several processes share: PostgreSQL only.
-      integration('pglite', ['test/**/*.test.ts'], ['test/delivery/**']),
+      integration('embedded', ['test/**/*.test.ts'], ['test/delivery/**']),
       integration('postgres', ['test/store/**/*.test.ts', 'test/agent/**/*.test.ts', 'test/console/**/*.test.ts', 'test/delivery/**/*.test.ts']),
     ],
   },

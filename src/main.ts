@@ -82,7 +82,10 @@ async function main(): Promise<number> {
       const io = { input: process.stdin, output: process.stdout, status: process.stderr, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY) };
       pipeline.register('console', consoleOutbound(io));
       pipeline.start();
-      await runConsole(pipeline, { session: values.session, ...io });
+      // A signal ends the input like end of file does: the reply under way is finished, the database shut down.
+      const stopInput = new AbortController();
+      void untilSignal().then(() => stopInput.abort());
+      await runConsole(pipeline, { session: values.session, signal: stopInput.signal, ...io });
       await pipeline.stop(config.delivery.shutdownGraceMs);
       return 0;
     }

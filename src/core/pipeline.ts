@@ -1,4 +1,5 @@
 import type { Agent } from './agent.ts';
+import { KeyedQueue } from './keyed-queue.ts';
 import { permits, type Access, type InboundMessage, type InboxEntry, type InboxPort, type Outbound, type ReplyChunk } from './delivery.ts';
 import type { Logger } from './logger.ts';
 import type { HistoryHit, HistorySearchPort } from './types.ts';
@@ -55,6 +56,7 @@ export class InboundPipeline {
   private readonly platforms = new Map<string, { outbound: Outbound; access: Access }>();
   private readonly lanes = new Map<string, LaneWork>();
   private readonly waiters = new Map<string, () => void>();
+  private readonly recording = new KeyedQueue();
   private timers: ReturnType<typeof setInterval>[] = [];
   private lastRenewal = Date.now();
   private draining = false;
@@ -73,7 +75,8 @@ export class InboundPipeline {
     const refused = !permits(access, message);
     let entry: InboxEntry | undefined;
     try {
-      entry = await this.deps.inbox.record(message, refused);
+      // One lane's messages are stored in the order they arrived here: their inbox ids are their order.
+      entry = await this.recording.run(JSON.stringify(message.lane), () => this.deps.inbox.record(message, refused));
     } catch (error) {
       // Not stored, so nothing will retry it: the sender hears now, and their next message works.
       this.deps.logger.error('Could not record an inbound message', { platform: message.lane.platform, error: errorText(error) });

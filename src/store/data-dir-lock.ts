@@ -15,8 +15,8 @@ function isAlive(pid: number): boolean {
 }
 
 /**
- * Claims the embedded database's directory for this process. PGlite has no locking of its own,
- * and two processes writing one data directory would corrupt it. A lock left by a dead process
+ * Claims the embedded database's directory for this process. PostgreSQL locks its data directory
+ * itself, but a second Spool would adopt the first one's server and share its leases. A lock left by a dead process
  * is taken over.
  */
 export async function lockDataDir(dir: string): Promise<() => Promise<void>> {

@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PrismaPg } from '@prisma/adapter-pg';
@@ -6,6 +5,7 @@ import pg from 'pg';
 import type { Logger } from '../core/logger.ts';
 import { PrismaClient } from './generated/client.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import { startEmbeddedPostgres, type EmbeddedServer } from './embedded-postgres.ts';
 import { applyMigrations } from './migrate.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
@@ -21,11 +21,11 @@ export interface Database {
 }
 
 export interface DatabaseOptions {
-  /** A PostgreSQL server; when absent, an embedded PGlite database under `dataDir`. */
+  /** A PostgreSQL server; when absent, an embedded PostgreSQL server under `dataDir`. */
   databaseUrl?: string;
   dataDir: string;
   logger: Logger;
-  /** Connections to keep; 1 for PGlite, whose connections share one session. */
+  /** Connections to keep (default 10). */
   poolSize?: number;
 }
 
@@ -34,35 +34,10 @@ export function describeUrl(url: string): string {
   return `PostgreSQL at ${hostname}${port ? `:${port}` : ''}${pathname}`;
 }
 
-interface EmbeddedServer {
-  url: string;
-  stop(): Promise<void>;
-}
-
-/**
- * PGlite speaking the Postgres wire protocol on an ephemeral loopback port, so the one pg-based
- * code path serves both databases. PGlite has a single session shared by every connection.
- */
-export async function startEmbeddedPostgres(dataDir: string | undefined, maxConnections = 1): Promise<EmbeddedServer> {
-  if (dataDir) await mkdir(dataDir, { recursive: true });
-  // Loaded only when used: a bot on an external PostgreSQL never pays for PGlite's import.
-  const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-socket')]);
-  const db = await PGlite.create(dataDir);
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections });
-  await server.start();
-  return {
-    url: `postgresql://postgres@${server.getServerConn()}/postgres`,
-    async stop() {
-      await server.stop();
-      await db.close();
-    },
-  };
-}
-
 async function startLockedEmbeddedPostgres(dataDir: string): Promise<EmbeddedServer> {
   const unlock = await lockDataDir(dataDir);
   try {
-    const server = await startEmbeddedPostgres(join(dataDir, 'pglite'));
+    const server = await startEmbeddedPostgres(dataDir);
     return {
       url: server.url,
       async stop() {
@@ -79,10 +54,9 @@ async function startLockedEmbeddedPostgres(dataDir: string): Promise<EmbeddedSer
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const embedded = options.databaseUrl ? undefined : await startLockedEmbeddedPostgres(options.dataDir);
   const url = options.databaseUrl ?? embedded!.url;
-  // One connection for PGlite: its connections share a session, so two would interleave transactions.
-  const pool = new pg.Pool({ connectionString: url, max: embedded ? 1 : (options.poolSize ?? 10) });
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
   pool.on('error', (error) => options.logger.error('Database connection error', { error: error.message }));
-  const description = embedded ? `embedded PGlite in ${join(options.dataDir, 'pglite')}` : describeUrl(url);
+  const description = embedded ? `embedded PostgreSQL in ${join(options.dataDir, 'postgres')}` : describeUrl(url);
   try {
     const client = await pool.connect();
     try {

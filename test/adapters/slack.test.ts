@@ -234,7 +234,7 @@ describe('Slack over the Events API (signed HTTP)', () => {
     await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hi`, ts: '1200.1', channel: ch }));
     await slack.waitFor(() => repliesIn(ch).length === 1);
     expect(repliesIn(ch)[0]!.text).toBe('Sorry, the language model request failed: the model endpoint had a server error (500). Please try again.');
-    expect(await db.prisma.inboxEntry.findFirst({ where: { messageKey: `${ch}:1200.1` } })).toMatchObject({ status: 'answered' });
+    await expect.poll(async () => (await db.prisma.inboxEntry.findFirst({ where: { messageKey: `${ch}:1200.1` } }))?.status).toBe('answered');
     llm.enqueue({ content: 'back up' });
     await post(eventBody({ type: 'message', channel_type: 'channel', user: 'U1', text: 'again', ts: '1200.2', thread_ts: '1200.1', channel: ch }));
     await slack.waitFor(() => repliesIn(ch).length === 2);

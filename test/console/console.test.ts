@@ -14,8 +14,8 @@ beforeAll(async () => {
   fake = await new FakeOpenAi().start();
   fake.fallback = (request) => ({ content: `heard ${request.messages.filter((m) => m.role === 'user').length} message(s), last: ${request.messages.at(-1)!.content}` });
   dataDir = await mkdtemp(join(tmpdir(), 'spool-console-'));
-  // The PGlite run exercises the embedded default end to end; the other a real server.
-  databaseEnv = databaseKind() === 'pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: inject('databaseUrl') };
+  // The embedded run exercises the embedded default end to end; the other a real server.
+  databaseEnv = databaseKind() === 'embedded' ? { DATA_DIR: dataDir } : { DATABASE_URL: inject('databaseUrl') };
 });
 afterAll(async () => {
   await fake.stop();

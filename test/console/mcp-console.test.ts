@@ -13,7 +13,7 @@ let env: Record<string, string>;
 beforeAll(async () => {
   fake = await new FakeOpenAi().start();
   dataDir = await mkdtemp(join(tmpdir(), 'spool-mcp-console-'));
-  const database: Record<string, string> = databaseKind() === 'pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: inject('databaseUrl') };
+  const database: Record<string, string> = databaseKind() === 'embedded' ? { DATA_DIR: dataDir } : { DATABASE_URL: inject('databaseUrl') };
   env = { OPENAI_BASE_URL: fake.baseURL, ...database };
 });
 afterAll(async () => {

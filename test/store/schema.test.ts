@@ -3,10 +3,9 @@ import { readFileSync } from 'node:fs';
 import wasm from '@prisma/prisma-schema-wasm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MIGRATIONS_DIR, startEmbeddedPostgres, type Database } from '../../src/store/database.ts';
+import { MIGRATIONS_DIR, type Database } from '../../src/store/database.ts';
 import { applyMigrations, readMigrations } from '../../src/store/migrate.ts';
-import { databaseKind, testDatabase } from '../support/db.ts';
-import { createScratchDatabase } from '../support/global-db.ts';
+import { scratchDatabase, testDatabase } from '../support/db.ts';
 
 interface DmmfField {
   name: string;
@@ -158,7 +157,7 @@ describe('applyMigrations', () => {
   });
 
   it('is idempotent on a fresh database', async () => {
-    const scratch = databaseKind() === 'postgres' ? await createScratchDatabase('spool_migrate') : await startEmbeddedPostgres(undefined);
+    const scratch = await scratchDatabase('spool_migrate');
     const client = new pg.Client({ connectionString: scratch.url });
     await client.connect();
     try {
@@ -167,13 +166,12 @@ describe('applyMigrations', () => {
       expect(await applyMigrations(client, MIGRATIONS_DIR)).toEqual({ applied: [], modified: [] });
     } finally {
       await client.end();
-      await ('drop' in scratch ? scratch.drop() : scratch.stop());
+      await scratch.drop();
     }
   });
 
-  // Concurrent starters only exist on a server: PGlite is one process's, guarded by its data-dir lock.
-  it.runIf(databaseKind() === 'postgres')('applies each migration once when several processes start at the same time', async () => {
-    const scratch = await createScratchDatabase('spool_migrate');
+  it('applies each migration once when several processes start at the same time', async () => {
+    const scratch = await scratchDatabase('spool_migrate');
     const clients = await Promise.all(
       [1, 2, 3].map(async () => {
         const c = new pg.Client({ connectionString: scratch.url });

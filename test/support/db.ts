@@ -6,17 +6,25 @@ import type { ConversationKey } from '../../src/core/types.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
 import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
 import { PrismaStore } from '../../src/store/prisma-store.ts';
+import { createScratchDatabase, startScratchEmbedded } from './global-db.ts';
 import { silentLogger } from './logger.ts';
 
 export const databaseKind = () => inject('databaseKind');
 
 /** The run's shared database, migrated (concurrent files exercise the migration lock). */
 export async function testDatabase(): Promise<Database> {
-  return openDatabase({ databaseUrl: inject('databaseUrl'), dataDir: '', logger: silentLogger, poolSize: databaseKind() === 'pglite' ? 1 : 4 });
+  return openDatabase({ databaseUrl: inject('databaseUrl'), dataDir: '', logger: silentLogger, poolSize: 4 });
 }
 
 export function testStore(db: Database, storeMaxChars = 5_000_000): PrismaStore {
   return new PrismaStore(db.prisma, { storeMaxChars });
+}
+
+/** An empty database of the run's kind (a fresh embedded server, or a database on the server); drop it after. */
+export async function scratchDatabase(prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+  if (databaseKind() === 'postgres') return createScratchDatabase(prefix);
+  const server = await startScratchEmbedded();
+  return { url: server.url, drop: server.stop };
 }
 
 /** A conversation key no other test uses, so tests can share one database. */

@@ -1,12 +1,16 @@
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { MIGRATIONS_DIR, startEmbeddedPostgres } from '../../src/store/database.ts';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MIGRATIONS_DIR } from '../../src/store/database.ts';
+import { startEmbeddedPostgres } from '../../src/store/embedded-postgres.ts';
 import { applyMigrations } from '../../src/store/migrate.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
-    databaseKind: 'pglite' | 'postgres';
+    databaseKind: 'embedded' | 'postgres';
   }
 }
 
@@ -32,15 +36,26 @@ export async function createScratchDatabase(prefix: string): Promise<{ url: stri
   };
 }
 
+/** An embedded server in a directory of its own, removed with it. */
+export async function startScratchEmbedded(): Promise<{ url: string; stop(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'spool-embedded-'));
+  const server = await startEmbeddedPostgres(dir);
+  return {
+    url: server.url,
+    async stop() {
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 /**
- * One database for the whole run, shared by every test file: PGlite takes seconds to start,
- * and a fresh PostgreSQL database keeps runs from seeing each other's rows.
+ * One database for the whole run, shared by every test file, migrated once: a fresh embedded
+ * server, or a fresh database on the PostgreSQL server, so runs never see each other's rows.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const kind = project.config.env.SPOOL_TEST_DB === 'postgres' ? 'postgres' : 'pglite';
-  const database = kind === 'postgres' ? await createScratchDatabase('spool_test') : await startEmbeddedPostgres(undefined, 64);
-  // Migrated here, once: test files share PGlite's single session, where an advisory lock
-  // cannot keep two migrators apart.
+  const kind = project.config.env.SPOOL_TEST_DB === 'postgres' ? 'postgres' : 'embedded';
+  const database = kind === 'postgres' ? await createScratchDatabase('spool_test') : await startScratchEmbedded();
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   await applyMigrations(client, MIGRATIONS_DIR);

