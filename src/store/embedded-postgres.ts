@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, chmod, chown, mkdir, stat } from 'node:fs/promises';
+import { appendFile, chmod, chown, cp, mkdir, readFile, rename, stat } from 'node:fs/promises';
 import { userInfo } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -20,6 +20,24 @@ async function binaries(): Promise<{ initdb: string; pg_ctl: string }> {
   } catch {
     throw new Error(`No embedded PostgreSQL for ${process.platform}-${process.arch} (${name} is not installed). Set DATABASE_URL to a PostgreSQL server.`);
   }
+}
+
+/**
+ * The binaries as the server's user can run them. Under root that user is "postgres", who cannot
+ * reach node_modules below a private directory (a checkout in `mktemp -d`): the install is then
+ * hard-linked (or copied, across file systems) into the data directory, once per version.
+ */
+async function reachableBinaries(bin: { initdb: string; pg_ctl: string }, dir: string, as: { uid?: number }): Promise<{ initdb: string; pg_ctl: string }> {
+  if (as.uid === undefined || (await run(bin.pg_ctl, ['--version'], as).then(() => true, () => false))) return bin;
+  const install = dirname(dirname(bin.pg_ctl));
+  const { version } = JSON.parse(await readFile(join(install, '..', 'package.json'), 'utf8')) as { version: string };
+  const staged = resolve(dir, `postgres-${version}`);
+  if (!existsSync(join(staged, 'bin', 'pg_ctl'))) {
+    const partial = `${staged}.${process.pid}`;
+    await run('cp', ['-al', install, partial]).catch(() => cp(install, partial, { recursive: true, verbatimSymlinks: true }));
+    await rename(partial, staged);
+  }
+  return { initdb: join(staged, 'bin', 'initdb'), pg_ctl: join(staged, 'bin', 'pg_ctl') };
 }
 
 /** PostgreSQL refuses to run as root: as root, it runs as the system user "postgres", created if missing. */
@@ -42,18 +60,18 @@ async function serverUser(): Promise<{ uid?: number; gid?: number }> {
  * directory's lock and that server can only be ours.
  */
 export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedServer> {
-  const { initdb, pg_ctl } = await binaries();
   const user = await serverUser();
   const pgdata = resolve(dir, 'postgres');
   const as = { ...user, env: { ...process.env, LC_ALL: 'C' } };
+  await mkdir(pgdata, { recursive: true });
+  if (user.uid !== undefined) {
+    await chown(pgdata, user.uid, user.gid!);
+    // The server's user must be able to pass through DATA_DIR (mkdtemp makes it 0700).
+    const { mode } = await stat(dir);
+    if (!(mode & 0o001)) await chmod(dir, mode | 0o001);
+  }
+  const { initdb, pg_ctl } = await reachableBinaries(await binaries(), dir, as);
   if (!existsSync(join(pgdata, 'PG_VERSION'))) {
-    await mkdir(pgdata, { recursive: true });
-    if (user.uid !== undefined) {
-      await chown(pgdata, user.uid, user.gid!);
-      // The server's user must be able to pass through DATA_DIR (mkdtemp makes it 0700).
-      const { mode } = await stat(dir);
-      if (!(mode & 0o001)) await chmod(dir, mode | 0o001);
-    }
     await run(initdb, ['-D', pgdata, '--auth=trust', '--username=postgres', '--encoding=UTF8', '--locale=C', '--no-instructions'], as);
     // The socket lives in the data directory (relative to it, so the directory can move).
     await appendFile(join(pgdata, 'postgresql.conf'), "\n# Spool: a Unix socket only\nlisten_addresses = ''\nunix_socket_directories = '.'\n");
