@@ -11,7 +11,9 @@ import { OpenAiChatClient } from './llm/openai-client.ts';
 import { createLogger } from './logging.ts';
 import { openDatabase } from './store/database.ts';
 import { DeliveryLedger } from './store/delivery-ledger.ts';
-import { PrismaStore } from './store/prisma-store.ts';
+import { HistorySearch } from './store/history-search.ts';
+import { ResultIndexer } from './store/result-index.ts';
+import { TranscriptStore } from './store/transcript-store.ts';
 import { loadMcpConfig } from './tools/mcp/config.ts';
 import { McpToolSource } from './tools/mcp/source.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
@@ -56,8 +58,12 @@ async function main(): Promise<number> {
 
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
   logger.info(`Database: ${db.description}`);
-  const store = new PrismaStore(db.prisma, { storeMaxChars: config.toolResultStoreMaxChars });
-  const sources: ToolSource[] = [builtinSource([searchHistoryTool(store)])];
+  const store = new TranscriptStore(db.prisma, { storeMaxChars: config.toolResultStoreMaxChars });
+  // Tool results are indexed for search in the background, off the turn.
+  const indexer = new ResultIndexer(db.prisma, logger);
+  indexer.start();
+  const search = new HistorySearch(db.prisma, indexer);
+  const sources: ToolSource[] = [builtinSource([searchHistoryTool(search)])];
   if (config.mcpConfigPath) {
     try {
       sources.push(await McpToolSource.start(await loadMcpConfig(config.mcpConfigPath, process.env, SECRET_ENV_NAMES), logger));
@@ -73,7 +79,7 @@ async function main(): Promise<number> {
   // Nobody else can reach the embedded database: leases left by a killed run are ours to take now.
   if (db.embedded) await ledger.releaseAll();
   const pipeline = new InboundPipeline(
-    { agent, inbox: ledger, search: store, logger },
+    { agent, inbox: ledger, search, logger },
     { holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, leaseMs: config.delivery.leaseMs, pollMs: 1_000, maxAttempts: 3 },
   );
 
@@ -119,6 +125,7 @@ async function main(): Promise<number> {
     return 0;
   } finally {
     await tools.close();
+    await indexer.stop();
     await db.close();
   }
 }

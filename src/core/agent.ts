@@ -17,7 +17,9 @@ import {
   type Conversation,
   type LlmPort,
   type LlmResponse,
+  type LlmUsage,
   type Message,
+  type StepRecords,
   type StorePort,
   type ToolCall,
   type ToolOutcome,
@@ -76,6 +78,8 @@ interface TurnState {
   replyParts: string[];
   /** The final answer was stored before a crash: nothing is left to ask the model. */
   finished: boolean;
+  /** Usage of the latest model call, written with the step it produced. */
+  usage?: LlmUsage;
 }
 
 const CUT_OFF_NOTE = "\n\n_(This reply was cut off at the model's output limit.)_";
@@ -118,7 +122,7 @@ export class Agent {
       signal: options.signal ?? new AbortController().signal,
     };
     // Committed before the model is asked, so a crash never loses what the user said.
-    if (!started) await this.append(state, { role: 'user', content: userText, turn, ...(options.inboxId === undefined ? {} : { inboxId: options.inboxId }) });
+    if (!started) await this.append(state, [{ role: 'user', content: userText, turn, ...(options.inboxId === undefined ? {} : { inboxId: options.inboxId }) }]);
     return state;
   }
 
@@ -143,7 +147,7 @@ export class Agent {
         state.replyParts = [];
         // The calls are stored with this message, before any runs: a crash mid-call leaves a
         // call without a result, which pairing repair answers on the next request.
-        await this.append(state, { role: 'assistant', content: response.content, toolCalls: calls, turn: state.turn });
+        await this.append(state, [{ role: 'assistant', content: response.content, toolCalls: calls, turn: state.turn }]);
         await this.dispatch(state, calls);
         if (calls.some((c) => c.name !== GET_CONTINUATION)) state.toolIterations++;
         continue;
@@ -152,26 +156,25 @@ export class Agent {
       if (response.finishReason === 'length') {
         if (!response.content) {
           logger.warn('[continue] Empty response truncated at max_tokens, stopping');
+          await this.append(state, []);
           return reply('cut_off', "The model's reply was cut off before it said anything. Try asking again, or raise OPENAI_MAX_TOKENS.");
         }
         state.replyParts.push(response.content);
         const cut: Message = { role: 'assistant', content: response.content, turn: state.turn };
         if (state.continuations >= maxContinuations) {
-          await this.append(state, cut);
+          await this.append(state, [cut]);
           logger.warn('[continue] Max continuations reached, breaking');
           return reply('cut_off', '');
         }
         state.continuations++;
         logger.info(`[continue] Response truncated at max_tokens, requesting continuation (${state.continuations}/${maxContinuations})`);
         // Stored together, so a transcript that ends in a plain assistant message is a finished turn.
-        await this.append(state, cut, { role: 'user', content: CONTINUE_PROMPT, turn: state.turn });
+        await this.append(state, [cut, { role: 'user', content: CONTINUE_PROMPT, turn: state.turn }]);
         continue;
       }
 
-      if (response.content) {
-        await this.append(state, { role: 'assistant', content: response.content, turn: state.turn });
-        state.replyParts.push(response.content);
-      }
+      await this.append(state, response.content ? [{ role: 'assistant', content: response.content, turn: state.turn }] : []);
+      if (response.content) state.replyParts.push(response.content);
       const fallback = toolChoice === 'none' ? 'I reached the tool-call limit for this message without an answer. Please narrow the question.' : 'The model returned an empty reply.';
       return reply('ok', fallback);
     }
@@ -188,12 +191,12 @@ export class Agent {
   }
 
   private async complete(state: TurnState, toolChoice: 'auto' | 'none'): Promise<LlmResponse> {
-    const { llm, store, logger } = this.deps;
+    const { llm, logger } = this.deps;
     for (let level: OverflowLevel = 0; ; level = (level + 1) as OverflowLevel) {
       const messages = buildRequestMessages(state.transcript, state.turn, this.options.compaction, level);
       try {
         const response = await llm.complete({ system: this.options.systemPrompt, messages, tools: state.tools, toolChoice }, state.signal);
-        if (response.usage) await store.recordUsage(state.conversation, response.usage);
+        state.usage = response.usage;
         return response;
       } catch (error) {
         if (!(error instanceof ContextLengthError) || level === 2) throw error;
@@ -202,19 +205,19 @@ export class Agent {
     }
   }
 
+  /** Runs the calls concurrently; their results and tool messages are stored together, in one write. */
   private async dispatch(state: TurnState, calls: ToolCall[]): Promise<void> {
-    const { store } = this.deps;
     const results = await Promise.all(
       calls.map(async (call) => {
         const started = Date.now();
         const outcome = await this.execute(state, call);
-        await store.recordToolResult(state.conversation, { toolCallId: call.id, ...outcome, durationMs: Date.now() - started });
-        return { toolCallId: call.id, content: outcome.content, exempt: call.name === GET_CONTINUATION };
+        return { toolCallId: call.id, ...outcome, durationMs: Date.now() - started, exempt: call.name === GET_CONTINUATION };
       }),
     );
     const budgeted = applyResultBudget(results, this.options.budget, state.resultChars);
     state.resultChars += budgeted.reduce((sum, r) => sum + (r.exempt ? 0 : r.content.length), 0);
-    await this.append(state, ...budgeted.map((r): Message => ({ role: 'tool', toolCallId: r.toolCallId, content: r.content, turn: state.turn })));
+    const messages = budgeted.map((r): Message => ({ role: 'tool', toolCallId: r.toolCallId, content: r.content, turn: state.turn }));
+    await this.append(state, messages, { results: results.map(({ exempt: _, ...r }) => r) });
   }
 
   private async execute(state: TurnState, call: ToolCall): Promise<ToolOutcome> {
@@ -243,8 +246,11 @@ export class Agent {
     return { content: page, isError: request.offset >= full.length };
   }
 
-  private async append(state: TurnState, ...messages: Message[]): Promise<void> {
-    await this.deps.store.appendMessages(state.conversation, messages);
+  /** One write per step: its messages, with the usage of the model call that produced them. */
+  private async append(state: TurnState, messages: Message[], records: StepRecords = {}): Promise<void> {
+    const usage = state.usage;
+    state.usage = undefined;
+    await this.deps.store.appendMessages(state.conversation, messages, usage ? { ...records, usage } : records);
     state.transcript.push(...messages);
   }
 

@@ -123,22 +123,26 @@ export interface ToolResultRecord {
   durationMs: number;
 }
 
+/** What a step writes besides its messages: the results its tool calls returned, the model call's usage. */
+export interface StepRecords {
+  results?: ToolResultRecord[];
+  usage?: LlmUsage;
+}
+
 export interface StorePort {
   /** Finds or creates the conversation for a platform location. */
   openConversation(key: ConversationKey): Promise<Conversation>;
   loadTranscript(conversation: Conversation): Promise<Message[]>;
   /**
-   * Appends in order; durable when it resolves. An assistant message's tool calls are recorded
-   * with it, so every call is stored before it runs.
+   * Appends one step, in order, atomically; durable when it resolves. An assistant message's tool
+   * calls are recorded with it, so every call is stored before it runs.
    */
-  appendMessages(conversation: Conversation, messages: Message[]): Promise<void>;
-  recordToolResult(conversation: Conversation, result: ToolResultRecord): Promise<void>;
+  appendMessages(conversation: Conversation, messages: Message[], records?: StepRecords): Promise<void>;
   /**
    * The full text of a stored result: this conversation's first, then the newest in the same
    * channel (search_history hands out ids from sibling threads).
    */
   readToolResult(conversation: Conversation, toolCallId: string): Promise<string | undefined>;
-  recordUsage(conversation: Conversation, usage: LlmUsage): Promise<void>;
 }
 
 // ---------------------------------------------------------------- History search port
@@ -152,6 +156,8 @@ export interface HistoryHit {
   thread: string;
   toolName?: string;
   toolCallId?: string;
+  /** Where in a tool result the match is: the offset get_continuation reads on from. */
+  offset?: number;
   /** At most 300 characters around the first match. */
   excerpt: string;
   before?: { role: string; text: string };

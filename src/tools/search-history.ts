@@ -23,9 +23,8 @@ export function formatHits(query: string, hits: HistoryHit[]): string {
     if (hit.before) lines.push(`   before: ${hit.before.role.toUpperCase()}: ${oneLine(hit.before.text)}`);
     lines.push(`   match: ${oneLine(hit.excerpt)}`);
     if (hit.after) lines.push(`   after: ${hit.after.role.toUpperCase()}: ${oneLine(hit.after.text)}`);
-    if (hit.kind === 'tool_result' || hit.kind === 'tool_call') {
-      lines.push(`   full result: get_continuation(tool_call_id="${hit.toolCallId}", offset=0)`);
-    }
+    if (hit.offset !== undefined) lines.push(`   read on from the match: get_continuation(tool_call_id="${hit.toolCallId}", offset=${hit.offset})`);
+    else if (hit.kind === 'tool_call') lines.push(`   full result: get_continuation(tool_call_id="${hit.toolCallId}", offset=0)`);
     return lines.join('\n');
   });
   return `${hits.length} match${hits.length === 1 ? '' : 'es'} for "${query}", newest first:\n\n${blocks.join('\n\n')}`;

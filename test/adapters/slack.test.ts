@@ -5,7 +5,7 @@ import type { Database } from '../../src/store/database.ts';
 import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
 import { searchHistoryTool } from '../../src/tools/search-history.ts';
 import { testAgent, testTool } from '../support/agent.ts';
-import { testDatabase, testPipeline, testStore } from '../support/db.ts';
+import { testDatabase, testPipeline, testSearch, testStore } from '../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack, signedRequest, TEAM } from '../support/fake-slack.ts';
 import { silentLogger } from '../support/logger.ts';
@@ -28,7 +28,7 @@ interface Started {
 async function startAdapter(overrides: Partial<SlackAdapterConfig> = {}, database = db): Promise<Started> {
   const port = await freePort();
   const adapterStore = testStore(database);
-  const agent = testAgent({ fake: llm, store: adapterStore, tools: [lookup, searchHistoryTool(adapterStore)] });
+  const agent = testAgent({ fake: llm, store: adapterStore, tools: [lookup, searchHistoryTool(testSearch(database))] });
   const pipeline = testPipeline(database, agent);
   const adapter = new SlackAdapter({ botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl, port, ...overrides }, pipeline, silentLogger);
   await adapter.start();

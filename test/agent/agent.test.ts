@@ -2,14 +2,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CONTINUE_PROMPT } from '../../src/core/agent.ts';
 import type { Conversation } from '../../src/core/types.ts';
 import type { Database } from '../../src/store/database.ts';
-import type { PrismaStore } from '../../src/store/prisma-store.ts';
+import type { TranscriptStore } from '../../src/store/transcript-store.ts';
 import { lastMessage, markedCallId, nextOffset, sentCallIds, testAgent, testTool } from '../support/agent.ts';
 import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
 import { RecordingLogger } from '../support/logger.ts';
 
 let db: Database;
-let store: PrismaStore;
+let store: TranscriptStore;
 let fake: FakeOpenAi;
 let conversation: Conversation;
 

@@ -1,15 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation, Message } from '../../src/core/types.ts';
 import type { Database } from '../../src/store/database.ts';
-import { PrismaStore } from '../../src/store/prisma-store.ts';
-import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
+import type { HistorySearch } from '../../src/store/history-search.ts';
+import type { TranscriptStore } from '../../src/store/transcript-store.ts';
+import { testDatabase, testSearch, testStore, uniqueKey } from '../support/db.ts';
 
 let db: Database;
-let store: PrismaStore;
+let store: TranscriptStore;
+let search: HistorySearch;
 
 beforeAll(async () => {
   db = await testDatabase();
   store = testStore(db);
+  search = testSearch(db);
 });
 afterAll(() => db.close());
 
@@ -19,14 +22,13 @@ async function toolRun(conversation: Conversation, turn: number, id: string, nam
     { role: 'user', content: `please run ${name}`, turn },
     { role: 'assistant', content: '', toolCalls: [{ id, name, arguments: args }], turn },
   ]);
-  await store.recordToolResult(conversation, { toolCallId: id, content: result, isError: false, durationMs: 5 });
-  await store.appendMessages(conversation, [
-    { role: 'tool', toolCallId: id, content: result.slice(0, 50), turn },
-    { role: 'assistant', content: answer, turn },
-  ]);
+  await store.appendMessages(conversation, [{ role: 'tool', toolCallId: id, content: result.slice(0, 50), turn }], {
+    results: [{ toolCallId: id, content: result, isError: false, durationMs: 5 }],
+  });
+  await store.appendMessages(conversation, [{ role: 'assistant', content: answer, turn }]);
 }
 
-describe('PrismaStore', () => {
+describe('TranscriptStore', () => {
   it('finds the same conversation for the same key and a new one for another thread', async () => {
     const key = uniqueKey();
     const a = await store.openConversation(key);
@@ -77,19 +79,55 @@ describe('PrismaStore', () => {
     const capped = testStore(db, 100);
     const conversation = await capped.openConversation(uniqueKey());
     await capped.appendMessages(conversation, [{ role: 'assistant', content: '', toolCalls: [{ id: 'big', name: 'x', arguments: '{}' }], turn: 1 }]);
-    await capped.recordToolResult(conversation, { toolCallId: 'big', content: 'y'.repeat(250), isError: false, durationMs: 1 });
+    await capped.appendMessages(conversation, [], { results: [{ toolCallId: 'big', content: 'y'.repeat(250), isError: false, durationMs: 1 }] });
     const stored = await capped.readToolResult(conversation, 'big');
     expect(stored).toBe(`${'y'.repeat(100)}\n[Spool stored only the first 100 of 250 chars of this result (TOOL_RESULT_STORE_MAX_CHARS)]`);
     const row = await db.prisma.toolResult.findFirstOrThrow({ where: { call: { conversationId: conversation.id } } });
     expect(row.contentChars).toBe(250);
   });
 
-  it('records token usage per conversation', async () => {
+  it('records token usage per conversation, with the step the call produced', async () => {
     const conversation = await store.openConversation(uniqueKey());
-    await store.recordUsage(conversation, { model: 'm', promptTokens: 10, completionTokens: 5, totalTokens: 15 });
-    await store.recordUsage(conversation, { model: 'm', promptTokens: 20, completionTokens: 5, totalTokens: 25 });
+    await store.appendMessages(conversation, [{ role: 'assistant', content: 'a', turn: 1 }], { usage: { model: 'm', promptTokens: 10, completionTokens: 5, totalTokens: 15 } });
+    await store.appendMessages(conversation, [], { usage: { model: 'm', promptTokens: 20, completionTokens: 5, totalTokens: 25 } });
     const sum = await db.prisma.llmUsage.aggregate({ where: { conversationId: conversation.id }, _sum: { totalTokens: true } });
     expect(sum._sum.totalTokens).toBe(40);
+  });
+
+  it('writes a step whole or not at all', async () => {
+    const conversation = await store.openConversation(uniqueKey());
+    await store.appendMessages(conversation, [{ role: 'user', content: 'first', turn: 1, inboxId: '987654321012' }]);
+    // The same inbox id again violates its unique index: the step's other rows must not stay behind.
+    const step = store.appendMessages(
+      conversation,
+      [
+        { role: 'assistant', content: 'calling', toolCalls: [{ id: 'c9', name: 'x', arguments: '{}' }], turn: 1 },
+        { role: 'user', content: 'again', turn: 2, inboxId: '987654321012' },
+      ],
+      { usage: { model: 'm', promptTokens: 1, completionTokens: 1, totalTokens: 2 } },
+    );
+    await expect(step).rejects.toThrow();
+    expect(await db.prisma.transcriptMessage.count({ where: { conversationId: conversation.id } })).toBe(1);
+    expect(await db.prisma.toolCall.count({ where: { conversationId: conversation.id } })).toBe(0);
+    expect(await db.prisma.llmUsage.count({ where: { conversationId: conversation.id } })).toBe(0);
+  });
+
+  it('reads only new rows after the first load, including rows another replica wrote', async () => {
+    const conversation = await store.openConversation(uniqueKey());
+    const other = testStore(db);
+    await store.appendMessages(conversation, [{ role: 'user', content: 'one', turn: 1 }]);
+    expect(await store.loadTranscript(conversation)).toEqual([{ role: 'user', content: 'one', turn: 1 }]);
+    await other.appendMessages(conversation, [{ role: 'assistant', content: 'two', turn: 1 }]);
+    // A changed row that was already read stays as read: the cache holds it, the query skips it.
+    await db.prisma.transcriptMessage.updateMany({ where: { conversationId: conversation.id, content: 'one' }, data: { content: 'edited' } });
+    const loaded = await store.loadTranscript(conversation);
+    expect(loaded).toEqual([
+      { role: 'user', content: 'one', turn: 1 },
+      { role: 'assistant', content: 'two', turn: 1 },
+    ]);
+    loaded.push({ role: 'user', content: 'not stored', turn: 2 });
+    expect(await store.loadTranscript(conversation)).toHaveLength(2);
+    expect((await testStore(db).loadTranscript(conversation))[0]!.content).toBe('edited');
   });
 });
 
@@ -110,7 +148,7 @@ describe('searchHistory', () => {
   });
 
   it('finds tool runs by words in their arguments and in their results, newest first', async () => {
-    const hits = await store.searchHistory(key, { text: 'zebra', maxResults: 10 });
+    const hits = await search.searchHistory(key, { text: 'zebra', maxResults: 10 });
     expect(hits.map((h) => [h.kind, h.toolCallId ?? null, h.thread])).toEqual([
       ['assistant', null, '200.1'],
       ['tool_result', 'call_cat', '200.1'],
@@ -121,7 +159,7 @@ describe('searchHistory', () => {
   });
 
   it('finds a call and its result by the tool name, each with its context either side', async () => {
-    const hits = await store.searchHistory(key, { text: 'list_directory', maxResults: 10 });
+    const hits = await search.searchHistory(key, { text: 'list_directory', maxResults: 10 });
     const context = { before: { role: 'user', text: 'please run fs__list_directory' }, after: { role: 'assistant', text: 'Two files.' } };
     expect(hits.filter((h) => h.kind !== 'user')).toMatchObject([
       { kind: 'tool_result', toolName: 'fs__list_directory', toolCallId: 'call_ls', excerpt: '[FILE] quarterly.csv\n[FILE] zebra-notes.md', ...context },
@@ -133,24 +171,44 @@ describe('searchHistory', () => {
     const conversation = await store.openConversation({ ...key, thread: '300.1' });
     const long = `${'a'.repeat(5000)} needle ${'b'.repeat(5000)}`;
     await toolRun(conversation, 1, 'call_long', 'x', '{}', long, 'ok');
-    const [hit] = await store.searchHistory(key, { text: 'needle', maxResults: 1 });
+    const [hit] = await search.searchHistory(key, { text: 'needle', maxResults: 1 });
     expect(hit!.excerpt.length).toBeLessThanOrEqual(300);
     expect(hit!.excerpt).toContain('needle');
   });
 
   it('never returns another channel, DM or workspace, in any scope', async () => {
     for (const scope of [key, { ...key, channel: 'C-private' }, { ...key, channel: 'D-dm' }]) {
-      const hits = await store.searchHistory(scope, { text: 'payroll', maxResults: 50 });
+      const hits = await search.searchHistory(scope, { text: 'payroll', maxResults: 50 });
       expect(hits.length).toBe(scope === key ? 0 : 1);
     }
   });
 
   it('honours max_results, days and the excluded turn', async () => {
-    expect(await store.searchHistory(key, { text: 'zebra', maxResults: 2 })).toHaveLength(2);
-    await db.prisma.$executeRaw`UPDATE tool_results SET created_at = now() - interval '30 days' WHERE channel_key = ${JSON.stringify(['slack', key.workspace, key.channel])}`;
-    const recent = await store.searchHistory(key, { text: 'zebra', maxResults: 10, days: 7 });
+    expect(await search.searchHistory(key, { text: 'zebra', maxResults: 2 })).toHaveLength(2);
+    // Results, and the index of them, as they would be a month on.
+    for (const table of ['tool_results', 'tool_result_chunks']) {
+      await db.pool.query(`UPDATE ${table} SET created_at = now() - interval '30 days' WHERE channel_key = $1`, [JSON.stringify(['slack', key.workspace, key.channel])]);
+    }
+    const recent = await search.searchHistory(key, { text: 'zebra', maxResults: 10, days: 7 });
     expect(recent.map((h) => h.kind)).not.toContain('tool_result');
-    const excluded = await store.searchHistory(key, { text: 'list_directory', maxResults: 10, excludeTurn: { conversationId: first.id, turn: 1 } });
+    const excluded = await search.searchHistory(key, { text: 'list_directory', maxResults: 10, excludeTurn: { conversationId: first.id, turn: 1 } });
     expect(excluded.filter((h) => h.kind === 'user')).toHaveLength(0);
+  });
+
+  it('finds a fact anywhere in a 2 MB result, with the offset get_continuation reads it from', async () => {
+    const conversation = await store.openConversation({ ...key, thread: '400.1' });
+    // Emoji are two UTF-16 code units but one character to PostgreSQL: the offset must count units.
+    const filler = Array.from({ length: 60_000 }, (_, i) => `row ${i} status ok 🚀 latency ${i % 97} ms`).join('\n');
+    const at = 1_900_000;
+    const big = `${filler.slice(0, at)} kilimanjaro-7731 ${filler.slice(at)}`.slice(0, 2_000_000);
+    expect(big.length).toBe(2_000_000);
+    await toolRun(conversation, 1, 'call_big', 'logs__tail', '{}', big, 'ok');
+    expect(await db.prisma.toolResult.findFirstOrThrow({ where: { call: { conversationId: conversation.id } }, select: { indexed: true } })).toEqual({ indexed: false });
+
+    const [hit] = await search.searchHistory(key, { text: 'kilimanjaro 7731', maxResults: 1 });
+    expect(hit).toMatchObject({ kind: 'tool_result', toolCallId: 'call_big', offset: big.indexOf('kilimanjaro') });
+    expect(hit!.excerpt).toContain('kilimanjaro-7731');
+    const chunks = await db.prisma.toolResultChunk.count({ where: { result: { call: { conversationId: conversation.id } } } });
+    expect(chunks).toBe(Math.ceil([...big].length / 8_000));
   });
 });

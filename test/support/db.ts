@@ -5,7 +5,9 @@ import { InboundPipeline, type PipelineOptions } from '../../src/core/pipeline.t
 import type { ConversationKey } from '../../src/core/types.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
 import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
-import { PrismaStore } from '../../src/store/prisma-store.ts';
+import { HistorySearch } from '../../src/store/history-search.ts';
+import { ResultIndexer } from '../../src/store/result-index.ts';
+import { TranscriptStore } from '../../src/store/transcript-store.ts';
 import { createScratchDatabase, startScratchEmbedded } from './global-db.ts';
 import { silentLogger } from './logger.ts';
 
@@ -16,9 +18,11 @@ export async function testDatabase(): Promise<Database> {
   return openDatabase({ databaseUrl: inject('databaseUrl'), dataDir: '', logger: silentLogger, poolSize: 4 });
 }
 
-export function testStore(db: Database, storeMaxChars = 5_000_000): PrismaStore {
-  return new PrismaStore(db.prisma, { storeMaxChars });
+export function testStore(db: Database, storeMaxChars = 5_000_000): TranscriptStore {
+  return new TranscriptStore(db.prisma, { storeMaxChars });
 }
+
+export const testSearch = (db: Database): HistorySearch => new HistorySearch(db.prisma, new ResultIndexer(db.prisma, silentLogger));
 
 /** An empty database of the run's kind (a fresh embedded server, or a database on the server); drop it after. */
 export async function scratchDatabase(prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
@@ -35,7 +39,7 @@ export function uniqueKey(overrides: Partial<ConversationKey> = {}): Conversatio
 /** The inbound pipeline over the test database, quick to take over lanes; stop it after the test. */
 export function testPipeline(db: Database, agent: Agent, options: Partial<PipelineOptions> = {}): InboundPipeline {
   return new InboundPipeline(
-    { agent, inbox: new DeliveryLedger(db.prisma), search: testStore(db), logger: silentLogger },
+    { agent, inbox: new DeliveryLedger(db.prisma), search: testSearch(db), logger: silentLogger },
     { holder: `test-${randomUUID()}`, leaseMs: 3_000, pollMs: 200, maxAttempts: 3, ...options },
   );
 }

@@ -59,3 +59,14 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/** Polls `probe` until it returns a value: for waiting on a row or a process, never a fixed sleep. */
+export async function until<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -7,13 +7,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolContext } from '../../src/core/types.ts';
 import type { Database } from '../../src/store/database.ts';
-import type { PrismaStore } from '../../src/store/prisma-store.ts';
+import type { TranscriptStore } from '../../src/store/transcript-store.ts';
 import { parseMcpConfig } from '../../src/tools/mcp/config.ts';
 import { McpToolSource } from '../../src/tools/mcp/source.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
 import { lastMessage, markedCallId, nextOffset } from '../support/agent.ts';
 import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
+import { until } from '../support/process.ts';
 import { RecordingLogger, silentLogger } from '../support/logger.ts';
 import { Agent } from '../../src/core/agent.ts';
 import { defaultAgentOptions, openAiClientFor } from '../support/agent.ts';
@@ -44,20 +45,10 @@ function childPids(script: string): number[] {
     .map(([pid]) => Number(pid));
 }
 
-async function until<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('server-filesystem over stdio, in a full turn', () => {
   let root: string;
   let db: Database;
-  let store: PrismaStore;
+  let store: TranscriptStore;
   let fake: FakeOpenAi;
   let source: McpToolSource;
   const big = Array.from({ length: 600 }, (_, i) => `entry ${String(i).padStart(3, '0')}: ${'.'.repeat(38)}`).join('\n') + '\nCONCLUSION: ship on Friday\n';

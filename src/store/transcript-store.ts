@@ -1,0 +1,146 @@
+import { safeSlice } from '../core/text.ts';
+import type { ChannelScope, Conversation, ConversationKey, Message, StepRecords, StorePort, ToolCall } from '../core/types.ts';
+import type { PrismaClient } from './generated/client.ts';
+
+/** Scope of search and continuation lookup: one channel of one workspace of one platform. */
+export const channelKeyOf = (key: ChannelScope): string => JSON.stringify([key.platform, key.workspace, key.channel]);
+
+/** The size policy for stored results, in one place: everything up to the cap, then a marker. */
+export function capStoredResult(content: string, maxChars: number): string {
+  if (content.length <= maxChars) return content;
+  return `${safeSlice(content, 0, maxChars)}\n[Spool stored only the first ${maxChars} of ${content.length} chars of this result (TOOL_RESULT_STORE_MAX_CHARS)]`;
+}
+
+interface MessageRow {
+  id: bigint;
+  turn: number;
+  role: string;
+  content: string;
+  tool_calls: ToolCall[] | null;
+  tool_call_id: string | null;
+  inbox_id: bigint | null;
+}
+
+function toMessage(row: MessageRow): Message {
+  switch (row.role) {
+    case 'tool':
+      return { role: 'tool', toolCallId: row.tool_call_id ?? '', content: row.content, turn: row.turn };
+    case 'assistant':
+      return row.tool_calls?.length
+        ? { role: 'assistant', content: row.content, toolCalls: row.tool_calls, turn: row.turn }
+        : { role: 'assistant', content: row.content, turn: row.turn };
+    default:
+      return row.inbox_id === null
+        ? { role: 'user', content: row.content, turn: row.turn }
+        : { role: 'user', content: row.content, turn: row.turn, inboxId: String(row.inbox_id) };
+  }
+}
+
+/** A transcript read so far: its messages and the id of the last row they include. */
+interface CachedTranscript {
+  messages: Message[];
+  lastId: bigint;
+}
+
+/**
+ * The conversation history behind the core's StorePort. Each step is one SQL statement (its
+ * messages, their tool calls, the results and the usage), and a transcript is read from the
+ * database once per process: later turns read only the rows added since.
+ */
+export class TranscriptStore implements StorePort {
+  /** Most recently used last; the oldest entry goes when the cache is full. */
+  private readonly transcripts = new Map<string, CachedTranscript>();
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly options: { storeMaxChars: number; cachedTranscripts?: number },
+  ) {}
+
+  async openConversation(key: ConversationKey): Promise<Conversation> {
+    const row = await this.prisma.conversation.upsert({
+      where: { platform_workspace_channel_thread: key },
+      create: key,
+      update: {},
+      select: { id: true },
+    });
+    return { id: row.id, platform: key.platform, workspace: key.workspace, channel: key.channel, thread: key.thread };
+  }
+
+  /**
+   * Rows are read by id after the cached ones. Only the replica holding a conversation's lease
+   * appends to it, one step at a time, so no row can commit behind one already read; a replica
+   * that took the lease over writes rows this one reads on its next turn.
+   */
+  async loadTranscript(conversation: Conversation): Promise<Message[]> {
+    const cached = this.transcripts.get(conversation.id) ?? { messages: [], lastId: 0n };
+    const rows = await this.prisma.$queryRaw<MessageRow[]>`
+      SELECT id, turn, role, content, tool_calls, tool_call_id, inbox_id FROM transcript_messages
+       WHERE conversation_id = ${conversation.id}::uuid AND id > ${cached.lastId} ORDER BY id`;
+    const next = rows.length ? { messages: [...cached.messages, ...rows.map(toMessage)], lastId: rows.at(-1)!.id } : cached;
+    this.remember(conversation.id, next);
+    return [...next.messages];
+  }
+
+  async appendMessages(conversation: Conversation, messages: Message[], records: StepRecords = {}): Promise<void> {
+    const channelKey = channelKeyOf(conversation);
+    const rows = messages.map((m, ord) => ({
+      ord,
+      turn: m.turn,
+      role: m.role,
+      content: m.content,
+      tool_calls: m.role === 'assistant' && m.toolCalls?.length ? m.toolCalls : null,
+      tool_call_id: m.role === 'tool' ? m.toolCallId : null,
+      inbox_id: m.role === 'user' && m.inboxId !== undefined ? m.inboxId : null,
+    }));
+    const results = (records.results ?? []).map((r) => ({
+      tool_call_id: r.toolCallId,
+      content: capStoredResult(r.content, this.options.storeMaxChars),
+      content_chars: r.content.length,
+      is_error: r.isError,
+      duration_ms: Math.round(r.durationMs),
+    }));
+    const usage = records.usage ? [records.usage] : [];
+    // One statement, so one round trip and atomic. Rows are numbered in input order; results join
+    // calls stored by an earlier step (a statement's parts cannot see each other's rows).
+    await this.prisma.$executeRaw`
+      WITH input AS (
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+          AS x(ord int, turn int, role text, content text, tool_calls jsonb, tool_call_id text, inbox_id bigint)
+      ), messages AS (
+        INSERT INTO transcript_messages (conversation_id, channel_key, turn, role, content, tool_calls, tool_call_id, inbox_id)
+        SELECT ${conversation.id}::uuid, ${channelKey}, turn, role, content, tool_calls, tool_call_id, inbox_id FROM input ORDER BY ord
+        RETURNING id, turn, tool_calls
+      ), calls AS (
+        INSERT INTO tool_calls (conversation_id, channel_key, message_id, tool_call_id, model_call_id, tool_name, arguments, turn)
+        SELECT ${conversation.id}::uuid, ${channelKey}, m.id, c->>'id', c->>'modelId', c->>'name', c->>'arguments', m.turn
+          FROM messages m CROSS JOIN LATERAL jsonb_array_elements(m.tool_calls) c
+         WHERE m.tool_calls IS NOT NULL
+      ), results AS (
+        INSERT INTO tool_results (call_id, tool_name, channel_key, content, content_chars, is_error, duration_ms)
+        SELECT c.id, c.tool_name, ${channelKey}, r.content, r.content_chars, r.is_error, r.duration_ms
+          FROM jsonb_to_recordset(${JSON.stringify(results)}::jsonb)
+            AS r(tool_call_id text, content text, content_chars int, is_error boolean, duration_ms int)
+          JOIN tool_calls c ON c.conversation_id = ${conversation.id}::uuid AND c.tool_call_id = r.tool_call_id
+      ), usage AS (
+        INSERT INTO llm_usage (conversation_id, model, prompt_tokens, completion_tokens, total_tokens)
+        SELECT ${conversation.id}::uuid, model, "promptTokens", "completionTokens", "totalTokens"
+          FROM jsonb_to_recordset(${JSON.stringify(usage)}::jsonb)
+            AS u(model text, "promptTokens" int, "completionTokens" int, "totalTokens" int)
+      )
+      UPDATE conversations SET updated_at = now() WHERE id = ${conversation.id}::uuid`;
+  }
+
+  async readToolResult(conversation: Conversation, toolCallId: string): Promise<string | undefined> {
+    const [row] = await this.prisma.$queryRaw<Array<{ content: string }>>`
+      SELECT r.content FROM tool_results r JOIN tool_calls c ON c.id = r.call_id
+       WHERE c.channel_key = ${channelKeyOf(conversation)} AND c.tool_call_id = ${toolCallId}
+       ORDER BY (c.conversation_id = ${conversation.id}::uuid) DESC, r.id DESC LIMIT 1`;
+    return row?.content;
+  }
+
+  private remember(conversationId: string, transcript: CachedTranscript): void {
+    this.transcripts.delete(conversationId);
+    this.transcripts.set(conversationId, transcript);
+    if (this.transcripts.size > (this.options.cachedTranscripts ?? 256)) this.transcripts.delete(this.transcripts.keys().next().value!);
+  }
+}
