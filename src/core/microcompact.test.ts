@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { clearedResultLine, detectContentType, microcompact } from './microcompact.ts';
 import type { Message } from './types.ts';
 
@@ -40,6 +40,21 @@ describe('microcompact', () => {
     const later = microcompact([...history, tool(7, 'new')], 7, options);
     expect(later[3]!.content).toBe(out[3]!.content === history[3]!.content ? later[3]!.content : microcompact([history[3]!], 6, options)[0]!.content);
     expect(later[4]!.content).toBe(microcompact([history[4]!], 7, options)[0]!.content);
+  });
+
+  it('parses and counts a result once per tier, and the remembered form is what a fresh compaction gives', () => {
+    const json = tool(1, JSON.stringify(Array.from({ length: 400 }, (_, i) => ({ row: i, text: 'x'.repeat(20) }))));
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const first = microcompact([json], 9, options)[0]!.content;
+      const calls = parse.mock.calls.length;
+      expect(calls).toBeGreaterThan(0);
+      expect(microcompact([json], 10, options)[0]!.content).toBe(first);
+      expect(parse.mock.calls.length).toBe(calls);
+      expect(microcompact([{ ...json }], 9, options)[0]!.content).toBe(first);
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it('describes a previewed result by its original size', () => {

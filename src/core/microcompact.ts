@@ -42,6 +42,21 @@ export function clearedResultLine(toolCallId: string, content: string): string {
 }
 
 /**
+ * Compacted forms already made, per message object and tier. A conversation's messages are the
+ * same objects on every request of a turn and across turns (the store keeps transcripts in
+ * memory), so a result is parsed and counted once per tier, not once per request.
+ */
+const compacted = new WeakMap<Message, Map<string, string>>();
+
+function remembered(m: Message, tier: string, make: () => string): string {
+  let forms = compacted.get(m);
+  if (!forms) compacted.set(m, (forms = new Map()));
+  let form = forms.get(tier);
+  if (form === undefined) forms.set(tier, (form = make()));
+  return form;
+}
+
+/**
  * Shrinks old tool results in the context sent to the model. The output for a given result
  * depends only on its content and age tier, so request prefixes stay byte-stable for prompt
  * caching until a result moves to the next tier.
@@ -50,9 +65,9 @@ export function microcompact(messages: readonly Message[], currentTurn: number, 
   return messages.map((m) => {
     if (m.role !== 'tool' || m.content.length <= options.minChars) return m;
     const age = currentTurn - m.turn;
-    if (age >= options.summarizeTurns) return { ...m, content: clearedResultLine(m.toolCallId, m.content) };
+    if (age >= options.summarizeTurns) return { ...m, content: remembered(m, 'cleared', () => clearedResultLine(m.toolCallId, m.content)) };
     if (age >= options.truncateTurns) {
-      const preview = buildPreview(m.content, m.toolCallId, options);
+      const preview = remembered(m, `preview:${options.headChars}:${options.tailChars}`, () => buildPreview(m.content, m.toolCallId, options));
       return preview.length < m.content.length ? { ...m, content: preview } : m;
     }
     return m;
