@@ -40,6 +40,19 @@ async function reachableBinaries(bin: { initdb: string; pg_ctl: string }, dir: s
   return { initdb: join(staged, 'bin', 'initdb'), pg_ctl: join(staged, 'bin', 'pg_ctl') };
 }
 
+/**
+ * The server's user must be able to pass through DATA_DIR and every directory above it: a
+ * checkout under /root or in `mktemp -d` is private (0700). Search permission alone is granted,
+ * so names can be followed but no directory can be listed.
+ */
+async function letOthersPassThrough(dir: string): Promise<void> {
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    const { mode } = await stat(at);
+    if (!(mode & 0o001)) await chmod(at, (mode & 0o7777) | 0o001);
+    if (at === dirname(at)) return;
+  }
+}
+
 /** PostgreSQL refuses to run as root: as root, it runs as the system user "postgres", created if missing. */
 async function serverUser(): Promise<{ uid?: number; gid?: number }> {
   if (userInfo().uid !== 0) return {};
@@ -66,9 +79,7 @@ export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedServer
   await mkdir(pgdata, { recursive: true });
   if (user.uid !== undefined) {
     await chown(pgdata, user.uid, user.gid!);
-    // The server's user must be able to pass through DATA_DIR (mkdtemp makes it 0700).
-    const { mode } = await stat(dir);
-    if (!(mode & 0o001)) await chmod(dir, mode | 0o001);
+    await letOthersPassThrough(dirname(pgdata));
   }
   const { initdb, pg_ctl } = await reachableBinaries(await binaries(), dir, as);
   if (!existsSync(join(pgdata, 'PG_VERSION'))) {

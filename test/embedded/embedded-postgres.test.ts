@@ -8,18 +8,22 @@ import { FakeOpenAi } from '../support/fake-openai.ts';
 import { runSpool, startSpool } from '../support/process.ts';
 
 let llm: FakeOpenAi;
+let privateDir: string;
 let dataDir: string;
 let env: Record<string, string>;
 
 beforeAll(async () => {
   llm = await new FakeOpenAi().start();
   llm.fallback = (request) => ({ content: `you said: ${request.messages.filter((m) => m.role === 'user').map((m) => m.content).join(' | ')}` });
-  dataDir = await mkdtemp(join(tmpdir(), 'spool-embedded-kill-'));
+  // Two levels below a private (0700) directory, as a checkout under /root is: run as root, the
+  // server's own user must still reach it.
+  privateDir = await mkdtemp(join(tmpdir(), 'spool-embedded-kill-'));
+  dataDir = join(privateDir, 'checkout', 'data');
   env = { OPENAI_BASE_URL: llm.baseURL, DATA_DIR: dataDir };
 });
 afterAll(async () => {
   await llm.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await rm(privateDir, { recursive: true, force: true });
 });
 
 /** The embedded server's postmaster, while its pid file says it runs. */
