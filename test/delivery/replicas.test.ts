@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack } from '../support/fake-slack.ts';
 import { createScratchDatabase } from '../support/global-db.ts';
-import { freePort, type SpoolProcess } from '../support/process.ts';
+import { freePort, until, type SpoolProcess } from '../support/process.ts';
 import { deliver, slowToolConfig, slowToolModel, startSlackBot } from '../support/slack-bot.ts';
 
 let scratch: { url: string; drop(): Promise<void> };
@@ -88,7 +88,12 @@ describe('two replicas on one PostgreSQL database', () => {
     await Promise.all(threads.map((ts) => Promise.all(ports.map((port) => deliver(port, followUp(channel, ts, `${ts}1`, `second in ${ts}`))))));
     await slack.waitFor(() => threads.every((ts) => repliesIn(channel, ts).length >= 2), 60_000);
     for (const ts of threads) expect(repliesIn(channel, ts)).toEqual([`answer to first in ${ts}`, `answer to second in ${ts}`]);
-    const statuses = await rows<{ status: string }>(`SELECT status FROM inbox WHERE message_key LIKE $1 || ':%'`, [channel]);
-    expect(statuses.map((r) => r.status)).toEqual(Array(6).fill('answered'));
+    // The inbox row is marked answered just after the reply is posted, so wait for the rows, not the replies.
+    const statuses = () => rows<{ status: string }>(`SELECT status FROM inbox WHERE message_key LIKE $1 || ':%'`, [channel]);
+    const settled = await until(async () => {
+      const now = (await statuses()).map((r) => r.status);
+      return now.length === 6 && !now.includes('pending') ? now : undefined;
+    });
+    expect(settled).toEqual(Array(6).fill('answered'));
   });
 });
