@@ -8,37 +8,26 @@
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { time } from './lib/stats.ts';
 import { MIGRATIONS_DIR } from '../src/store/database.ts';
 import { PrismaClient } from '../src/store/generated/client.ts';
 import { applyMigrations } from '../src/store/migrate.ts';
-import { channelKeyOf, PrismaStore } from '../src/store/prisma-store.ts';
+import { HistorySearch } from '../src/store/history-search.ts';
+import { ResultIndexer } from '../src/store/result-index.ts';
+import { channelKeyOf } from '../src/store/transcript-store.ts';
+import { silentLogger } from '../test/support/logger.ts';
 
 const ADMIN_URL = process.env.SPOOL_BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
 const EVENTS = Number(process.env.EVENTS ?? 1_000_000);
 const CALLS = EVENTS / 2;
 const RUNS = 40;
+const timed = (fn: () => Promise<unknown>) => time(RUNS, fn);
 
 const scope = { platform: 'slack', workspace: 'T0', channel: 'C0', thread: '' };
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-async function time(fn: () => Promise<unknown>): Promise<{ median: number; p95: number }> {
-  await fn(); // warm the cache and the plan
-  const samples: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const start = performance.now();
-    await fn();
-    samples.push(performance.now() - start);
-  }
-  samples.sort((a, b) => a - b);
-  return { median: percentile(samples, 50), p95: percentile(samples, 95) };
-}
-
 async function seed(client: pg.Client): Promise<void> {
   // Bulk load without the GIN indexes, then build them: what a restore would do, and 10x faster.
-  await client.query(`DROP INDEX transcript_messages_search_idx; DROP INDEX tool_calls_search_idx; DROP INDEX tool_results_search_idx`);
+  await client.query(`DROP INDEX transcript_messages_search_idx; DROP INDEX tool_calls_search_idx; DROP INDEX tool_result_chunks_search_idx`);
   // 20% of events in the searched channel C0 of workspace T0; the rest spread over 99 channels
   // of 10 workspaces. Words: a 2,000-word vocabulary; 'quasar' is rare (1 in 5,000 results).
   await client.query(`
@@ -67,14 +56,19 @@ async function seed(client: pg.Client): Promise<void> {
   await client.query(`
     CREATE TEMP TABLE texts AS SELECT n, (SELECT string_agg(words[1 + ((n * k * 31) % 2000)], ' ') FROM vocab, generate_series(1, 60) k) AS body
       FROM generate_series(0, 1999) n;
-    INSERT INTO tool_results (call_id, channel_key, tool_name, content, content_chars, is_error, duration_ms, created_at)
+    INSERT INTO tool_results (call_id, channel_key, tool_name, content, content_chars, is_error, duration_ms, created_at, indexed)
     SELECT c.id, c.channel_key, c.tool_name, t.body || CASE WHEN c.id % 5000 = 0 THEN ' quasar' ELSE '' END,
-           400, false, 12, c.created_at + interval '1 second'
+           400, false, 12, c.created_at + interval '1 second', true
       FROM tool_calls c JOIN texts t ON t.n = c.id % 2000`);
+  // What the indexer writes for a result shorter than one piece.
+  await client.query(`
+    INSERT INTO tool_result_chunks (result_id, start_char, start_offset, channel_key, created_at, search)
+    SELECT id, 0, 0, channel_key, created_at, to_tsvector('simple', regexp_replace(tool_name || ' ' || content, '[^[:alnum:]]+', ' ', 'g'))
+      FROM tool_results`);
   await client.query(`
     CREATE INDEX "transcript_messages_search_idx" ON "transcript_messages" USING GIN ("search");
     CREATE INDEX "tool_calls_search_idx" ON "tool_calls" USING GIN ("search");
-    CREATE INDEX "tool_results_search_idx" ON "tool_results" USING GIN ("search");
+    CREATE INDEX "tool_result_chunks_search_idx" ON "tool_result_chunks" USING GIN ("search");
     ANALYZE`);
 }
 
@@ -101,7 +95,7 @@ async function main(): Promise<void> {
     console.log(`seeded ${rows[0].events} tool events (${rows[0].in_channel} results in the searched channel) in ${((performance.now() - seeded) / 1000).toFixed(0)} s\n`);
     await client.end();
 
-    const store = new PrismaStore(prisma, { storeMaxChars: 5_000_000 });
+    const store = new HistorySearch(prisma, new ResultIndexer(prisma, silentLogger));
     // The same question as a scan: every word must occur (ILIKE), newest 10 of each kind.
     const naive = (words: string[]) => {
       const like = (column: string) => words.map((_, i) => `${column} ILIKE $${i + 2}`).join(' AND ');
@@ -123,8 +117,8 @@ async function main(): Promise<void> {
       ['tool name', 'list_directory'],
       ['no match', 'nonexistentword'],
     ] as const) {
-      const indexed = await time(() => store.searchHistory(scope, { text: query, maxResults: 10 }));
-      const scan = await time(() => naive(query.split(' ')));
+      const indexed = await timed(() => store.searchHistory(scope, { text: query, maxResults: 10 }));
+      const scan = await timed(() => naive(query.split(' ')));
       console.log(
         `${label.padEnd(21)} | ${indexed.median.toFixed(1).padStart(9)} / ${indexed.p95.toFixed(1).padEnd(7)} ms | ${scan.median.toFixed(1).padStart(9)} / ${scan.p95.toFixed(1).padEnd(7)} ms | ${(scan.p95 / indexed.p95).toFixed(1)}x`,
       );

@@ -6,6 +6,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 export interface SlackCall {
   method: string;
   args: Record<string, unknown>;
+  /** When it arrived (Date.now()). */
+  at: number;
 }
 
 export const BOT_USER = 'UBOT';
@@ -106,11 +108,11 @@ export class FakeSlack {
     const url = req.url ?? '';
     const args = parseArgs(await readBody(req), req.headers['content-type']);
     if (url.startsWith('/response/')) {
-      this.calls.push({ method: 'response_url', args });
+      this.calls.push({ method: 'response_url', args, at: Date.now() });
       return { ok: true };
     }
     const method = url.replace(/^\/api\//, '').split('?')[0]!;
-    this.calls.push({ method, args });
+    this.calls.push({ method, args, at: Date.now() });
     switch (method) {
       case 'auth.test':
         return { ok: true, user_id: BOT_USER, bot_id: 'BBOT', team_id: TEAM, user: 'spool', team: 'Test Team', url: 'https://test.slack.com/' };

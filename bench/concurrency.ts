@@ -1,0 +1,147 @@
+/**
+ * 200 threads at once through the Slack HTTP path: signed Events API requests to a real bot
+ * process, a model that takes 300 ms per call (in a process of its own), a fake Slack Web API here.
+ * Each thread's messages follow one another as a person types them (the next is sent when the
+ * previous is acknowledged); all threads at once. Side by side in the same run: the floor bot
+ * (bench/lib/floor-bot.ts), the same path with nothing durable behind it.
+ *
+ * Spool runs on a scratch database on the PostgreSQL server at SPOOL_BENCH_POSTGRES_URL (default:
+ * the local test server) and on its embedded database. THREADS=200 by default.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BOT_USER, eventBody, FakeSlack } from '../test/support/fake-slack.ts';
+import { createScratchDatabase } from '../test/support/global-db.ts';
+import { freePort } from '../test/support/process.ts';
+import { deliver, SIGNING_SECRET, startSlackBot } from '../test/support/slack-bot.ts';
+import { renderChart } from './lib/chart.ts';
+import { startLlmProcess } from './lib/llm-process.ts';
+import { percentile } from './lib/stats.ts';
+
+const THREADS = Number(process.env.THREADS ?? 200);
+const LLM_MS = 300;
+
+interface Outcome {
+  bot: string;
+  messages: number;
+  totalMs: number;
+  p95Ms: number;
+  ackP95Ms: number;
+  ackP99Ms: number;
+  inOrder: boolean;
+  cpuMsPerTurn: number;
+}
+
+/** CPU time a process has used so far, in ms (utime + stime from /proc, in clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+async function drive(bot: string, pid: number, port: number, slack: FakeSlack, messages: number): Promise<Outcome> {
+  const sentAt = new Map<string, number>();
+  const acks: number[] = [];
+  const cpuBefore = cpuMs(pid);
+  const start = Date.now();
+  await Promise.all(
+    Array.from({ length: THREADS }, async (_, t) => {
+      const thread = `${5000 + t}.1`;
+      for (let m = 1; m <= messages; m++) {
+        const text = `t${t} m${m}`;
+        const body =
+          m === 1
+            ? eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> ${text}`, ts: thread, channel: 'CLOAD' })
+            : eventBody({ type: 'message', channel_type: 'channel', user: 'U1', text, ts: `${5000 + t}.${m}`, thread_ts: thread, channel: 'CLOAD' });
+        const sent = Date.now();
+        sentAt.set(text, sent);
+        if (!(await deliver(port, body))) throw new Error(`${bot}: ${text} was not acknowledged`);
+        acks.push(Date.now() - sent);
+      }
+    }),
+  );
+  const posts = () => slack.calls.filter((c) => c.method === 'chat.postMessage');
+  await slack.waitFor(() => posts().length >= THREADS * messages, 600_000);
+  const totalMs = Math.max(...posts().map((c) => c.at)) - start;
+  const cpu = cpuMs(pid) - cpuBefore;
+  const latencies = posts().map((c) => c.at - sentAt.get(/answer to (t\d+ m\d+)/.exec(String(c.args.text))![1]!)!).sort((a, b) => a - b);
+  const byThread = new Map<string, string[]>();
+  for (const c of posts()) byThread.set(String(c.args.thread_ts), [...(byThread.get(String(c.args.thread_ts)) ?? []), /m\d+/.exec(String(c.args.text))![0]]);
+  const expected = JSON.stringify(Array.from({ length: messages }, (_, m) => `m${m + 1}`));
+  acks.sort((a, b) => a - b);
+  return {
+    bot,
+    messages,
+    totalMs,
+    p95Ms: percentile(latencies, 95),
+    ackP95Ms: percentile(acks, 95),
+    ackP99Ms: percentile(acks, 99),
+    inOrder: posts().length === THREADS * messages && [...byThread.values()].every((v) => JSON.stringify(v) === expected),
+    cpuMsPerTurn: cpu / (THREADS * messages),
+  };
+}
+
+async function floorBot(port: number, llmUrl: string, slackUrl: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('lib/floor-bot.ts', import.meta.url)), String(port), llmUrl, slackUrl, SIGNING_SECRET], {
+    stdio: 'inherit',
+  });
+  while (!(await deliver(port, { type: 'url_verification', challenge: 'ready', token: 't' }))) await new Promise((r) => setTimeout(r, 100));
+  return child;
+}
+
+const llm = await startLlmProcess('echo', LLM_MS);
+const dir = await mkdtemp(join(tmpdir(), 'spool-bench-'));
+const scratch = await createScratchDatabase('spool_bench_concurrency');
+const outcomes: Outcome[] = [];
+try {
+  for (const messages of [1, 3]) {
+    const bots: Array<[string, (port: number, slack: FakeSlack) => Promise<ChildProcess>]> = [
+      ['floor', (port, slack) => floorBot(port, llm.baseURL, slack.apiUrl)],
+      ['Spool, PostgreSQL', async (port, slack) => (await startSlackBot(port, { OPENAI_BASE_URL: llm.baseURL, SLACK_API_URL: slack.apiUrl, DATA_DIR: join(dir, 'pg'), DATABASE_URL: scratch.url })).child],
+      ['Spool, embedded', async (port, slack) => (await startSlackBot(port, { OPENAI_BASE_URL: llm.baseURL, SLACK_API_URL: slack.apiUrl, DATA_DIR: join(dir, 'embedded') })).child],
+    ];
+    for (const [name, start] of bots) {
+      const slack = await new FakeSlack().start();
+      const port = await freePort();
+      const child = await start(port, slack);
+      try {
+        outcomes.push(await drive(name, child.pid!, port, slack, messages));
+      } finally {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+        await slack.stop();
+      }
+      console.error(`done: ${name}, ${THREADS} × ${messages}`);
+    }
+  }
+} finally {
+  llm.stop();
+  await scratch.drop();
+  await rm(dir, { recursive: true, force: true });
+}
+
+const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+console.log(`\n${THREADS} threads at once, model ${LLM_MS} ms per call, Slack HTTP path:\n`);
+console.log('| bot | messages per thread | total | total / ideal | total / floor | reply p95 | ack p95 | ack p99 | CPU per turn | every thread in order |');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
+for (const o of outcomes) {
+  const floor = outcomes.find((f) => f.bot === 'floor' && f.messages === o.messages)!;
+  console.log(
+    `| ${o.bot} | ${o.messages} | ${s(o.totalMs)} | ${(o.totalMs / (o.messages * LLM_MS)).toFixed(1)}x | ${(o.totalMs / floor.totalMs).toFixed(2)}x | ${s(o.p95Ms)} | ${o.ackP95Ms} ms | ${o.ackP99Ms} ms | ${o.cpuMsPerTurn.toFixed(1)} ms | ${o.inOrder ? 'yes' : 'NO'} |`,
+  );
+}
+
+const names = [...new Set(outcomes.map((o) => o.bot))];
+await renderChart(new URL('charts/concurrency.png', import.meta.url).pathname, {
+  title: { text: `${THREADS} threads at once: total time (s)`, left: 'center' },
+  legend: { top: 30 },
+  grid: { top: 70 },
+  xAxis: { type: 'category', data: ['1 message per thread', '3 messages per thread'] },
+  yAxis: { type: 'value', name: 's' },
+  series: names.map((name) => ({ name, type: 'bar', data: [1, 3].map((m) => Number((outcomes.find((o) => o.bot === name && o.messages === m)!.totalMs / 1000).toFixed(2))) })),
+});
+console.log('\nchart: bench/charts/concurrency.png');
