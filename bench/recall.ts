@@ -4,6 +4,10 @@
  *
  * Uses a scratch database on the PostgreSQL server at SPOOL_BENCH_POSTGRES_URL (default: the
  * local test server) and drops it afterwards. EVENTS=200000 makes a quicker run.
+ *
+ * Then 5 results of 10 MB each, with one rare word at their very end, are added unindexed: the
+ * time the indexer takes over them, and the time search takes to find that word with the offset
+ * get_continuation reads it from.
  */
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
@@ -62,14 +66,41 @@ async function seed(client: pg.Client): Promise<void> {
       FROM tool_calls c JOIN texts t ON t.n = c.id % 2000`);
   // What the indexer writes for a result shorter than one piece.
   await client.query(`
-    INSERT INTO tool_result_chunks (result_id, start_char, start_offset, channel_key, created_at, search)
-    SELECT id, 0, 0, channel_key, created_at, to_tsvector('simple', regexp_replace(tool_name || ' ' || content, '[^[:alnum:]]+', ' ', 'g'))
+    INSERT INTO tool_result_chunks (result_id, start_offset, channel_key, created_at, body, search)
+    SELECT id, 0, channel_key, created_at, content, to_tsvector('simple', regexp_replace(tool_name || ' ' || content, '[^[:alnum:]]+', ' ', 'g'))
       FROM tool_results`);
   await client.query(`
     CREATE INDEX "transcript_messages_search_idx" ON "transcript_messages" USING GIN ("search");
     CREATE INDEX "tool_calls_search_idx" ON "tool_calls" USING GIN ("search");
     CREATE INDEX "tool_result_chunks_search_idx" ON "tool_result_chunks" USING GIN ("search");
     ANALYZE`);
+}
+
+const HUGE_LINE = 'row of an export with nothing in it\n';
+const HUGE_CHARS = 10 * 1024 * 1024;
+
+async function searchHugeResults(pool: pg.Pool, prisma: PrismaClient, store: HistorySearch): Promise<void> {
+  const repeats = Math.floor(HUGE_CHARS / HUGE_LINE.length);
+  await pool.query(
+    `WITH src AS (SELECT conversation_id, channel_key FROM transcript_messages WHERE channel_key = $1 LIMIT 1),
+     m AS (INSERT INTO transcript_messages (conversation_id, channel_key, turn, role, content, created_at)
+           SELECT conversation_id, channel_key, 1, 'assistant', 'exporting everything', now() FROM src, generate_series(1, 5)
+           RETURNING id, conversation_id, channel_key, created_at),
+     c AS (INSERT INTO tool_calls (conversation_id, channel_key, message_id, tool_call_id, tool_name, arguments, turn, created_at)
+           SELECT conversation_id, channel_key, id, 'huge_' || id, 'db__export', '{}', 1, created_at FROM m
+           RETURNING id, channel_key, tool_name, created_at)
+     INSERT INTO tool_results (call_id, channel_key, tool_name, content, content_chars, is_error, duration_ms, created_at, indexed)
+     SELECT id, channel_key, tool_name, repeat($2, $3) || 'zircon', $4, false, 1, created_at, false FROM c`,
+    [channelKeyOf(scope), HUGE_LINE, repeats, repeats * HUGE_LINE.length + 6],
+  );
+  const started = performance.now();
+  await new ResultIndexer(prisma, silentLogger).indexPending();
+  const indexMs = performance.now() - started;
+  const hits = await store.searchHistory(scope, { text: 'zircon', maxResults: 10 });
+  const right = hits.length === 5 && hits.every((h) => h.offset === repeats * HUGE_LINE.length);
+  const search = await timed(() => store.searchHistory(scope, { text: 'zircon', maxResults: 10 }));
+  console.log(`\n5 results of ${(HUGE_CHARS / 1024 / 1024).toFixed(0)} MB, a word at the end of each: indexed in ${(indexMs / 1000).toFixed(1)} s (${((5 * HUGE_CHARS) / 1024 / 1024 / (indexMs / 1000)).toFixed(1)} MB/s)`);
+  console.log(`found with search_history in ${search.median.toFixed(1)} / ${search.p95.toFixed(1)} ms (median / p95), every offset right: ${right ? 'yes' : 'NO'}`);
 }
 
 async function main(): Promise<void> {
@@ -123,6 +154,7 @@ async function main(): Promise<void> {
         `${label.padEnd(21)} | ${indexed.median.toFixed(1).padStart(9)} / ${indexed.p95.toFixed(1).padEnd(7)} ms | ${scan.median.toFixed(1).padStart(9)} / ${scan.p95.toFixed(1).padEnd(7)} ms | ${(scan.p95 / indexed.p95).toFixed(1)}x`,
       );
     }
+    await searchHugeResults(pool, prisma, store);
   } finally {
     await prisma.$disconnect();
     await pool.end();

@@ -11,6 +11,11 @@ export interface ToolCall {
   arguments: string;
   /** The id the model gave the call; servers may reuse ("call_0") or omit it. */
   modelId?: string;
+  /**
+   * The tool was derived (ToolFlags) when called: recorded with the call, so the transcript alone
+   * says which outputs to leave out once moved past, and search skips the call and its result.
+   */
+  derived?: boolean;
 }
 
 /**
@@ -43,11 +48,26 @@ export interface Conversation extends ConversationKey {
 
 // ---------------------------------------------------------------- LLM port
 
+/** How the turn loop treats a tool's calls and output: the loop reads these, never tool names. */
+export interface ToolFlags {
+  /**
+   * Its output is a view of results already stored (a page, matching lines, search hits): it is
+   * left out of later steps' requests once the model has moved past it, since asking again is
+   * cheap, and search does not look into it.
+   */
+  derived?: boolean;
+  /** Its output is bounded already: it counts toward the turn's result budget but is never previewed. */
+  bounded?: boolean;
+  /** Calling it is not a step of work: it does not count toward MAX_TOOL_ITERATIONS. */
+  freeIteration?: boolean;
+}
+
 export interface ToolSpec {
   name: string;
   description: string;
   /** JSON Schema of the arguments object. */
   parameters: Record<string, unknown>;
+  flags?: ToolFlags;
 }
 
 export interface LlmRequest {

@@ -1,11 +1,8 @@
 import { safeSlice } from '../core/text.ts';
 import type { ChannelScope, HistoryEntryKind, HistoryHit, HistoryQuery, HistorySearchPort } from '../core/types.ts';
 import type { PrismaClient } from './generated/client.ts';
-import { CHUNK_CHARS, NOT_ASTRAL, type ResultIndexer } from './result-index.ts';
+import { NOT_ASTRAL, type ResultIndexer } from './result-index.ts';
 import { channelKeyOf } from './transcript-store.ts';
-
-/** Tools whose calls and results are views of other rows; searching them only finds echoes. */
-const UNSEARCHED_TOOLS = ['get_continuation', 'search_history'];
 
 /** Query words, split the way the indexed text is (on anything but letters and digits). */
 function queryWords(text: string): string[] {
@@ -40,7 +37,7 @@ export class HistorySearch implements HistorySearchPort {
     const words = queryWords(query.text);
     if (words.length === 0) return [];
     // Results stored since the indexer last ran are indexed now: nothing stored is unfindable.
-    await this.indexer.indexPending({ wait: true });
+    await this.indexer.indexPending();
     // Every word must match as a prefix; the words hold only letters and digits, so this
     // tsquery text cannot carry operators.
     const tsquery = words.map((w) => `${w}:*`).join(' & ');
@@ -63,18 +60,17 @@ export class HistorySearch implements HistorySearchPort {
            FROM tool_calls c
           WHERE c.channel_key = ${key} AND c.created_at >= ${since}
             AND c.search @@ to_tsquery('simple', ${tsquery})
-            AND c.tool_name <> ALL(${UNSEARCHED_TOOLS})
+            AND NOT c.derived
           ORDER BY c.created_at DESC LIMIT ${limit})
         UNION ALL
         (SELECT 'tool_result', c.message_id, c.conversation_id, c.tool_name, c.tool_call_id,
-                substr(r.content, p.start_char + 1, ${CHUNK_CHARS + 200}), p.start_offset, p.created_at
-           FROM (SELECT DISTINCT ON (k.result_id) k.result_id, k.start_char, k.start_offset, k.created_at
+                p.body, p.start_offset, p.created_at
+           FROM (SELECT DISTINCT ON (k.result_id) k.result_id, k.start_offset, k.body, k.created_at
                    FROM (SELECT * FROM tool_result_chunks
                           WHERE channel_key = ${key} AND created_at >= ${since} AND search @@ to_tsquery('simple', ${tsquery})
                           ORDER BY created_at DESC LIMIT ${limit * 20}) k
-                  ORDER BY k.result_id, k.start_char) p
+                  ORDER BY k.result_id, k.start_offset) p
            JOIN tool_results r ON r.id = p.result_id JOIN tool_calls c ON c.id = r.call_id
-          WHERE c.tool_name <> ALL(${UNSEARCHED_TOOLS})
           ORDER BY p.created_at DESC LIMIT ${limit})
       )
       SELECT h.kind, h.tool_name, h.tool_call_id, h.created_at, v.thread,

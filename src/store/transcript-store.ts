@@ -111,13 +111,13 @@ export class TranscriptStore implements StorePort {
         SELECT ${conversation.id}::uuid, ${channelKey}, turn, role, content, tool_calls, tool_call_id, inbox_id FROM input ORDER BY ord
         RETURNING id, turn, tool_calls
       ), calls AS (
-        INSERT INTO tool_calls (conversation_id, channel_key, message_id, tool_call_id, model_call_id, tool_name, arguments, turn)
-        SELECT ${conversation.id}::uuid, ${channelKey}, m.id, c->>'id', c->>'modelId', c->>'name', c->>'arguments', m.turn
+        INSERT INTO tool_calls (conversation_id, channel_key, message_id, tool_call_id, model_call_id, tool_name, arguments, turn, derived)
+        SELECT ${conversation.id}::uuid, ${channelKey}, m.id, c->>'id', c->>'modelId', c->>'name', c->>'arguments', m.turn, coalesce((c->>'derived')::boolean, false)
           FROM messages m CROSS JOIN LATERAL jsonb_array_elements(m.tool_calls) c
          WHERE m.tool_calls IS NOT NULL
       ), results AS (
-        INSERT INTO tool_results (call_id, tool_name, channel_key, content, content_chars, is_error, duration_ms)
-        SELECT c.id, c.tool_name, ${channelKey}, r.content, r.content_chars, r.is_error, r.duration_ms
+        INSERT INTO tool_results (call_id, tool_name, channel_key, content, content_chars, is_error, duration_ms, derived)
+        SELECT c.id, c.tool_name, ${channelKey}, r.content, r.content_chars, r.is_error, r.duration_ms, c.derived
           FROM jsonb_to_recordset(${JSON.stringify(results)}::jsonb)
             AS r(tool_call_id text, content text, content_chars int, is_error boolean, duration_ms int)
           JOIN tool_calls c ON c.conversation_id = ${conversation.id}::uuid AND c.tool_call_id = r.tool_call_id

@@ -64,6 +64,8 @@ export function searchHistoryTool(search: HistorySearchPort): Tool {
         required: ['query'],
         additionalProperties: false,
       },
+      // Its hits are views of stored rows: never searched themselves, left out once moved past.
+      flags: { derived: true },
     },
     async run(args, context: ToolContext) {
       const parsed = parseSearchArgs(args);
