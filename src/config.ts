@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { DiscordAdapterConfig } from './adapters/discord/discord-adapter.ts';
 import type { SlackAdapterConfig } from './adapters/slack/slack-adapter.ts';
+import { PREVIEW_MARKER_CHARS } from './core/markers.ts';
+import type { PreviewSizes } from './core/preview.ts';
 
 /** Every bad setting at once, one line each, so a newcomer fixes them in one go. */
 export class ConfigError extends Error {
@@ -44,7 +46,7 @@ export interface Config {
 
 export const DEFAULT_SYSTEM_PROMPT = `You are Spool, a helpful assistant working with a team in chat.
 Use the tools you have when they help, then answer concisely in Markdown.
-Long tool results are shown as a head and tail preview with a [truncated …] marker: call get_continuation with the tool_call_id and offset it names to read the rest before you rely on what is missing.
+Long tool results are shown as a head and tail preview with a [truncated …] marker: call get_continuation with the tool_call_id and offset it names to read on, or with a pattern to find the lines you need anywhere in the result, before you rely on what is missing.
 Old tool results may be cleared from the context the same way; get_continuation reads them again.
 To recall what was said or what a tool returned earlier in this channel, call search_history.`;
 
@@ -136,6 +138,30 @@ function databaseUrl(reader: EnvReader): string | undefined {
   }
 }
 
+/**
+ * Head and tail of a preview. Unset, they are 4,000 + 1,000, scaled down to what fits beside the
+ * marker in TOOL_RESULT_MAX_CHARS (and around an explicit other one); only explicit values can
+ * fail to fit, and the problem says which values were defaults.
+ */
+function previewSizes(r: EnvReader, maxChars: number): PreviewSizes {
+  const HEAD = 'TOOL_RESULT_PREVIEW_HEAD_CHARS';
+  const TAIL = 'TOOL_RESULT_PREVIEW_TAIL_CHARS';
+  const room = maxChars - PREVIEW_MARKER_CHARS;
+  const scale = Math.max(0, Math.min(1, room / 5_000));
+  let headChars = r.int(HEAD, Math.floor(4_000 * scale));
+  let tailChars = r.int(TAIL, Math.floor(1_000 * scale), 0);
+  const [headSet, tailSet] = [r.string(HEAD) !== undefined, r.string(TAIL) !== undefined];
+  if (!headSet) headChars = Math.max(1, Math.min(headChars, room - tailChars));
+  if (!tailSet) tailChars = Math.max(0, Math.min(tailChars, room - headChars));
+  if (headChars + tailChars > room) {
+    const value = (name: string, n: number, set: boolean) => `${name} (${n}${set ? '' : ', the default'})`;
+    r.problems.push(
+      `${value(HEAD, headChars, headSet)} + ${value(TAIL, tailChars, tailSet)} must leave room for the ${PREVIEW_MARKER_CHARS}-char marker within TOOL_RESULT_MAX_CHARS (${maxChars}): at most ${room} together`,
+    );
+  }
+  return { headChars, tailChars };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const r = new EnvReader(env);
   const baseURL = r.url('OPENAI_BASE_URL');
@@ -144,13 +170,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!apiKey && !baseURL) r.problems.push('OPENAI_API_KEY is required (or set OPENAI_BASE_URL to a server that needs no key)');
 
   const toolResultMaxChars = r.int('TOOL_RESULT_MAX_CHARS', 20_000);
-  const previewHeadChars = r.int('TOOL_RESULT_PREVIEW_HEAD_CHARS', 4_000);
-  const previewTailChars = r.int('TOOL_RESULT_PREVIEW_TAIL_CHARS', 1_000, 0);
-  if (previewHeadChars + previewTailChars >= toolResultMaxChars) {
-    r.problems.push(
-      `TOOL_RESULT_PREVIEW_HEAD_CHARS + TOOL_RESULT_PREVIEW_TAIL_CHARS (${previewHeadChars + previewTailChars}) must be less than TOOL_RESULT_MAX_CHARS (${toolResultMaxChars})`,
-    );
-  }
+  const { headChars: previewHeadChars, tailChars: previewTailChars } = previewSizes(r, toolResultMaxChars);
   const toolResultBudgetChars = r.int('TOOL_RESULT_BUDGET_CHARS', 200_000);
   const microcompactTruncateTurns = r.int('MICROCOMPACT_TRUNCATE_TURNS', 2);
   const microcompactSummarizeTurns = r.int('MICROCOMPACT_SUMMARIZE_TURNS', 4);
@@ -181,7 +201,8 @@ export function loadConfig(env: Env = process.env): Config {
     toolResultBudgetChars,
     previewHeadChars,
     previewTailChars,
-    continuationChunkChars: r.int('CONTINUATION_CHUNK_CHARS', toolResultMaxChars),
+    // A page and its marker fit in TOOL_RESULT_MAX_CHARS, as a preview does.
+    continuationChunkChars: r.int('CONTINUATION_CHUNK_CHARS', Math.max(1_000, toolResultMaxChars - PREVIEW_MARKER_CHARS)),
     maxContinuationPages: r.int('MAX_CONTINUATION_PAGES', 50),
     microcompactTruncateTurns,
     microcompactSummarizeTurns,

@@ -8,6 +8,7 @@ import {
   parseContinuationArgs,
   readContinuationPage,
 } from './continuation.ts';
+import { grepResult } from './grep.ts';
 import type { Logger } from './logger.ts';
 import type { MicrocompactOptions } from './microcompact.ts';
 import { CONTINUE_PROMPT, turnProgress } from './resume.ts';
@@ -82,6 +83,8 @@ interface TurnState {
   usage?: LlmUsage;
 }
 
+const MIN_PAGE_CHARS = 2_000;
+const flagsOf = (state: TurnState, name: string) => state.tools.find((t) => t.name === name)?.flags ?? {};
 const CUT_OFF_NOTE = "\n\n_(This reply was cut off at the model's output limit.)_";
 
 const errorResult = (message: string): ToolOutcome => ({ content: continuationError(message), isError: true });
@@ -94,6 +97,11 @@ const newToolCallId = () => `call_${crypto.randomUUID().replaceAll('-', '')}`;
  * context-management rule; platforms only hand it text and post back what it returns.
  */
 export class Agent {
+  /** Tools the core itself supplies, run here rather than through the tool port. */
+  private readonly ownTools = new Map<string, (state: TurnState, args: Record<string, unknown>) => Promise<ToolOutcome>>([
+    [GET_CONTINUATION, (state, args) => this.continuation(state, args)],
+  ]);
+
   constructor(
     private readonly deps: AgentDeps,
     private readonly options: AgentOptions,
@@ -141,7 +149,7 @@ export class Agent {
       const capped = state.toolIterations >= maxToolIterations || state.continuationPages > this.options.maxContinuationPages;
       const toolChoice = capped ? 'none' : 'auto';
       const response = await this.complete(state, toolChoice);
-      const calls = toolChoice === 'none' ? [] : this.acceptedCalls(response);
+      const calls = toolChoice === 'none' ? [] : this.acceptedCalls(state, response);
 
       if (calls.length > 0) {
         state.replyParts = [];
@@ -149,7 +157,7 @@ export class Agent {
         // call without a result, which pairing repair answers on the next request.
         await this.append(state, [{ role: 'assistant', content: response.content, toolCalls: calls, turn: state.turn }]);
         await this.dispatch(state, calls);
-        if (calls.some((c) => c.name !== GET_CONTINUATION)) state.toolIterations++;
+        if (calls.some((c) => !flagsOf(state, c.name).freeIteration)) state.toolIterations++;
         continue;
       }
 
@@ -185,9 +193,14 @@ export class Agent {
    * calls whose JSON is complete are trusted then. Every call gets an id of Spool's own: servers
    * reuse ids ("call_0") or send none, and two replicas must never write the same one.
    */
-  private acceptedCalls(response: LlmResponse): ToolCall[] {
+  private acceptedCalls(state: TurnState, response: LlmResponse): ToolCall[] {
     const calls = response.finishReason === 'length' ? response.toolCalls.filter((c) => isJsonObject(c.arguments)) : response.toolCalls;
-    return calls.map(({ id, ...call }) => ({ ...call, id: newToolCallId(), ...(id ? { modelId: id } : {}) }));
+    return calls.map(({ id, ...call }) => ({
+      ...call,
+      id: newToolCallId(),
+      ...(id ? { modelId: id } : {}),
+      ...(flagsOf(state, call.name).derived ? { derived: true } : {}),
+    }));
   }
 
   private async complete(state: TurnState, toolChoice: 'auto' | 'none'): Promise<LlmResponse> {
@@ -211,19 +224,20 @@ export class Agent {
       calls.map(async (call) => {
         const started = Date.now();
         const outcome = await this.execute(state, call);
-        return { toolCallId: call.id, ...outcome, durationMs: Date.now() - started, exempt: call.name === GET_CONTINUATION };
+        return { toolCallId: call.id, ...outcome, durationMs: Date.now() - started, bounded: flagsOf(state, call.name).bounded };
       }),
     );
     const budgeted = applyResultBudget(results, this.options.budget, state.resultChars);
-    state.resultChars += budgeted.reduce((sum, r) => sum + (r.exempt ? 0 : r.content.length), 0);
+    state.resultChars += budgeted.reduce((sum, r) => sum + r.content.length, 0);
     const messages = budgeted.map((r): Message => ({ role: 'tool', toolCallId: r.toolCallId, content: r.content, turn: state.turn }));
-    await this.append(state, messages, { results: results.map(({ exempt: _, ...r }) => r) });
+    await this.append(state, messages, { results: results.map(({ bounded: _, ...r }) => r) });
   }
 
   private async execute(state: TurnState, call: ToolCall): Promise<ToolOutcome> {
     const parsed = parseToolArguments(call.arguments);
     if (!parsed.ok) return errorResult(`Invalid arguments for ${call.name}: ${parsed.error}. Call it again with a JSON object.`);
-    if (call.name === GET_CONTINUATION) return this.continuation(state, parsed.args);
+    const own = this.ownTools.get(call.name);
+    if (own) return own(state, parsed.args);
     if (!state.tools.some((t) => t.name === call.name)) {
       return errorResult(`Unknown tool "${call.name}". Available tools: ${state.tools.map((t) => t.name).join(', ')}`);
     }
@@ -242,7 +256,11 @@ export class Agent {
     }
     const full = await this.deps.store.readToolResult(state.conversation, request.toolCallId);
     if (full === undefined) return errorResult(`No stored tool result with tool_call_id "${request.toolCallId}"`);
-    const page = readContinuationPage(full, request.toolCallId, request.offset, this.options.continuationChunkChars);
+    if (request.pattern !== undefined) return grepResult(full, request.toolCallId, request.pattern, Math.min(request.offset, full.length));
+    // Pages count toward the turn's budget: once it is spent, pages shrink (to a floor, so reading goes on).
+    const left = this.options.budget.turnBudgetChars - state.resultChars;
+    const chunk = Math.max(Math.min(MIN_PAGE_CHARS, this.options.continuationChunkChars), Math.min(left, this.options.continuationChunkChars));
+    const page = readContinuationPage(full, request.toolCallId, request.offset, chunk);
     return { content: page, isError: request.offset >= full.length };
   }
 

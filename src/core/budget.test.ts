@@ -35,8 +35,8 @@ describe('applyResultBudget', () => {
     expect(out[0]!.content).toContain('[truncated');
   });
 
-  it('never cuts exempt results', () => {
-    const page = { toolCallId: 'p', content: text(5000), exempt: true };
+  it('never cuts bounded results', () => {
+    const page = { toolCallId: 'p', content: text(5000), bounded: true };
     expect(applyResultBudget([page], budget)[0]).toBe(page);
   });
 });

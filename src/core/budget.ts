@@ -10,8 +10,8 @@ export interface ResultBudget extends PreviewSizes {
 export interface BudgetedResult {
   toolCallId: string;
   content: string;
-  /** Results exempt from the turn budget (continuation pages are already bounded). */
-  exempt?: boolean;
+  /** Bounded already (a page): counted, but never previewed. */
+  bounded?: boolean;
 }
 
 /**
@@ -21,14 +21,14 @@ export interface BudgetedResult {
  */
 export function applyResultBudget<T extends BudgetedResult>(results: T[], budget: ResultBudget, usedChars = 0): T[] {
   const out = results.map((r) =>
-    !r.exempt && r.content.length > budget.maxChars ? { ...r, content: buildPreview(r.content, r.toolCallId, budget) } : r,
+    !r.bounded && r.content.length > budget.maxChars ? { ...r, content: buildPreview(r.content, r.toolCallId, budget) } : r,
   );
   const remaining = budget.turnBudgetChars - usedChars;
   let total = out.reduce((sum, r) => sum + r.content.length, 0);
   const previewed = new Set(out.map((r, i) => (r === results[i] ? -1 : i)));
   const candidates = out
     .map((r, i) => ({ i, length: r.content.length }))
-    .filter(({ i }) => !out[i]!.exempt && !previewed.has(i))
+    .filter(({ i }) => !out[i]!.bounded && !previewed.has(i))
     .sort((a, b) => b.length - a.length || a.i - b.i);
   for (const { i } of candidates) {
     if (total <= remaining) break;

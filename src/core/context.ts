@@ -1,4 +1,5 @@
 import { microcompact, type MicrocompactOptions } from './microcompact.ts';
+import { leaveOutMovedPast } from './moved-past.ts';
 import { repairToolPairing } from './pairing.ts';
 import type { Message } from './types.ts';
 
@@ -28,8 +29,9 @@ export function keepRecentTurns(messages: readonly Message[], fromTurn: number):
 }
 
 /**
- * The messages of one request: microcompaction (harder on overflow), then pairing repair last,
- * so whatever the other transforms did, the API gets a well-formed history.
+ * The messages of one request: derived output the model has moved past left out, then
+ * microcompaction (harder on overflow), then pairing repair last, so whatever the other
+ * transforms did, the API gets a well-formed history.
  */
 export function buildRequestMessages(
   transcript: readonly Message[],
@@ -38,5 +40,5 @@ export function buildRequestMessages(
   level: OverflowLevel = 0,
 ): Message[] {
   const recent = level === 2 ? keepRecentTurns(transcript, currentTurn - 1) : transcript;
-  return repairToolPairing(microcompact(recent, currentTurn, harder(compaction, level)));
+  return repairToolPairing(microcompact(leaveOutMovedPast(recent), currentTurn, harder(compaction, level)));
 }

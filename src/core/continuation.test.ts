@@ -6,7 +6,7 @@ describe('readContinuationPage', () => {
 
   it('returns one chunk and a marker naming the next offset', () => {
     expect(readContinuationPage(full, 'c1', 100, 100)).toBe(
-      `${'x'.repeat(100)}\n[truncated — showing 100-200/250 chars. 50 chars remaining. Call get_continuation with tool_call_id="c1" offset=200 to read more]`,
+      `${'x'.repeat(100)}\n[showing 100-200/250 chars. Read on with get_continuation(tool_call_id="c1", offset=200), or give it a pattern to find lines anywhere in the result.]`,
     );
   });
 
@@ -28,8 +28,8 @@ describe('readContinuationPage', () => {
     let rebuilt = '';
     for (let guard = 0; guard < 100; guard++) {
       const page = readContinuationPage(emoji, 'e', offset, 7);
-      const next = /offset=(\d+) to read more\]$/.exec(page);
-      rebuilt += next ? page.slice(0, page.lastIndexOf('\n[truncated')) : page;
+      const next = /offset=(\d+)\), or give it a pattern[^\]]*\]$/.exec(page);
+      rebuilt += next ? page.slice(0, page.lastIndexOf('\n[showing')) : page;
       if (!next) break;
       offset = Number(next[1]);
     }

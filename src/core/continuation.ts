@@ -1,3 +1,4 @@
+import { pageMarker } from './markers.ts';
 import { codePointBoundary } from './text.ts';
 import type { ToolSpec } from './types.ts';
 
@@ -6,31 +7,41 @@ export const GET_CONTINUATION = 'get_continuation';
 export const getContinuationSpec: ToolSpec = {
   name: GET_CONTINUATION,
   description:
-    'Read more of a tool result that was truncated or cleared from the context. ' +
-    'Pass the tool_call_id and offset named in the truncation marker.',
+    'Read more of a tool result that was truncated or cleared from the context: a page from an offset, ' +
+    'or, with a pattern, only the lines that match it, each with the offset to read on from. ' +
+    'Use a pattern to find something in a long result instead of paging through it.',
   parameters: {
     type: 'object',
     properties: {
       tool_call_id: { type: 'string', description: 'The id of the tool call whose result to read.' },
-      offset: { type: 'integer', minimum: 0, description: 'Character offset to start reading from.' },
+      offset: { type: 'integer', minimum: 0, description: 'Character offset to start reading (or searching) from.' },
+      pattern: {
+        type: 'string',
+        description: 'Optional. A regular expression (case-insensitive; matched as plain text if it is not a valid one): return the matching lines instead of a page.',
+      },
     },
     required: ['tool_call_id', 'offset'],
     additionalProperties: false,
   },
+  flags: { derived: true, bounded: true, freeIteration: true },
 };
 
-export type ContinuationRequest = { toolCallId: string; offset: number } | { error: string };
+export type ContinuationRequest = { toolCallId: string; offset: number; pattern?: string } | { error: string };
 
 /** Validates get_continuation arguments; the error text goes back to the model as JSON. */
 export function parseContinuationArgs(args: Record<string, unknown>): ContinuationRequest {
-  const { tool_call_id: toolCallId, offset } = args;
+  const { tool_call_id: toolCallId, offset, pattern } = args;
   if (typeof toolCallId !== 'string' || toolCallId.length === 0) {
     return { error: 'tool_call_id must be a non-empty string' };
   }
   if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0) {
     return { error: `offset must be a non-negative integer, got ${JSON.stringify(offset)}` };
   }
-  return { toolCallId, offset };
+  if (pattern === undefined || pattern === null) return { toolCallId, offset };
+  if (typeof pattern !== 'string' || pattern.length === 0) {
+    return { error: `pattern must be a non-empty string, got ${JSON.stringify(pattern)}; leave it out to read a page` };
+  }
+  return { toolCallId, offset, pattern };
 }
 
 export function continuationError(message: string, extra: Record<string, unknown> = {}): string {
@@ -49,6 +60,5 @@ export function readContinuationPage(full: string, toolCallId: string, offset: n
   if (end <= start) end = Math.min(total, start + 2);
   const page = full.slice(start, end);
   if (end >= total) return page;
-  const marker = `[truncated — showing ${start}-${end}/${total} chars. ${total - end} chars remaining. Call get_continuation with tool_call_id="${toolCallId}" offset=${end} to read more]`;
-  return `${page}\n${marker}`;
+  return `${page}\n${pageMarker(toolCallId, start, end, total)}`;
 }

@@ -24,7 +24,7 @@ describe('microcompact', () => {
 
   it('replaces results SUMMARIZE_TURNS old with one line', () => {
     const line = out[1]!.content;
-    expect(line).toMatch(/^\[Old tool result cleared -- 501 lines, \d+K chars, Go source; call get_continuation with tool_call_id="call_2" offset=0 to read it again\]$/);
+    expect(line).toMatch(/^\[Old tool result cleared -- 501 lines, \d+K chars, Go source; call get_continuation\(tool_call_id="call_2", offset=0\) to read it again\]$/);
     expect(out[0]!.content).toContain('tool_call_id="call_1"');
   });
 
@@ -59,7 +59,7 @@ describe('microcompact', () => {
 
   it('describes a previewed result by its original size', () => {
     const preview = `head\n[truncated — showing 10/45000 chars. Call get_continuation with tool_call_id="x" offset=5 to read more]\ntail${'y'.repeat(3000)}`;
-    expect(clearedResultLine('x', preview)).toBe('[Old tool result cleared -- 45K chars, text; call get_continuation with tool_call_id="x" offset=0 to read it again]');
+    expect(clearedResultLine('x', preview)).toBe('[Old tool result cleared -- 45K chars, text; call get_continuation(tool_call_id="x", offset=0) to read it again]');
   });
 });
 

@@ -1,3 +1,4 @@
+import { clearedMarker } from './markers.ts';
 import { buildPreview, originalLength } from './preview.ts';
 import { countLines } from './text.ts';
 import type { Message } from './types.ts';
@@ -38,7 +39,7 @@ function formatChars(chars: number): string {
 export function clearedResultLine(toolCallId: string, content: string): string {
   const total = originalLength(content);
   const lines = total === content.length ? `${countLines(content)} lines, ` : '';
-  return `[Old tool result cleared -- ${lines}${formatChars(total)}, ${detectContentType(content)}; call get_continuation with tool_call_id="${toolCallId}" offset=0 to read it again]`;
+  return clearedMarker(toolCallId, `${lines}${formatChars(total)}, ${detectContentType(content)}`);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildPreview, originalLength, truncationMarker } from './preview.ts';
+import { previewMarker } from './markers.ts';
+import { buildPreview, originalLength } from './preview.ts';
 
 const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${String(i).padStart(5, '0')}`).join('\n');
 
@@ -21,9 +22,10 @@ describe('buildPreview', () => {
   it('writes the marker in the exact documented form, pointing just past the head', () => {
     const head = preview.slice(0, preview.indexOf('\n[truncated'));
     const tail = preview.slice(preview.indexOf(']\n') + 2);
-    const marker = truncationMarker('call_1', head.length + 1 + tail.length, full.length, head.length + 1);
+    const marker = previewMarker('call_1', head.length + tail.length, full.length, head.length);
+    expect(preview).toBe(`${head}\n${marker}\n${tail}`);
     expect(marker).toBe(
-      `[truncated — showing ${head.length + 1 + tail.length}/${full.length} chars. Call get_continuation with tool_call_id="call_1" offset=${head.length + 1} to read more]`,
+      `[truncated — showing ${head.length + tail.length}/${full.length} chars. Read on with get_continuation(tool_call_id="call_1", offset=${head.length}), or give it a pattern to find lines anywhere in the result.]`,
     );
   });
 

@@ -3,7 +3,7 @@ import { CONTINUE_PROMPT } from '../../src/core/agent.ts';
 import type { Conversation } from '../../src/core/types.ts';
 import type { Database } from '../../src/store/database.ts';
 import type { TranscriptStore } from '../../src/store/transcript-store.ts';
-import { lastMessage, markedCallId, nextOffset, sentCallIds, testAgent, testTool } from '../support/agent.ts';
+import { defaultAgentOptions, lastMessage, markedCallId, nextOffset, sentCallIds, testAgent, testTool } from '../support/agent.ts';
 import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
 import { RecordingLogger } from '../support/logger.ts';
@@ -60,16 +60,22 @@ describe('tool result continuation', () => {
     expect(status).toBe('ok');
     expect(reply).toBe('The last line says: THE VAULT CODE IS 7319');
     expect(fake.rejections).toEqual([]);
-    // What the model saw: the preview's head, then pages that rebuild the rest exactly.
-    const final = fake.requests[fake.requests.length - 1]!;
-    const [preview, ...pages] = toolMessages(final).map((m) => m.content ?? '');
-    expect(preview!.length).toBeLessThan(5_300);
+    // What the model saw: the preview's head, then each page once, as the newest message of its request.
+    const preview = lastMessage(fake.requests[1]!).content!;
+    const pages = fake.requests.slice(2).map((r) => lastMessage(r).content!);
+    expect(preview.length).toBeLessThan(5_300);
     const dumpId = sentCallIds(fake.requests[1]!)[0]!;
-    expect(preview).toContain(`/${full.length} chars. Call get_continuation with tool_call_id="${dumpId}" offset=`);
-    const head = preview!.slice(0, preview!.indexOf('\n[truncated'));
-    const body = pages.map((p) => (nextOffset(p) === undefined ? p : p.slice(0, p.lastIndexOf('\n[truncated')))).join('');
+    expect(preview).toContain(`/${full.length} chars. Read on with get_continuation(tool_call_id="${dumpId}", offset=`);
+    const head = preview.slice(0, preview.indexOf('\n[truncated'));
+    const body = pages.map((p) => (nextOffset(p) === undefined ? p : p.slice(0, p.lastIndexOf('\n[showing')))).join('');
     expect(head + body).toBe(full);
     expect(pages.length).toBe(Math.ceil((full.length - head.length) / 20_000));
+    // Pages the model has moved past are left out of later requests, so none is sent twice.
+    const [, ...earlier] = toolMessages(fake.requests.at(-1)!).map((m) => m.content ?? '');
+    expect(earlier.at(-1)).toBe(pages.at(-1));
+    for (const [i, left] of earlier.slice(0, -1).entries()) {
+      expect(left).toBe(`[${pages[i]!.length} chars of get_continuation output, read in an earlier step, left out here; call get_continuation with ${JSON.stringify({ tool_call_id: dumpId, offset: nextOffset(i === 0 ? preview : pages[i - 1]!) })} to see them again]`);
+    }
     // The full result is stored once, untruncated.
     expect(await store.readToolResult(conversation, dumpId)).toBe(full);
   });
@@ -81,7 +87,7 @@ describe('tool result continuation', () => {
       { content: 'ok' },
     );
     await testAgent({ fake, store }).runTurn(conversation, 'page');
-    const [unknown, negative] = toolMessages(fake.requests[2]!).map((m) => JSON.parse(m.content ?? ''));
+    const [unknown, negative] = [fake.requests[1]!, fake.requests[2]!].map((r) => JSON.parse(lastMessage(r).content ?? ''));
     expect(unknown).toEqual({ error: 'No stored tool result with tool_call_id "nope"' });
     expect(negative.error).toMatch(/offset must be a non-negative integer/);
   });
@@ -95,6 +101,29 @@ describe('tool result continuation', () => {
     fake.enqueue({ toolCalls: [{ id: 'later', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: early, offset }) }] }, { content: 'read' });
     await agent.runTurn(conversation, 'second');
     expect(toolMessages(fake.requests[3]!).pop()!.content).toBe(full.slice(offset));
+  });
+
+  it('counts pages toward the turn budget, and shrinks them to a floor once it is spent', async () => {
+    const dump = testTool('dump', () => ({ content: full, isError: false }));
+    fake.fallback = (request) => {
+      const last = lastMessage(request);
+      if (last.role === 'user') return { toolCalls: [{ id: 'd', name: 'dump', arguments: '{}' }] };
+      const offset = nextOffset(last.content ?? '');
+      if (offset === undefined) return { content: 'read it all' };
+      return { toolCalls: [{ id: 'p', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: markedCallId(last.content ?? ''), offset }) }] };
+    };
+    const budget = { ...defaultAgentOptions.budget, turnBudgetChars: 30_000 };
+    const { reply } = await testAgent({ fake, store, tools: [dump], overrides: { budget } }).runTurn(conversation, 'read the dump');
+    expect(reply).toBe('read it all');
+    // Each output as sent, in order: the preview, then every page.
+    const outputs = fake.requests.slice(1).map((r) => lastMessage(r).content ?? '');
+    const body = (page: string) => (nextOffset(page) === undefined ? page : page.slice(0, page.lastIndexOf('\n[showing'))).length;
+    let spent = outputs[0]!.length;
+    for (const page of outputs.slice(1, -1)) {
+      expect(body(page)).toBe(Math.max(2_000, Math.min(20_000, 30_000 - spent)));
+      spent += page.length;
+    }
+    expect(outputs.slice(1).map(body)).toEqual(expect.arrayContaining([20_000, 2_000]));
   });
 
   it('caps get_continuation pages per turn and then asks for an answer', async () => {

@@ -1,7 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { nextOffset } from '../support/agent.ts';
 import { databaseKind } from '../support/db.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { runSpool } from '../support/process.ts';
@@ -59,5 +61,56 @@ describe('npm run chat', () => {
     expect(run.stderr).toContain('MAX_CONTINUATIONS must be a whole number of at least 0 (got "-1")');
     expect(run.stderr).toContain('DATABASE_URL must be a postgresql:// URL');
     expect(run.stderr).not.toContain('hunter2');
+  });
+
+  it('starts with TOOL_RESULT_MAX_CHARS=4000 alone, and reads a 24,591-char file whole through pages, or greps it', async () => {
+    const workspace = join(dataDir, 'workspace');
+    await mkdir(workspace, { recursive: true });
+    const lines = Array.from({ length: 700 }, (_, i) => `entry ${String(i).padStart(4, '0')}: all quiet on the line`);
+    const file = `${lines.join('\n')}\nTHE CODE IS 4417\n`.padEnd(24_591, '.');
+    expect(file.length).toBe(24_591);
+    await writeFile(join(workspace, 'log.txt'), file);
+    const server = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
+    await writeFile(join(dataDir, 'mcp-fs.json'), JSON.stringify({ mcpServers: { fs: { command: process.execPath, args: [server, workspace] } } }));
+    const previous = fake.fallback;
+    // Reads on from each marker, or greps when asked to; then answers with what it read.
+    fake.fallback = (request) => {
+      const last = request.messages.at(-1)!;
+      const content = last.content ?? '';
+      const read = (args: Record<string, unknown>) => ({ toolCalls: [{ id: 'r', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: /tool_call_id="([^"]+)"/.exec(content)![1], ...args }) }] });
+      if (last.role === 'user') return { toolCalls: [{ id: 'f', name: 'fs__read_text_file', arguments: JSON.stringify({ path: join(workspace, 'log.txt') }) }] };
+      const grep = [...request.messages].reverse().find((m) => m.role === 'user')!.content === 'grep';
+      if (content.startsWith('[truncated') || /Read on with/.test(content)) {
+        if (grep && !content.includes('matching lines')) return read({ offset: 0, pattern: 'code is \\d+' });
+        if (!grep) return read({ offset: nextOffset(content) });
+      }
+      const tools = request.messages.filter((m) => m.role === 'tool').map((m) => m.content ?? '');
+      return { content: `${tools.length} tool messages, longest ${Math.max(...tools.map((t) => t.length))}; ${/THE CODE IS \d+/.exec(tools.join(''))?.[0] ?? 'no code'}` };
+    };
+    try {
+      const run = await runSpool(['chat', '--session', `small-${Date.now()}`], { env: env({ TOOL_RESULT_MAX_CHARS: '4000', MCP_CONFIG: join(dataDir, 'mcp-fs.json') }), input: 'page\ngrep\n' });
+      expect(run.stderr).not.toContain('Invalid configuration');
+      expect(run.code).toBe(0);
+      const [paged, grepped] = run.stdout.trim().split('\n');
+      expect(paged).toMatch(/; THE CODE IS 4417$/);
+      expect(grepped).toMatch(/; THE CODE IS 4417$/);
+      expect(fake.rejections).toEqual([]);
+      // Each page fits in 4,000 chars, and the pages rebuild the file exactly.
+      const asked = (r: (typeof fake.requests)[number]) => [...r.messages].reverse().find((m) => m.role === 'user')!.content;
+      const pageRequests = fake.requests.filter((r) => asked(r) === 'page' && r.messages.at(-1)!.role === 'tool');
+      const shown = pageRequests.map((r) => r.messages.at(-1)!.content ?? '');
+      expect(shown.every((c) => c.length <= 4_000)).toBe(true);
+      const head = shown[0]!.slice(0, shown[0]!.indexOf('\n[truncated'));
+      const rest = shown.slice(1).map((c) => (nextOffset(c) === undefined ? c : c.slice(0, c.lastIndexOf('\n[showing'))));
+      expect(head + rest.join('')).toBe(file);
+      // Grep went straight to the line: one request after the preview.
+      const grepRequests = fake.requests.filter((r) => asked(r) === 'grep' && r.messages.at(-1)!.role === 'tool');
+      expect(grepRequests).toHaveLength(2);
+      expect(grepRequests.at(-1)!.messages.at(-1)!.content).toBe(
+        `1 matching lines for ${JSON.stringify('code is \\d+')} (case-insensitive) in 24591 chars from offset 0:\n@${file.indexOf('CODE IS')}: THE CODE IS 4417`,
+      );
+    } finally {
+      fake.fallback = previous;
+    }
   });
 });

@@ -62,7 +62,7 @@ export function sentCallIds(request: { messages: Array<{ role: string; tool_call
   return assistant?.tool_calls?.map((c) => c.id) ?? [];
 }
 
-const MARKER = /Call get_continuation with tool_call_id="([^"]+)" offset=(\d+) to read more\]/;
+const MARKER = /Read on with get_continuation\(tool_call_id="([^"]+)", offset=(\d+)\)/;
 
 /** The offset a truncation marker at the end of a tool message asks for, if any. */
 export function nextOffset(content: string): number | undefined {

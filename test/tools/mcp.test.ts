@@ -90,7 +90,7 @@ describe('server-filesystem over stdio, in a full turn', () => {
     const { reply } = await agent.runTurn(await store.openConversation(uniqueKey()), 'what does the plan conclude?');
     expect(reply).toBe('Listed: [FILE] notes.md, [FILE] plan.txt. CONCLUSION: ship on Friday');
     expect(fake.rejections).toEqual([]);
-    expect(fake.requests.filter((r) => lastMessage(r).content?.includes('[truncated —')).length).toBeGreaterThanOrEqual(3);
+    expect(fake.requests.filter((r) => lastMessage(r).content?.includes('Read on with get_continuation(')).length).toBeGreaterThanOrEqual(3);
   });
 
   it('returns a path outside the allowed root as an error result', async () => {

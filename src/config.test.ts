@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+import { buildPreview } from './core/preview.ts';
+
+const base = { OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' };
+const problems = (env: Record<string, string>) => {
+  try {
+    loadConfig({ ...base, ...env });
+    return [];
+  } catch (error) {
+    return (error as ConfigError).problems;
+  }
+};
+
+describe('preview sizes', () => {
+  it('are 4,000 + 1,000 when they fit', () => {
+    expect(loadConfig(base)).toMatchObject({ toolResultMaxChars: 20_000, previewHeadChars: 4_000, previewTailChars: 1_000 });
+  });
+
+  it('derive from TOOL_RESULT_MAX_CHARS alone, and the longest preview then fits in it', () => {
+    for (const max of [4_000, 1_000, 300]) {
+      const config = loadConfig({ ...base, TOOL_RESULT_MAX_CHARS: String(max) });
+      expect(config.previewHeadChars).toBeGreaterThan(0);
+      expect(config.previewHeadChars).toBeGreaterThanOrEqual(4 * config.previewTailChars - 4);
+      const preview = buildPreview('x'.repeat(10 * max), 'i'.repeat(64), { headChars: config.previewHeadChars, tailChars: config.previewTailChars });
+      expect(preview.length).toBeLessThanOrEqual(max);
+      expect(preview.length).toBeGreaterThan(max - 40);
+    }
+  });
+
+  it('give the default room to an explicit other value', () => {
+    expect(loadConfig({ ...base, TOOL_RESULT_MAX_CHARS: '4000', TOOL_RESULT_PREVIEW_HEAD_CHARS: '3600' })).toMatchObject({ previewHeadChars: 3_600, previewTailChars: 161 });
+  });
+
+  it('refuse only explicit values that do not fit, saying which were defaults', () => {
+    expect(problems({ TOOL_RESULT_MAX_CHARS: '4000', TOOL_RESULT_PREVIEW_HEAD_CHARS: '3900' })).toEqual([
+      'TOOL_RESULT_PREVIEW_HEAD_CHARS (3900) + TOOL_RESULT_PREVIEW_TAIL_CHARS (0, the default) must leave room for the 239-char marker within TOOL_RESULT_MAX_CHARS (4000): at most 3761 together',
+    ]);
+    expect(problems({ TOOL_RESULT_PREVIEW_HEAD_CHARS: '15000', TOOL_RESULT_PREVIEW_TAIL_CHARS: '5000' })).toEqual([
+      'TOOL_RESULT_PREVIEW_HEAD_CHARS (15000) + TOOL_RESULT_PREVIEW_TAIL_CHARS (5000) must leave room for the 239-char marker within TOOL_RESULT_MAX_CHARS (20000): at most 19761 together',
+    ]);
+  });
+});
