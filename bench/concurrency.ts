@@ -6,7 +6,8 @@
  * (bench/lib/floor-bot.ts), the same path with nothing durable behind it.
  *
  * Spool runs on a scratch database on the PostgreSQL server at SPOOL_BENCH_POSTGRES_URL (default:
- * the local test server) and on its embedded database. THREADS=200 by default.
+ * the local test server) and on its embedded database. THREADS=200 by default. PROFILE=1 also
+ * profiles each Spool run's CPU (node --cpu-prof) and prints its self time by package.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -20,10 +21,12 @@ import { freePort } from '../test/support/process.ts';
 import { deliver, SIGNING_SECRET, startSlackBot } from '../test/support/slack-bot.ts';
 import { renderChart } from './lib/chart.ts';
 import { startLlmProcess } from './lib/llm-process.ts';
+import { profileByOwner } from './lib/profile.ts';
 import { percentile } from './lib/stats.ts';
 
 const THREADS = Number(process.env.THREADS ?? 200);
 const LLM_MS = 300;
+const PROFILE = process.env.PROFILE === '1';
 
 interface Outcome {
   bot: string;
@@ -46,6 +49,8 @@ async function drive(bot: string, pid: number, port: number, slack: FakeSlack, m
   const sentAt = new Map<string, number>();
   const acks: number[] = [];
   const cpuBefore = cpuMs(pid);
+  // A channel per run: the 3-message run reuses the 1-message run's database and thread ids.
+  const channel = `CLOAD${messages}`;
   const start = Date.now();
   await Promise.all(
     Array.from({ length: THREADS }, async (_, t) => {
@@ -54,8 +59,8 @@ async function drive(bot: string, pid: number, port: number, slack: FakeSlack, m
         const text = `t${t} m${m}`;
         const body =
           m === 1
-            ? eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> ${text}`, ts: thread, channel: 'CLOAD' })
-            : eventBody({ type: 'message', channel_type: 'channel', user: 'U1', text, ts: `${5000 + t}.${m}`, thread_ts: thread, channel: 'CLOAD' });
+            ? eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> ${text}`, ts: thread, channel })
+            : eventBody({ type: 'message', channel_type: 'channel', user: 'U1', text, ts: `${5000 + t}.${m}`, thread_ts: thread, channel });
         const sent = Date.now();
         sentAt.set(text, sent);
         if (!(await deliver(port, body))) throw new Error(`${bot}: ${text} was not acknowledged`);
@@ -96,12 +101,15 @@ const llm = await startLlmProcess('echo', LLM_MS);
 const dir = await mkdtemp(join(tmpdir(), 'spool-bench-'));
 const scratch = await createScratchDatabase('spool_bench_concurrency');
 const outcomes: Outcome[] = [];
+const profileDir = (name: string, messages: number) => join(dir, `profile-${name}-${messages}`);
+const profiles: string[] = [];
 try {
   for (const messages of [1, 3]) {
+    const profiled = (name: string): Record<string, string> => (PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir(name, messages)}` } : {});
     const bots: Array<[string, (port: number, slack: FakeSlack) => Promise<ChildProcess>]> = [
       ['floor', (port, slack) => floorBot(port, llm.baseURL, slack.apiUrl)],
-      ['Spool, PostgreSQL', async (port, slack) => (await startSlackBot(port, { OPENAI_BASE_URL: llm.baseURL, SLACK_API_URL: slack.apiUrl, DATA_DIR: join(dir, 'pg'), DATABASE_URL: scratch.url })).child],
-      ['Spool, embedded', async (port, slack) => (await startSlackBot(port, { OPENAI_BASE_URL: llm.baseURL, SLACK_API_URL: slack.apiUrl, DATA_DIR: join(dir, 'embedded') })).child],
+      ['Spool, PostgreSQL', async (port, slack) => (await startSlackBot(port, { OPENAI_BASE_URL: llm.baseURL, SLACK_API_URL: slack.apiUrl, DATA_DIR: join(dir, 'pg'), DATABASE_URL: scratch.url, ...profiled('pg') })).child],
+      ['Spool, embedded', async (port, slack) => (await startSlackBot(port, { OPENAI_BASE_URL: llm.baseURL, SLACK_API_URL: slack.apiUrl, DATA_DIR: join(dir, 'embedded'), ...profiled('embedded') })).child],
     ];
     for (const [name, start] of bots) {
       const slack = await new FakeSlack().start();
@@ -116,6 +124,10 @@ try {
         await slack.stop();
       }
       console.error(`done: ${name}, ${THREADS} × ${messages}`);
+      if (PROFILE && name !== 'floor') {
+        const rows = profileByOwner(profileDir(name.endsWith('embedded') ? 'embedded' : 'pg', messages));
+        profiles.push(`\nCPU self time of ${name}, ${THREADS} × ${messages} (whole process life, start-up included):\n\n| code | self time | share |\n|---|---|---|\n${rows.join('\n')}`);
+      }
     }
   }
 } finally {
@@ -134,6 +146,8 @@ for (const o of outcomes) {
     `| ${o.bot} | ${o.messages} | ${s(o.totalMs)} | ${(o.totalMs / (o.messages * LLM_MS)).toFixed(1)}x | ${(o.totalMs / floor.totalMs).toFixed(2)}x | ${s(o.p95Ms)} | ${o.ackP95Ms} ms | ${o.ackP99Ms} ms | ${o.cpuMsPerTurn.toFixed(1)} ms | ${o.inOrder ? 'yes' : 'NO'} |`,
   );
 }
+
+for (const table of profiles) console.log(table);
 
 const names = [...new Set(outcomes.map((o) => o.bot))];
 await renderChart(new URL('charts/concurrency.png', import.meta.url).pathname, {

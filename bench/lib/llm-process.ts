@@ -3,10 +3,10 @@
  * not the model: it does not parse the request, it only finds the role of the last message. The
  * strict fake that validates every request is the tests' job.
  *
- *   tsx bench/lib/llm-process.ts MODE LATENCY_MS
+ *   tsx bench/lib/llm-process.ts MODE LATENCY_MS [CALLS_JSON]
  *
- * MODE tools: a user message is answered with 3 tool calls, anything else with a short final
- * answer. MODE echo: "answer to <the newest user message>" (it parses the request for that). The
+ * MODE tools: a user message is answered with tool calls (CALLS_JSON, by default one call each of
+ * THREE_TOOLS without arguments), anything else with a short final answer. MODE echo: "answer to <the newest user message>" (it parses the request for that). The
  * first line of stdout is the base URL.
  */
 import { spawn } from 'node:child_process';
@@ -17,17 +17,27 @@ import { fileURLToPath } from 'node:url';
 
 export const THREE_TOOLS = ['read', 'grep', 'list'];
 
+export interface BenchCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
 /** Starts the model process; stop it with the returned function. */
-export async function startLlmProcess(mode: 'tools' | 'echo', latencyMs = 0): Promise<{ baseURL: string; stop(): void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), mode, String(latencyMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+export async function startLlmProcess(
+  mode: 'tools' | 'echo',
+  latencyMs = 0,
+  calls: BenchCall[] = THREE_TOOLS.map((name) => ({ name, arguments: {} })),
+): Promise<{ baseURL: string; stop(): void }> {
+  const args = [fileURLToPath(import.meta.url), mode, String(latencyMs), JSON.stringify(calls)];
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const first = await createInterface({ input: child.stdout })[Symbol.asyncIterator]().next();
   return { baseURL: first.value as string, stop: () => child.kill() };
 }
 
-function toolsReply(body: string): { message: unknown; finish: string } {
+function toolsReply(body: string, calls: BenchCall[]): { message: unknown; finish: string } {
   const at = body.lastIndexOf('"role":"');
-  if (body.slice(at + 8, body.indexOf('"', at + 8)) !== 'user') return { message: { role: 'assistant', content: 'The three files agree.' }, finish: 'stop' };
-  const toolCalls = THREE_TOOLS.map((name, i) => ({ id: `call_${i}`, type: 'function', function: { name, arguments: '{}' } }));
+  if (body.slice(at + 8, body.indexOf('"', at + 8)) !== 'user') return { message: { role: 'assistant', content: 'The files agree.' }, finish: 'stop' };
+  const toolCalls = calls.map((c, i) => ({ id: `call_${i}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
   return { message: { role: 'assistant', content: null, tool_calls: toolCalls }, finish: 'tool_calls' };
 }
 
@@ -48,7 +58,8 @@ function completion({ message, finish }: { message: unknown; finish: string }): 
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const reply = process.argv[2] === 'echo' ? echoReply : toolsReply;
+  const calls = JSON.parse(process.argv[4] ?? '[]') as BenchCall[];
+  const reply = process.argv[2] === 'echo' ? echoReply : (body: string) => toolsReply(body, calls);
   const latencyMs = Number(process.argv[3] ?? 0);
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
