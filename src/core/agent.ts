@@ -27,6 +27,7 @@ import {
   type ToolPort,
   type ToolSpec,
 } from './types.ts';
+import { wellFormed } from './text.ts';
 
 export { CONTINUE_PROMPT };
 
@@ -84,6 +85,13 @@ interface TurnState {
 }
 
 const MIN_PAGE_CHARS = 2_000;
+const BINARY_NOTE = '\n[This result held NUL bytes, so it looks binary: each was replaced by U+FFFD.]';
+
+function wellFormedMessage(m: Message): Message {
+  const content = wellFormed(m.content);
+  if (m.role !== 'assistant' || !m.toolCalls) return { ...m, content };
+  return { ...m, content, toolCalls: m.toolCalls.map((c) => ({ ...c, arguments: wellFormed(c.arguments) })) };
+}
 const flagsOf = (state: TurnState, name: string) => state.tools.find((t) => t.name === name)?.flags ?? {};
 const CUT_OFF_NOTE = "\n\n_(This reply was cut off at the model's output limit.)_";
 
@@ -223,7 +231,9 @@ export class Agent {
     const results = await Promise.all(
       calls.map(async (call) => {
         const started = Date.now();
-        const outcome = await this.execute(state, call);
+        const raw = await this.execute(state, call);
+        // Bytes a text result cannot hold (NUL) are replaced when stored: the model is told here.
+        const outcome = raw.content.includes('\u0000') ? { ...raw, content: raw.content + BINARY_NOTE } : raw;
         return { toolCallId: call.id, ...outcome, durationMs: Date.now() - started, bounded: flagsOf(state, call.name).bounded };
       }),
     );
@@ -264,8 +274,13 @@ export class Agent {
     return { content: page, isError: request.offset >= full.length };
   }
 
-  /** One write per step: its messages, with the usage of the model call that produced them. */
-  private async append(state: TurnState, messages: Message[], records: StepRecords = {}): Promise<void> {
+  /**
+   * One write per step: its messages, with the usage of the model call that produced them. All
+   * that is stored or sent again passes here, so here it is made well-formed (see `wellFormed`).
+   */
+  private async append(state: TurnState, unchecked: Message[], uncheckedRecords: StepRecords = {}): Promise<void> {
+    const messages = unchecked.map(wellFormedMessage);
+    const records = { ...uncheckedRecords, results: uncheckedRecords.results?.map((r) => ({ ...r, content: wellFormed(r.content) })) };
     const usage = state.usage;
     state.usage = undefined;
     await this.deps.store.appendMessages(state.conversation, messages, usage ? { ...records, usage } : records);

@@ -2,6 +2,7 @@ import type { Agent } from './agent.ts';
 import { KeyedQueue } from './keyed-queue.ts';
 import { permits, type Access, type InboundMessage, type InboxEntry, type InboxPort, type Outbound, type ReplyChunk } from './delivery.ts';
 import type { Logger } from './logger.ts';
+import { wellFormed } from './text.ts';
 import type { HistoryHit, HistorySearchPort } from './types.ts';
 
 export const FAILURE_REPLY = 'Sorry, something went wrong on my side. Please try again.';
@@ -70,7 +71,9 @@ export class InboundPipeline {
     this.platforms.set(platform, { outbound, access });
   }
 
-  async handleIncoming(message: InboundMessage, options: HandleOptions = {}): Promise<Handled> {
+  async handleIncoming(unchecked: InboundMessage, options: HandleOptions = {}): Promise<Handled> {
+    // Stored before anything else, so made storable first (NUL and lone surrogates; see wellFormed).
+    const message = { ...unchecked, text: wellFormed(unchecked.text) };
     const { outbound, access } = this.platform(message.lane.platform);
     const refused = !permits(access, message);
     let entry: InboxEntry | undefined;

@@ -54,6 +54,13 @@ describe('npm run chat', () => {
     expect(run.stdout + run.stderr).not.toContain('SECRETVALUE123');
   });
 
+  it('stores and answers a line with a NUL byte (PostgreSQL refuses 0x00 in text), and the next line too', async () => {
+    const run = await runSpool(['chat', '--session', `nul-${Date.now()}`], { env: env(), input: 'a\u0000b\nnext\n' });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('heard 1 message(s), last: a\ufffdb\nheard 2 message(s), last: next\n');
+    expect(fake.rejections).toEqual([]);
+  });
+
   it('names every bad setting at startup and exits 2', async () => {
     const run = await runSpool(['chat'], { env: { ...env(), TOOL_RESULT_MAX_CHARS: 'lots', MAX_CONTINUATIONS: '-1', DATABASE_URL: 'mysql://u:hunter2@h/db' } });
     expect(run.code).toBe(2);

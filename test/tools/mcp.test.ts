@@ -11,7 +11,7 @@ import type { TranscriptStore } from '../../src/store/transcript-store.ts';
 import { parseMcpConfig } from '../../src/tools/mcp/config.ts';
 import { McpToolSource } from '../../src/tools/mcp/source.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
-import { lastMessage, markedCallId, nextOffset } from '../support/agent.ts';
+import { lastMessage, markedCallId, nextOffset, sentCallIds } from '../support/agent.ts';
 import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { until } from '../support/process.ts';
@@ -98,6 +98,31 @@ describe('server-filesystem over stdio, in a full turn', () => {
     expect(outcome.isError).toBe(true);
     expect(JSON.parse(outcome.content).error).toMatch(/Access denied|outside allowed/i);
     expect(outcome.content).not.toContain('root:x:0');
+  });
+
+  it('stores and shows a binary file (NUL bytes, invalid UTF-8) and a model reply with a lone surrogate, and the conversation goes on', async () => {
+    fake.requests.length = 0;
+    await writeFile(join(root, 'docs', 'blob.bin'), Buffer.concat([Buffer.from('header\u0000\u0000'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('tail FACT 7')]));
+    fake.fallback = (request) => {
+      const last = lastMessage(request);
+      if (last.role === 'user' && last.content === 'read the blob') return { toolCalls: [{ id: 'b', name: 'fs__read_text_file', arguments: JSON.stringify({ path: join(root, 'docs', 'blob.bin') }) }] };
+      // A reply with a lone surrogate, as a model that cut an emoji in half would send.
+      if (last.role === 'tool') return { content: `It ends with ${/FACT \d/.exec(last.content ?? '')![0]} \ud83d` };
+      return { content: `still here: ${last.content}` };
+    };
+    const agent = new Agent({ llm: openAiClientFor(fake), tools: new ToolRegistry([source]), store, logger: silentLogger }, defaultAgentOptions);
+    const conversation = await store.openConversation(uniqueKey());
+    const { reply, status } = await agent.runTurn(conversation, 'read the blob');
+    expect(status).toBe('ok');
+    expect(reply).toContain('It ends with FACT 7');
+    // The next turn sends that history back: the strict fake takes it.
+    expect((await agent.runTurn(conversation, 'and now?')).reply).toBe('still here: and now?');
+    expect(fake.rejections).toEqual([]);
+    const stored = await store.readToolResult(conversation, sentCallIds(fake.requests.find((r) => lastMessage(r).role === 'tool')!)[0]!);
+    expect(stored).toContain('header\ufffd\ufffd');
+    expect(stored).toContain('tail FACT 7');
+    expect(stored).toContain('[This result held NUL bytes, so it looks binary: each was replaced by U+FFFD.]');
+    expect(stored).not.toContain('\u0000');
   });
 });
 
