@@ -105,11 +105,11 @@ const profileDir = (name: string, messages: number) => join(dir, `profile-${name
 const profiles: string[] = [];
 try {
   for (const messages of [1, 3]) {
-    const profiled = (name: string): Record<string, string> => (PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir(name, messages)}` } : {});
+    const profiled = (name: string) => (PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir(name, messages)}`] : []);
     const bots: Array<[string, (port: number, slack: FakeSlack) => Promise<ChildProcess>]> = [
       ['floor', (port, slack) => floorBot(port, llm.baseURL, slack.apiUrl)],
-      ['Spool, PostgreSQL', async (port, slack) => (await startSlackBot(port, { OPENAI_BASE_URL: llm.baseURL, SLACK_API_URL: slack.apiUrl, DATA_DIR: join(dir, 'pg'), DATABASE_URL: scratch.url, ...profiled('pg') })).child],
-      ['Spool, embedded', async (port, slack) => (await startSlackBot(port, { OPENAI_BASE_URL: llm.baseURL, SLACK_API_URL: slack.apiUrl, DATA_DIR: join(dir, 'embedded'), ...profiled('embedded') })).child],
+      ['Spool, PostgreSQL', async (port, slack) => (await startSlackBot(port, { OPENAI_BASE_URL: llm.baseURL, SLACK_API_URL: slack.apiUrl, DATA_DIR: join(dir, 'pg'), DATABASE_URL: scratch.url }, profiled('pg'))).child],
+      ['Spool, embedded', async (port, slack) => (await startSlackBot(port, { OPENAI_BASE_URL: llm.baseURL, SLACK_API_URL: slack.apiUrl, DATA_DIR: join(dir, 'embedded') }, profiled('embedded'))).child],
     ];
     for (const [name, start] of bots) {
       const slack = await new FakeSlack().start();

@@ -13,7 +13,10 @@ function owner({ functionName, url }: { functionName: string; url: string }): st
   if (pkg) return pkg[1]!;
   if (url.includes('/src/')) return 'spool src/';
   if (url.startsWith('node:')) return 'node internals';
-  return functionName.startsWith('(') ? functionName : 'other';
+  // The only WebAssembly in the process is Prisma's query compiler.
+  if (url.startsWith('wasm://')) return 'WebAssembly (Prisma query compiler)';
+  if (url === '') return functionName.startsWith('(') ? functionName : 'V8 built-ins (JSON, RegExp, …)';
+  return 'other';
 }
 
 /**

@@ -18,8 +18,8 @@ export interface SpoolProcess {
 }
 
 /** Starts `src/main.ts` as the README does (through tsx), with only the given environment. */
-export function startSpool(args: string[], options: { env: Record<string, string>; timeoutMs?: number }): SpoolProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+export function startSpool(args: string[], options: { env: Record<string, string>; timeoutMs?: number; nodeArgs?: string[] }): SpoolProcess {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts', ...args], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
   });
