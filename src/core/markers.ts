@@ -43,3 +43,8 @@ export function movedPastMarker(toolName: string, args: string, chars: number): 
 export function moreMatchesMarker(toolCallId: string, more: number, pattern: string, next: number): string {
   return `[${more} more matching lines; the next: get_continuation(tool_call_id="${toolCallId}", pattern=${JSON.stringify(pattern)}, offset=${next})]`;
 }
+
+/** After the part of a result that was stored, when the rest was over the store's cap. */
+export function storeCapMarker(kept: number, total: number): string {
+  return `[Spool stored only the first ${kept} of ${total} chars of this result (TOOL_RESULT_STORE_MAX_CHARS)]`;
+}

@@ -1,3 +1,4 @@
+import { storeCapMarker } from '../core/markers.ts';
 import { safeSlice } from '../core/text.ts';
 import type { ChannelScope, Conversation, ConversationKey, Message, StepRecords, StorePort, ToolCall } from '../core/types.ts';
 import type { PrismaClient } from './generated/client.ts';
@@ -8,7 +9,7 @@ export const channelKeyOf = (key: ChannelScope): string => JSON.stringify([key.p
 /** The size policy for stored results, in one place: everything up to the cap, then a marker. */
 export function capStoredResult(content: string, maxChars: number): string {
   if (content.length <= maxChars) return content;
-  return `${safeSlice(content, 0, maxChars)}\n[Spool stored only the first ${maxChars} of ${content.length} chars of this result (TOOL_RESULT_STORE_MAX_CHARS)]`;
+  return `${safeSlice(content, 0, maxChars)}\n${storeCapMarker(maxChars, content.length)}`;
 }
 
 interface MessageRow {
