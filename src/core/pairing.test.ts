@@ -51,6 +51,23 @@ describe('repairToolPairing', () => {
     expect(acceptedByApi(out)).toBeUndefined();
   });
 
+  it('keeps the first of duplicate call ids inside one assistant message, with its result', () => {
+    const history = [user('hi'), asks(call('a'), call('a', 'other_tool'), call('b')), result('a'), result('a', 'again'), result('b')];
+    expect(acceptedByApi(history)).toMatch(/Duplicate tool_call_id 'a'/);
+    const out = repairToolPairing(history);
+    expect(out).toEqual([user('hi'), asks(call('a'), call('b')), result('a'), result('b')]);
+    expect(acceptedByApi(out)).toBeUndefined();
+    expect(repairToolPairing(out)).toEqual(out);
+  });
+
+  it('drops calls with an empty id, and results naming one, keeping the text beside them', () => {
+    const history = [user('hi'), { ...asks(call(''), call('b')), content: 'let me look' }, result(''), result('b'), asks(call(''))];
+    expect(acceptedByApi(history)).toMatch(/empty string/);
+    const out = repairToolPairing(history);
+    expect(out).toEqual([user('hi'), { ...asks(call('b')), content: 'let me look' }, result('b')]);
+    expect(acceptedByApi(out)).toBeUndefined();
+  });
+
   it('drops an assistant message left with neither calls nor text', () => {
     const out = repairToolPairing([user('hi'), asks(call('a')), result('a'), asks(call('a'))]);
     expect(out).toHaveLength(3);

@@ -18,7 +18,8 @@ function sanitizeName(call: ToolCall): ToolCall {
  * - every assistant tool call is immediately followed by exactly one result, a synthetic error
  *   result when none exists;
  * - a result that sits anywhere else is moved behind its call; a result with no call is dropped;
- * - a tool call id that occurs again is dropped (the first is kept), and so is a second result.
+ * - a tool call id that occurs again, even within one message, is dropped (the first is kept),
+ *   and so is a second result; a call with an empty id is dropped, with any result naming it.
  * Pure: the stored transcript is never changed, only the request built from it.
  */
 export function repairToolPairing(messages: readonly Message[]): Message[] {
@@ -35,8 +36,13 @@ export function repairToolPairing(messages: readonly Message[]): Message[] {
       out.push(m);
       continue;
     }
-    const calls = m.toolCalls.filter((c) => !seenCalls.has(c.id)).map(sanitizeName);
-    for (const c of calls) seenCalls.add(c.id);
+    const calls: ToolCall[] = [];
+    for (const c of m.toolCalls) {
+      // A repeat (in this message or an earlier one) is dropped; so is a call with no id, which no result can answer.
+      if (c.id === '' || seenCalls.has(c.id)) continue;
+      seenCalls.add(c.id);
+      calls.push(sanitizeName(c));
+    }
     if (calls.length === 0) {
       if (m.content) out.push({ role: 'assistant', content: m.content, turn: m.turn });
       continue;

@@ -64,6 +64,7 @@ export function validateChatRequest(body: ChatRequest): string | undefined {
       for (const call of m.tool_calls) {
         if (!TOOL_NAME.test(call.function.name)) return `Invalid 'messages[${i}].tool_calls[].function.name'`;
         if (typeof call.function.arguments !== 'string') return `messages[${i}].tool_calls[].function.arguments must be a string`;
+        if (typeof call.id !== 'string' || call.id.length === 0) return `Invalid 'messages[${i}].tool_calls[].id': empty string`;
         if (seenIds.has(call.id)) return `Duplicate tool_call_id '${call.id}' in messages[${i}]`;
         if (call.id.length > 40) {
           return `Invalid 'messages[${i}].tool_calls[].id': string too long. Expected a string with maximum length 40, but got a string with length ${call.id.length} instead.`;
