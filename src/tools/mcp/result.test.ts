@@ -30,4 +30,28 @@ describe('toOutcome', () => {
   it('passes isError results to the model as errors', () => {
     expect(toOutcome({ content: [{ type: 'text', text: 'no such file' }], isError: true })).toEqual({ content: '{"error":"no such file"}', isError: true });
   });
+
+  it('writes deep structured content as compact JSON, without recursion, and loses none of it', () => {
+    const nest = (depth: number) => {
+      const root: Record<string, unknown> = {};
+      let at = root;
+      for (let i = 0; i < depth; i++) at = (at.next = { i, tag: 'x' }) as Record<string, unknown>;
+      return root;
+    };
+    const deep = nest(3_000);
+    const { content, isError } = toOutcome({ content: [], structuredContent: deep });
+    expect(isError).toBe(false);
+    expect(JSON.parse(content)).toEqual(deep);
+    expect(content).toBe(JSON.stringify(deep)); // compact: the same size as the data, not megabytes of indent
+    // Deeper than JSON.stringify itself can go (it throws "Maximum call stack size exceeded").
+    const deeper = nest(200_000);
+    expect(() => JSON.stringify(deeper)).toThrow(RangeError);
+    const huge = toOutcome({ content: [{ type: 'text', text: 'summary' }], structuredContent: deeper }).content;
+    expect(huge.startsWith('summary\n{"next":{"i":0,"tag":"x","next":{"i":1')).toBe(true);
+    expect(huge.endsWith('}'.repeat(200_001))).toBe(true);
+  });
+
+  it('keeps shallow structured content pretty', () => {
+    expect(toOutcome({ content: [], structuredContent: { a: { b: [1, 2] } } }).content).toBe(JSON.stringify({ a: { b: [1, 2] } }, null, 2));
+  });
 });

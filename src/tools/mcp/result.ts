@@ -15,10 +15,62 @@ function sameJson(text: string, value: unknown): boolean {
   }
 }
 
+/** Walks of structured content are iterative: a server may nest it deeper than the stack goes. */
 function leaves(value: unknown): string[] {
-  if (value === null || typeof value !== 'object') return [String(value)];
-  return Object.values(value).flatMap(leaves);
+  const out: string[] = [];
+  const stack = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') out.push(String(v));
+    else for (const child of Object.values(v)) stack.push(child);
+  }
+  return out;
 }
+
+/** How deeply `value` nests, counted no further than `cap`. */
+function depthOf(value: unknown, cap: number): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0 && deepest <= cap) {
+    const [v, depth] = stack.pop()!;
+    deepest = Math.max(deepest, depth);
+    if (v !== null && typeof v === 'object') for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+/** JSON.stringify without recursion (which overflows the stack some thousands of levels down). */
+function compactJson(value: unknown): string {
+  type Task = { text: string } | { value: unknown };
+  const out: string[] = [];
+  const tasks: Task[] = [{ value }];
+  while (tasks.length > 0) {
+    const task = tasks.pop()!;
+    if ('text' in task) {
+      out.push(task.text);
+      continue;
+    }
+    const v = task.value;
+    if (v === null || typeof v !== 'object') {
+      out.push(JSON.stringify(v) ?? 'null');
+      continue;
+    }
+    const isArray = Array.isArray(v);
+    const next: Task[] = [{ text: isArray ? '[' : '{' }];
+    Object.entries(v).forEach(([key, child], i) => {
+      if (i > 0) next.push({ text: ',' });
+      if (!isArray) next.push({ text: `${JSON.stringify(key)}:` });
+      next.push({ value: child });
+    });
+    next.push({ text: isArray ? ']' : '}' });
+    for (let i = next.length - 1; i >= 0; i--) tasks.push(next[i]!);
+  }
+  return out.join('');
+}
+
+/** Pretty JSON reads best; past a few levels its indentation outgrows the data (2,000 levels: 10 KB became 8 MB). */
+const PRETTY_DEPTH = 16;
+const structuredText = (value: unknown) => (depthOf(value, PRETTY_DEPTH) < PRETTY_DEPTH ? JSON.stringify(value, null, 2) : compactJson(value));
 
 /** Structured content that only wraps the text beside it (server-filesystem's `{content}`). */
 function wrapsText(structured: unknown, text: string): boolean {
@@ -53,7 +105,7 @@ export function toOutcome(result: CallToolResult): ToolOutcome {
         break;
     }
   }
-  if (result.structuredContent && !wrapsText(result.structuredContent, parts.join('\n'))) parts.push(JSON.stringify(result.structuredContent, null, 2));
+  if (result.structuredContent && !wrapsText(result.structuredContent, parts.join('\n'))) parts.push(structuredText(result.structuredContent));
   const content = parts.join('\n') || (result.isError ? 'The tool reported an error without details.' : '(no output)');
   return { content: result.isError ? JSON.stringify({ error: content }) : content, isError: Boolean(result.isError) };
 }
