@@ -81,6 +81,17 @@ describe('Slack over the Events API (signed HTTP)', () => {
     expect(forged.status).toBe(401);
   });
 
+  it('drops a correctly signed request dated an hour ahead, and answers the next one', async () => {
+    const ch = channel();
+    llm.fallback = (request) => ({ content: `answer to ${userTexts(request).at(-1)}` });
+    const ahead = signedRequest(JSON.stringify(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> from the future`, ts: '510.1', channel: ch })), SIGNING_SECRET, 'application/json', {}, Date.now() + 3_600_000);
+    await fetch(`http://127.0.0.1:${port}/slack/events`, ahead);
+    expect((await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> now`, ts: '511.1', channel: ch }))).status).toBe(200);
+    await slack.waitFor(() => repliesIn(ch).length === 1);
+    expect(repliesIn(ch)).toMatchObject([{ thread_ts: '511.1', text: 'answer to now' }]);
+    expect(await inboxRows(ch, '510.1')).toBe(0);
+  });
+
   it('answers a mention with one reply in its thread, showing status while it works', async () => {
     const ch = channel();
     llm.enqueue({ content: '**Hello** there' });

@@ -143,8 +143,8 @@ export class FakeSlack {
 }
 
 /** An Events API request signed the way Slack signs it (v0 HMAC-SHA256 over timestamp and body). */
-export function signedRequest(body: string, signingSecret: string, contentType: string, headers: Record<string, string> = {}): RequestInit {
-  const timestamp = Math.floor(Date.now() / 1000).toString();
+export function signedRequest(body: string, signingSecret: string, contentType: string, headers: Record<string, string> = {}, signedAtMs = Date.now()): RequestInit {
+  const timestamp = Math.floor(signedAtMs / 1000).toString();
   const signature = `v0=${createHmac('sha256', signingSecret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
   return {
     method: 'POST',

@@ -1,4 +1,4 @@
-import { App, LogLevel, type Logger as BoltLogger } from '@slack/bolt';
+import { App, HTTPReceiver, LogLevel, type Logger as BoltLogger } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import slackifyMarkdown from 'slackify-markdown';
 import type { InboundMessage, Outbound } from '../../core/delivery.ts';
@@ -7,6 +7,9 @@ import type { InboundPipeline } from '../../core/pipeline.ts';
 import { formatHits } from '../../tools/search-history.ts';
 import { splitMessage } from '../shared/split-message.ts';
 import { AckAfterListenerReceiver } from './socket-receiver.ts';
+
+/** How far ahead of our clock a signed request may be dated: the same 5 minutes Bolt allows behind it. */
+const MAX_CLOCK_SKEW_SEC = 300;
 
 /** Slack renders up to 40,000 chars but folds long messages; 3,500 keeps each one readable. */
 export const SLACK_MESSAGE_LIMIT = 3_500;
@@ -78,11 +81,24 @@ export class SlackAdapter {
       token: config.botToken,
       ...(config.appToken
         ? { receiver: new AckAfterListenerReceiver({ appToken: config.appToken, logger: boltLogger(logger), apiUrl }) }
-        : { signingSecret: config.signingSecret, processBeforeResponse: true }),
+        : {
+            receiver: new HTTPReceiver({
+              signingSecret: config.signingSecret!,
+              processBeforeResponse: true,
+              logger: boltLogger(logger),
+              // Bolt refuses requests signed over 5 minutes ago, but not ones dated in the future.
+              customPropertiesExtractor: (request) => ({ slackRequestTimestamp: Number(request.headers['x-slack-request-timestamp']) }),
+            }),
+          }),
       clientOptions: apiUrl ? { slackApiUrl: apiUrl } : undefined,
       logger: boltLogger(logger),
     });
     this.app.error(async (error) => logger.error('Slack listener failed', { error: error.message }));
+    this.app.use(async ({ context, next }) => {
+      const aheadSec = Number(context.slackRequestTimestamp) - Date.now() / 1000;
+      if (aheadSec > MAX_CLOCK_SKEW_SEC) return logger.warn('Dropped a Slack request dated in the future', { aheadSec: Math.round(aheadSec) });
+      await next();
+    });
     pipeline.register('slack', this.outbound(), { channels: config.allowedChannels, users: config.allowedUsers });
 
     this.app.event('app_mention', async ({ event, body, context }) => {
