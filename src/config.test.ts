@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, secretsOf } from './config.ts';
 import { buildPreview } from './core/preview.ts';
 
 const base = { OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' };
@@ -41,3 +44,27 @@ describe('preview sizes', () => {
     ]);
   });
 });
+
+describe('secrets from files', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'spool-secrets-'));
+  const file = join(dir, 'openai-key');
+  writeFileSync(file, 'sk-from-a-file-0123456789\n');
+
+  it('reads each secret from <NAME>_FILE, and masks what it read', () => {
+    expect(loadConfig({ OPENAI_API_KEY_FILE: file }).openai.apiKey).toBe('sk-from-a-file-0123456789');
+    expect(secretsOf({ OPENAI_API_KEY_FILE: file })).toContain('sk-from-a-file-0123456789');
+  });
+
+  it('names a missing file, and both ways set at once', () => {
+    expect(problems({ OPENAI_API_KEY_FILE: join(dir, 'nope') })).toEqual([`OPENAI_API_KEY_FILE names a file that cannot be read: ${join(dir, 'nope')}`]);
+    expect(problems({ OPENAI_API_KEY: 'sk-x', OPENAI_API_KEY_FILE: file })).toEqual(['OPENAI_API_KEY and OPENAI_API_KEY_FILE are both set; set one']);
+  });
+
+  it('reads DATABASE_URL from a file too, and masks its password', () => {
+    const url = join(dir, 'db-url');
+    writeFileSync(url, 'postgresql://spool:s3cret-passw0rd@db.internal/spool');
+    expect(loadConfig({ ...base, DATABASE_URL_FILE: url }).databaseUrl).toBe('postgresql://spool:s3cret-passw0rd@db.internal/spool');
+    expect(secretsOf({ DATABASE_URL_FILE: url })).toContain('s3cret-passw0rd');
+  });
+});
+

@@ -58,8 +58,12 @@ class EnvReader {
   constructor(private readonly env: Env) {}
 
   string(name: string): string | undefined {
-    const value = this.env[name]?.trim();
-    return value ? value : undefined;
+    try {
+      return secretOrSetting(this.env, name);
+    } catch (error) {
+      this.problems.push((error as Error).message);
+      return undefined;
+    }
   }
 
   int(name: string, fallback: number, min = 1): number {
@@ -258,10 +262,35 @@ export const SECRET_ENV_NAMES: ReadonlySet<string> = new Set([
 ]);
 
 /** Values that must never appear in logs, the database or a tool server's environment. */
-export function secretsOf(env: Env = process.env): string[] {
-  const values = [...SECRET_ENV_NAMES].map((name) => env[name]?.trim());
+/**
+ * A setting's value; a secret's may instead come from the file named by `<NAME>_FILE`, so that it
+ * is never in the process's initial environment, which `/proc/<pid>/environ` shows to any process
+ * of the same user, MCP servers included. Throws a message naming the problem.
+ */
+function secretOrSetting(env: Env, name: string): string | undefined {
+  const file = SECRET_ENV_NAMES.has(name) ? env[`${name}_FILE`]?.trim() : undefined;
+  const value = env[name]?.trim();
+  if (!file) return value ? value : undefined;
+  if (value) throw new Error(`${name} and ${name}_FILE are both set; set one`);
   try {
-    if (env.DATABASE_URL) values.push(decodeURIComponent(new URL(env.DATABASE_URL).password));
+    return readFileSync(file, 'utf8').trim() || undefined;
+  } catch {
+    throw new Error(`${name}_FILE names a file that cannot be read: ${file}`);
+  }
+}
+
+export function secretsOf(env: Env = process.env): string[] {
+  const read = (name: string) => {
+    try {
+      return secretOrSetting(env, name);
+    } catch {
+      return undefined; // reported by loadConfig
+    }
+  };
+  const values = [...SECRET_ENV_NAMES].map(read);
+  const databaseUrl = read('DATABASE_URL');
+  try {
+    if (databaseUrl) values.push(decodeURIComponent(new URL(databaseUrl).password));
   } catch {
     // an invalid DATABASE_URL is reported by loadConfig; nothing more to mask
   }
