@@ -39,7 +39,7 @@ export interface Config {
   };
   /** MCP_CONFIG, or ./mcp.json when that exists. */
   mcpConfigPath?: string;
-  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error';
   slack?: SlackAdapterConfig;
   discord?: DiscordAdapterConfig;
 }
@@ -223,7 +223,7 @@ export function loadConfig(env: Env = process.env): Config {
       retentionDays: r.int('INBOX_RETENTION_DAYS', 7),
     },
     mcpConfigPath: mcpConfigPath(r),
-    logLevel: r.oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
+    logLevel: r.oneOf('LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error'] as const, 'info'),
     slack: slackBotToken
       ? {
           botToken: slackBotToken,

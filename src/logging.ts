@@ -1,17 +1,23 @@
 import type { Writable } from 'node:stream';
 import type { Logger, LogFields } from './core/logger.ts';
 
-const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LEVELS)[number];
+
+/** A secret as it appears in a line: as is, and escaped once or twice by JSON (a field, or JSON inside a field). */
+function spellings(secret: string): string[] {
+  const once = JSON.stringify(secret).slice(1, -1);
+  return [...new Set([secret, once, JSON.stringify(once).slice(1, -1)])];
+}
 
 /**
  * One line per event on stderr (stdout belongs to the console channel's replies). Every known
- * secret is masked in the final line, whatever field or message it hid in.
+ * secret is masked in the final line, whatever field or message it hid in, escaped or not.
  */
 export function createLogger(options: { level: LogLevel; secrets: string[]; stream?: Writable }): Logger {
   const stream = options.stream ?? process.stderr;
   const threshold = LEVELS.indexOf(options.level);
-  const secrets = [...new Set(options.secrets)].sort((a, b) => b.length - a.length);
+  const secrets = [...new Set(options.secrets.flatMap(spellings))].sort((a, b) => b.length - a.length);
   const write = (level: LogLevel, message: string, fields?: LogFields) => {
     if (LEVELS.indexOf(level) < threshold) return;
     let line = `${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${message}`;
@@ -20,6 +26,7 @@ export function createLogger(options: { level: LogLevel; secrets: string[]; stre
     stream.write(`${line}\n`);
   };
   return {
+    trace: (message, fields) => write('trace', message, fields),
     debug: (message, fields) => write('debug', message, fields),
     info: (message, fields) => write('info', message, fields),
     warn: (message, fields) => write('warn', message, fields),

@@ -1,10 +1,13 @@
 import type { Logger, LogFields } from '../../src/core/logger.ts';
 
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = { trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 /** Keeps every line so tests can assert on what was logged. */
 export class RecordingLogger implements Logger {
   readonly lines: Array<{ level: string; message: string; fields?: LogFields }> = [];
+  trace(message: string, fields?: LogFields) {
+    this.lines.push({ level: 'trace', message, fields });
+  }
   debug(message: string, fields?: LogFields) {
     this.lines.push({ level: 'debug', message, fields });
   }
@@ -19,6 +22,6 @@ export class RecordingLogger implements Logger {
   }
   /** Messages at info level and above. */
   messages(): string[] {
-    return this.lines.filter((l) => l.level !== 'debug').map((l) => l.message);
+    return this.lines.filter((l) => l.level !== 'debug' && l.level !== 'trace').map((l) => l.message);
   }
 }

@@ -48,7 +48,8 @@ function boltLogger(logger: Logger): BoltLogger {
   let level = LogLevel.INFO;
   const text = (msgs: unknown[]) => `[slack] ${msgs.map((m) => (m instanceof Error ? m.message : typeof m === 'string' ? m : JSON.stringify(m))).join(' ')}`;
   return {
-    debug: (...msgs) => logger.debug(text(msgs)),
+    // Bolt's debug lines carry whole request bodies: replies, tool output, what users wrote.
+    debug: (...msgs) => logger.trace(text(msgs)),
     info: (...msgs) => logger.info(text(msgs)),
     warn: (...msgs) => logger.warn(text(msgs)),
     error: (...msgs) => logger.error(text(msgs)),
