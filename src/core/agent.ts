@@ -27,7 +27,7 @@ import {
   type ToolPort,
   type ToolSpec,
 } from './types.ts';
-import { wellFormed } from './text.ts';
+import { wellFormed, wellFormedMessage } from './well-formed.ts';
 
 export { CONTINUE_PROMPT };
 
@@ -87,11 +87,6 @@ interface TurnState {
 const MIN_PAGE_CHARS = 2_000;
 const BINARY_NOTE = '\n[This result held NUL bytes, so it looks binary: each was replaced by U+FFFD.]';
 
-function wellFormedMessage(m: Message): Message {
-  const content = wellFormed(m.content);
-  if (m.role !== 'assistant' || !m.toolCalls) return { ...m, content };
-  return { ...m, content, toolCalls: m.toolCalls.map((c) => ({ ...c, arguments: wellFormed(c.arguments) })) };
-}
 const flagsOf = (state: TurnState, name: string) => state.tools.find((t) => t.name === name)?.flags ?? {};
 const CUT_OFF_NOTE = "\n\n_(This reply was cut off at the model's output limit.)_";
 

@@ -1,5 +1,6 @@
 import { microcompact, type MicrocompactOptions } from './microcompact.ts';
 import { leaveOutMovedPast } from './moved-past.ts';
+import { wellFormedMessage } from './well-formed.ts';
 import { repairToolPairing } from './pairing.ts';
 import type { Message } from './types.ts';
 
@@ -30,8 +31,8 @@ export function keepRecentTurns(messages: readonly Message[], fromTurn: number):
 
 /**
  * The messages of one request: derived output the model has moved past left out, then
- * microcompaction (harder on overflow), then pairing repair last, so whatever the other
- * transforms did, the API gets a well-formed history.
+ * microcompaction (harder on overflow), text made well-formed, then pairing repair last, so
+ * whatever the other transforms did, the API gets a well-formed history.
  */
 export function buildRequestMessages(
   transcript: readonly Message[],
@@ -40,5 +41,7 @@ export function buildRequestMessages(
   level: OverflowLevel = 0,
 ): Message[] {
   const recent = level === 2 ? keepRecentTurns(transcript, currentTurn - 1) : transcript;
-  return repairToolPairing(microcompact(leaveOutMovedPast(recent), currentTurn, harder(compaction, level)));
+  const compacted = microcompact(leaveOutMovedPast(recent), currentTurn, harder(compaction, level));
+  // Stored text is well-formed already; a transcript from an older version or an import may not be.
+  return repairToolPairing(compacted.map(wellFormedMessage));
 }

@@ -18,6 +18,7 @@ function sanitizeName(call: ToolCall): ToolCall {
  * - every assistant tool call is immediately followed by exactly one result, a synthetic error
  *   result when none exists;
  * - a result that sits anywhere else is moved behind its call; a result with no call is dropped;
+ * - an assistant message with neither text nor calls is dropped;
  * - a tool call id that occurs again, even within one message, is dropped (the first is kept),
  *   and so is a second result; a call with an empty id is dropped, with any result naming it.
  * Pure: the stored transcript is never changed, only the request built from it.
@@ -33,7 +34,8 @@ export function repairToolPairing(messages: readonly Message[]): Message[] {
   for (const m of messages) {
     if (m.role === 'tool') continue; // re-emitted right after its call below
     if (m.role !== 'assistant' || !m.toolCalls?.length) {
-      out.push(m);
+      // The API refuses an assistant message with neither text nor calls.
+      if (m.role !== 'assistant' || m.content !== '') out.push(m);
       continue;
     }
     const calls: ToolCall[] = [];

@@ -2,7 +2,7 @@ import type { Agent } from './agent.ts';
 import { KeyedQueue } from './keyed-queue.ts';
 import { permits, type Access, type InboundMessage, type InboxEntry, type InboxPort, type Outbound, type ReplyChunk } from './delivery.ts';
 import type { Logger } from './logger.ts';
-import { wellFormed } from './text.ts';
+import { wellFormed } from './well-formed.ts';
 import type { HistoryHit, HistorySearchPort } from './types.ts';
 
 export const FAILURE_REPLY = 'Sorry, something went wrong on my side. Please try again.';

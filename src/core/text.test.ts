@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { codePointBoundary, countLines, headAtLineBreak, safeSlice, tailAtLineBreak, wellFormed } from './text.ts';
+import { codePointBoundary, countLines, headAtLineBreak, safeSlice, tailAtLineBreak } from './text.ts';
 
 const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -55,15 +55,3 @@ describe('line-aware head and tail', () => {
     expect(countLines('a\nb\nc')).toBe(3);
   });
 });
-
-describe('wellFormed', () => {
-  it('replaces lone surrogates and NUL with U+FFFD, one unit for one, and keeps pairs', () => {
-    const text = 'a\ud83d\ude00b\ud83dc\ude00d\u0000e\udc00\ud800';
-    const fixed = wellFormed(text);
-    expect(fixed).toBe('a\ud83d\ude00b\ufffdc\ufffdd\ufffde\ufffd\ufffd');
-    expect(fixed.length).toBe(text.length);
-    expect(() => encodeURIComponent(fixed)).not.toThrow();
-    expect(wellFormed('plain 😀 text')).toBe('plain 😀 text');
-  });
-});
-

@@ -42,15 +42,3 @@ export function countLines(text: string): number {
   for (let i = text.indexOf('\n'); i !== -1 && i < text.length - 1; i = text.indexOf('\n', i + 1)) lines++;
   return lines;
 }
-
-/** What the API (invalid Unicode) or PostgreSQL (0x00 in text, `\u0000` in jsonb) refuses. */
-// eslint-disable-next-line no-control-regex -- matching NUL is the point
-const ILL_FORMED = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]|\u0000/g;
-
-/**
- * Text that the model's API and the database both accept: a lone surrogate or a NUL becomes
- * U+FFFD. One code unit for one, so every offset into the text stays what it was.
- */
-export function wellFormed(text: string): string {
-  return text.replace(ILL_FORMED, '\ufffd');
-}

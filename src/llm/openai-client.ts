@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import {
   ContextLengthError,
   LlmRequestError,
@@ -51,6 +51,20 @@ function finishReason(reason: string | null | undefined): FinishReason {
   }
 }
 
+/** The body of one Chat Completions request, exactly as `complete` sends it. */
+export function chatRequestBody(options: Pick<OpenAiClientOptions, 'model' | 'maxTokens'>, request: LlmRequest): ChatCompletionCreateParamsNonStreaming {
+  const tools: ChatCompletionTool[] = request.tools.map((t) => ({
+    type: 'function',
+    function: { name: t.name, description: t.description, parameters: t.parameters },
+  }));
+  return {
+    model: options.model,
+    max_tokens: options.maxTokens,
+    messages: [{ role: 'system', content: request.system }, ...request.messages.map(toOpenAi)],
+    ...(tools.length > 0 ? { tools, tool_choice: request.toolChoice } : {}),
+  };
+}
+
 /** The core's LLM port over any OpenAI-compatible Chat Completions endpoint. */
 export class OpenAiChatClient implements LlmPort {
   private readonly client: OpenAI;
@@ -65,21 +79,9 @@ export class OpenAiChatClient implements LlmPort {
   }
 
   async complete(request: LlmRequest, signal?: AbortSignal): Promise<LlmResponse> {
-    const tools: ChatCompletionTool[] = request.tools.map((t) => ({
-      type: 'function',
-      function: { name: t.name, description: t.description, parameters: t.parameters },
-    }));
     let completion: OpenAI.Chat.Completions.ChatCompletion;
     try {
-      completion = await this.client.chat.completions.create(
-        {
-          model: this.options.model,
-          max_tokens: this.options.maxTokens,
-          messages: [{ role: 'system', content: request.system }, ...request.messages.map(toOpenAi)],
-          ...(tools.length > 0 ? { tools, tool_choice: request.toolChoice } : {}),
-        },
-        { signal },
-      );
+      completion = await this.client.chat.completions.create(chatRequestBody(this.options, request), { signal });
     } catch (error) {
       throw translateError(error);
     }

@@ -44,6 +44,8 @@ function splitLongLine(line: string, limit: number): string[] {
   while (rest.length > limit) {
     let cut = rest.lastIndexOf(' ', limit);
     if (cut < limit / 2) cut = limit;
+    // A piece that began with ``` would read as a fence: cut before the last non-blank character instead.
+    while (cut > 1 && FENCE.test(rest.slice(cut).replace(/^ /, ''))) cut--;
     const piece = safeSlice(rest, 0, cut);
     pieces.push(piece);
     rest = rest.slice(piece.length).replace(/^ /, '');
