@@ -13,7 +13,15 @@ export class ConfigError extends Error {
 }
 
 export interface Config {
-  openai: { apiKey: string; baseURL?: string; model: string; maxTokens: number; maxRetries: number; timeoutMs: number };
+  openai: {
+    apiKey: string;
+    baseURL?: string;
+    model: string;
+    maxTokens: number;
+    tokenParam: 'auto' | 'max_tokens' | 'max_completion_tokens';
+    maxRetries: number;
+    timeoutMs: number;
+  };
   toolResultMaxChars: number;
   toolResultBudgetChars: number;
   previewHeadChars: number;
@@ -200,6 +208,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxTokens: r.int('OPENAI_MAX_TOKENS', 4_096),
       maxRetries: r.int('OPENAI_MAX_RETRIES', 3, 0),
       timeoutMs: r.int('OPENAI_TIMEOUT_MS', 120_000),
+      tokenParam: r.oneOf('OPENAI_TOKEN_PARAM', ['auto', 'max_tokens', 'max_completion_tokens'] as const, 'auto'),
     },
     toolResultMaxChars,
     toolResultBudgetChars,

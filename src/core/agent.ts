@@ -292,7 +292,7 @@ export class Agent {
     }
     if (error instanceof LlmRequestError) {
       logger.error('LLM request failed', { conversation: conversation.id, status: error.status, error: error.message });
-      return { status: 'failed', reply: `Sorry, the language model request failed: ${error.message} Please try again.` };
+      return { status: 'failed', reply: `Sorry, the language model request failed: ${error.message}${error.retryable ? ' Please try again.' : ''}` };
     }
     logger.error('Turn failed', { conversation: conversation.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
     return {

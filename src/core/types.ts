@@ -109,6 +109,8 @@ export class LlmRequestError extends Error {
   constructor(
     message: string,
     readonly status?: number,
+    /** Whether asking again may help: not for a refused key or a wrong URL. */
+    readonly retryable = status === undefined || status === 429 || status >= 500,
   ) {
     super(message);
   }

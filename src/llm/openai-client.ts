@@ -15,6 +15,11 @@ export interface OpenAiClientOptions {
   baseURL?: string;
   model: string;
   maxTokens: number;
+  /**
+   * How the output budget is sent. `auto` sends max_tokens and, when the server refuses it for
+   * max_completion_tokens (OpenAI's reasoning models), switches for the life of the process.
+   */
+  tokenParam?: 'auto' | TokenParam;
   /** The SDK retries 429, 408, 409 and 5xx with exponential backoff this many times. */
   maxRetries: number;
   timeoutMs: number;
@@ -51,15 +56,21 @@ function finishReason(reason: string | null | undefined): FinishReason {
   }
 }
 
+type TokenParam = 'max_tokens' | 'max_completion_tokens';
+
 /** The body of one Chat Completions request, exactly as `complete` sends it. */
-export function chatRequestBody(options: Pick<OpenAiClientOptions, 'model' | 'maxTokens'>, request: LlmRequest): ChatCompletionCreateParamsNonStreaming {
+export function chatRequestBody(
+  options: Pick<OpenAiClientOptions, 'model' | 'maxTokens'>,
+  request: LlmRequest,
+  tokenParam: TokenParam = 'max_tokens',
+): ChatCompletionCreateParamsNonStreaming {
   const tools: ChatCompletionTool[] = request.tools.map((t) => ({
     type: 'function',
     function: { name: t.name, description: t.description, parameters: t.parameters },
   }));
   return {
     model: options.model,
-    max_tokens: options.maxTokens,
+    [tokenParam]: options.maxTokens,
     messages: [{ role: 'system', content: request.system }, ...request.messages.map(toOpenAi)],
     ...(tools.length > 0 ? { tools, tool_choice: request.toolChoice } : {}),
   };
@@ -68,6 +79,7 @@ export function chatRequestBody(options: Pick<OpenAiClientOptions, 'model' | 'ma
 /** The core's LLM port over any OpenAI-compatible Chat Completions endpoint. */
 export class OpenAiChatClient implements LlmPort {
   private readonly client: OpenAI;
+  private tokenParam: TokenParam;
 
   constructor(private readonly options: OpenAiClientOptions) {
     this.client = new OpenAI({
@@ -76,15 +88,11 @@ export class OpenAiChatClient implements LlmPort {
       maxRetries: options.maxRetries,
       timeout: options.timeoutMs,
     });
+    this.tokenParam = options.tokenParam === 'max_completion_tokens' ? 'max_completion_tokens' : 'max_tokens';
   }
 
   async complete(request: LlmRequest, signal?: AbortSignal): Promise<LlmResponse> {
-    let completion: OpenAI.Chat.Completions.ChatCompletion;
-    try {
-      completion = await this.client.chat.completions.create(chatRequestBody(this.options, request), { signal });
-    } catch (error) {
-      throw translateError(error);
-    }
+    const completion = await this.create(request, signal);
     const choice = completion.choices[0];
     if (!choice) throw new LlmRequestError('The model returned no choices.');
     const toolCalls = (choice.message.tool_calls ?? []).flatMap((c) =>
@@ -102,10 +110,34 @@ export class OpenAiChatClient implements LlmPort {
       },
     };
   }
+
+  private async create(request: LlmRequest, signal?: AbortSignal): Promise<OpenAI.Chat.Completions.ChatCompletion> {
+    try {
+      return await this.client.chat.completions.create(chatRequestBody(this.options, request, this.tokenParam), { signal });
+    } catch (error) {
+      if (!this.switchedTokenParam(error)) throw translateError(error, this.options.apiKey);
+      return this.create(request, signal);
+    }
+  }
+
+  /** On the documented refusal of max_tokens, switches to max_completion_tokens once, for good. */
+  private switchedTokenParam(error: unknown): boolean {
+    if ((this.options.tokenParam ?? 'auto') !== 'auto' || this.tokenParam !== 'max_tokens') return false;
+    if (!(error instanceof OpenAI.APIError) || error.status !== 400 || !/max_completion_tokens/.test(error.message)) return false;
+    this.tokenParam = 'max_completion_tokens';
+    return true;
+  }
 }
 
-function translateError(error: unknown): Error {
+/**
+ * One sentence for the user: no doubled status code, the hint that helps, and our API key never
+ * in it (some servers echo a refused key back in their error text).
+ */
+function translateError(error: unknown, apiKey: string): Error {
   if (error instanceof OpenAI.APIError) {
+    // The SDK's message starts with the status; a server's own text often repeats it.
+    const stripped = error.message.replace(/^(\d{3}\s+)+/, '');
+    const detail = apiKey.length >= 6 ? stripped.split(apiKey).join('[redacted]') : stripped;
     const code = typeof error.code === 'string' ? error.code : '';
     if (code === 'context_length_exceeded' || ((error.status === 400 || error.status === 413) && CONTEXT_LENGTH.test(error.message))) {
       return new ContextLengthError(error.message);
@@ -113,9 +145,14 @@ function translateError(error: unknown): Error {
     if (error instanceof OpenAI.APIConnectionTimeoutError) return new LlmRequestError('the model did not answer in time.');
     if (error instanceof OpenAI.APIConnectionError) return new LlmRequestError('the model endpoint could not be reached.');
     if (error.status === 429) return new LlmRequestError('the model endpoint is rate-limiting us (429).', 429);
-    if (error.status === 401 || error.status === 403) return new LlmRequestError(`the model endpoint refused our API key (${error.status}).`, error.status);
+    if (error.status === 401 || error.status === 403) {
+      return new LlmRequestError(`the model endpoint refused our API key (${error.status}); whoever runs this bot should check OPENAI_API_KEY.`, error.status);
+    }
+    if (error.status === 404) {
+      return new LlmRequestError(`the model endpoint answered 404 (${detail}): OPENAI_BASE_URL probably needs /v1 at its end, or OPENAI_MODEL names no model there.`, 404);
+    }
     if (error.status && error.status >= 500) return new LlmRequestError(`the model endpoint had a server error (${error.status}).`, error.status);
-    return new LlmRequestError(`the model endpoint rejected the request (${error.status ?? 'no status'}: ${error.message}).`, error.status);
+    return new LlmRequestError(`the model endpoint rejected the request (${error.status ?? 'no status'}: ${detail}).`, error.status);
   }
   if (error instanceof Error && error.name === 'AbortError') return new LlmRequestError('the request was cancelled.');
   return new LlmRequestError(`unexpected error talking to the model (${error instanceof Error ? error.message : String(error)}).`);

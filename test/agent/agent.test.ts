@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CONTINUE_PROMPT } from '../../src/core/agent.ts';
+import { Agent, CONTINUE_PROMPT } from '../../src/core/agent.ts';
 import type { Conversation } from '../../src/core/types.ts';
 import type { Database } from '../../src/store/database.ts';
 import type { TranscriptStore } from '../../src/store/transcript-store.ts';
+import { OpenAiChatClient } from '../../src/llm/openai-client.ts';
+import { ToolRegistry } from '../../src/tools/registry.ts';
 import { defaultAgentOptions, lastMessage, markedCallId, nextOffset, sentCallIds, testAgent, testTool } from '../support/agent.ts';
 import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
-import { RecordingLogger } from '../support/logger.ts';
+import { RecordingLogger, silentLogger } from '../support/logger.ts';
 
 let db: Database;
 let store: TranscriptStore;
@@ -323,6 +325,46 @@ describe('LLM failures', () => {
     fake.enqueue({ content: 'back' });
     expect((await agent.runTurn(conversation, 'second try')).reply).toBe('back');
     expect(fake.requests[1]!.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['first try', 'second try']);
+  });
+
+  it('says what a 404 means, once, without advising to try again, and never repeats our key', async () => {
+    fake.enqueue({ status: 404, message: '404 page not found' });
+    const notFound = await testAgent({ fake, store }).runTurn(conversation, 'hi');
+    expect(notFound.reply).toBe(
+      'Sorry, the language model request failed: the model endpoint answered 404 (page not found): OPENAI_BASE_URL probably needs /v1 at its end, or OPENAI_MODEL names no model there.',
+    );
+    fake.enqueue({ status: 400, message: 'Invalid request from key sk-test-1234567890: bad', type: 'invalid_request_error' });
+    const client = new OpenAiChatClient({ apiKey: 'sk-test-1234567890', baseURL: fake.baseURL, model: 'fake-model', maxTokens: 256, maxRetries: 0, timeoutMs: 10_000 });
+    const echoed = await new Agent({ llm: client, tools: new ToolRegistry([]), store, logger: silentLogger }, defaultAgentOptions).runTurn(conversation, 'hi again');
+    expect(echoed.reply).toBe('Sorry, the language model request failed: the model endpoint rejected the request (400: Invalid request from key [redacted]: bad).');
+  });
+
+  it('switches a reasoning model to max_completion_tokens on its refusal of max_tokens, once for the process', async () => {
+    const client = new OpenAiChatClient({ apiKey: 'sk-test', baseURL: fake.baseURL, model: 'o3-mini', maxTokens: 256, maxRetries: 0, timeoutMs: 10_000 });
+    const agent = new Agent({ llm: client, tools: new ToolRegistry([]), store, logger: silentLogger }, defaultAgentOptions);
+    fake.fallback = () => ({ content: 'reasoned' });
+    expect((await agent.runTurn(conversation, 'think')).reply).toBe('reasoned');
+    expect((await agent.runTurn(conversation, 'think again')).reply).toBe('reasoned');
+    expect(fake.rejections).toEqual(["Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."]);
+    expect(fake.requests.map((r) => [r.max_tokens, r.max_completion_tokens])).toEqual([
+      [256, undefined],
+      [undefined, 256],
+      [undefined, 256],
+    ]);
+    fake.rejections.length = 0;
+  });
+
+  it('runs tool calls that come with finish_reason "stop" and empty ids, as Gemini sends them', async () => {
+    const lookup = testTool('lookup', (args) => ({ content: `found ${String(args.q)}`, isError: false }));
+    fake.enqueue(
+      { toolCalls: [{ id: '', name: 'lookup', arguments: '{"q":"a"}' }, { id: '', name: 'lookup', arguments: '{"q":"b"}' }], finishReason: 'stop' },
+      { content: 'both found' },
+    );
+    const { reply } = await testAgent({ fake, store, tools: [lookup] }).runTurn(conversation, 'look up a and b');
+    expect(reply).toBe('both found');
+    expect(lookup.calls).toEqual([{ q: 'a' }, { q: 'b' }]);
+    expect(fake.rejections).toEqual([]);
+    expect(toolMessages(fake.requests.at(-1)!).map((m) => m.content)).toEqual(['found a', 'found b']);
   });
 
   it('compacts harder on context overflow, then says so plainly if it still does not fit', async () => {

@@ -48,7 +48,7 @@ describe('npm run chat', () => {
     fake.enqueue({ status: 401, message: 'Incorrect API key provided: sk-live-SECRETVALUE123', type: 'invalid_request_error' });
     const run = await runSpool(['chat', '--session', `fail-${Date.now()}`], { env: env(), input: 'first\nsecond\n' });
     const [failure, next] = run.stdout.trim().split('\n');
-    expect(failure).toBe('Sorry, the language model request failed: the model endpoint refused our API key (401). Please try again.');
+    expect(failure).toBe('Sorry, the language model request failed: the model endpoint refused our API key (401); whoever runs this bot should check OPENAI_API_KEY.');
     expect(next).toBe('heard 2 message(s), last: second');
     expect(run.stderr).toContain('LLM request failed');
     expect(run.stdout + run.stderr).not.toContain('SECRETVALUE123');

@@ -13,7 +13,11 @@ export interface ChatRequest {
   tools?: Array<{ type: string; function: { name: string; parameters?: unknown } }>;
   tool_choice?: string;
   max_tokens?: number;
+  max_completion_tokens?: number;
 }
+
+/** OpenAI's reasoning models (the o-series, the gpt-5 family) refuse max_tokens. */
+const REASONING_MODEL = /^(o\d|gpt-5)/;
 
 export interface ScriptedReply {
   content?: string;
@@ -39,6 +43,9 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  */
 export function validateChatRequest(body: ChatRequest): string | undefined {
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "'messages' must be a non-empty array";
+  if (REASONING_MODEL.test(body.model) && body.max_tokens !== undefined) {
+    return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
+  }
   for (const tool of body.tools ?? []) {
     if (!TOOL_NAME.test(tool.function?.name ?? '')) return `Invalid 'tools[].function.name': string does not match pattern '^[a-zA-Z0-9_-]+$'`;
   }
