@@ -21,6 +21,8 @@ export interface Config {
     tokenParam: 'auto' | 'max_tokens' | 'max_completion_tokens';
     maxRetries: number;
     timeoutMs: number;
+    /** Ask the endpoint for its models at startup, to name a wrong URL, key or model at once. */
+    startupCheck: boolean;
   };
   toolResultMaxChars: number;
   toolResultBudgetChars: number;
@@ -209,6 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxRetries: r.int('OPENAI_MAX_RETRIES', 3, 0),
       timeoutMs: r.int('OPENAI_TIMEOUT_MS', 120_000),
       tokenParam: r.oneOf('OPENAI_TOKEN_PARAM', ['auto', 'max_tokens', 'max_completion_tokens'] as const, 'auto'),
+      startupCheck: r.oneOf('OPENAI_SKIP_STARTUP_CHECK', ['true', 'false'] as const, 'false') === 'false',
     },
     toolResultMaxChars,
     toolResultBudgetChars,

@@ -73,6 +73,8 @@ async function main(): Promise<number> {
   }
   const tools = new ToolRegistry(sources);
   const llm = new OpenAiChatClient(config.openai);
+  const endpointProblem = config.openai.startupCheck ? await llm.checkEndpoint() : undefined;
+  if (endpointProblem) logger.warn(`Model endpoint check, starting anyway: ${endpointProblem}`);
   const agent = agentFor(config, { llm, tools, store, logger });
 
   const ledger = new DeliveryLedger(db.prisma);

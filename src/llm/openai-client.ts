@@ -111,6 +111,24 @@ export class OpenAiChatClient implements LlmPort {
     };
   }
 
+  /**
+   * Asks the endpoint for its models once, so that a wrong URL, key or model is named at startup
+   * rather than on every message. Returns what is wrong, with the likely fix, or undefined.
+   */
+  async checkEndpoint(): Promise<string | undefined> {
+    const where = this.options.baseURL ?? 'https://api.openai.com/v1';
+    try {
+      const models = (await this.client.models.list({ timeout: 5_000, maxRetries: 0 })).data.map((m) => m.id);
+      if (models.length === 0 || models.includes(this.options.model)) return undefined;
+      return `${where} does not list the model "${this.options.model}" (OPENAI_MODEL); it lists ${models.slice(0, 5).join(', ')}${models.length > 5 ? ', …' : ''}`;
+    } catch (error) {
+      if (error instanceof OpenAI.APIConnectionError) return `${where} could not be reached: is the server running, and is OPENAI_BASE_URL right?`;
+      if (error instanceof OpenAI.APIError && error.status === 404) return `${where}/models answered 404: OPENAI_BASE_URL probably needs /v1 at its end`;
+      if (error instanceof OpenAI.APIError && (error.status === 401 || error.status === 403)) return `${where} refused the API key (${error.status}): check OPENAI_API_KEY`;
+      return `${where}/models failed: ${translateError(error, this.options.apiKey).message}`;
+    }
+  }
+
   private async create(request: LlmRequest, signal?: AbortSignal): Promise<OpenAI.Chat.Completions.ChatCompletion> {
     try {
       return await this.client.chat.completions.create(chatRequestBody(this.options, request, this.tokenParam), { signal });

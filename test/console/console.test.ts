@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { nextOffset } from '../support/agent.ts';
 import { databaseKind } from '../support/db.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
-import { runSpool } from '../support/process.ts';
+import { freePort, runSpool } from '../support/process.ts';
 
 let fake: FakeOpenAi;
 let dataDir: string;
@@ -59,6 +59,19 @@ describe('npm run chat', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('heard 1 message(s), last: a\ufffdb\nheard 2 message(s), last: next\n');
     expect(fake.rejections).toEqual([]);
+  });
+
+  it('names a base URL without /v1 and an unreachable endpoint at startup, in one line each, and starts anyway', async () => {
+    const root = fake.baseURL.replace(/\/v1$/, '');
+    const noV1 = await runSpool(['chat', '--session', `nov1-${Date.now()}`], { env: env({ OPENAI_BASE_URL: root }), input: 'hi\n' });
+    expect(noV1.stderr).toContain(`Model endpoint check, starting anyway: ${root}/models answered 404: OPENAI_BASE_URL probably needs /v1 at its end`);
+    expect(noV1.stdout).toMatch(/^Sorry, the language model request failed: the model endpoint answered 404 \(.*\): OPENAI_BASE_URL probably needs \/v1 at its end, or OPENAI_MODEL names no model there\.\n$/);
+    const closed = `http://127.0.0.1:${await freePort()}/v1`;
+    const down = await runSpool(['chat', '--session', `down-${Date.now()}`], { env: env({ OPENAI_BASE_URL: closed, OPENAI_MAX_RETRIES: '0' }), input: 'hi\n' });
+    expect(down.stderr).toContain(`Model endpoint check, starting anyway: ${closed} could not be reached: is the server running, and is OPENAI_BASE_URL right?`);
+    expect(down.stdout).toBe('Sorry, the language model request failed: the model endpoint could not be reached. Please try again.\n');
+    const unknown = await runSpool(['chat', '--session', `model-${Date.now()}`], { env: env({ OPENAI_MODEL: 'gpt-nonexistent' }), input: '' });
+    expect(unknown.stderr).toContain(`Model endpoint check, starting anyway: ${fake.baseURL} does not list the model "gpt-nonexistent" (OPENAI_MODEL); it lists gpt-4o-mini, fake-model, o3-mini`);
   });
 
   it('names every bad setting at startup and exits 2', async () => {

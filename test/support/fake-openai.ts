@@ -106,6 +106,8 @@ export class FakeOpenAi {
   fallback: Script | undefined;
   /** When set, requests whose messages exceed this many characters get context_length_exceeded. */
   maxContextChars: number | undefined;
+  /** What GET /v1/models lists. */
+  models = ['gpt-4o-mini', 'fake-model', 'o3-mini'];
 
   get baseURL(): string {
     const { port } = this.server!.address() as AddressInfo;
@@ -137,7 +139,11 @@ export class FakeOpenAi {
   }
 
   private async handle(req: IncomingMessage): Promise<{ status: number; body: unknown }> {
-    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+    // Routes under /v1 only, as OpenAI's and most compatible servers are.
+    if (req.method === 'GET' && req.url === '/v1/models') {
+      return { status: 200, body: { object: 'list', data: this.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' })) } };
+    }
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
       return { status: 404, body: { error: { message: `No route ${req.method} ${req.url}`, type: 'invalid_request_error' } } };
     }
     const body = JSON.parse(await readBody(req)) as ChatRequest;
