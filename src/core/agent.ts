@@ -85,6 +85,8 @@ interface TurnState {
 }
 
 const MIN_PAGE_CHARS = 2_000;
+/** How long a conversation keeps the overflow level it needed; then it tries the full context again. */
+const OVERFLOW_MEMORY_MS = 10 * 60_000;
 const BINARY_NOTE = '\n[This result held NUL bytes, so it looks binary: each was replaced by U+FFFD.]';
 
 const flagsOf = (state: TurnState, name: string) => state.tools.find((t) => t.name === name)?.flags ?? {};
@@ -100,6 +102,9 @@ const newToolCallId = () => `call_${crypto.randomUUID().replaceAll('-', '')}`;
  * context-management rule; platforms only hand it text and post back what it returns.
  */
 export class Agent {
+  /** The overflow level each conversation last needed: its next requests start there instead of being refused first. */
+  private readonly overflowLevels = new Map<string, { level: OverflowLevel; until: number }>();
+
   /** Tools the core itself supplies, run here rather than through the tool port. */
   private readonly ownTools = new Map<string, (state: TurnState, args: Record<string, unknown>) => Promise<ToolOutcome>>([
     [GET_CONTINUATION, (state, args) => this.continuation(state, args)],
@@ -208,11 +213,16 @@ export class Agent {
 
   private async complete(state: TurnState, toolChoice: 'auto' | 'none'): Promise<LlmResponse> {
     const { llm, logger } = this.deps;
-    for (let level: OverflowLevel = 0; ; level = (level + 1) as OverflowLevel) {
+    const id = state.conversation.id;
+    const remembered = this.overflowLevels.get(id);
+    const start = remembered && remembered.until > Date.now() ? remembered.level : 0;
+    for (let level: OverflowLevel = start; ; level = (level + 1) as OverflowLevel) {
       const messages = buildRequestMessages(state.transcript, state.turn, this.options.compaction, level);
       try {
         const response = await llm.complete({ system: this.options.systemPrompt, messages, tools: state.tools, toolChoice }, state.signal);
         state.usage = response.usage;
+        if (level > 0) this.overflowLevels.set(id, { level, until: Date.now() + OVERFLOW_MEMORY_MS });
+        else this.overflowLevels.delete(id);
         return response;
       } catch (error) {
         if (!(error instanceof ContextLengthError) || level === 2) throw error;

@@ -382,11 +382,18 @@ describe('LLM failures', () => {
     expect((await agent.runTurn(conversation, 'question 4')).reply).toBe('fits now');
     expect(fake.requests).toHaveLength(2);
     expect(logger.messages()).toEqual(['[overflow] Context too long, compacting harder (attempt 1/2)']);
+    // The next turn starts at the level this conversation needed: no refused request first.
+    fake.requests.length = 0;
+    fake.enqueue({ content: 'fits at once' });
+    expect((await agent.runTurn(conversation, 'question 4b')).reply).toBe('fits at once');
+    expect(fake.requests).toHaveLength(1);
+    // Compacted as level 1 does: all three old results cleared (level 0 would still preview two).
+    expect(toolMessages(fake.requests[0]!).filter((m) => m.content?.startsWith('[Old tool result cleared'))).toHaveLength(3);
 
     fake.requests.length = 0;
     fake.maxContextChars = 10;
     const { reply, status } = await agent.runTurn(conversation, 'question 5');
-    expect(fake.requests).toHaveLength(3);
+    expect(fake.requests).toHaveLength(2); // levels 1 and 2
     expect(status).toBe('failed');
     expect(reply).toBe("This conversation no longer fits the model's context window, even after compacting it. Please start a new conversation.");
     fake.maxContextChars = undefined;
