@@ -93,9 +93,10 @@ async function main(): Promise<number> {
       // A signal ends the input like end of file does: the reply under way is finished, the database shut down.
       const stopInput = new AbortController();
       void untilSignal().then(() => stopInput.abort());
-      await runConsole(pipeline, { session: values.session, signal: stopInput.signal, ...io });
+      const failedTurns = await runConsole(pipeline, { session: values.session, signal: stopInput.signal, ...io });
       await pipeline.stop(config.delivery.shutdownGraceMs);
-      return 0;
+      // Every reply was printed; a failed turn still makes the exit status say so, for scripts.
+      return failedTurns > 0 ? 1 : 0;
     }
     // Each platform's SDK is loaded only when it is configured: Bolt and discord.js take seconds to import.
     const configured = [

@@ -33,7 +33,10 @@ export interface HandleOptions {
   waitForReply?: boolean;
 }
 
-export type Handled = { status: 'accepted'; answered?: Promise<void> } | { status: 'duplicate' | 'refused' | 'failed' };
+/** How a delivered reply came about: `failed` when it tells the user the turn failed. */
+export type Answered = 'ok' | 'failed';
+
+export type Handled = { status: 'accepted'; answered?: Promise<Answered> } | { status: 'duplicate' | 'refused' | 'failed' };
 
 interface LaneWork {
   held: boolean;
@@ -56,7 +59,7 @@ const errorText = (error: unknown) => (error instanceof Error ? error.message : 
 export class InboundPipeline {
   private readonly platforms = new Map<string, { outbound: Outbound; access: Access }>();
   private readonly lanes = new Map<string, LaneWork>();
-  private readonly waiters = new Map<string, () => void>();
+  private readonly waiters = new Map<string, (outcome: Answered) => void>();
   private readonly recording = new KeyedQueue();
   private timers: ReturnType<typeof setInterval>[] = [];
   private lastRenewal = Date.now();
@@ -93,7 +96,7 @@ export class InboundPipeline {
       return { status: 'refused' };
     }
     await options.acknowledge?.().catch((error: unknown) => this.deps.logger.warn('Could not acknowledge a message', { error: errorText(error) }));
-    const answered = options.waitForReply ? new Promise<void>((resolve) => this.waiters.set(entry.id, resolve)) : undefined;
+    const answered = options.waitForReply ? new Promise<Answered>((resolve) => this.waiters.set(entry.id, resolve)) : undefined;
     this.work(entry.laneId);
     return { status: 'accepted', answered };
   }
@@ -180,9 +183,16 @@ export class InboundPipeline {
       const clearWorking = await outbound.showWorking(entry);
       let stored: ReplyChunk[];
       let chunks: ReplyChunk[];
+      // A reply stored by an earlier attempt came from a turn that ran to its end.
+      let outcome: Answered = 'ok';
       try {
         stored = await inbox.replyOf(entry.id);
-        chunks = stored.length > 0 ? stored : await inbox.saveReply(entry.id, outbound.render(await this.reply(entry, outbound, signal)));
+        if (stored.length > 0) chunks = stored;
+        else {
+          const reply = await this.reply(entry, outbound, signal);
+          outcome = reply.outcome;
+          chunks = await inbox.saveReply(entry.id, outbound.render(reply.text));
+        }
       } finally {
         await clearWorking();
       }
@@ -194,7 +204,7 @@ export class InboundPipeline {
         await inbox.markPosted(chunk.id, found ?? (await outbound.post(entry, outgoing)));
       }
       await inbox.finish(entry.id, 'answered');
-      this.answered(entry.id);
+      this.answered(entry.id, outcome);
       return true;
     } catch (error) {
       // Shutting down, or the lease was lost: the message stays pending for whoever holds the lane next.
@@ -203,17 +213,17 @@ export class InboundPipeline {
     }
   }
 
-  private async reply(entry: InboxEntry, outbound: Outbound, signal: AbortSignal): Promise<string> {
+  private async reply(entry: InboxEntry, outbound: Outbound, signal: AbortSignal): Promise<{ text: string; outcome: Answered }> {
     if (entry.kind === 'new_conversation') {
       await this.deps.inbox.startConversation(entry);
-      return NEW_CONVERSATION_REPLY;
+      return { text: NEW_CONVERSATION_REPLY, outcome: 'ok' };
     }
     const { conversation, fresh } = await this.deps.inbox.conversationFor(entry);
     const text = (fresh && (await outbound.threadContext?.(entry))) || entry.text;
-    const { reply } = await this.deps.agent.runTurn(conversation, text, { inboxId: entry.id, signal });
+    const { reply, status } = await this.deps.agent.runTurn(conversation, text, { inboxId: entry.id, signal });
     // A turn cut short by shutdown is resumed later, not answered with its cancellation.
     signal.throwIfAborted();
-    return reply;
+    return { text: reply, outcome: status === 'failed' ? 'failed' : 'ok' };
   }
 
   private async failed(entry: InboxEntry, outbound: Outbound, error: unknown): Promise<boolean> {
@@ -226,7 +236,7 @@ export class InboundPipeline {
       }
       await outbound.post(entry, { seq: 0, text: FAILURE_REPLY }).catch(() => {});
       await this.deps.inbox.finish(entry.id, 'failed');
-      this.answered(entry.id);
+      this.answered(entry.id, 'failed');
       return true;
     } catch {
       // The database is down too: the lease runs out and the message is tried again.
@@ -234,8 +244,8 @@ export class InboundPipeline {
     }
   }
 
-  private answered(inboxId: string): void {
-    this.waiters.get(inboxId)?.();
+  private answered(inboxId: string, outcome: Answered): void {
+    this.waiters.get(inboxId)?.(outcome);
     this.waiters.delete(inboxId);
   }
 

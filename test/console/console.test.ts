@@ -44,12 +44,14 @@ describe('npm run chat', () => {
     expect(other.stdout).toBe('heard 1 message(s), last: three\n');
   });
 
-  it('tells the user about a failing model in one line, keeps secrets out of logs, and serves the next line', async () => {
+  it('tells the user about a failing model in one line, keeps secrets out of logs, serves the next line, and exits 1', async () => {
     fake.enqueue({ status: 401, message: 'Incorrect API key provided: sk-live-SECRETVALUE123', type: 'invalid_request_error' });
     const run = await runSpool(['chat', '--session', `fail-${Date.now()}`], { env: env(), input: 'first\nsecond\n' });
     const [failure, next] = run.stdout.trim().split('\n');
     expect(failure).toBe('Sorry, the language model request failed: the model endpoint refused our API key (401); whoever runs this bot should check OPENAI_API_KEY.');
     expect(next).toBe('heard 2 message(s), last: second');
+    // Every line was answered, but a turn failed: the exit status says so, for scripts.
+    expect(run.code).toBe(1);
     expect(run.stderr).toContain('LLM request failed');
     expect(run.stdout + run.stderr).not.toContain('SECRETVALUE123');
   });

@@ -37,7 +37,9 @@ export function consoleOutbound(options: Pick<ConsoleOptions, 'output' | 'status
  * the next line is read. End of input ends the session after the last reply, so
  * `printf 'hi\n' | npm run -s chat` is scriptable. The outbound must be registered already.
  */
-export async function runConsole(pipeline: InboundPipeline, options: ConsoleOptions): Promise<void> {
+/** Answers each line of input in turn; resolves with how many turns failed, so scripts can notice. */
+export async function runConsole(pipeline: InboundPipeline, options: ConsoleOptions): Promise<number> {
+  let failed = 0;
   const lane = { platform: 'console', workspace: 'local', channel: 'console', thread: options.session };
   const lines = createInterface({ input: options.input, terminal: false, signal: options.signal });
   const prompt = () => options.interactive && options.status.write('you › ');
@@ -46,8 +48,9 @@ export async function runConsole(pipeline: InboundPipeline, options: ConsoleOpti
     const text = line.trim();
     if (text) {
       const handled = await pipeline.handleIncoming({ lane, messageKey: randomUUID(), kind: 'message', user: 'local', text, delivery: {} }, { waitForReply: true });
-      if (handled.status === 'accepted') await handled.answered;
+      if (handled.status !== 'accepted' || (await handled.answered) === 'failed') failed++;
     }
     prompt();
   }
+  return failed;
 }
