@@ -1,20 +1,14 @@
 import { isJsonObject, parseToolArguments } from './arguments.ts';
 import { applyResultBudget, type ResultBudget } from './budget.ts';
 import { buildRequestMessages, type OverflowLevel } from './context.ts';
-import {
-  continuationError,
-  GET_CONTINUATION,
-  getContinuationSpec,
-  parseContinuationArgs,
-  readContinuationPage,
-} from './continuation.ts';
-import { grepResult } from './grep.ts';
+import { readStoredResult } from './continuation-tool.ts';
+import { continuationError, GET_CONTINUATION, getContinuationSpec } from './continuation.ts';
 import type { Logger } from './logger.ts';
 import type { MicrocompactOptions } from './microcompact.ts';
 import { CONTINUE_PROMPT, turnProgress } from './resume.ts';
+import { failedTurn, type TurnResult, type TurnStatus } from './turn-failure.ts';
 import {
   ContextLengthError,
-  LlmRequestError,
   type Conversation,
   type LlmPort,
   type LlmResponse,
@@ -49,12 +43,7 @@ export interface AgentDeps {
   logger: Logger;
 }
 
-export type TurnStatus = 'ok' | 'cut_off' | 'failed';
-
-export interface TurnResult {
-  reply: string;
-  status: TurnStatus;
-}
+export type { TurnResult, TurnStatus };
 
 export interface TurnOptions {
   /**
@@ -84,7 +73,6 @@ interface TurnState {
   usage?: LlmUsage;
 }
 
-const MIN_PAGE_CHARS = 2_000;
 /** How long a conversation keeps the overflow level it needed; then it tries the full context again. */
 const OVERFLOW_MEMORY_MS = 10 * 60_000;
 const BINARY_NOTE = '\n[This result held NUL bytes, so it looks binary: each was replaced by U+FFFD.]';
@@ -107,7 +95,7 @@ export class Agent {
 
   /** Tools the core itself supplies, run here rather than through the tool port. */
   private readonly ownTools = new Map<string, (state: TurnState, args: Record<string, unknown>) => Promise<ToolOutcome>>([
-    [GET_CONTINUATION, (state, args) => this.continuation(state, args)],
+    [GET_CONTINUATION, (state, args) => readStoredResult(this.deps.store, state, args, { ...this.options, turnBudgetChars: this.options.budget.turnBudgetChars })],
   ]);
 
   constructor(
@@ -119,7 +107,7 @@ export class Agent {
     try {
       return await this.loop(await this.startTurn(conversation, userText, options));
     } catch (error) {
-      return this.failure(conversation, error);
+      return failedTurn(conversation, error, this.deps.logger);
     }
   }
 
@@ -263,22 +251,6 @@ export class Agent {
     }
   }
 
-  private async continuation(state: TurnState, args: Record<string, unknown>): Promise<ToolOutcome> {
-    const request = parseContinuationArgs(args);
-    if ('error' in request) return errorResult(request.error);
-    if (++state.continuationPages > this.options.maxContinuationPages) {
-      return errorResult(`get_continuation page limit (${this.options.maxContinuationPages}) reached for this turn. Answer with what you have read.`);
-    }
-    const full = await this.deps.store.readToolResult(state.conversation, request.toolCallId);
-    if (full === undefined) return errorResult(`No stored tool result with tool_call_id "${request.toolCallId}"`);
-    if (request.pattern !== undefined) return grepResult(full, request.toolCallId, request.pattern, Math.min(request.offset, full.length));
-    // Pages count toward the turn's budget: once it is spent, pages shrink (to a floor, so reading goes on).
-    const left = this.options.budget.turnBudgetChars - state.resultChars;
-    const chunk = Math.max(Math.min(MIN_PAGE_CHARS, this.options.continuationChunkChars), Math.min(left, this.options.continuationChunkChars));
-    const page = readContinuationPage(full, request.toolCallId, request.offset, chunk);
-    return { content: page, isError: request.offset >= full.length };
-  }
-
   /**
    * One write per step: its messages, with the usage of the model call that produced them. All
    * that is stored or sent again passes here, so here it is made well-formed (see `wellFormed`).
@@ -290,24 +262,5 @@ export class Agent {
     state.usage = undefined;
     await this.deps.store.appendMessages(state.conversation, messages, usage ? { ...records, usage } : records);
     state.transcript.push(...messages);
-  }
-
-  private failure(conversation: Conversation, error: unknown): TurnResult {
-    const { logger } = this.deps;
-    if (error instanceof ContextLengthError) {
-      return {
-        status: 'failed',
-        reply: "This conversation no longer fits the model's context window, even after compacting it. Please start a new conversation.",
-      };
-    }
-    if (error instanceof LlmRequestError) {
-      logger.error('LLM request failed', { conversation: conversation.id, status: error.status, error: error.message });
-      return { status: 'failed', reply: `Sorry, the language model request failed: ${error.message}${error.retryable ? ' Please try again.' : ''}` };
-    }
-    logger.error('Turn failed', { conversation: conversation.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
-    return {
-      status: 'failed',
-      reply: 'Sorry, something went wrong while handling your message. Everything said so far is saved; please try again.',
-    };
   }
 }

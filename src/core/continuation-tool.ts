@@ -1,0 +1,40 @@
+import { continuationError, parseContinuationArgs, readContinuationPage } from './continuation.ts';
+import { grepResult } from './grep.ts';
+import type { Conversation, StorePort, ToolOutcome } from './types.ts';
+
+/** The smallest page once the turn's budget is spent, so that reading still goes on. */
+const MIN_PAGE_CHARS = 2_000;
+
+export interface ContinuationLimits {
+  /** Pages one turn may read before the model is told to answer. */
+  maxContinuationPages: number;
+  continuationChunkChars: number;
+  turnBudgetChars: number;
+}
+
+/** What a turn has read so far; `continuationPages` is counted up here. */
+export interface ReadingState {
+  conversation: Conversation;
+  continuationPages: number;
+  resultChars: number;
+}
+
+const errorResult = (message: string): ToolOutcome => ({ content: continuationError(message), isError: true });
+
+/**
+ * get_continuation, the tool the core supplies: a page of a stored result from an offset, or its
+ * lines that match a pattern. Pages count toward the turn's budget, and shrink once it is spent.
+ */
+export async function readStoredResult(store: StorePort, state: ReadingState, args: Record<string, unknown>, limits: ContinuationLimits): Promise<ToolOutcome> {
+  const request = parseContinuationArgs(args);
+  if ('error' in request) return errorResult(request.error);
+  if (++state.continuationPages > limits.maxContinuationPages) {
+    return errorResult(`get_continuation page limit (${limits.maxContinuationPages}) reached for this turn. Answer with what you have read.`);
+  }
+  const full = await store.readToolResult(state.conversation, request.toolCallId);
+  if (full === undefined) return errorResult(`No stored tool result with tool_call_id "${request.toolCallId}"`);
+  if (request.pattern !== undefined) return grepResult(full, request.toolCallId, request.pattern, Math.min(request.offset, full.length));
+  const left = limits.turnBudgetChars - state.resultChars;
+  const chunk = Math.max(Math.min(MIN_PAGE_CHARS, limits.continuationChunkChars), Math.min(left, limits.continuationChunkChars));
+  return { content: readContinuationPage(full, request.toolCallId, request.offset, chunk), isError: request.offset >= full.length };
+}
