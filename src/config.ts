@@ -36,6 +36,7 @@ export interface Config {
   maxContinuations: number;
   maxToolIterations: number;
   toolResultStoreMaxChars: number;
+  userMessageMaxChars: number;
   systemPrompt: string;
   databaseUrl?: string;
   dataDir: string;
@@ -226,6 +227,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxContinuations: r.int('MAX_CONTINUATIONS', 3, 0),
     maxToolIterations: r.int('MAX_TOOL_ITERATIONS', 20),
     toolResultStoreMaxChars: r.int('TOOL_RESULT_STORE_MAX_CHARS', 5_000_000),
+    // Its preview must fit beside the marker, as a result's does.
+    userMessageMaxChars: r.int('USER_MESSAGE_MAX_CHARS', toolResultMaxChars, previewHeadChars + previewTailChars + PREVIEW_MARKER_CHARS),
     systemPrompt: systemPrompt(r, env),
     databaseUrl: databaseUrl(r),
     dataDir: r.string('DATA_DIR') ?? './data',

@@ -39,6 +39,7 @@ function agentFor(config: Config, deps: ConstructorParameters<typeof Agent>[0]):
     },
     maxContinuations: config.maxContinuations,
     maxToolIterations: config.maxToolIterations,
+    userMessageMaxChars: config.userMessageMaxChars,
   });
 }
 

@@ -34,6 +34,8 @@ export interface AgentOptions {
   compaction: MicrocompactOptions;
   maxContinuations: number;
   maxToolIterations: number;
+  /** A longer user message is stored whole and shown to the model as a pageable preview. */
+  userMessageMaxChars: number;
 }
 
 export interface AgentDeps {
@@ -205,7 +207,8 @@ export class Agent {
     const remembered = this.overflowLevels.get(id);
     const start = remembered && remembered.until > Date.now() ? remembered.level : 0;
     for (let level: OverflowLevel = start; ; level = (level + 1) as OverflowLevel) {
-      const messages = buildRequestMessages(state.transcript, state.turn, this.options.compaction, level);
+      const userPreview = { ...this.options.budget, maxChars: this.options.userMessageMaxChars };
+      const messages = buildRequestMessages(state.transcript, state.turn, this.options.compaction, level, userPreview);
       try {
         const response = await llm.complete({ system: this.options.systemPrompt, messages, tools: state.tools, toolChoice }, state.signal);
         state.usage = response.usage;

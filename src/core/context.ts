@@ -1,4 +1,5 @@
 import { microcompact, type MicrocompactOptions } from './microcompact.ts';
+import { previewLongUserMessages, type UserPreview } from './long-messages.ts';
 import { leaveOutMovedPast } from './moved-past.ts';
 import { wellFormedMessage } from './well-formed.ts';
 import { repairToolPairing } from './pairing.ts';
@@ -30,7 +31,7 @@ export function keepRecentTurns(messages: readonly Message[], fromTurn: number):
 }
 
 /**
- * The messages of one request: derived output the model has moved past left out, then
+ * The messages of one request: long user messages previewed, derived output the model has moved past left out, then
  * microcompaction (harder on overflow), text made well-formed, then pairing repair last, so
  * whatever the other transforms did, the API gets a well-formed history.
  */
@@ -39,9 +40,11 @@ export function buildRequestMessages(
   currentTurn: number,
   compaction: MicrocompactOptions,
   level: OverflowLevel = 0,
+  userPreview?: UserPreview,
 ): Message[] {
   const recent = level === 2 ? keepRecentTurns(transcript, currentTurn - 1) : transcript;
-  const compacted = microcompact(leaveOutMovedPast(recent), currentTurn, harder(compaction, level));
+  const shown = userPreview ? previewLongUserMessages(recent, userPreview) : recent;
+  const compacted = microcompact(leaveOutMovedPast(shown), currentTurn, harder(compaction, level));
   // Stored text is well-formed already; a transcript from an older version or an import may not be.
   return repairToolPairing(compacted.map(wellFormedMessage));
 }

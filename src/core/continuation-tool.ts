@@ -1,6 +1,7 @@
 import { continuationError, parseContinuationArgs, readContinuationPage } from './continuation.ts';
 import { grepResult } from './grep.ts';
-import type { Conversation, StorePort, ToolOutcome } from './types.ts';
+import { userMessageText } from './long-messages.ts';
+import type { Conversation, Message, StorePort, ToolOutcome } from './types.ts';
 
 /** The smallest page once the turn's budget is spent, so that reading still goes on. */
 const MIN_PAGE_CHARS = 2_000;
@@ -15,6 +16,8 @@ export interface ContinuationLimits {
 /** What a turn has read so far; `continuationPages` is counted up here. */
 export interface ReadingState {
   conversation: Conversation;
+  /** Where a long user message is read from: it is in the transcript, not among the results. */
+  transcript: readonly Message[];
   continuationPages: number;
   resultChars: number;
 }
@@ -22,8 +25,8 @@ export interface ReadingState {
 const errorResult = (message: string): ToolOutcome => ({ content: continuationError(message), isError: true });
 
 /**
- * get_continuation, the tool the core supplies: a page of a stored result from an offset, or its
- * lines that match a pattern. Pages count toward the turn's budget, and shrink once it is spent.
+ * get_continuation, the tool the core supplies: a page of a stored result (or a long user
+ * message) from an offset, or its lines that match a pattern. Pages count toward the turn's budget, and shrink once it is spent.
  */
 export async function readStoredResult(store: StorePort, state: ReadingState, args: Record<string, unknown>, limits: ContinuationLimits): Promise<ToolOutcome> {
   const request = parseContinuationArgs(args);
@@ -31,7 +34,7 @@ export async function readStoredResult(store: StorePort, state: ReadingState, ar
   if (++state.continuationPages > limits.maxContinuationPages) {
     return errorResult(`get_continuation page limit (${limits.maxContinuationPages}) reached for this turn. Answer with what you have read.`);
   }
-  const full = await store.readToolResult(state.conversation, request.toolCallId);
+  const full = userMessageText(state.transcript, request.toolCallId) ?? (await store.readToolResult(state.conversation, request.toolCallId));
   if (full === undefined) return errorResult(`No stored tool result with tool_call_id "${request.toolCallId}"`);
   if (request.pattern !== undefined) return grepResult(full, request.toolCallId, request.pattern, Math.min(request.offset, full.length));
   const left = limits.turnBudgetChars - state.resultChars;

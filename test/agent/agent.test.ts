@@ -402,6 +402,31 @@ describe('LLM failures', () => {
   });
 });
 
+describe('a 1 MB user message', () => {
+  it('is stored whole, reaches the model as a preview it can grep, and leaves later turns working', async () => {
+    const pasted = `${'2026-11-22 INFO all quiet\n'.repeat(40_000)}2026-11-22 ERROR disk full on /dev/sdz\n${'2026-11-22 INFO all quiet\n'.repeat(1_000)}`;
+    expect(pasted.length).toBeGreaterThan(1_000_000);
+    fake.fallback = (request) => {
+      const last = lastMessage(request);
+      const marker = /get_continuation\(tool_call_id="(user_turn_\d+)"/.exec(last.content ?? '');
+      if (last.role === 'user' && marker) return { toolCalls: [{ id: 'g', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: marker[1], offset: 0, pattern: 'ERROR' }) }] };
+      if (last.role === 'tool') return { content: `Found it: ${/ERROR [^\n]+/.exec(last.content ?? '')![0]}` };
+      return { content: `next: ${last.content}` };
+    };
+    const agent = testAgent({ fake, store });
+    const { reply } = await agent.runTurn(conversation, pasted);
+    expect(reply).toBe('Found it: ERROR disk full on /dev/sdz');
+    const shown = fake.requests[0]!.messages.at(-1)!.content!;
+    expect(shown.length).toBeLessThanOrEqual(20_000);
+    expect(shown).toContain(`/${pasted.length} chars. Read on with get_continuation(tool_call_id="user_turn_`);
+    // Stored whole, and every later turn sends the preview, never the megabyte.
+    expect((await store.loadTranscript(conversation)).some((m) => m.role === 'user' && m.content === pasted)).toBe(true);
+    expect((await agent.runTurn(conversation, 'and now?')).reply).toBe('next: and now?');
+    expect(fake.requests.at(-1)!.messages.every((m) => (m.content ?? '').length <= 20_000)).toBe(true);
+    expect(fake.rejections).toEqual([]);
+  });
+});
+
 describe('what reaches the user and the store', () => {
   it('returns only the final reply, never the text next to tool calls', async () => {
     fake.enqueue({ content: 'Let me check…', toolCalls: [{ id: 't', name: 't', arguments: '{}' }] }, { content: 'The answer.' });

@@ -14,6 +14,7 @@ export const defaultAgentOptions: AgentOptions = {
   compaction: { truncateTurns: 2, summarizeTurns: 4, minChars: 3_000, headChars: 2_000, tailChars: 500 },
   maxContinuations: 3,
   maxToolIterations: 20,
+  userMessageMaxChars: 20_000,
 };
 
 /** A tool defined inline by a test, with the calls it received. */
