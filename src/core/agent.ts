@@ -3,6 +3,7 @@ import { applyResultBudget, type ResultBudget } from './budget.ts';
 import { buildRequestMessages, type OverflowLevel } from './context.ts';
 import { readStoredResult } from './continuation-tool.ts';
 import { continuationError, GET_CONTINUATION, getContinuationSpec } from './continuation.ts';
+import type { AgentHooks, StepEvent, TurnInfo } from './hooks.ts';
 import type { Logger } from './logger.ts';
 import type { MicrocompactOptions } from './microcompact.ts';
 import { CONTINUE_PROMPT, turnProgress } from './resume.ts';
@@ -43,6 +44,7 @@ export interface AgentDeps {
   tools: ToolPort;
   store: StorePort;
   logger: Logger;
+  hooks?: AgentHooks;
 }
 
 export type { TurnResult, TurnStatus };
@@ -73,6 +75,8 @@ interface TurnState {
   finished: boolean;
   /** Usage of the latest model call, written with the step it produced. */
   usage?: LlmUsage;
+  /** The step so far, for `onStepFinish`. */
+  step: Omit<StepEvent, keyof TurnInfo | 'pagesRead'>;
 }
 
 /** How long a conversation keeps the overflow level it needed; then it tries the full context again. */
@@ -106,10 +110,31 @@ export class Agent {
   ) {}
 
   async runTurn(conversation: Conversation, userText: string, options: TurnOptions = {}): Promise<TurnResult> {
+    const started = Date.now();
+    let state: TurnState | undefined;
+    let result: TurnResult;
     try {
-      return await this.loop(await this.startTurn(conversation, userText, options));
+      state = await this.startTurn(conversation, userText, options);
+      result = await this.loop(state);
     } catch (error) {
-      return failedTurn(conversation, error, this.deps.logger);
+      result = failedTurn(conversation, error, this.deps.logger);
+    }
+    const { turn = 0, step } = state ?? {};
+    this.observe('onTurnFinish', () => this.deps.hooks?.onTurnFinish?.({ conversation, turn, status: result.status, steps: step?.step ?? 0, durationMs: Date.now() - started }));
+    return result;
+  }
+
+  private stepFinished(state: TurnState): void {
+    const { conversation, turn, continuationPages: pagesRead } = state;
+    this.observe('onStepFinish', () => this.deps.hooks?.onStepFinish?.({ conversation, turn, ...state.step, pagesRead }));
+  }
+
+  /** An observer's error is logged; it never fails the turn it observes. */
+  private observe(hook: string, call: () => void): void {
+    try {
+      call();
+    } catch (error) {
+      this.deps.logger.warn(`The ${hook} hook failed`, { error: (error as Error).message });
     }
   }
 
@@ -125,6 +150,7 @@ export class Agent {
       tools: [...this.deps.tools.list().filter((t) => t.name !== GET_CONTINUATION), getContinuationSpec],
       ...progress,
       resultChars: 0,
+      step: { step: 0, finishReason: 'stop', level: 0, llmMs: 0, toolCalls: [], previewed: 0 },
       signal: options.signal ?? new AbortController().signal,
     };
     // Committed before the model is asked, so a crash never loses what the user said.
@@ -148,6 +174,7 @@ export class Agent {
       const toolChoice = capped ? 'none' : 'auto';
       const response = await this.complete(state, toolChoice);
       const calls = toolChoice === 'none' ? [] : this.acceptedCalls(state, response);
+      if (calls.length === 0) this.stepFinished(state);
 
       if (calls.length > 0) {
         state.replyParts = [];
@@ -156,6 +183,7 @@ export class Agent {
         await this.append(state, [{ role: 'assistant', content: response.content, toolCalls: calls, turn: state.turn }]);
         await this.dispatch(state, calls);
         if (calls.some((c) => !flagsOf(state, c.name).freeIteration)) state.toolIterations++;
+        this.stepFinished(state);
         continue;
       }
 
@@ -207,11 +235,18 @@ export class Agent {
     const remembered = this.overflowLevels.get(id);
     const start = remembered && remembered.until > Date.now() ? remembered.level : 0;
     for (let level: OverflowLevel = start; ; level = (level + 1) as OverflowLevel) {
-      const userPreview = { ...this.options.budget, maxChars: this.options.userMessageMaxChars };
-      const messages = buildRequestMessages(state.transcript, state.turn, this.options.compaction, level, userPreview);
+      const { transformContext } = this.deps.hooks ?? {};
+      const messages = buildRequestMessages(state.transcript, state.turn, {
+        compaction: this.options.compaction,
+        level,
+        userPreview: { ...this.options.budget, maxChars: this.options.userMessageMaxChars },
+        transform: transformContext && ((ms) => transformContext(ms, { conversation: state.conversation, turn: state.turn })),
+      });
       try {
+        const started = Date.now();
         const response = await llm.complete({ system: this.options.systemPrompt, messages, tools: state.tools, toolChoice }, state.signal);
         state.usage = response.usage;
+        state.step = { step: state.step.step + 1, finishReason: response.finishReason, level, usage: response.usage, llmMs: Date.now() - started, toolCalls: [], previewed: 0 };
         if (level > 0) this.overflowLevels.set(id, { level, until: Date.now() + OVERFLOW_MEMORY_MS });
         else this.overflowLevels.delete(id);
         return response;
@@ -235,6 +270,8 @@ export class Agent {
     );
     const budgeted = applyResultBudget(results, this.options.budget, state.resultChars);
     state.resultChars += budgeted.reduce((sum, r) => sum + r.content.length, 0);
+    state.step.toolCalls = calls.map((c, i) => ({ name: c.name, isError: results[i]!.isError, durationMs: results[i]!.durationMs }));
+    state.step.previewed = budgeted.filter((r, i) => r.content !== results[i]!.content).length;
     const messages = budgeted.map((r): Message => ({ role: 'tool', toolCallId: r.toolCallId, content: r.content, turn: state.turn }));
     await this.append(state, messages, { results: results.map(({ bounded: _, ...r }) => r) });
   }
@@ -242,6 +279,10 @@ export class Agent {
   private async execute(state: TurnState, call: ToolCall): Promise<ToolOutcome> {
     const parsed = parseToolArguments(call.arguments);
     if (!parsed.ok) return errorResult(`Invalid arguments for ${call.name}: ${parsed.error}. Call it again with a JSON object.`);
+    const info = { conversation: state.conversation, turn: state.turn };
+    const decision = (await this.deps.hooks?.beforeToolCall?.({ name: call.name, args: parsed.args }, info)) ?? { action: 'allow' };
+    if (decision.action === 'deny') return errorResult(`The call to ${call.name} was not allowed: ${decision.reason}`);
+    if (decision.action === 'answer') return decision.outcome;
     const own = this.ownTools.get(call.name);
     if (own) return own(state, parsed.args);
     if (!state.tools.some((t) => t.name === call.name)) {

@@ -30,21 +30,25 @@ export function keepRecentTurns(messages: readonly Message[], fromTurn: number):
   return [{ role: 'user', content: note, turn: fromTurn }, ...kept];
 }
 
+export interface RequestOptions {
+  compaction: MicrocompactOptions;
+  /** 0 normally; 1 and 2 after the server said the context was too long. */
+  level?: OverflowLevel;
+  userPreview?: UserPreview;
+  /** A user's own transform (the `transformContext` hook), before repair. */
+  transform?: (messages: Message[]) => Message[];
+}
+
 /**
- * The messages of one request: long user messages previewed, derived output the model has moved past left out, then
- * microcompaction (harder on overflow), text made well-formed, then pairing repair last, so
- * whatever the other transforms did, the API gets a well-formed history.
+ * The messages of one request: long user messages previewed, derived output the model has moved
+ * past left out, microcompaction (harder on overflow), the user's transform, text made
+ * well-formed, then pairing repair last, so whatever came before, the API gets a well-formed history.
  */
-export function buildRequestMessages(
-  transcript: readonly Message[],
-  currentTurn: number,
-  compaction: MicrocompactOptions,
-  level: OverflowLevel = 0,
-  userPreview?: UserPreview,
-): Message[] {
+export function buildRequestMessages(transcript: readonly Message[], currentTurn: number, options: RequestOptions): Message[] {
+  const level = options.level ?? 0;
   const recent = level === 2 ? keepRecentTurns(transcript, currentTurn - 1) : transcript;
-  const shown = userPreview ? previewLongUserMessages(recent, userPreview) : recent;
-  const compacted = microcompact(leaveOutMovedPast(shown), currentTurn, harder(compaction, level));
+  const shown = options.userPreview ? previewLongUserMessages(recent, options.userPreview) : recent;
+  const compacted = microcompact(leaveOutMovedPast(shown), currentTurn, harder(options.compaction, level));
   // Stored text is well-formed already; a transcript from an older version or an import may not be.
-  return repairToolPairing(compacted.map(wellFormedMessage));
+  return repairToolPairing((options.transform?.(compacted) ?? compacted).map(wellFormedMessage));
 }

@@ -47,7 +47,7 @@ describe(`requests built from ${RUNS} generated transcripts`, () => {
   it('are accepted by the strict validator, keep every user and assistant text, and are already repaired', () => {
     fc.assert(
       fc.property(transcript, fc.integer({ min: 1, max: 7 }), (history, currentTurn) => {
-        const messages = buildRequestMessages(history, currentTurn, compaction);
+        const messages = buildRequestMessages(history, currentTurn, { compaction });
         expect(validateChatRequest(sent(messages))).toBeUndefined();
         // Every non-empty user and assistant text, in order (well-formed, and never compacted).
         const texts = (ms: Message[]) => ms.filter((m) => m.role !== 'tool' && m.content !== '').map((m) => wellFormed(m.content));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Agent, CONTINUE_PROMPT } from '../../src/core/agent.ts';
+import type { AgentHooks, StepEvent, TurnEvent } from '../../src/core/hooks.ts';
 import type { Conversation } from '../../src/core/types.ts';
 import type { Database } from '../../src/store/database.ts';
 import type { TranscriptStore } from '../../src/store/transcript-store.ts';
@@ -399,6 +400,64 @@ describe('LLM failures', () => {
     fake.maxContextChars = undefined;
     fake.enqueue({ content: 'still usable' });
     expect((await agent.runTurn(conversation, 'question 6')).reply).toBe('still usable');
+  });
+});
+
+describe('hooks', () => {
+  it('transformContext changes what the model sees, and pairing repair still runs after it', async () => {
+    const lookup = testTool('lookup', () => ({ content: 'found', isError: false }));
+    fake.enqueue({ toolCalls: [{ id: 'l', name: 'lookup', arguments: '{}' }] }, { content: 'done' });
+    const seen: number[] = [];
+    const hooks: AgentHooks = {
+      transformContext: (messages, { turn }) => {
+        seen.push(turn);
+        // Drops every tool result: repair must answer the orphaned call, or the API refuses it.
+        return [...messages.filter((m) => m.role !== 'tool'), { role: 'user', content: 'Be brief.', turn }];
+      },
+    };
+    await testAgent({ fake, store, tools: [lookup], hooks }).runTurn(conversation, 'look it up');
+    expect(seen).toHaveLength(2);
+    expect(fake.rejections).toEqual([]);
+    expect(lastMessage(fake.requests[0]!).content).toBe('Be brief.');
+    expect(toolMessages(fake.requests[1]!).map((m) => JSON.parse(m.content ?? '').error)).toEqual([expect.stringContaining('interrupted')]);
+  });
+
+  it('beforeToolCall denies a call (the model reads why, the tool never runs) or answers it itself', async () => {
+    const remove = testTool('remove', () => ({ content: 'removed', isError: false }));
+    const lookup = testTool('lookup', () => ({ content: 'from the tool', isError: false }));
+    const hooks: AgentHooks = {
+      beforeToolCall: ({ name, args }) =>
+        name === 'remove' ? { action: 'deny', reason: `removing ${String(args.path)} needs approval` } : { action: 'answer', outcome: { content: 'from the hook', isError: false } },
+    };
+    fake.enqueue({ toolCalls: [{ id: 'r', name: 'remove', arguments: '{"path":"/srv"}' }, { id: 'l', name: 'lookup', arguments: '{}' }] }, { content: 'ok' });
+    await testAgent({ fake, store, tools: [remove, lookup], hooks }).runTurn(conversation, 'clean up');
+    expect(remove.calls).toEqual([]);
+    expect(lookup.calls).toEqual([]);
+    const [denied, answered] = toolMessages(fake.requests[1]!).map((m) => m.content ?? '');
+    expect(JSON.parse(denied!).error).toBe('The call to remove was not allowed: removing /srv needs approval');
+    expect(answered).toBe('from the hook');
+  });
+
+  it('reports each step and the turn: calls, previews, pages, tokens, level', async () => {
+    const dump = testTool('dump', () => ({ content: 'x'.repeat(30_000), isError: false }));
+    fake.fallback = (request) => {
+      const last = lastMessage(request);
+      if (last.role === 'user') return { toolCalls: [{ id: 'd', name: 'dump', arguments: '{}' }] };
+      if (last.content?.startsWith('x'.repeat(100)) && last.content.length < 10_000) {
+        return { toolCalls: [{ id: 'p', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: markedCallId(last.content), offset: nextOffset(last.content) }) }] };
+      }
+      return { content: 'read' };
+    };
+    const steps: StepEvent[] = [];
+    const turns: TurnEvent[] = [];
+    await testAgent({ fake, store, tools: [dump], hooks: { onStepFinish: (e) => steps.push(e), onTurnFinish: (e) => turns.push(e) } }).runTurn(conversation, 'dump');
+    expect(steps.map((s) => [s.step, s.finishReason, s.toolCalls.map((c) => c.name), s.previewed, s.pagesRead, s.level])).toEqual([
+      [1, 'tool_calls', ['dump'], 1, 0, 0],
+      [2, 'tool_calls', ['get_continuation'], 0, 1, 0],
+      [3, 'stop', [], 0, 1, 0],
+    ]);
+    expect(steps.every((s) => s.usage?.promptTokens !== undefined && s.llmMs >= 0 && s.conversation.id === conversation.id)).toBe(true);
+    expect(turns).toMatchObject([{ status: 'ok', steps: 3, turn: steps[0]!.turn }]);
   });
 });
 

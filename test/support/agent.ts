@@ -1,3 +1,4 @@
+import type { AgentHooks } from '../../src/core/hooks.ts';
 import { Agent, type AgentOptions } from '../../src/core/agent.ts';
 import type { Logger } from '../../src/core/logger.ts';
 import type { StorePort, ToolContext, ToolOutcome } from '../../src/core/types.ts';
@@ -41,6 +42,7 @@ export function testAgent(options: {
   logger?: Logger;
   overrides?: Partial<AgentOptions>;
   maxRetries?: number;
+  hooks?: AgentHooks;
 }): Agent {
   return new Agent(
     {
@@ -48,6 +50,7 @@ export function testAgent(options: {
       tools: new ToolRegistry([builtinSource(options.tools ?? [])]),
       store: options.store,
       logger: options.logger ?? silentLogger,
+      hooks: options.hooks,
     },
     { ...defaultAgentOptions, ...options.overrides },
   );

@@ -1,0 +1,46 @@
+import type { OverflowLevel } from './context.ts';
+import type { TurnStatus } from './turn-failure.ts';
+import type { Conversation, FinishReason, LlmUsage, Message, ToolOutcome } from './types.ts';
+
+/** Where in a conversation a hook is called. */
+export interface TurnInfo {
+  conversation: Conversation;
+  turn: number;
+}
+
+/** What a `beforeToolCall` hook decides: run the call, refuse it (the model reads why), or answer it. */
+export type ToolDecision = { action: 'allow' } | { action: 'deny'; reason: string } | { action: 'answer'; outcome: ToolOutcome };
+
+/** One model call and the tool calls it made. */
+export interface StepEvent extends TurnInfo {
+  step: number;
+  finishReason: FinishReason;
+  /** The overflow level the request needed: 0 unless the context was too long. */
+  level: OverflowLevel;
+  usage?: LlmUsage;
+  llmMs: number;
+  toolCalls: Array<{ name: string; isError: boolean; durationMs: number }>;
+  /** Results of this step sent as previews, being over a budget. */
+  previewed: number;
+  /** get_continuation calls so far in this turn. */
+  pagesRead: number;
+}
+
+export interface TurnEvent extends TurnInfo {
+  status: TurnStatus;
+  steps: number;
+  durationMs: number;
+}
+
+/**
+ * Ways to extend the turn loop without editing it, after vercel/ai's `prepareStep` and
+ * `onStepFinish` and openai-agents-js's `callModelInputFilter`. Observers' errors are logged and
+ * never fail a turn.
+ */
+export interface AgentHooks {
+  /** The messages of each request after compaction; pairing repair runs after it, as the safety net. */
+  transformContext?(messages: Message[], info: TurnInfo): Message[];
+  beforeToolCall?(call: { name: string; args: Record<string, unknown> }, info: TurnInfo): ToolDecision | Promise<ToolDecision>;
+  onStepFinish?(event: StepEvent): void;
+  onTurnFinish?(event: TurnEvent): void;
+}
