@@ -18,6 +18,8 @@ export interface Config {
     baseURL?: string;
     model: string;
     maxTokens: number;
+    /** One more try, with this output budget, when a reply is cut off before it says anything. */
+    retryMaxTokens: number;
     tokenParam: 'auto' | 'max_tokens' | 'max_completion_tokens';
     maxRetries: number;
     timeoutMs: number;
@@ -209,6 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
       baseURL,
       model: r.string('OPENAI_MODEL') ?? 'gpt-4o-mini',
       maxTokens: r.int('OPENAI_MAX_TOKENS', 4_096),
+      retryMaxTokens: r.int('OPENAI_RETRY_MAX_TOKENS', 16_384),
       maxRetries: r.int('OPENAI_MAX_RETRIES', 3, 0),
       timeoutMs: r.int('OPENAI_TIMEOUT_MS', 120_000),
       tokenParam: r.oneOf('OPENAI_TOKEN_PARAM', ['auto', 'max_tokens', 'max_completion_tokens'] as const, 'auto'),

@@ -40,6 +40,7 @@ function agentFor(config: Config, deps: ConstructorParameters<typeof Agent>[0]):
     maxContinuations: config.maxContinuations,
     maxToolIterations: config.maxToolIterations,
     userMessageMaxChars: config.userMessageMaxChars,
+    retryMaxTokens: config.openai.retryMaxTokens,
   });
 }
 

@@ -37,6 +37,11 @@ export interface AgentOptions {
   maxToolIterations: number;
   /** A longer user message is stored whole and shown to the model as a pageable preview. */
   userMessageMaxChars: number;
+  /**
+   * The output budget for one more try when a reply is cut off before it says anything (a
+   * reasoning model spent the budget thinking); none, no retry.
+   */
+  retryMaxTokens?: number;
 }
 
 export interface AgentDeps {
@@ -75,6 +80,8 @@ interface TurnState {
   finished: boolean;
   /** Usage of the latest model call, written with the step it produced. */
   usage?: LlmUsage;
+  /** The output budget of this turn's requests, once raised for an empty cut-off reply. */
+  maxTokens?: number;
   /** The step so far, for `onStepFinish`. */
   step: Omit<StepEvent, keyof TurnInfo | 'pagesRead'>;
 }
@@ -188,10 +195,17 @@ export class Agent {
       }
 
       if (response.finishReason === 'length') {
-        if (!response.content) {
-          logger.warn('[continue] Empty response truncated at max_tokens, stopping');
+        // No text: the budget went on reasoning, or a continuation has nothing left to add.
+        if (!response.content.trim()) {
+          const { retryMaxTokens } = this.options;
+          if (state.replyParts.length === 0 && state.maxTokens === undefined && retryMaxTokens) {
+            logger.warn(`[continue] Cut off before any text; trying once more with ${retryMaxTokens} output tokens`);
+            state.maxTokens = retryMaxTokens;
+            continue;
+          }
+          logger.warn('[continue] Cut off with nothing new, stopping');
           await this.append(state, []);
-          return reply('cut_off', "The model's reply was cut off before it said anything. Try asking again, or raise OPENAI_MAX_TOKENS.");
+          return reply('cut_off', "The model's reply was cut off before it said anything, even with a larger output budget. Try a narrower question, or raise OPENAI_MAX_TOKENS.");
         }
         state.replyParts.push(response.content);
         const cut: Message = { role: 'assistant', content: response.content, turn: state.turn };
@@ -244,7 +258,8 @@ export class Agent {
       });
       try {
         const started = Date.now();
-        const response = await llm.complete({ system: this.options.systemPrompt, messages, tools: state.tools, toolChoice }, state.signal);
+        const request = { system: this.options.systemPrompt, messages, tools: state.tools, toolChoice, maxTokens: state.maxTokens };
+        const response = await llm.complete(request, state.signal);
         state.usage = response.usage;
         state.step = { step: state.step.step + 1, finishReason: response.finishReason, level, usage: response.usage, llmMs: Date.now() - started, toolCalls: [], previewed: 0 };
         if (level > 0) this.overflowLevels.set(id, { level, until: Date.now() + OVERFLOW_MEMORY_MS });

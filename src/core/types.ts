@@ -76,6 +76,8 @@ export interface LlmRequest {
   tools: ToolSpec[];
   /** 'none' asks for a final answer without further tool calls. */
   toolChoice: 'auto' | 'none';
+  /** This request's output budget, when it differs from the client's. */
+  maxTokens?: number;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'other';

@@ -70,7 +70,7 @@ export function chatRequestBody(
   }));
   return {
     model: options.model,
-    [tokenParam]: options.maxTokens,
+    [tokenParam]: request.maxTokens ?? options.maxTokens,
     messages: [{ role: 'system', content: request.system }, ...request.messages.map(toOpenAi)],
     ...(tools.length > 0 ? { tools, tool_choice: request.toolChoice } : {}),
   };

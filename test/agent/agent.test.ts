@@ -216,12 +216,27 @@ describe('max_tokens continuation', () => {
     expect(await db.prisma.toolCall.findMany({ where: { conversationId: conversation.id, turn: 1 }, select: { modelCallId: true } })).toEqual([{ modelCallId: 'ok' }]);
   });
 
-  it('stops at once on an empty truncated response', async () => {
-    fake.enqueue({ content: '', finishReason: 'length' });
-    const { status, reply } = await testAgent({ fake, store }).runTurn(conversation, 'hm');
+  it('tries an empty cut-off reply once more with the larger budget, then says so plainly', async () => {
+    const agent = testAgent({ fake, store, overrides: { retryMaxTokens: 8_000 } });
+    fake.enqueue({ content: '', finishReason: 'length' }, { content: 'thought it through' });
+    expect(await agent.runTurn(conversation, 'hard question')).toEqual({ status: 'ok', reply: 'thought it through' });
+    expect(fake.requests.map((r) => r.max_tokens)).toEqual([256, 8_000]);
+
+    fake.requests.length = 0;
+    fake.enqueue({ content: '', finishReason: 'length' }, { content: '', finishReason: 'length' });
+    const { status, reply } = await agent.runTurn(conversation, 'harder question');
     expect(status).toBe('cut_off');
-    expect(reply).toMatch(/cut off before it said anything/);
-    expect(fake.requests).toHaveLength(1);
+    expect(reply).toMatch(/cut off before it said anything, even with a larger output budget/);
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('stops continuing as soon as a continuation adds nothing new', async () => {
+    fake.enqueue({ content: 'all there is', finishReason: 'length' }, { content: ' \n', finishReason: 'length' });
+    const { status, reply } = await testAgent({ fake, store, overrides: { retryMaxTokens: 8_000 } }).runTurn(conversation, 'go on');
+    expect(status).toBe('cut_off');
+    expect(reply).toBe(`all there is\n\n_(This reply was cut off at the model's output limit.)_`);
+    // No third request: neither another continuation nor the larger-budget retry, which is for replies with no text at all.
+    expect(fake.requests).toHaveLength(2);
   });
 });
 
