@@ -1,9 +1,10 @@
-import { isJsonObject, parseToolArguments } from './arguments.ts';
+import { acceptedCalls, flagsOf } from './accepted-calls.ts';
+import { parseToolArguments } from './arguments.ts';
 import { applyResultBudget, type ResultBudget } from './budget.ts';
 import { buildRequestMessages, type OverflowLevel } from './context.ts';
 import { readStoredResult } from './continuation-tool.ts';
 import { continuationError, GET_CONTINUATION, getContinuationSpec } from './continuation.ts';
-import type { AgentHooks, StepEvent, TurnInfo } from './hooks.ts';
+import { notify, type AgentHooks, type StepEvent, type TurnInfo } from './hooks.ts';
 import type { Logger } from './logger.ts';
 import type { MicrocompactOptions } from './microcompact.ts';
 import { CONTINUE_PROMPT, turnProgress } from './resume.ts';
@@ -90,13 +91,10 @@ interface TurnState {
 const OVERFLOW_MEMORY_MS = 10 * 60_000;
 const BINARY_NOTE = '\n[This result held NUL bytes, so it looks binary: each was replaced by U+FFFD.]';
 
-const flagsOf = (state: TurnState, name: string) => state.tools.find((t) => t.name === name)?.flags ?? {};
 const CUT_OFF_NOTE = "\n\n_(This reply was cut off at the model's output limit.)_";
 
 const errorResult = (message: string): ToolOutcome => ({ content: continuationError(message), isError: true });
 
-/** 37 characters: OpenAI rejects tool call ids longer than 40. */
-const newToolCallId = () => `call_${crypto.randomUUID().replaceAll('-', '')}`;
 
 /**
  * The channel-agnostic agent: one `runTurn` per user message. It owns the tool loop and every
@@ -127,22 +125,13 @@ export class Agent {
       result = failedTurn(conversation, error, this.deps.logger);
     }
     const { turn = 0, step } = state ?? {};
-    this.observe('onTurnFinish', () => this.deps.hooks?.onTurnFinish?.({ conversation, turn, status: result.status, steps: step?.step ?? 0, durationMs: Date.now() - started }));
+    notify(this.deps.hooks, 'onTurnFinish', { conversation, turn, status: result.status, steps: step?.step ?? 0, durationMs: Date.now() - started }, this.deps.logger);
     return result;
   }
 
   private stepFinished(state: TurnState): void {
     const { conversation, turn, continuationPages: pagesRead } = state;
-    this.observe('onStepFinish', () => this.deps.hooks?.onStepFinish?.({ conversation, turn, ...state.step, pagesRead }));
-  }
-
-  /** An observer's error is logged; it never fails the turn it observes. */
-  private observe(hook: string, call: () => void): void {
-    try {
-      call();
-    } catch (error) {
-      this.deps.logger.warn(`The ${hook} hook failed`, { error: (error as Error).message });
-    }
+    notify(this.deps.hooks, 'onStepFinish', { conversation, turn, ...state.step, pagesRead }, this.deps.logger);
   }
 
   private async startTurn(conversation: Conversation, userText: string, options: TurnOptions): Promise<TurnState> {
@@ -180,7 +169,7 @@ export class Agent {
       const capped = state.toolIterations >= maxToolIterations || state.continuationPages > this.options.maxContinuationPages;
       const toolChoice = capped ? 'none' : 'auto';
       const response = await this.complete(state, toolChoice);
-      const calls = toolChoice === 'none' ? [] : this.acceptedCalls(state, response);
+      const calls = toolChoice === 'none' ? [] : acceptedCalls(response, state.tools);
       if (calls.length === 0) this.stepFinished(state);
 
       if (calls.length > 0) {
@@ -189,7 +178,7 @@ export class Agent {
         // call without a result, which pairing repair answers on the next request.
         await this.append(state, [{ role: 'assistant', content: response.content, toolCalls: calls, turn: state.turn }]);
         await this.dispatch(state, calls);
-        if (calls.some((c) => !flagsOf(state, c.name).freeIteration)) state.toolIterations++;
+        if (calls.some((c) => !flagsOf(state.tools, c.name).freeIteration)) state.toolIterations++;
         this.stepFinished(state);
         continue;
       }
@@ -226,21 +215,6 @@ export class Agent {
       const fallback = toolChoice === 'none' ? 'I reached the tool-call limit for this message without an answer. Please narrow the question.' : 'The model returned an empty reply.';
       return reply('ok', fallback);
     }
-  }
-
-  /**
-   * Tool calls worth running. A reply cut off at max_tokens may end inside a call's arguments: only
-   * calls whose JSON is complete are trusted then. Every call gets an id of Spool's own: servers
-   * reuse ids ("call_0") or send none, and two replicas must never write the same one.
-   */
-  private acceptedCalls(state: TurnState, response: LlmResponse): ToolCall[] {
-    const calls = response.finishReason === 'length' ? response.toolCalls.filter((c) => isJsonObject(c.arguments)) : response.toolCalls;
-    return calls.map(({ id, ...call }) => ({
-      ...call,
-      id: newToolCallId(),
-      ...(id ? { modelId: id } : {}),
-      ...(flagsOf(state, call.name).derived ? { derived: true } : {}),
-    }));
   }
 
   private async complete(state: TurnState, toolChoice: 'auto' | 'none'): Promise<LlmResponse> {
@@ -280,7 +254,7 @@ export class Agent {
         const raw = await this.execute(state, call);
         // Bytes a text result cannot hold (NUL) are replaced when stored: the model is told here.
         const outcome = raw.content.includes('\u0000') ? { ...raw, content: raw.content + BINARY_NOTE } : raw;
-        return { toolCallId: call.id, ...outcome, durationMs: Date.now() - started, bounded: flagsOf(state, call.name).bounded };
+        return { toolCallId: call.id, ...outcome, durationMs: Date.now() - started, bounded: flagsOf(state.tools, call.name).bounded };
       }),
     );
     const budgeted = applyResultBudget(results, this.options.budget, state.resultChars);

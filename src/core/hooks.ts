@@ -1,4 +1,5 @@
 import type { OverflowLevel } from './context.ts';
+import type { Logger } from './logger.ts';
 import type { TurnStatus } from './turn-failure.ts';
 import type { Conversation, FinishReason, LlmUsage, Message, ToolOutcome } from './types.ts';
 
@@ -43,4 +44,15 @@ export interface AgentHooks {
   beforeToolCall?(call: { name: string; args: Record<string, unknown> }, info: TurnInfo): ToolDecision | Promise<ToolDecision>;
   onStepFinish?(event: StepEvent): void;
   onTurnFinish?(event: TurnEvent): void;
+}
+
+type Observer = 'onStepFinish' | 'onTurnFinish';
+
+/** Tells an observer; its error is logged, never thrown into the turn it observes. */
+export function notify<K extends Observer>(hooks: AgentHooks | undefined, observer: K, event: Parameters<NonNullable<AgentHooks[K]>>[0], logger: Logger): void {
+  try {
+    (hooks?.[observer] as ((e: typeof event) => void) | undefined)?.call(hooks, event);
+  } catch (error) {
+    logger.warn(`The ${observer} hook failed`, { error: (error as Error).message });
+  }
 }

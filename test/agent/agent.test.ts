@@ -453,6 +453,18 @@ describe('hooks', () => {
     expect(answered).toBe('from the hook');
   });
 
+  it('logs an observer that throws and finishes the turn all the same', async () => {
+    const logger = new RecordingLogger();
+    fake.enqueue({ content: 'fine' });
+    const hooks: AgentHooks = {
+      onStepFinish: () => {
+        throw new Error('metrics backend down');
+      },
+    };
+    expect(await testAgent({ fake, store, hooks, logger }).runTurn(conversation, 'hi')).toEqual({ status: 'ok', reply: 'fine' });
+    expect(logger.lines.filter((l) => l.level === 'warn').map((l) => l.fields?.error)).toEqual(['metrics backend down']);
+  });
+
   it('reports each step and the turn: calls, previews, pages, tokens, level', async () => {
     const dump = testTool('dump', () => ({ content: 'x'.repeat(30_000), isError: false }));
     fake.fallback = (request) => {
