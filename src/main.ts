@@ -2,6 +2,7 @@ import 'dotenv/config';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
+import { Registry } from 'prom-client';
 import { consoleOutbound, runConsole } from './adapters/console/console-adapter.ts';
 import { ConfigError, loadConfig, SECRET_ENV_NAMES, secretsOf, type Config } from './config.ts';
 import { Agent } from './core/agent.ts';
@@ -9,6 +10,7 @@ import type { Logger } from './core/logger.ts';
 import { InboundPipeline } from './core/pipeline.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
 import { createLogger } from './logging.ts';
+import { agentMetrics, observabilityRoutes, serveRoutes } from './observability.ts';
 import { openDatabase } from './store/database.ts';
 import { DeliveryLedger } from './store/delivery-ledger.ts';
 import { HistorySearch } from './store/history-search.ts';
@@ -77,9 +79,11 @@ async function main(): Promise<number> {
   const llm = new OpenAiChatClient(config.openai);
   const endpointProblem = config.openai.startupCheck ? await llm.checkEndpoint() : undefined;
   if (endpointProblem) logger.warn(`Model endpoint check, starting anyway: ${endpointProblem}`);
-  const agent = agentFor(config, { llm, tools, store, logger });
-
   const ledger = new DeliveryLedger(db.prisma);
+  const registry = new Registry();
+  const agent = agentFor(config, { llm, tools, store, logger, hooks: agentMetrics(registry, ledger) });
+  const routes = observabilityRoutes(registry, () => db.pool.query('SELECT 1').then(() => true, () => false));
+
   // Nobody else can reach the embedded database: leases left by a killed run are ours to take now.
   if (db.embedded) await ledger.releaseAll();
   const pipeline = new InboundPipeline(
@@ -102,7 +106,7 @@ async function main(): Promise<number> {
     }
     // Each platform's SDK is loaded only when it is configured: Bolt and discord.js take seconds to import.
     const configured = [
-      config.slack && { name: 'Slack', adapter: new (await import('./adapters/slack/slack-adapter.ts')).SlackAdapter(config.slack, pipeline, logger) },
+      config.slack && { name: 'Slack', adapter: new (await import('./adapters/slack/slack-adapter.ts')).SlackAdapter({ ...config.slack, routes }, pipeline, logger) },
       config.discord && { name: 'Discord', adapter: new (await import('./adapters/discord/discord-adapter.ts')).DiscordAdapter(config.discord, pipeline, logger) },
     ].filter((p) => !!p);
     // One platform failing to connect (a revoked token, an outage) must not take the others down.
@@ -117,6 +121,9 @@ async function main(): Promise<number> {
       }
     }
     if (platforms.length === 0) return 1;
+    // Slack's HTTP receiver serves the routes on PORT itself; otherwise they get a server of their own.
+    const slackServesRoutes = config.slack !== undefined && !config.slack.appToken;
+    const observer = config.port !== undefined && !slackServesRoutes ? await serveRoutes(config.port, routes) : undefined;
     pipeline.start();
     const prune = () => ledger.prune(config.delivery.retentionDays).catch((error: Error) => logger.warn('Could not prune the inbox', { error: error.message }));
     void prune();
@@ -127,6 +134,7 @@ async function main(): Promise<number> {
     logger.info('Shutting down');
     await pipeline.stop(config.delivery.shutdownGraceMs);
     await Promise.allSettled(platforms.map((p) => p.stop()));
+    observer?.close();
     return 0;
   } finally {
     await tools.close();

@@ -162,6 +162,14 @@ export class DeliveryLedger implements InboxPort {
       UPDATE inbox SET attempts = attempts + 1, available_at = now() + ${delayMs}::int * interval '1 millisecond' WHERE id = ${BigInt(inboxId)}`;
   }
 
+  /** Unanswered messages, and how long the oldest has waited: for the metrics. */
+  async depth(): Promise<{ pending: number; oldestSeconds: number }> {
+    const [row] = await this.prisma.$queryRaw<Array<{ pending: number; oldest_seconds: number }>>`
+      SELECT count(*)::int AS pending, coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8 AS oldest_seconds
+        FROM inbox WHERE status = 'pending'`;
+    return { pending: row!.pending, oldestSeconds: row!.oldest_seconds };
+  }
+
   /** Handled messages (and their outbox rows) older than `days`; pending ones are kept whatever their age. */
   async prune(days: number): Promise<number> {
     const { count } = await this.prisma.inboxEntry.deleteMany({ where: { status: { not: 'pending' }, receivedAt: { lt: new Date(Date.now() - days * 86_400_000) } } });

@@ -4,6 +4,7 @@ import slackifyMarkdown from 'slackify-markdown';
 import type { InboundMessage, Outbound } from '../../core/delivery.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { InboundPipeline } from '../../core/pipeline.ts';
+import type { Route } from '../../observability.ts';
 import { formatHits } from '../../tools/search-history.ts';
 import { splitMessage } from '../shared/split-message.ts';
 import { AckAfterListenerReceiver } from './socket-receiver.ts';
@@ -25,6 +26,8 @@ export interface SlackAdapterConfig {
   signingSecret?: string;
   apiUrl?: string;
   port: number;
+  /** Served beside the events endpoint over HTTP (health and metrics). */
+  routes?: Route[];
   allowedChannels?: string[];
   allowedUsers?: string[];
 }
@@ -86,6 +89,7 @@ export class SlackAdapter {
             receiver: new HTTPReceiver({
               signingSecret: config.signingSecret!,
               processBeforeResponse: true,
+              customRoutes: config.routes,
               logger: boltLogger(logger),
               // Bolt refuses requests signed over 5 minutes ago, but not ones dated in the future.
               customPropertiesExtractor: (request) => ({ slackRequestTimestamp: Number(request.headers['x-slack-request-timestamp']) }),
