@@ -52,6 +52,8 @@ export interface Config {
   };
   /** MCP_CONFIG, or ./mcp.json when that exists. */
   mcpConfigPath?: string;
+  /** A broken MCP config starts the bot without its tools (loudly) instead of stopping startup. */
+  mcpOptional: boolean;
   /** PORT, when set: /healthz, /readyz and /metrics are served there (beside Slack's events, over HTTP). */
   port?: number;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error';
@@ -243,6 +245,7 @@ export function loadConfig(env: Env = process.env): Config {
       retentionDays: r.int('INBOX_RETENTION_DAYS', 7),
     },
     mcpConfigPath: mcpConfigPath(r),
+    mcpOptional: r.oneOf('MCP_OPTIONAL', ['true', 'false'] as const, 'false') === 'true',
     port: r.string('PORT') === undefined ? undefined : r.int('PORT', 3000),
     logLevel: r.oneOf('LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error'] as const, 'info'),
     slack: slackBotToken

@@ -16,7 +16,7 @@ import { DeliveryLedger } from './store/delivery-ledger.ts';
 import { HistorySearch } from './store/history-search.ts';
 import { ResultIndexer } from './store/result-index.ts';
 import { TranscriptStore } from './store/transcript-store.ts';
-import { loadMcpConfig } from './tools/mcp/config.ts';
+import { loadMcpConfig, McpConfigError, type McpConfig } from './tools/mcp/config.ts';
 import { McpToolSource } from './tools/mcp/source.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
 import { searchHistoryTool } from './tools/search-history.ts';
@@ -59,6 +59,8 @@ async function main(): Promise<number> {
     throw error;
   }
   const logger: Logger = createLogger({ level: config.logLevel, secrets: secretsOf() });
+  const mcp = await readMcpConfig(config, logger);
+  if (mcp === 'refused') return 2;
 
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
   logger.info(`Database: ${db.description}`);
@@ -68,9 +70,9 @@ async function main(): Promise<number> {
   indexer.start();
   const search = new HistorySearch(db.prisma, indexer);
   const sources: ToolSource[] = [builtinSource([searchHistoryTool(search)])];
-  if (config.mcpConfigPath) {
+  if (mcp) {
     try {
-      sources.push(await McpToolSource.start(await loadMcpConfig(config.mcpConfigPath, process.env, SECRET_ENV_NAMES), logger));
+      sources.push(await McpToolSource.start(mcp, logger));
     } catch (error) {
       logger.error(`MCP tools disabled: ${(error as Error).message}`);
     }
@@ -140,6 +142,22 @@ async function main(): Promise<number> {
     await tools.close();
     await indexer.stop();
     await db.close();
+  }
+}
+
+/** The MCP config, read before anything starts: a broken file stops startup unless MCP_OPTIONAL=true. */
+async function readMcpConfig(config: Config, logger: Logger): Promise<McpConfig | undefined | 'refused'> {
+  if (!config.mcpConfigPath) return undefined;
+  try {
+    return await loadMcpConfig(config.mcpConfigPath, process.env, SECRET_ENV_NAMES);
+  } catch (error) {
+    if (!(error instanceof McpConfigError)) throw error;
+    if (!config.mcpOptional) {
+      process.stderr.write(`${error.message}\nFix it, or set MCP_OPTIONAL=true to start without its tools.\n`);
+      return 'refused';
+    }
+    logger.warn(`STARTING WITHOUT ANY MCP TOOLS (MCP_OPTIONAL=true): ${error.message}`);
+    return undefined;
   }
 }
 

@@ -76,6 +76,19 @@ describe('npm run chat', () => {
     expect(unknown.stderr).toContain(`Model endpoint check, starting anyway: ${fake.baseURL} does not list the model "gpt-nonexistent" (OPENAI_MODEL); it lists gpt-4o-mini, fake-model, o3-mini`);
   });
 
+  it('stops at a malformed mcp.json, naming the line, unless MCP_OPTIONAL=true', async () => {
+    const broken = join(dataDir, 'broken-mcp.json');
+    await writeFile(broken, '{\n  "mcpServers": {\n    "fs": { "command": "node" ,, }\n  }\n}\n');
+    const refused = await runSpool(['chat'], { env: env({ MCP_CONFIG: broken }), input: 'hi\n' });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`${broken} is not valid JSON at line 3, column`);
+    expect(refused.stdout).toBe('');
+    const optional = await runSpool(['chat', '--session', `mcp-optional-${Date.now()}`], { env: env({ MCP_CONFIG: broken, MCP_OPTIONAL: 'true' }), input: 'hi\n' });
+    expect(optional.code).toBe(0);
+    expect(optional.stderr).toContain('STARTING WITHOUT ANY MCP TOOLS (MCP_OPTIONAL=true)');
+    expect(optional.stdout).toBe('heard 1 message(s), last: hi\n');
+  });
+
   it('names every bad setting at startup and exits 2', async () => {
     const run = await runSpool(['chat'], { env: { ...env(), TOOL_RESULT_MAX_CHARS: 'lots', MAX_CONTINUATIONS: '-1', DATABASE_URL: 'mysql://u:hunter2@h/db' } });
     expect(run.code).toBe(2);

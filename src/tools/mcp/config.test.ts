@@ -48,8 +48,19 @@ describe('parseMcpConfig', () => {
     ]);
   });
 
-  it('fails as a whole only on a file that is not a config', () => {
+  it('fails as a whole only on a file that is not a config, saying where', () => {
+    expect(() => parseMcpConfig('{\n  "mcpServers": {\n    "fs": { "command": "x", }\n  }\n}', 'mcp.json', {}, SECRETS)).toThrow(/^mcp\.json is not valid JSON at line 3, column 29: /);
     expect(() => parseMcpConfig('{oops', 'mcp.json', {}, SECRETS)).toThrow(McpConfigError);
-    expect(() => parseMcpConfig('{"servers": {}}', 'mcp.json', {}, SECRETS)).toThrow('mcp.json must have an "mcpServers" object');
+    expect(() => parseMcpConfig('{"tools": {}}', 'mcp.json', {}, SECRETS)).toThrow('mcp.json must have an "mcpServers" object (or VS Code\'s "servers")');
+  });
+
+  it("reads VS Code's servers form and Cursor's ${env:VAR}", () => {
+    const text = JSON.stringify({ servers: { fs: { type: 'stdio', command: 'npx', args: ['-y', 'server', '${env:ROOT}'] } } });
+    const config = parseMcpConfig(text, '/etc/spool/mcp.json', { ROOT: '/srv' }, SECRETS);
+    expect(config.problems).toEqual([]);
+    expect(config.servers).toMatchObject([{ kind: 'stdio', name: 'fs', command: 'npx', args: ['-y', 'server', '/srv'] }]);
+    expect(parse({ leak: { command: 'x', env: { K: '${env:OPENAI_API_KEY}' } } }).problems).toEqual([
+      "MCP server \"leak\": ${OPENAI_API_KEY} is Spool's own secret and is never passed to a tool server",
+    ]);
   });
 });

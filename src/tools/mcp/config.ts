@@ -45,11 +45,11 @@ export class McpConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 /**
- * `${VAR}` and `${VAR:-default}` from the environment. The bot's own secrets are refused: a
- * tool server must never see them, even when a config asks for them.
+ * `${VAR}`, Cursor's `${env:VAR}` and `${VAR:-default}` from the environment. The bot's own
+ * secrets are refused: a tool server must never see them, even when a config asks for them.
  */
 function expand(value: string, env: Env, secretNames: ReadonlySet<string>): string {
-  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => {
+  return value.replace(/\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => {
     if (secretNames.has(name)) throw new McpConfigError(`\${${name}} is Spool's own secret and is never passed to a tool server`);
     const found = env[name];
     if (found !== undefined && found !== '') return found;
@@ -109,22 +109,33 @@ function parseServer(name: string, raw: unknown, baseDir: string, env: Env, secr
   };
 }
 
+/** Where in `text` a JSON.parse error's "position N" is, as "line L, column C". */
+function whereInText(text: string, message: string): string {
+  const position = Number(/position (\d+)/.exec(message)?.[1] ?? NaN);
+  if (Number.isNaN(position)) return '';
+  const before = text.slice(0, position).split('\n');
+  return ` at line ${before.length}, column ${before.at(-1)!.length + 1}`;
+}
+
 /**
- * The `mcpServers` format Claude Desktop, Cursor and VS Code users already have. A broken server
- * entry is reported and skipped; only an unreadable file fails as a whole. Relative paths
- * (`cwd`) resolve from the file's folder, which is also the default working directory.
+ * The format Claude Desktop and Cursor users already have (`mcpServers`), or VS Code's
+ * (`servers`). A broken server entry is reported and skipped; a file that is not a config fails
+ * as a whole. Relative paths (`cwd`) resolve from the file's folder, which is also the default
+ * working directory.
  */
 export function parseMcpConfig(text: string, path: string, env: Env, secretNames: ReadonlySet<string>): McpConfig {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new McpConfigError(`${path} is not valid JSON: ${(error as Error).message}`);
+    const message = (error as Error).message;
+    throw new McpConfigError(`${path} is not valid JSON${whereInText(text, message)}: ${message}`);
   }
-  if (!isObject(json) || !isObject(json.mcpServers)) throw new McpConfigError(`${path} must have an "mcpServers" object`);
+  const servers = isObject(json) ? (json.mcpServers ?? json.servers) : undefined;
+  if (!isObject(servers)) throw new McpConfigError(`${path} must have an "mcpServers" object (or VS Code's "servers")`);
   const baseDir = dirname(resolve(path));
   const config: McpConfig = { servers: [], problems: [] };
-  for (const [name, raw] of Object.entries(json.mcpServers)) {
+  for (const [name, raw] of Object.entries(servers)) {
     try {
       const server = parseServer(name, raw, baseDir, env, secretNames);
       if (server) config.servers.push(server);
