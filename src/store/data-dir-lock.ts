@@ -14,24 +14,43 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** When a process started (field 22 of /proc/<pid>/stat): a reused pid does not share it. Undefined without /proc. */
+async function startTime(pid: number): Promise<string | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the process that wrote `lock` ("pid start-time") still runs, and is not just another process with its pid. */
+async function holderRuns(lock: string): Promise<number | undefined> {
+  const [pidText = '', started = ''] = lock.trim().split(' ');
+  const pid = Number(pidText);
+  if (!pid || pid === process.pid || !isAlive(pid)) return undefined;
+  // Containers reuse small pids: a live process is the holder only if it started when the holder did.
+  const now = await startTime(pid);
+  return started && now !== undefined && now !== started ? undefined : pid;
+}
+
 /**
  * Claims the embedded database's directory for this process. PostgreSQL locks its data directory
- * itself, but a second Spool would adopt the first one's server and share its leases. A lock left by a dead process
- * is taken over.
+ * itself, but a second Spool would adopt the first one's server and share its leases. A lock left
+ * by a dead process, or by one whose pid is now another process's, is taken over.
  */
 export async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   await mkdir(dir, { recursive: true });
   const path = join(dir, 'spool.lock');
+  const mine = `${process.pid} ${(await startTime(process.pid)) ?? ''}`.trim();
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      await writeFile(path, String(process.pid), { flag: 'wx' });
+      await writeFile(path, mine, { flag: 'wx' });
       return () => rm(path, { force: true });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = Number((await readFile(path, 'utf8').catch(() => '')).trim());
-      if (holder && holder !== process.pid && isAlive(holder)) {
-        throw new DataDirLockedError(`Another Spool process (pid ${holder}) is using ${dir}. Stop it, or set DATA_DIR or DATABASE_URL.`);
-      }
+      const holder = await holderRuns(await readFile(path, 'utf8').catch(() => ''));
+      if (holder) throw new DataDirLockedError(`Another Spool process (pid ${holder}) is using ${dir}. Stop it, or set DATA_DIR or DATABASE_URL.`);
       await rm(path, { force: true });
     }
   }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -64,6 +65,21 @@ describe('the embedded PostgreSQL server', () => {
     expect((await first.done).code).toBe(0);
     // A clean exit stops the server too.
     expect(serverPid()).toBeUndefined();
+  });
+
+  it('takes over a lock whose pid now belongs to another process, as after a container restart', async () => {
+    // A live process that is not Spool, holding the pid the lock names; the start time is the old holder's.
+    const other = spawn('sleep', ['60']);
+    try {
+      await mkdir(dataDir, { recursive: true });
+      await writeFile(join(dataDir, 'spool.lock'), `${other.pid} 12345`);
+      const run = await runSpool(['chat', '--session', 'reused'], { env, input: 'hello again\n' });
+      expect(run.stderr).not.toContain('Another Spool process');
+      expect(run.stdout).toBe('you said: hello again\n');
+      expect(run.code).toBe(0);
+    } finally {
+      other.kill();
+    }
   });
 
   it('outlives a SIGKILLed Spool, is adopted by the next start, which serves with nothing lost, and is stopped by it', async () => {
