@@ -41,6 +41,7 @@ export interface Config {
   userMessageMaxChars: number;
   systemPrompt: string;
   databaseUrl?: string;
+  databaseConnectTimeoutMs: number;
   dataDir: string;
   delivery: {
     /** A lane whose replica stops renewing its lease is taken over after this long. */
@@ -238,6 +239,7 @@ export function loadConfig(env: Env = process.env): Config {
     userMessageMaxChars: r.int('USER_MESSAGE_MAX_CHARS', toolResultMaxChars, previewHeadChars + previewTailChars + PREVIEW_MARKER_CHARS),
     systemPrompt: systemPrompt(r, env),
     databaseUrl: databaseUrl(r),
+    databaseConnectTimeoutMs: r.int('DATABASE_CONNECT_TIMEOUT_MS', 10_000),
     dataDir: r.string('DATA_DIR') ?? './data',
     delivery: {
       leaseMs: r.int('LEASE_TTL_MS', 15_000, 500),

@@ -62,7 +62,7 @@ async function main(): Promise<number> {
   const mcp = await readMcpConfig(config, logger);
   if (mcp === 'refused') return 2;
 
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, connectTimeoutMs: config.databaseConnectTimeoutMs });
   logger.info(`Database: ${db.description}`);
   const store = new TranscriptStore(db.prisma, { storeMaxChars: config.toolResultStoreMaxChars });
   // Tool results are indexed for search in the background, off the turn.

@@ -27,6 +27,9 @@ export interface DatabaseOptions {
   logger: Logger;
   /** Connections to keep (default 10). */
   poolSize?: number;
+  /** How long a connection may take to be ready, and a statement to finish (defaults 10 s, 60 s). */
+  connectTimeoutMs?: number;
+  statementTimeoutMs?: number;
 }
 
 export function describeUrl(url: string): string {
@@ -54,13 +57,25 @@ async function startLockedEmbeddedPostgres(dataDir: string): Promise<EmbeddedSer
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const embedded = options.databaseUrl ? undefined : await startLockedEmbeddedPostgres(options.dataDir);
   const url = options.databaseUrl ?? embedded!.url;
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  // A server that accepts connections but never answers would otherwise hang startup (and every turn) for good.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: connectTimeoutMs,
+    statement_timeout: options.statementTimeoutMs ?? 60_000,
+  });
   pool.on('error', (error) => options.logger.error('Database connection error', { error: error.message }));
   const description = embedded ? `embedded PostgreSQL in ${join(options.dataDir, 'postgres')}` : describeUrl(url);
   try {
-    const client = await pool.connect();
+    const client = await pool.connect().catch((error: Error) => {
+      throw new Error(`${description} is not answering (${error.message}; waited up to ${connectTimeoutMs / 1000} s): is it up, and is DATABASE_URL right?`);
+    });
     try {
+      // A migration may rebuild an index over a big table: it gets all the time it needs.
+      await client.query('SET statement_timeout = 0');
       const report = await applyMigrations(client, MIGRATIONS_DIR);
+      await client.query('RESET statement_timeout');
       for (const name of report.applied) options.logger.info(`Applied migration ${name}`);
       for (const name of report.modified) options.logger.warn(`Migration ${name} was edited after it was applied`);
     } finally {

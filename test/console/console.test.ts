@@ -1,5 +1,6 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -87,6 +88,19 @@ describe('npm run chat', () => {
     expect(optional.code).toBe(0);
     expect(optional.stderr).toContain('STARTING WITHOUT ANY MCP TOOLS (MCP_OPTIONAL=true)');
     expect(optional.stdout).toBe('heard 1 message(s), last: hi\n');
+  });
+
+  it('gives up on a database that accepts connections and never answers, naming it', async () => {
+    const silent = createServer(() => {}); // takes the connection, says nothing
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const run = await runSpool(['chat'], { env: env({ DATABASE_URL: `postgresql://spool@127.0.0.1:${port}/spool`, DATABASE_CONNECT_TIMEOUT_MS: '1000' }), input: 'hi\n' });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`PostgreSQL at 127.0.0.1:${port}/spool is not answering (Connection terminated due to connection timeout; waited up to 1 s)`);
+    } finally {
+      silent.close();
+    }
   });
 
   it('names every bad setting at startup and exits 2', async () => {
