@@ -46,8 +46,26 @@ function agentFor(config: Config, deps: ConstructorParameters<typeof Agent>[0]):
   });
 }
 
+const USAGE = `Usage: npm start                      the bot: every platform whose credentials are set, else the console
+       npm run chat [-- --session NAME] the console chat; NAME keeps a conversation of its own (default: console)
+       npm start -- --help             this text
+
+Settings come from the environment and .env; .env.example lists every one with its default.
+`;
+
 async function main(): Promise<number> {
-  const { positionals, values } = parseArgs({ allowPositionals: true, options: { session: { type: 'string', default: 'console' } } });
+  let args: ReturnType<typeof parseCommandLine>;
+  try {
+    args = parseCommandLine();
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { positionals, values } = args;
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   let config: Config;
   try {
     config = loadConfig();
@@ -159,6 +177,10 @@ async function readMcpConfig(config: Config, logger: Logger): Promise<McpConfig 
     logger.warn(`STARTING WITHOUT ANY MCP TOOLS (MCP_OPTIONAL=true): ${error.message}`);
     return undefined;
   }
+}
+
+function parseCommandLine() {
+  return parseArgs({ allowPositionals: true, options: { session: { type: 'string', default: 'console' }, help: { type: 'boolean', short: 'h' } } });
 }
 
 function untilSignal(): Promise<void> {

@@ -103,6 +103,16 @@ describe('npm run chat', () => {
     }
   });
 
+  it('prints its usage on --help, and on an unknown option exits 2 with it', async () => {
+    const help = await runSpool(['--help'], { env: {} });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('npm run chat [-- --session NAME]');
+    const unknown = await runSpool(['chat', '--sesion', 'x'], { env: {} });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("Unknown option '--sesion'");
+    expect(unknown.stderr).toContain('Usage:');
+  });
+
   it('names every bad setting at startup and exits 2', async () => {
     const run = await runSpool(['chat'], { env: { ...env(), TOOL_RESULT_MAX_CHARS: 'lots', MAX_CONTINUATIONS: '-1', DATABASE_URL: 'mysql://u:hunter2@h/db' } });
     expect(run.code).toBe(2);
