@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, secretsOf } from './config.ts';
 import { buildPreview } from './core/preview.ts';
+import { chatRequestBody } from './llm/openai-client.ts';
 
 const base = { OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' };
 const problems = (env: Record<string, string>) => {
@@ -68,3 +69,20 @@ describe('secrets from files', () => {
   });
 });
 
+describe('model settings', () => {
+  const request = { system: 's', messages: [], tools: [], toolChoice: 'auto' as const };
+
+  it('sends temperature and reasoning effort only when set', () => {
+    const set = loadConfig({ ...base, OPENAI_TEMPERATURE: '0.2', OPENAI_REASONING_EFFORT: 'low' }).openai;
+    expect(chatRequestBody(set, request)).toMatchObject({ temperature: 0.2, reasoning_effort: 'low' });
+    const unset = chatRequestBody(loadConfig(base).openai, request);
+    expect('temperature' in unset || 'reasoning_effort' in unset).toBe(false);
+  });
+
+  it('names bad values', () => {
+    expect(problems({ OPENAI_TEMPERATURE: 'hot', OPENAI_REASONING_EFFORT: 'extreme' })).toEqual([
+      'OPENAI_TEMPERATURE must be a number from 0 to 2 (got "hot")',
+      'OPENAI_REASONING_EFFORT must be one of minimal, low, medium, high (got "extreme")',
+    ]);
+  });
+});

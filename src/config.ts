@@ -25,6 +25,8 @@ export interface Config {
     timeoutMs: number;
     /** Ask the endpoint for its models at startup, to name a wrong URL, key or model at once. */
     startupCheck: boolean;
+    temperature?: number;
+    reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high';
   };
   toolResultMaxChars: number;
   toolResultBudgetChars: number;
@@ -184,6 +186,15 @@ function previewSizes(r: EnvReader, maxChars: number): PreviewSizes {
   return { headChars, tailChars };
 }
 
+function temperature(r: EnvReader): number | undefined {
+  const raw = r.string('OPENAI_TEMPERATURE');
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (Number.isFinite(value) && value >= 0 && value <= 2) return value;
+  r.problems.push(`OPENAI_TEMPERATURE must be a number from 0 to 2 (got "${raw}")`);
+  return undefined;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const r = new EnvReader(env);
   const baseURL = r.url('OPENAI_BASE_URL');
@@ -221,6 +232,8 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: r.int('OPENAI_TIMEOUT_MS', 120_000),
       tokenParam: r.oneOf('OPENAI_TOKEN_PARAM', ['auto', 'max_tokens', 'max_completion_tokens'] as const, 'auto'),
       startupCheck: r.oneOf('OPENAI_SKIP_STARTUP_CHECK', ['true', 'false'] as const, 'false') === 'false',
+      temperature: temperature(r),
+      reasoningEffort: r.string('OPENAI_REASONING_EFFORT') === undefined ? undefined : r.oneOf('OPENAI_REASONING_EFFORT', ['minimal', 'low', 'medium', 'high'] as const, 'medium'),
     },
     toolResultMaxChars,
     toolResultBudgetChars,

@@ -20,6 +20,9 @@ export interface OpenAiClientOptions {
    * max_completion_tokens (OpenAI's reasoning models), switches for the life of the process.
    */
   tokenParam?: 'auto' | TokenParam;
+  /** Sent only when set: servers and models differ in what they accept. */
+  temperature?: number;
+  reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high';
   /** The SDK retries 429, 408, 409 and 5xx with exponential backoff this many times. */
   maxRetries: number;
   timeoutMs: number;
@@ -60,7 +63,7 @@ type TokenParam = 'max_tokens' | 'max_completion_tokens';
 
 /** The body of one Chat Completions request, exactly as `complete` sends it. */
 export function chatRequestBody(
-  options: Pick<OpenAiClientOptions, 'model' | 'maxTokens'>,
+  options: Pick<OpenAiClientOptions, 'model' | 'maxTokens' | 'temperature' | 'reasoningEffort'>,
   request: LlmRequest,
   tokenParam: TokenParam = 'max_tokens',
 ): ChatCompletionCreateParamsNonStreaming {
@@ -71,6 +74,8 @@ export function chatRequestBody(
   return {
     model: options.model,
     [tokenParam]: request.maxTokens ?? options.maxTokens,
+    ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+    ...(options.reasoningEffort === undefined ? {} : { reasoning_effort: options.reasoningEffort }),
     messages: [{ role: 'system', content: request.system }, ...request.messages.map(toOpenAi)],
     ...(tools.length > 0 ? { tools, tool_choice: request.toolChoice } : {}),
   };
