@@ -1,4 +1,5 @@
-import OpenAI from 'openai';
+import OpenAI, { type ClientOptions } from 'openai';
+import { EnvHttpProxyAgent, fetch as undiciFetch } from 'undici';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import {
   ContextLengthError,
@@ -20,6 +21,8 @@ export interface OpenAiClientOptions {
    * max_completion_tokens (OpenAI's reasoning models), switches for the life of the process.
    */
   tokenParam?: 'auto' | TokenParam;
+  /** Reach the endpoint through HTTPS_PROXY / HTTP_PROXY, minding NO_PROXY. */
+  proxyFromEnv?: boolean;
   /** Sent only when set: servers and models differ in what they accept. */
   temperature?: number;
   reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high';
@@ -92,6 +95,8 @@ export class OpenAiChatClient implements LlmPort {
       baseURL: options.baseURL,
       maxRetries: options.maxRetries,
       timeout: options.timeoutMs,
+      // undici's own fetch with its proxy agent: Node's built-in fetch ignores the proxy variables.
+      ...(options.proxyFromEnv ? { fetch: undiciFetch as unknown as typeof fetch, fetchOptions: { dispatcher: new EnvHttpProxyAgent() } as ClientOptions['fetchOptions'] } : {}),
     });
     this.tokenParam = options.tokenParam === 'max_completion_tokens' ? 'max_completion_tokens' : 'max_tokens';
   }

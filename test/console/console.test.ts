@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -111,6 +112,36 @@ describe('npm run chat', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("Unknown option '--sesion'");
     expect(unknown.stderr).toContain('Usage:');
+  });
+
+  it('reaches the model through HTTP_PROXY, and directly for a host in NO_PROXY', async () => {
+    const forwarded: string[] = [];
+    // A proxy that tunnels (CONNECT), as undici asks any proxy to, and records where to.
+    const proxy = createHttpServer().on('connect', (req, client: Socket, head: Buffer) => {
+      forwarded.push(`${req.method} ${req.url}`);
+      const [host, port] = req.url!.split(':');
+      const upstream = connect(Number(port), host!, () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(client).on('error', () => {});
+        client.pipe(upstream).on('error', () => {});
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const HTTP_PROXY = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    try {
+      const proxied = await runSpool(['chat', '--session', `proxy-${Date.now()}`], { env: env({ HTTP_PROXY }), input: 'hi\n' });
+      expect(proxied.stdout).toBe('heard 1 message(s), last: hi\n');
+      expect(forwarded.length).toBeGreaterThan(0);
+      expect(new Set(forwarded)).toEqual(new Set([`CONNECT ${new URL(fake.baseURL).host}`]));
+      forwarded.length = 0;
+      const direct = await runSpool(['chat', '--session', `direct-${Date.now()}`], { env: env({ HTTP_PROXY, NO_PROXY: '127.0.0.1' }), input: 'hi\n' });
+      expect(direct.stdout).toBe('heard 1 message(s), last: hi\n');
+      expect(forwarded).toEqual([]);
+    } finally {
+      proxy.closeAllConnections();
+      proxy.close();
+    }
   });
 
   it('names every bad setting at startup and exits 2', async () => {
