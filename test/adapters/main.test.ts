@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_ID, FakeDiscord } from '../support/fake-discord.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack } from '../support/fake-slack.ts';
-import { startSpool } from '../support/process.ts';
+import { freePort, runSpool, startSpool } from '../support/process.ts';
 
 let llm: FakeOpenAi;
 let slack: FakeSlack;
@@ -72,4 +72,14 @@ describe('npm start with platform credentials', () => {
     spool.child.kill('SIGTERM');
     expect((await spool.done).code).toBe(0);
   });
+
+  it('names an unreachable Slack Web API at once and exits, instead of retrying in the logs', async () => {
+    const run = await runSpool([], {
+      env: { OPENAI_BASE_URL: llm.baseURL, DATA_DIR: dataDir, SLACK_BOT_TOKEN: 'xoxb-main-test-token', SLACK_SIGNING_SECRET: 'secret', SLACK_API_URL: 'http://127.0.0.1:9/api', PORT: String(await freePort()) },
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("Slack could not start: Slack's Web API at http://127.0.0.1:9/api did not answer auth.test (");
+    expect(run.stderr).not.toContain('xoxb-main-test-token');
+  });
 });
+

@@ -1,4 +1,4 @@
-import { App, HTTPReceiver, LogLevel, type Logger as BoltLogger } from '@slack/bolt';
+import { App, HTTPReceiver, LogLevel, webApi, type Logger as BoltLogger } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import slackifyMarkdown from 'slackify-markdown';
 import type { InboundMessage, Outbound } from '../../core/delivery.ts';
@@ -142,6 +142,7 @@ export class SlackAdapter {
   }
 
   async start(): Promise<void> {
+    await this.checkWebApi();
     if (this.config.appToken) {
       await this.app.start();
       this.logger.info('Slack: connected over Socket Mode');
@@ -153,6 +154,20 @@ export class SlackAdapter {
 
   async stop(): Promise<void> {
     await this.app.stop();
+  }
+
+  /**
+   * One auth.test without retries before anything starts: an unreachable Web API, or a refused
+   * token, is named now, instead of "fetch failed" retried in the logs for half an hour.
+   */
+  private async checkWebApi(): Promise<void> {
+    const url = this.config.apiUrl ?? 'https://slack.com/api';
+    const client = new webApi.WebClient(this.config.botToken, { slackApiUrl: `${url}/`, retryConfig: { retries: 0 }, timeout: 10_000, logger: this.app.logger });
+    try {
+      await client.auth.test();
+    } catch (error) {
+      throw new Error(`Slack's Web API at ${url} did not answer auth.test (${(error as Error).message}): check SLACK_API_URL, the network, and SLACK_BOT_TOKEN`);
+    }
   }
 
   private async receive(input: SlackMessage, knownLaneOnly: boolean): Promise<void> {
