@@ -3,7 +3,7 @@ import { parseToolArguments } from './arguments.ts';
 import { applyResultBudget, type ResultBudget } from './budget.ts';
 import { buildRequestMessages, type OverflowLevel } from './context.ts';
 import { readStoredResult } from './continuation-tool.ts';
-import { continuationError, GET_CONTINUATION, getContinuationSpec } from './continuation.ts';
+import { errorResult, GET_CONTINUATION, getContinuationSpec } from './continuation.ts';
 import { notify, type AgentHooks, type StepEvent, type TurnInfo } from './hooks.ts';
 import type { Logger } from './logger.ts';
 import type { MicrocompactOptions } from './microcompact.ts';
@@ -92,9 +92,6 @@ const OVERFLOW_MEMORY_MS = 10 * 60_000;
 const BINARY_NOTE = '\n[This result held NUL bytes, so it looks binary: each was replaced by U+FFFD.]';
 
 const CUT_OFF_NOTE = "\n\n_(This reply was cut off at the model's output limit.)_";
-
-const errorResult = (message: string): ToolOutcome => ({ content: continuationError(message), isError: true });
-
 
 /**
  * The channel-agnostic agent: one `runTurn` per user message. It owns the tool loop and every

@@ -1,4 +1,4 @@
-import { continuationError, parseContinuationArgs, readContinuationPage } from './continuation.ts';
+import { errorResult, parseContinuationArgs, readContinuationPage } from './continuation.ts';
 import { grepResult } from './grep.ts';
 import { userMessageText } from './long-messages.ts';
 import type { Conversation, Message, StorePort, ToolOutcome } from './types.ts';
@@ -21,8 +21,6 @@ export interface ReadingState {
   continuationPages: number;
   resultChars: number;
 }
-
-const errorResult = (message: string): ToolOutcome => ({ content: continuationError(message), isError: true });
 
 /**
  * get_continuation, the tool the core supplies: a page of a stored result (or a long user

@@ -1,6 +1,6 @@
 import { pageMarker } from './markers.ts';
 import { codePointBoundary } from './text.ts';
-import type { ToolSpec } from './types.ts';
+import type { ToolOutcome, ToolSpec } from './types.ts';
 
 export const GET_CONTINUATION = 'get_continuation';
 
@@ -43,6 +43,9 @@ export function parseContinuationArgs(args: Record<string, unknown>): Continuati
   }
   return { toolCallId, offset, pattern };
 }
+
+/** An error result the model reads and acts on: `{"error": …}`. */
+export const errorResult = (message: string): ToolOutcome => ({ content: continuationError(message), isError: true });
 
 export function continuationError(message: string, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ error: message, ...extra });
