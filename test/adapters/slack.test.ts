@@ -291,7 +291,7 @@ describe('a database outage', () => {
 
 describe('Slack over Socket Mode', () => {
   it('connects through apps.connections.open and answers a mention', async () => {
-    const started = await startAdapter({ appToken: 'xapp-test', signingSecret: undefined });
+    const started = await startAdapter({ appToken: 'xapp-test', signingSecret: undefined, statusRetryMs: 0 });
     try {
       const ch = channel();
       slack.statusApi = false;
@@ -305,6 +305,12 @@ describe('Slack over Socket Mode', () => {
       // Without the AI status API, a reaction shows work in progress and is removed after.
       expect(slack.callsTo('reactions.add').find((r) => r.channel === ch)).toMatchObject({ timestamp: '1400.1', name: 'hourglass_flowing_sand' });
       expect(slack.callsTo('reactions.remove').find((r) => r.channel === ch)).toMatchObject({ timestamp: '1400.1' });
+      // The status API is tried again later (here at once): once it works, it is used again.
+      slack.statusApi = true;
+      llm.enqueue({ content: 'status again' });
+      await slack.sendSocketEvent(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> again`, ts: '1401.1', channel: ch }));
+      await slack.waitFor(() => slack.callsTo('chat.postMessage').some((m) => m.text === 'status again'));
+      expect(slack.callsTo('assistant.threads.setStatus').filter((c) => c.thread_ts === '1401.1').map((c) => c.status)).toEqual(['is thinking…', '']);
     } finally {
       slack.statusApi = true;
       await started.stop();

@@ -28,6 +28,8 @@ export interface SlackAdapterConfig {
   port: number;
   /** Served beside the events endpoint over HTTP (health and metrics). */
   routes?: Route[];
+  /** After the status API fails, how long reactions stand in before it is tried again (default 10 minutes). */
+  statusRetryMs?: number;
   allowedChannels?: string[];
   allowedUsers?: string[];
 }
@@ -70,8 +72,11 @@ function boltLogger(logger: Logger): BoltLogger {
  */
 export class SlackAdapter {
   private readonly app: App;
-  /** assistant.threads.setStatus only works for apps with the AI feature; learned on first use. */
-  private statusApi: boolean | undefined;
+  /**
+   * assistant.threads.setStatus fails for some apps and workspaces (scopes, plans, outages): after a
+   * failure a reaction stands in, and the status API is tried again after a while, never given up.
+   */
+  private statusApiAfter = 0;
   private botUserId = '';
 
   constructor(
@@ -225,15 +230,14 @@ export class SlackAdapter {
 
   /** "is thinking…" in the thread where Slack supports it, else a reaction; returns its undo. */
   private async showStatus(client: WebClient, { lane, delivery }: InboundMessage): Promise<() => Promise<void>> {
-    if (this.statusApi !== false) {
+    if (Date.now() >= this.statusApiAfter) {
       try {
         await client.assistant.threads.setStatus({ channel_id: lane.channel, thread_ts: lane.thread, status: 'is thinking…' });
-        this.statusApi = true;
         return async () => {
           await client.assistant.threads.setStatus({ channel_id: lane.channel, thread_ts: lane.thread, status: '' }).catch(() => {});
         };
       } catch {
-        this.statusApi = false;
+        this.statusApiAfter = Date.now() + (this.config.statusRetryMs ?? 600_000);
       }
     }
     const reaction = { channel: lane.channel, timestamp: delivery.ts!, name: THINKING_REACTION };
