@@ -22,5 +22,7 @@ export function wellFormedMessage(m: Message): Message {
   const content = wellFormed(m.content);
   out = m.role === 'assistant' && m.toolCalls ? { ...m, content, toolCalls: m.toolCalls.map((c) => ({ ...c, arguments: wellFormed(c.arguments) })) } : { ...m, content };
   checked.set(m, out);
+  // What the agent stores is this output: the request builder then finds it checked already.
+  checked.set(out, out);
   return out;
 }
