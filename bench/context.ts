@@ -108,8 +108,8 @@ async function run(variant: Variant, root: string, databaseUrl: string): Promise
   const fake = await new FakeOpenAi().start();
   fake.fallback = model(root, variant === 'Spool');
   const config = parseMcpConfig(JSON.stringify({ mcpServers: { fs: { command: process.execPath, args: [join(process.cwd(), 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js'), root] } } }), join(root, 'mcp.json'), process.env, new Set());
-  const fs = await McpToolSource.start(config, silentLogger);
-  const store = new TranscriptStore(db.prisma, { storeMaxChars: 5_000_000 });
+  const fs = await McpToolSource.start(config, silentLogger, { maxMessageBytes: 10_485_760, binaryMaxBytes: 0 });
+  const store = new TranscriptStore(db.prisma);
   const whole = { maxChars: 1e9, turnBudgetChars: 1e9, headChars: 4_000, tailChars: 1_000 };
   const options: AgentOptions =
     variant === 'Spool' ? defaultAgentOptions : { ...defaultAgentOptions, budget: whole, compaction: { ...defaultAgentOptions.compaction, minChars: 1e9 } };

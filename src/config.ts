@@ -41,6 +41,10 @@ export interface Config {
   maxContinuations: number;
   maxToolIterations: number;
   toolResultStoreMaxChars: number;
+  toolResultBinaryMaxBytes: number;
+  toolResultRedactSecrets: boolean;
+  /** One stdio message from an MCP server: room for a result up to the store's cap, and its kept bytes. */
+  mcpMaxMessageBytes: number;
   userMessageMaxChars: number;
   systemPrompt: string;
   databaseUrl?: string;
@@ -206,6 +210,10 @@ export function loadConfig(env: Env = process.env): Config {
   const toolResultMaxChars = r.int('TOOL_RESULT_MAX_CHARS', 20_000);
   const { headChars: previewHeadChars, tailChars: previewTailChars } = previewSizes(r, toolResultMaxChars);
   const toolResultBudgetChars = r.int('TOOL_RESULT_BUDGET_CHARS', 200_000);
+  const toolResultStoreMaxChars = r.int('TOOL_RESULT_STORE_MAX_CHARS', 20_000_000, toolResultMaxChars);
+  // A step is written as one jsonb value, which PostgreSQL caps at 255 MB (3 bytes a char at worst).
+  if (toolResultStoreMaxChars > 80_000_000) r.problems.push(`TOOL_RESULT_STORE_MAX_CHARS must be at most 80000000 (got ${toolResultStoreMaxChars})`);
+  const toolResultBinaryMaxBytes = r.int('TOOL_RESULT_BINARY_MAX_BYTES', 5_000_000, 0);
   const microcompactTruncateTurns = r.int('MICROCOMPACT_TRUNCATE_TURNS', 2);
   const microcompactSummarizeTurns = r.int('MICROCOMPACT_SUMMARIZE_TURNS', 4);
   if (microcompactSummarizeTurns < microcompactTruncateTurns) {
@@ -249,7 +257,11 @@ export function loadConfig(env: Env = process.env): Config {
     microcompactMinChars: r.int('MICROCOMPACT_MIN_CHARS', 3_000, 0),
     maxContinuations: r.int('MAX_CONTINUATIONS', 3, 0),
     maxToolIterations: r.int('MAX_TOOL_ITERATIONS', 20),
-    toolResultStoreMaxChars: r.int('TOOL_RESULT_STORE_MAX_CHARS', 5_000_000),
+    toolResultStoreMaxChars,
+    toolResultBinaryMaxBytes,
+    toolResultRedactSecrets: r.oneOf('TOOL_RESULT_REDACT_SECRETS', ['true', 'false'] as const, 'false') === 'true',
+    // A char takes up to 3 bytes of UTF-8 (more escaped, so the cap is not exact), kept bytes 4/3 as base64.
+    mcpMaxMessageBytes: 3 * toolResultStoreMaxChars + 2 * toolResultBinaryMaxBytes + 1_048_576,
     // Its preview must fit beside the marker, as a result's does.
     userMessageMaxChars: r.int('USER_MESSAGE_MAX_CHARS', toolResultMaxChars, previewHeadChars + previewTailChars + PREVIEW_MARKER_CHARS),
     systemPrompt: systemPrompt(r, env),

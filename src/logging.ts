@@ -1,14 +1,9 @@
 import type { Writable } from 'node:stream';
 import type { Logger, LogFields } from './core/logger.ts';
+import { secretMasker } from './core/redact.ts';
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LEVELS)[number];
-
-/** A secret as it appears in a line: as is, and escaped once or twice by JSON (a field, or JSON inside a field). */
-function spellings(secret: string): string[] {
-  const once = JSON.stringify(secret).slice(1, -1);
-  return [...new Set([secret, once, JSON.stringify(once).slice(1, -1)])];
-}
 
 /**
  * One line per event on stderr (stdout belongs to the console channel's replies). Every known
@@ -17,13 +12,12 @@ function spellings(secret: string): string[] {
 export function createLogger(options: { level: LogLevel; secrets: string[]; stream?: Writable }): Logger {
   const stream = options.stream ?? process.stderr;
   const threshold = LEVELS.indexOf(options.level);
-  const secrets = [...new Set(options.secrets.flatMap(spellings))].sort((a, b) => b.length - a.length);
+  const mask = secretMasker(options.secrets);
   const write = (level: LogLevel, message: string, fields?: LogFields) => {
     if (LEVELS.indexOf(level) < threshold) return;
     let line = `${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${message}`;
     if (fields && Object.keys(fields).length > 0) line += ` ${JSON.stringify(fields)}`;
-    for (const secret of secrets) line = line.split(secret).join('[redacted]');
-    stream.write(`${line}\n`);
+    stream.write(`${mask(line)}\n`);
   };
   return {
     trace: (message, fields) => write('trace', message, fields),

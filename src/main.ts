@@ -7,6 +7,7 @@ import { consoleOutbound, runConsole } from './adapters/console/console-adapter.
 import { ConfigError, loadConfig, SECRET_ENV_NAMES, secretsOf, type Config } from './config.ts';
 import { Agent } from './core/agent.ts';
 import type { Logger } from './core/logger.ts';
+import { secretMasker } from './core/redact.ts';
 import { InboundPipeline } from './core/pipeline.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
 import { createLogger } from './logging.ts';
@@ -42,6 +43,7 @@ function agentFor(config: Config, deps: ConstructorParameters<typeof Agent>[0]):
     maxContinuations: config.maxContinuations,
     maxToolIterations: config.maxToolIterations,
     userMessageMaxChars: config.userMessageMaxChars,
+    resultIntake: { storeMaxChars: config.toolResultStoreMaxChars, maskSecrets: secretMasker(secretsOf()), redactSecretPatterns: config.toolResultRedactSecrets },
     retryMaxTokens: config.openai.retryMaxTokens,
   });
 }
@@ -82,7 +84,7 @@ async function main(): Promise<number> {
 
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, connectTimeoutMs: config.databaseConnectTimeoutMs });
   logger.info(`Database: ${db.description}`);
-  const store = new TranscriptStore(db.prisma, { storeMaxChars: config.toolResultStoreMaxChars });
+  const store = new TranscriptStore(db.prisma);
   // Tool results are indexed for search in the background, off the turn.
   const indexer = new ResultIndexer(db.prisma, logger);
   indexer.start();
@@ -90,7 +92,7 @@ async function main(): Promise<number> {
   const sources: ToolSource[] = [builtinSource([searchHistoryTool(search)])];
   if (mcp) {
     try {
-      sources.push(await McpToolSource.start(mcp, logger));
+      sources.push(await McpToolSource.start(mcp, logger, { maxMessageBytes: config.mcpMaxMessageBytes, binaryMaxBytes: config.toolResultBinaryMaxBytes }));
     } catch (error) {
       logger.error(`MCP tools disabled: ${(error as Error).message}`);
     }
@@ -193,8 +195,7 @@ function untilSignal(): Promise<void> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    let message = error instanceof Error ? error.message : String(error);
-    for (const secret of secretsOf()) message = message.split(secret).join('[redacted]');
+    const message = secretMasker(secretsOf())(error instanceof Error ? error.message : String(error));
     process.stderr.write(`Spool could not start: ${message}\n`);
     process.exit(1);
   },

@@ -7,6 +7,7 @@ import { errorResult, GET_CONTINUATION, getContinuationSpec } from './continuati
 import { notify, type AgentHooks, type StepEvent, type TurnInfo } from './hooks.ts';
 import type { Logger } from './logger.ts';
 import type { MicrocompactOptions } from './microcompact.ts';
+import { admitResult, type ResultIntake } from './result-intake.ts';
 import { CONTINUE_PROMPT, turnProgress } from './resume.ts';
 import { failedTurn, type TurnResult, type TurnStatus } from './turn-failure.ts';
 import {
@@ -36,6 +37,8 @@ export interface AgentOptions {
   compaction: MicrocompactOptions;
   maxContinuations: number;
   maxToolIterations: number;
+  /** What a tool's output goes through before anything reads it: the store's cap, secret masking. */
+  resultIntake: ResultIntake;
   /** A longer user message is stored whole and shown to the model as a pageable preview. */
   userMessageMaxChars: number;
   /**
@@ -89,7 +92,6 @@ interface TurnState {
 
 /** How long a conversation keeps the overflow level it needed; then it tries the full context again. */
 const OVERFLOW_MEMORY_MS = 10 * 60_000;
-const BINARY_NOTE = '\n[This result held NUL bytes, so it looks binary: each was replaced by U+FFFD.]';
 
 const CUT_OFF_NOTE = "\n\n_(This reply was cut off at the model's output limit.)_";
 
@@ -248,9 +250,7 @@ export class Agent {
     const results = await Promise.all(
       calls.map(async (call) => {
         const started = Date.now();
-        const raw = await this.execute(state, call);
-        // Bytes a text result cannot hold (NUL) are replaced when stored: the model is told here.
-        const outcome = raw.content.includes('\u0000') ? { ...raw, content: raw.content + BINARY_NOTE } : raw;
+        const outcome = admitResult(await this.execute(state, call), this.options.resultIntake);
         return { toolCallId: call.id, ...outcome, durationMs: Date.now() - started, bounded: flagsOf(state.tools, call.name).bounded };
       }),
     );

@@ -120,9 +120,19 @@ export class LlmRequestError extends Error {
 
 // ---------------------------------------------------------------- Tool port
 
+/** Bytes a tool returned (an image, audio, a blob): only described to the model; kept when under the store's cap. */
+export interface BinaryPart {
+  kind: string;
+  mimeType?: string;
+  sizeBytes: number;
+  /** The bytes, base64; absent when over the cap. */
+  base64?: string;
+}
+
 export interface ToolOutcome {
   content: string;
   isError: boolean;
+  binaries?: BinaryPart[];
 }
 
 export interface ToolContext {
@@ -145,6 +155,7 @@ export interface ToolResultRecord {
   content: string;
   isError: boolean;
   durationMs: number;
+  binaries?: BinaryPart[];
 }
 
 /** What a step writes besides its messages: the results its tool calls returned, the model call's usage. */

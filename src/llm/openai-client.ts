@@ -1,5 +1,6 @@
 import OpenAI, { type ClientOptions } from 'openai';
 import { EnvHttpProxyAgent, fetch as undiciFetch } from 'undici';
+import { secretMasker } from '../core/redact.ts';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import {
   ContextLengthError,
@@ -165,7 +166,7 @@ function translateError(error: unknown, apiKey: string): Error {
   if (error instanceof OpenAI.APIError) {
     // The SDK's message starts with the status; a server's own text often repeats it.
     const stripped = error.message.replace(/^(\d{3}\s+)+/, '');
-    const detail = apiKey.length >= 6 ? stripped.split(apiKey).join('[redacted]') : stripped;
+    const detail = secretMasker([apiKey])(stripped);
     const code = typeof error.code === 'string' ? error.code : '';
     if (code === 'context_length_exceeded' || ((error.status === 400 || error.status === 413) && CONTEXT_LENGTH.test(error.message))) {
       return new ContextLengthError(error.message);

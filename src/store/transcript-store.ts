@@ -1,16 +1,8 @@
-import { storeCapMarker } from '../core/markers.ts';
-import { safeSlice } from '../core/text.ts';
 import type { ChannelScope, Conversation, ConversationKey, Message, StepRecords, StorePort, ToolCall } from '../core/types.ts';
 import type { PrismaClient } from './generated/client.ts';
 
 /** Scope of search and continuation lookup: one channel of one workspace of one platform. */
 export const channelKeyOf = (key: ChannelScope): string => JSON.stringify([key.platform, key.workspace, key.channel]);
-
-/** The size policy for stored results, in one place: everything up to the cap, then a marker. */
-export function capStoredResult(content: string, maxChars: number): string {
-  if (content.length <= maxChars) return content;
-  return `${safeSlice(content, 0, maxChars)}\n${storeCapMarker(maxChars, content.length)}`;
-}
 
 interface MessageRow {
   id: bigint;
@@ -54,7 +46,7 @@ export class TranscriptStore implements StorePort {
 
   constructor(
     private readonly prisma: PrismaClient,
-    private readonly options: { storeMaxChars: number; cachedTranscripts?: number },
+    private readonly options: { cachedTranscripts?: number } = {},
   ) {}
 
   async openConversation(key: ConversationKey): Promise<Conversation> {
@@ -95,11 +87,14 @@ export class TranscriptStore implements StorePort {
     }));
     const results = (records.results ?? []).map((r) => ({
       tool_call_id: r.toolCallId,
-      content: capStoredResult(r.content, this.options.storeMaxChars),
+      content: r.content,
       content_chars: r.content.length,
       is_error: r.isError,
       duration_ms: Math.round(r.durationMs),
     }));
+    const binaries = (records.results ?? []).flatMap((r) =>
+      (r.binaries ?? []).map((b, position) => ({ tool_call_id: r.toolCallId, position, kind: b.kind, mime_type: b.mimeType ?? null, size_bytes: b.sizeBytes, base64: b.base64 ?? null })),
+    );
     const usage = records.usage ? [records.usage] : [];
     // One statement, so one round trip and atomic. Rows are numbered in input order; results join
     // calls stored by an earlier step (a statement's parts cannot see each other's rows).
@@ -122,6 +117,14 @@ export class TranscriptStore implements StorePort {
           FROM jsonb_to_recordset(${JSON.stringify(results)}::jsonb)
             AS r(tool_call_id text, content text, content_chars int, is_error boolean, duration_ms int)
           JOIN tool_calls c ON c.conversation_id = ${conversation.id}::uuid AND c.tool_call_id = r.tool_call_id
+        RETURNING id, call_id
+      ), binaries AS (
+        INSERT INTO tool_result_binaries (result_id, position, kind, mime_type, size_bytes, data)
+        SELECT r.id, b.position, b.kind, b.mime_type, b.size_bytes, decode(b.base64, 'base64')
+          FROM jsonb_to_recordset(${JSON.stringify(binaries)}::jsonb)
+            AS b(tool_call_id text, position int, kind text, mime_type text, size_bytes int, base64 text)
+          JOIN tool_calls c ON c.conversation_id = ${conversation.id}::uuid AND c.tool_call_id = b.tool_call_id
+          JOIN results r ON r.call_id = c.id
       ), usage AS (
         INSERT INTO llm_usage (conversation_id, model, prompt_tokens, completion_tokens, total_tokens)
         SELECT ${conversation.id}::uuid, model, "promptTokens", "completionTokens", "totalTokens"

@@ -32,13 +32,13 @@ describe('across restarts', () => {
   it('keeps the conversation, and get_continuation reads a result from an earlier turn', async () => {
     const key = uniqueKey();
     let db = await reopen();
-    let store = new TranscriptStore(db.prisma, { storeMaxChars: 5_000_000 });
+    let store = new TranscriptStore(db.prisma);
     fake.enqueue({ toolCalls: [{ id: 'call_report', name: 'report', arguments: '{}' }] }, { content: 'The report is long.' });
     await testAgent({ fake, store, tools: [testTool('report', () => ({ content: full, isError: false }))] }).runTurn(await store.openConversation(key), 'get the report');
     await db.close();
 
     db = await reopen();
-    store = new TranscriptStore(db.prisma, { storeMaxChars: 5_000_000 });
+    store = new TranscriptStore(db.prisma);
     const reportId = sentCallIds(fake.requests.at(-1)!)[0];
     fake.requests.length = 0;
     fake.enqueue(
@@ -58,7 +58,7 @@ describe('across restarts', () => {
   it('turns a call interrupted by a crash into an error result the API accepts', async () => {
     const key = uniqueKey();
     let db = await reopen();
-    let store = new TranscriptStore(db.prisma, { storeMaxChars: 5_000_000 });
+    let store = new TranscriptStore(db.prisma);
     let started!: () => void;
     const running = new Promise<void>((resolve) => (started = resolve));
     const hang = testTool('deploy', () => {
@@ -71,7 +71,7 @@ describe('across restarts', () => {
     await db.close();
 
     db = await reopen();
-    store = new TranscriptStore(db.prisma, { storeMaxChars: 5_000_000 });
+    store = new TranscriptStore(db.prisma);
     const conversation = await store.openConversation(key);
     const calls = await db.prisma.toolCall.findMany({ where: { conversationId: conversation.id }, include: { result: true } });
     expect(calls.map((c) => [c.modelCallId, c.arguments, c.result])).toEqual([['call_deploy', '{"env":"prod"}', null]]);
@@ -90,7 +90,7 @@ describe('across restarts', () => {
 describe('search_history through a turn', () => {
   it('recalls an earlier tool run of the channel when the user asks in plain words', async () => {
     const db = await reopen();
-    const store = new TranscriptStore(db.prisma, { storeMaxChars: 5_000_000 });
+    const store = new TranscriptStore(db.prisma);
     const key = uniqueKey();
     const tools = [testTool('fs__list_directory', () => ({ content: '[FILE] budget.xlsx\n[DIR] invoices', isError: false })), searchHistoryTool(testSearch(db))];
     fake.enqueue({ toolCalls: [{ id: 'call_ls', name: 'fs__list_directory', arguments: '{"path":"/finance"}' }] }, { content: 'One file and one folder.' });

@@ -75,15 +75,20 @@ describe('TranscriptStore', () => {
     expect(await store.readToolResult(second, 'call_0')).toBe('second thread');
   });
 
-  it('caps stored results with a marker and records the original size', async () => {
-    const capped = testStore(db, 100);
-    const conversation = await capped.openConversation(uniqueKey());
-    await capped.appendMessages(conversation, [{ role: 'assistant', content: '', toolCalls: [{ id: 'big', name: 'x', arguments: '{}' }], turn: 1 }]);
-    await capped.appendMessages(conversation, [], { results: [{ toolCallId: 'big', content: 'y'.repeat(250), isError: false, durationMs: 1 }] });
-    const stored = await capped.readToolResult(conversation, 'big');
-    expect(stored).toBe(`${'y'.repeat(100)}\n[Spool stored only the first 100 of 250 chars of this result (TOOL_RESULT_STORE_MAX_CHARS)]`);
-    const row = await db.prisma.toolResult.findFirstOrThrow({ where: { call: { conversationId: conversation.id } } });
-    expect(row.contentChars).toBe(250);
+  it('keeps the bytes of binary parts, and the description of those over the cap', async () => {
+    const conversation = await store.openConversation(uniqueKey());
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x00, 0xff]);
+    await store.appendMessages(conversation, [{ role: 'assistant', content: '', toolCalls: [{ id: 'img', name: 'x', arguments: '{}' }], turn: 1 }]);
+    const binaries = [
+      { kind: 'image', mimeType: 'image/png', sizeBytes: png.length, base64: png.toString('base64') },
+      { kind: 'resource', sizeBytes: 9_000_000 },
+    ];
+    await store.appendMessages(conversation, [], { results: [{ toolCallId: 'img', content: '[image]', isError: false, durationMs: 1, binaries }] });
+    const rows = await db.prisma.toolResultBinary.findMany({ where: { result: { call: { conversationId: conversation.id } } }, orderBy: { position: 'asc' } });
+    expect(rows.map((r) => ({ ...r, resultId: undefined, data: r.data && Buffer.from(r.data) }))).toEqual([
+      { resultId: undefined, position: 0, kind: 'image', mimeType: 'image/png', sizeBytes: 7, data: png },
+      { resultId: undefined, position: 1, kind: 'resource', mimeType: null, sizeBytes: 9_000_000, data: null },
+    ]);
   });
 
   it('records token usage per conversation, with the step the call produced', async () => {

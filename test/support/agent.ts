@@ -16,6 +16,7 @@ export const defaultAgentOptions: AgentOptions = {
   maxContinuations: 3,
   maxToolIterations: 20,
   userMessageMaxChars: 20_000,
+  resultIntake: { storeMaxChars: 5_000_000, maskSecrets: (text) => text, redactSecretPatterns: false },
 };
 
 /** A tool defined inline by a test, with the calls it received. */

@@ -18,8 +18,8 @@ export async function testDatabase(): Promise<Database> {
   return openDatabase({ databaseUrl: inject('databaseUrl'), dataDir: '', logger: silentLogger, poolSize: 4 });
 }
 
-export function testStore(db: Database, storeMaxChars = 5_000_000): TranscriptStore {
-  return new TranscriptStore(db.prisma, { storeMaxChars });
+export function testStore(db: Database): TranscriptStore {
+  return new TranscriptStore(db.prisma);
 }
 
 export const testSearch = (db: Database): HistorySearch => new HistorySearch(db.prisma, new ResultIndexer(db.prisma, silentLogger));

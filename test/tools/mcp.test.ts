@@ -33,7 +33,7 @@ const context = (): ToolContext => ({
 async function startSource(servers: Record<string, unknown>, logger = silentLogger): Promise<McpToolSource> {
   const config = parseMcpConfig(JSON.stringify({ mcpServers: servers }), join(tmpdir(), 'mcp.json'), process.env, SECRETS);
   expect(config.problems).toEqual([]);
-  return McpToolSource.start(config, logger);
+  return McpToolSource.start(config, logger, { maxMessageBytes: 10_485_760, binaryMaxBytes: 1_000_000 });
 }
 
 /** Child processes of this test process running `script`. */
@@ -151,7 +151,7 @@ describe('server-everything over stdio', () => {
 
   it('describes an image instead of dumping base64 into the context', async () => {
     const outcome = await registry().call('everything__get-tiny-image', {}, context());
-    expect(outcome.content).toMatch(/\[image: image\/png, \d+ bytes, not shown\]/);
+    expect(outcome.content).toMatch(/\[image: image\/png, \d+ bytes, stored, not shown\]/);
     expect(outcome.content.length).toBeLessThan(1_000);
     expect(outcome.content).not.toMatch(/[A-Za-z0-9+/]{200,}/);
   });

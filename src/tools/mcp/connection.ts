@@ -9,6 +9,12 @@ import { connectTransport } from './transport.ts';
 
 type ConnectionState = 'connecting' | 'ready' | 'down' | 'closed';
 
+/** How much of a server's output Spool takes in: one stdio message, and the bytes of one binary part it keeps. */
+export interface McpLimits {
+  maxMessageBytes: number;
+  binaryMaxBytes: number;
+}
+
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 30_000;
 
@@ -28,6 +34,7 @@ export class McpServerConnection {
     readonly config: McpServerConfig,
     private readonly logger: Logger,
     private readonly clientInfo: { name: string; version: string },
+    private readonly limits: McpLimits,
   ) {}
 
   /** Resolves after the first attempt, whether or not it succeeded. */
@@ -50,7 +57,7 @@ export class McpServerConnection {
     client.onclose = () => this.lost(client);
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refreshTools(client));
     try {
-      await connectTransport(client, this.config, (line) => this.logger.debug(`[mcp:${this.config.name}] ${line}`));
+      await connectTransport(client, this.config, this.limits.maxMessageBytes, (line) => this.logger.debug(`[mcp:${this.config.name}] ${line}`));
       this.client = client;
       await this.refreshTools(client);
       // close() may have run while we were connecting.
@@ -100,7 +107,7 @@ export class McpServerConnection {
     try {
       // The SDK cancels the request on the server (notifications/cancelled) when this times out.
       const result = (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: this.config.timeoutMs })) as CallToolResult;
-      return toOutcome(result);
+      return toOutcome(result, this.limits.binaryMaxBytes);
     } catch (error) {
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         return errorOutcome(`${tool} on MCP server "${this.config.name}" did not finish within ${this.config.timeoutMs / 1000} s and was cancelled.`);

@@ -1,11 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolOutcome } from '../../core/types.ts';
+import type { BinaryPart, ToolOutcome } from '../../core/types.ts';
 
 const base64Bytes = (data: string) => Math.floor((data.length * 3) / 4) - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0);
-
-function describeBinary(kind: string, mimeType: string | undefined, data: string, uri?: string): string {
-  return `[${kind}${uri ? ` ${uri}` : ''}: ${mimeType ?? 'unknown type'}, ${base64Bytes(data)} bytes, not shown]`;
-}
 
 function sameJson(text: string, value: unknown): boolean {
   try {
@@ -79,11 +75,19 @@ function wrapsText(structured: unknown, text: string): boolean {
 
 /**
  * What the model reads of an MCP result: text as is, structured content as JSON (unless it only
- * repeats the text, which pages better unescaped), and binary
- * content (images, audio, blobs) only described: base64 in the context is cost with no meaning.
+ * repeats the text, which pages better unescaped), and binary content (images, audio, blobs) only
+ * described: base64 in the context is cost with no meaning. The bytes go to the store up to
+ * `binaryMaxBytes` each.
  */
-export function toOutcome(result: CallToolResult): ToolOutcome {
+export function toOutcome(result: CallToolResult, binaryMaxBytes: number): ToolOutcome {
   const parts: string[] = [];
+  const binaries: BinaryPart[] = [];
+  const describeBinary = (kind: string, mimeType: string | undefined, data: string, uri?: string): string => {
+    const sizeBytes = base64Bytes(data);
+    const kept = sizeBytes <= binaryMaxBytes;
+    binaries.push({ kind, ...(mimeType ? { mimeType } : {}), sizeBytes, ...(kept ? { base64: data } : {}) });
+    return `[${kind}${uri ? ` ${uri}` : ''}: ${mimeType ?? 'unknown type'}, ${sizeBytes} bytes, ${kept ? 'stored' : 'not stored (over TOOL_RESULT_BINARY_MAX_BYTES)'}, not shown]`;
+  };
   for (const item of result.content ?? []) {
     switch (item.type) {
       case 'text':
@@ -107,5 +111,5 @@ export function toOutcome(result: CallToolResult): ToolOutcome {
   }
   if (result.structuredContent && !wrapsText(result.structuredContent, parts.join('\n'))) parts.push(structuredText(result.structuredContent));
   const content = parts.join('\n') || (result.isError ? 'The tool reported an error without details.' : '(no output)');
-  return { content: result.isError ? JSON.stringify({ error: content }) : content, isError: Boolean(result.isError) };
+  return { content: result.isError ? JSON.stringify({ error: content }) : content, isError: Boolean(result.isError), ...(binaries.length ? { binaries } : {}) };
 }

@@ -1,7 +1,7 @@
 import type { Logger } from '../../core/logger.ts';
 import type { Tool, ToolSource } from '../registry.ts';
 import type { McpConfig } from './config.ts';
-import { McpServerConnection } from './connection.ts';
+import { McpServerConnection, type McpLimits } from './connection.ts';
 import { exposedToolNames } from './naming.ts';
 
 const CLIENT_INFO = { name: 'spool', version: '0.1.0' };
@@ -11,9 +11,9 @@ export class McpToolSource implements ToolSource {
   private constructor(private readonly connections: McpServerConnection[]) {}
 
   /** Starts every server at once; one that fails is reported and retried, never fatal. */
-  static async start(config: McpConfig, logger: Logger): Promise<McpToolSource> {
+  static async start(config: McpConfig, logger: Logger, limits: McpLimits): Promise<McpToolSource> {
     for (const problem of config.problems) logger.error(`${problem} (skipped)`);
-    const connections = config.servers.map((server) => new McpServerConnection(server, logger, CLIENT_INFO));
+    const connections = config.servers.map((server) => new McpServerConnection(server, logger, CLIENT_INFO, limits));
     await Promise.all(connections.map((c) => c.start()));
     return new McpToolSource(connections);
   }

@@ -3,6 +3,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from './config.ts';
+import { MessageLineBuffer } from './line-buffer.ts';
 
 /**
  * A stdio server's environment is the SDK's safe base (PATH, HOME, USER, SHELL, TERM, LOGNAME)
@@ -12,8 +13,12 @@ function stdioEnvironment(config: StdioServerConfig): Record<string, string> {
   return { ...getDefaultEnvironment(), ...config.env };
 }
 
-function stdioTransport(config: StdioServerConfig, onStderr: (line: string) => void): StdioClientTransport {
+function stdioTransport(config: StdioServerConfig, maxMessageBytes: number, onStderr: (line: string) => void): StdioClientTransport {
   const transport = new StdioClientTransport({ command: config.command, args: config.args, env: stdioEnvironment(config), cwd: config.cwd, stderr: 'pipe' });
+  // The SDK takes no buffer of ours; a version that renamed the field must fail here, not lose results.
+  const internals = transport as unknown as { _readBuffer?: unknown };
+  if (!internals._readBuffer) throw new Error('this MCP SDK version has no stdio _readBuffer to replace; see src/tools/mcp/line-buffer.ts');
+  internals._readBuffer = new MessageLineBuffer(maxMessageBytes);
   let buffered = '';
   transport.stderr?.on('data', (chunk: Buffer) => {
     const lines = (buffered + chunk.toString()).split('\n');
@@ -37,7 +42,7 @@ async function connectHttp(client: Client, config: HttpServerConfig): Promise<vo
 }
 
 /** Connects `client` over the transport the config describes. */
-export async function connectTransport(client: Client, config: McpServerConfig, onStderr: (line: string) => void): Promise<void> {
-  if (config.kind === 'stdio') await client.connect(stdioTransport(config, onStderr));
+export async function connectTransport(client: Client, config: McpServerConfig, maxMessageBytes: number, onStderr: (line: string) => void): Promise<void> {
+  if (config.kind === 'stdio') await client.connect(stdioTransport(config, maxMessageBytes, onStderr));
   else await connectHttp(client, config);
 }
