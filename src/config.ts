@@ -314,7 +314,6 @@ export const SECRET_ENV_NAMES: ReadonlySet<string> = new Set([
   'DISCORD_TOKEN',
 ]);
 
-/** Values that must never appear in logs, the database or a tool server's environment. */
 /**
  * A setting's value; a secret's may instead come from the file named by `<NAME>_FILE`, so that it
  * is never in the process's initial environment, which `/proc/<pid>/environ` shows to any process
@@ -332,6 +331,7 @@ function secretOrSetting(env: Env, name: string): string | undefined {
   }
 }
 
+/** Values that must never appear in logs, the database or a tool server's environment. */
 export function secretsOf(env: Env = process.env): string[] {
   const read = (name: string) => {
     try {

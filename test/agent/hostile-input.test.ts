@@ -95,9 +95,9 @@ describe('hostile tool results from a real MCP stdio server, with the default li
     ]);
   });
 
-  it('makes lone surrogates and NUL well-formed before they are stored or sent, and keeps whole characters', async () => {
+  it('makes lone surrogates, NUL and bytes that are not UTF-8 well-formed before they are stored or sent, and keeps whole characters', async () => {
     const { stored, sent } = await callThrough(agent, 'garbled');
-    expect(stored).toBe('lone \ufffd high, lone \ufffd low, NUL \ufffd here, emoji 😀 whole\n[This result held NUL bytes, so it looks binary: each was replaced by U+FFFD.]');
+    expect(stored).toBe('lone \ufffd high, lone \ufffd low, NUL \ufffd here, emoji 😀 whole, bytes \ufffd\ufffd\ufffd raw\n[This result held NUL bytes, so it looks binary: each was replaced by U+FFFD.]');
     expect(sent).toBe(stored);
   });
 });
