@@ -86,3 +86,21 @@ describe('model settings', () => {
     ]);
   });
 });
+
+describe('model endpoint settings', () => {
+  it('select Azure OpenAI by AZURE_OPENAI_ENDPOINT, with its own key, and name what is missing or clashing', () => {
+    const azure = { AZURE_OPENAI_ENDPOINT: 'https://res.openai.azure.com/', AZURE_OPENAI_API_KEY: 'azure-key-1', OPENAI_API_VERSION: '2024-10-21', OPENAI_MODEL: 'my-deployment' };
+    expect(loadConfig(azure).openai).toMatchObject({ azure: { endpoint: 'https://res.openai.azure.com', apiVersion: '2024-10-21' }, apiKey: 'azure-key-1', model: 'my-deployment' });
+    expect(problems({ AZURE_OPENAI_ENDPOINT: 'https://res.openai.azure.com' })).toEqual([
+      'AZURE_OPENAI_ENDPOINT and OPENAI_BASE_URL are both set; set one',
+      'OPENAI_API_VERSION is required with AZURE_OPENAI_ENDPOINT (for example 2024-10-21)',
+    ]);
+    expect(secretsOf({ AZURE_OPENAI_API_KEY: 'azure-key-1' })).toEqual(['azure-key-1']);
+  });
+
+  it('read OPENAI_CONTEXT_TOKENS and OPENAI_PARALLEL_TOOL_CALLS only when set, and name bad values', () => {
+    expect(loadConfig(base).openai).toMatchObject({ contextTokens: undefined, parallelToolCalls: undefined });
+    expect(loadConfig({ ...base, OPENAI_CONTEXT_TOKENS: '8192', OPENAI_PARALLEL_TOOL_CALLS: 'true' }).openai).toMatchObject({ contextTokens: 8_192, parallelToolCalls: true });
+    expect(problems({ OPENAI_CONTEXT_TOKENS: '8k', OPENAI_PARALLEL_TOOL_CALLS: 'yes' })).toHaveLength(2);
+  });
+});

@@ -3,6 +3,7 @@ import type { DiscordAdapterConfig } from './adapters/discord/discord-adapter.ts
 import type { SlackAdapterConfig } from './adapters/slack/slack-adapter.ts';
 import { PREVIEW_MARKER_CHARS } from './core/markers.ts';
 import type { PreviewSizes } from './core/preview.ts';
+import type { OpenAiClientOptions } from './llm/openai-client.ts';
 
 /** Every bad setting at once, one line each, so a newcomer fixes them in one go. */
 export class ConfigError extends Error {
@@ -13,21 +14,11 @@ export class ConfigError extends Error {
 }
 
 export interface Config {
-  openai: {
-    apiKey: string;
-    baseURL?: string;
-    model: string;
-    maxTokens: number;
+  openai: OpenAiClientOptions & {
     /** One more try, with this output budget, when a reply is cut off before it says anything. */
     retryMaxTokens: number;
-    tokenParam: 'auto' | 'max_tokens' | 'max_completion_tokens';
-    maxRetries: number;
-    timeoutMs: number;
     /** Ask the endpoint for its models at startup, to name a wrong URL, key or model at once. */
     startupCheck: boolean;
-    temperature?: number;
-    reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high';
-    proxyFromEnv: boolean;
   };
   toolResultMaxChars: number;
   toolResultBudgetChars: number;
@@ -200,12 +191,23 @@ function temperature(r: EnvReader): number | undefined {
   return undefined;
 }
 
+/** Azure OpenAI, selected by AZURE_OPENAI_ENDPOINT (the names the openai package itself reads). */
+function azureEndpoint(r: EnvReader, baseURL: string | undefined): OpenAiClientOptions['azure'] {
+  const endpoint = r.url('AZURE_OPENAI_ENDPOINT');
+  if (!endpoint) return undefined;
+  if (baseURL) r.problems.push('AZURE_OPENAI_ENDPOINT and OPENAI_BASE_URL are both set; set one');
+  const apiVersion = r.string('OPENAI_API_VERSION');
+  if (!apiVersion) r.problems.push('OPENAI_API_VERSION is required with AZURE_OPENAI_ENDPOINT (for example 2024-10-21)');
+  return { endpoint, apiVersion: apiVersion ?? '' };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const r = new EnvReader(env);
   const baseURL = r.url('OPENAI_BASE_URL');
-  const apiKey = r.string('OPENAI_API_KEY');
+  const azure = azureEndpoint(r, baseURL);
+  const apiKey = azure ? r.string('AZURE_OPENAI_API_KEY') : r.string('OPENAI_API_KEY');
   // Local servers (Ollama, vLLM, LM Studio) ignore the key, but the SDK insists on one.
-  if (!apiKey && !baseURL) r.problems.push('OPENAI_API_KEY is required (or set OPENAI_BASE_URL to a server that needs no key)');
+  if (!apiKey && !baseURL) r.problems.push(azure ? 'AZURE_OPENAI_API_KEY is required with AZURE_OPENAI_ENDPOINT' : 'OPENAI_API_KEY is required (or set OPENAI_BASE_URL to a server that needs no key)');
 
   const toolResultMaxChars = r.int('TOOL_RESULT_MAX_CHARS', 20_000);
   const { headChars: previewHeadChars, tailChars: previewTailChars } = previewSizes(r, toolResultMaxChars);
@@ -234,7 +236,10 @@ export function loadConfig(env: Env = process.env): Config {
     openai: {
       apiKey: apiKey ?? 'not-needed',
       baseURL,
+      azure,
       model: r.string('OPENAI_MODEL') ?? 'gpt-4o-mini',
+      contextTokens: r.string('OPENAI_CONTEXT_TOKENS') === undefined ? undefined : r.int('OPENAI_CONTEXT_TOKENS', 0, 1_000),
+      parallelToolCalls: r.string('OPENAI_PARALLEL_TOOL_CALLS') === undefined ? undefined : r.oneOf('OPENAI_PARALLEL_TOOL_CALLS', ['true', 'false'] as const, 'true') === 'true',
       maxTokens: r.int('OPENAI_MAX_TOKENS', 4_096),
       retryMaxTokens: r.int('OPENAI_RETRY_MAX_TOKENS', 16_384),
       maxRetries: r.int('OPENAI_MAX_RETRIES', 3, 0),
@@ -307,6 +312,7 @@ export function loadConfig(env: Env = process.env): Config {
 /** The bot's own secrets: masked in logs, and never expanded into a tool server's config. */
 export const SECRET_ENV_NAMES: ReadonlySet<string> = new Set([
   'OPENAI_API_KEY',
+  'AZURE_OPENAI_API_KEY',
   'DATABASE_URL',
   'SLACK_BOT_TOKEN',
   'SLACK_APP_TOKEN',

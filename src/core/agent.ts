@@ -229,9 +229,11 @@ export class Agent {
         userPreview: { ...this.options.budget, maxChars: this.options.userMessageMaxChars },
         transform: transformContext && ((ms) => transformContext(ms, { conversation: state.conversation, turn: state.turn })),
       });
+      const request = { system: this.options.systemPrompt, messages, tools: state.tools, toolChoice, maxTokens: state.maxTokens };
       try {
+        // Some servers cut an over-long prompt without a word (Ollama): what is known not to fit is never sent.
+        if (llm.fits && !(await llm.fits(request))) throw new ContextLengthError('The request is estimated to exceed OPENAI_CONTEXT_TOKENS.');
         const started = Date.now();
-        const request = { system: this.options.systemPrompt, messages, tools: state.tools, toolChoice, maxTokens: state.maxTokens };
         const response = await llm.complete(request, state.signal);
         state.usage = response.usage;
         state.step = { step: state.step.step + 1, finishReason: response.finishReason, level, usage: response.usage, llmMs: Date.now() - started, toolCalls: [], previewed: 0 };

@@ -98,6 +98,8 @@ export interface LlmResponse {
 
 export interface LlmPort {
   complete(request: LlmRequest, signal?: AbortSignal): Promise<LlmResponse>;
+  /** Whether the request, estimated before it is sent, fits the model's context window with its output budget. */
+  fits?(request: LlmRequest): Promise<boolean>;
 }
 
 /** The request did not fit the model's context window. The core compacts harder and retries. */

@@ -1,7 +1,7 @@
-import OpenAI, { type ClientOptions } from 'openai';
+import OpenAI, { AzureOpenAI, type ClientOptions } from 'openai';
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { EnvHttpProxyAgent, fetch as undiciFetch } from 'undici';
 import { secretMasker } from '../core/redact.ts';
-import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import {
   ContextLengthError,
   LlmRequestError,
@@ -11,12 +11,22 @@ import {
   type LlmResponse,
   type Message,
 } from '../core/types.ts';
+import { estimatePromptTokens, tokenCounter } from './token-estimate.ts';
 
 export interface OpenAiClientOptions {
   apiKey: string;
   baseURL?: string;
+  /** Azure OpenAI: `model` names the deployment; the key goes in the api-key header. */
+  azure?: { endpoint: string; apiVersion: string };
   model: string;
   maxTokens: number;
+  /**
+   * The model's context window, when known: a request estimated not to fit with its output budget
+   * is compacted before it is sent, for servers that cut an over-long prompt without a word (Ollama).
+   */
+  contextTokens?: number;
+  /** Sent when set: llama.cpp's server makes parallel calls only when asked. */
+  parallelToolCalls?: boolean;
   /**
    * How the output budget is sent. `auto` sends max_tokens and, when the server refuses it for
    * max_completion_tokens (OpenAI's reasoning models), switches for the life of the process.
@@ -67,7 +77,7 @@ type TokenParam = 'max_tokens' | 'max_completion_tokens';
 
 /** The body of one Chat Completions request, exactly as `complete` sends it. */
 export function chatRequestBody(
-  options: Pick<OpenAiClientOptions, 'model' | 'maxTokens' | 'temperature' | 'reasoningEffort'>,
+  options: Pick<OpenAiClientOptions, 'model' | 'maxTokens' | 'temperature' | 'reasoningEffort' | 'parallelToolCalls'>,
   request: LlmRequest,
   tokenParam: TokenParam = 'max_tokens',
 ): ChatCompletionCreateParamsNonStreaming {
@@ -82,6 +92,7 @@ export function chatRequestBody(
     ...(options.reasoningEffort === undefined ? {} : { reasoning_effort: options.reasoningEffort }),
     messages: [{ role: 'system', content: request.system }, ...request.messages.map(toOpenAi)],
     ...(tools.length > 0 ? { tools, tool_choice: request.toolChoice } : {}),
+    ...(tools.length > 0 && options.parallelToolCalls !== undefined ? { parallel_tool_calls: options.parallelToolCalls } : {}),
   };
 }
 
@@ -89,16 +100,18 @@ export function chatRequestBody(
 export class OpenAiChatClient implements LlmPort {
   private readonly client: OpenAI;
   private tokenParam: TokenParam;
+  private countTokens?: Promise<(text: string) => number>;
 
   constructor(private readonly options: OpenAiClientOptions) {
-    this.client = new OpenAI({
+    const common = {
       apiKey: options.apiKey,
-      baseURL: options.baseURL,
       maxRetries: options.maxRetries,
       timeout: options.timeoutMs,
       // undici's own fetch with its proxy agent: Node's built-in fetch ignores the proxy variables.
       ...(options.proxyFromEnv ? { fetch: undiciFetch as unknown as typeof fetch, fetchOptions: { dispatcher: new EnvHttpProxyAgent() } as ClientOptions['fetchOptions'] } : {}),
-    });
+    };
+    const { azure } = options;
+    this.client = azure ? new AzureOpenAI({ ...common, endpoint: azure.endpoint, apiVersion: azure.apiVersion, deployment: options.model }) : new OpenAI({ ...common, baseURL: options.baseURL });
     this.tokenParam = options.tokenParam === 'max_completion_tokens' ? 'max_completion_tokens' : 'max_tokens';
   }
 
@@ -122,21 +135,29 @@ export class OpenAiChatClient implements LlmPort {
     };
   }
 
+  async fits(request: LlmRequest): Promise<boolean> {
+    const { contextTokens } = this.options;
+    if (contextTokens === undefined) return true;
+    this.countTokens ??= tokenCounter(this.options.model);
+    return estimatePromptTokens(request, await this.countTokens) + (request.maxTokens ?? this.options.maxTokens) <= contextTokens;
+  }
+
   /**
    * Asks the endpoint for its models once, so that a wrong URL, key or model is named at startup
    * rather than on every message. Returns what is wrong, with the likely fix, or undefined.
    */
   async checkEndpoint(): Promise<string | undefined> {
-    const where = this.options.baseURL ?? 'https://api.openai.com/v1';
+    const where = this.options.azure?.endpoint ?? this.options.baseURL ?? 'https://api.openai.com/v1';
     try {
       const models = (await this.client.models.list({ timeout: 5_000, maxRetries: 0 })).data.map((m) => m.id);
-      if (models.length === 0 || models.includes(this.options.model)) return undefined;
+      // Azure lists base models; OPENAI_MODEL names a deployment, which is not among them.
+      if (this.options.azure || models.length === 0 || models.includes(this.options.model)) return undefined;
       return `${where} does not list the model "${this.options.model}" (OPENAI_MODEL); it lists ${models.slice(0, 5).join(', ')}${models.length > 5 ? ', …' : ''}`;
     } catch (error) {
       if (error instanceof OpenAI.APIConnectionError) return `${where} could not be reached: is the server running, and is OPENAI_BASE_URL right?`;
       if (error instanceof OpenAI.APIError && error.status === 404) return `${where}/models answered 404: OPENAI_BASE_URL probably needs /v1 at its end`;
-      if (error instanceof OpenAI.APIError && (error.status === 401 || error.status === 403)) return `${where} refused the API key (${error.status}): check OPENAI_API_KEY`;
-      return `${where}/models failed: ${translateError(error, this.options.apiKey).message}`;
+      if (error instanceof OpenAI.APIError && (error.status === 401 || error.status === 403)) return `${where} refused the API key (${error.status}): check ${keySetting(this.options)}`;
+      return `${where}/models failed: ${translateError(error, this.options).message}`;
     }
   }
 
@@ -144,7 +165,7 @@ export class OpenAiChatClient implements LlmPort {
     try {
       return await this.client.chat.completions.create(chatRequestBody(this.options, request, this.tokenParam), { signal });
     } catch (error) {
-      if (!this.switchedTokenParam(error)) throw translateError(error, this.options.apiKey);
+      if (!this.switchedTokenParam(error)) throw translateError(error, this.options);
       return this.create(request, signal);
     }
   }
@@ -158,15 +179,17 @@ export class OpenAiChatClient implements LlmPort {
   }
 }
 
+const keySetting = (options: Pick<OpenAiClientOptions, 'azure'>) => (options.azure ? 'AZURE_OPENAI_API_KEY' : 'OPENAI_API_KEY');
+
 /**
  * One sentence for the user: no doubled status code, the hint that helps, and our API key never
  * in it (some servers echo a refused key back in their error text).
  */
-function translateError(error: unknown, apiKey: string): Error {
+function translateError(error: unknown, options: Pick<OpenAiClientOptions, 'apiKey' | 'azure'>): Error {
   if (error instanceof OpenAI.APIError) {
     // The SDK's message starts with the status; a server's own text often repeats it.
     const stripped = error.message.replace(/^(\d{3}\s+)+/, '');
-    const detail = secretMasker([apiKey])(stripped);
+    const detail = secretMasker([options.apiKey])(stripped);
     const code = typeof error.code === 'string' ? error.code : '';
     if (code === 'context_length_exceeded' || ((error.status === 400 || error.status === 413) && CONTEXT_LENGTH.test(error.message))) {
       return new ContextLengthError(error.message);
@@ -175,10 +198,13 @@ function translateError(error: unknown, apiKey: string): Error {
     if (error instanceof OpenAI.APIConnectionError) return new LlmRequestError('the model endpoint could not be reached.');
     if (error.status === 429) return new LlmRequestError('the model endpoint is rate-limiting us (429).', 429);
     if (error.status === 401 || error.status === 403) {
-      return new LlmRequestError(`the model endpoint refused our API key (${error.status}); whoever runs this bot should check OPENAI_API_KEY.`, error.status);
+      return new LlmRequestError(`the model endpoint refused our API key (${error.status}); whoever runs this bot should check ${keySetting(options)}.`, error.status);
     }
     if (error.status === 404) {
       return new LlmRequestError(`the model endpoint answered 404 (${detail}): OPENAI_BASE_URL probably needs /v1 at its end, or OPENAI_MODEL names no model there.`, 404);
+    }
+    if (/enable-auto-tool-choice|tool-call-parser/.test(error.message)) {
+      return new LlmRequestError('the model server does not parse tool calls; whoever runs it should start vLLM with --enable-auto-tool-choice and a --tool-call-parser for this model.', error.status);
     }
     if (error.status && error.status >= 500) return new LlmRequestError(`the model endpoint had a server error (${error.status}).`, error.status);
     return new LlmRequestError(`the model endpoint rejected the request (${error.status ?? 'no status'}: ${detail}).`, error.status);

@@ -1,8 +1,8 @@
 import type { AgentHooks } from '../../src/core/hooks.ts';
 import { Agent, type AgentOptions } from '../../src/core/agent.ts';
 import type { Logger } from '../../src/core/logger.ts';
-import type { StorePort, ToolContext, ToolOutcome } from '../../src/core/types.ts';
-import { OpenAiChatClient } from '../../src/llm/openai-client.ts';
+import type { LlmPort, StorePort, ToolContext, ToolOutcome } from '../../src/core/types.ts';
+import { OpenAiChatClient, type OpenAiClientOptions } from '../../src/llm/openai-client.ts';
 import { builtinSource, ToolRegistry, type Tool } from '../../src/tools/registry.ts';
 import type { FakeOpenAi } from './fake-openai.ts';
 import { silentLogger } from './logger.ts';
@@ -32,8 +32,8 @@ export function testTool(name: string, run: (args: Record<string, unknown>, cont
   };
 }
 
-export function openAiClientFor(fake: FakeOpenAi, maxRetries = 0): OpenAiChatClient {
-  return new OpenAiChatClient({ apiKey: 'sk-test', baseURL: fake.baseURL, model: 'fake-model', maxTokens: 256, maxRetries, timeoutMs: 10_000 });
+export function openAiClientFor(fake: FakeOpenAi, maxRetries = 0, options: Partial<OpenAiClientOptions> = {}): OpenAiChatClient {
+  return new OpenAiChatClient({ apiKey: 'sk-test', baseURL: fake.baseURL, model: 'fake-model', maxTokens: 256, maxRetries, timeoutMs: 10_000, ...options });
 }
 
 export function testAgent(options: {
@@ -44,10 +44,12 @@ export function testAgent(options: {
   overrides?: Partial<AgentOptions>;
   maxRetries?: number;
   hooks?: AgentHooks;
+  /** A client set up for a particular server; by default one for the fake with the test model. */
+  llm?: LlmPort;
 }): Agent {
   return new Agent(
     {
-      llm: openAiClientFor(options.fake, options.maxRetries),
+      llm: options.llm ?? openAiClientFor(options.fake, options.maxRetries),
       tools: new ToolRegistry([builtinSource(options.tools ?? [])]),
       store: options.store,
       logger: options.logger ?? silentLogger,

@@ -11,9 +11,23 @@ export interface ChatRequest {
     tool_call_id?: string;
   }>;
   tools?: Array<{ type: string; function: { name: string; parameters?: unknown } }>;
-  tool_choice?: string;
+  tool_choice?: string | object;
+  parallel_tool_calls?: boolean;
+  stream?: boolean;
   max_tokens?: number;
   max_completion_tokens?: number;
+}
+
+/** Behaviours of particular OpenAI-compatible servers, as their own issue trackers report them. */
+export interface ServerQuirks {
+  /** Ollama: a prompt over this many chars loses its oldest messages, silently. */
+  truncatePromptChars?: number;
+  /** vLLM started without --enable-auto-tool-choice: tool_choice "auto" is refused. */
+  noToolParser?: boolean;
+  /** LM Studio: tool_choice in object form is refused (and its streamed tool calls lose their names, so streaming is refused here). */
+  lmStudio?: boolean;
+  /** Azure OpenAI: one deployment's path, an api-version query and an api-key header, or 404 and 401. */
+  azure?: { deployment: string; apiVersion: string; apiKey: string };
 }
 
 /** OpenAI's reasoning models (the o-series, the gpt-5 family) refuse max_tokens. */
@@ -106,8 +120,17 @@ export class FakeOpenAi {
   fallback: Script | undefined;
   /** When set, requests whose messages exceed this many characters get context_length_exceeded. */
   maxContextChars: number | undefined;
+  quirks: ServerQuirks = {};
+  /** Requests whose prompt the Ollama quirk cut short. */
+  truncatedPrompts = 0;
   /** What GET /v1/models lists. */
   models = ['gpt-4o-mini', 'fake-model', 'o3-mini'];
+
+  /** Where the server listens, without the /v1 that most routes sit under. */
+  get origin(): string {
+    const { port } = this.server!.address() as AddressInfo;
+    return `http://127.0.0.1:${port}`;
+  }
 
   get baseURL(): string {
     const { port } = this.server!.address() as AddressInfo;
@@ -138,21 +161,51 @@ export class FakeOpenAi {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
+  /** The route a request is for, as the server the quirks describe would route it. */
+  private route(req: IncomingMessage): 'models' | 'chat' | { status: number; message: string } {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const azure = this.quirks.azure;
+    const base = azure ? `/openai` : '/v1';
+    if (azure && req.headers['api-key'] !== azure.apiKey) return { status: 401, message: 'Access denied due to invalid subscription key or wrong API endpoint.' };
+    if (azure && url.searchParams.get('api-version') !== azure.apiVersion) return { status: 404, message: 'Resource not found' };
+    if (req.method === 'GET' && url.pathname === `${base}/models`) return 'models';
+    const chat = azure ? `${base}/deployments/${azure.deployment}/chat/completions` : `${base}/chat/completions`;
+    if (req.method === 'POST' && url.pathname === chat) return 'chat';
+    return { status: 404, message: `No route ${req.method} ${req.url}` };
+  }
+
+  /** What the quirky server refuses that the real API takes. */
+  private quirkRefusal(body: ChatRequest): string | undefined {
+    if (this.quirks.noToolParser && body.tool_choice === 'auto') return '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set';
+    if (this.quirks.lmStudio && typeof body.tool_choice === 'object') return "Invalid tool_choice type: 'object'. Supported string values: none, auto, required";
+    if (this.quirks.lmStudio && body.stream) return 'streamed tool calls would lose their names here';
+    return undefined;
+  }
+
+  /** Ollama's silent truncation: the oldest messages after the system prompt go until the prompt fits. */
+  private truncate(body: ChatRequest): void {
+    const limit = this.quirks.truncatePromptChars;
+    const chars = () => body.messages.reduce((n, m) => n + (m.content?.length ?? 0), 0);
+    if (limit === undefined || chars() <= limit) return;
+    this.truncatedPrompts++;
+    while (body.messages.length > 2 && chars() > limit) body.messages.splice(1, 1);
+  }
+
   private async handle(req: IncomingMessage): Promise<{ status: number; body: unknown }> {
     // Routes under /v1 only, as OpenAI's and most compatible servers are.
-    if (req.method === 'GET' && req.url === '/v1/models') {
+    const route = this.route(req);
+    if (route === 'models') {
       return { status: 200, body: { object: 'list', data: this.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' })) } };
     }
-    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-      return { status: 404, body: { error: { message: `No route ${req.method} ${req.url}`, type: 'invalid_request_error' } } };
-    }
+    if (route !== 'chat') return { status: route.status, body: { error: { message: route.message, type: 'invalid_request_error' } } };
     const body = JSON.parse(await readBody(req)) as ChatRequest;
     this.requests.push(body);
-    const invalid = validateChatRequest(body);
+    const invalid = validateChatRequest(body) ?? this.quirkRefusal(body);
     if (invalid) {
       this.rejections.push(invalid);
       return { status: 400, body: { error: { message: invalid, type: 'invalid_request_error', code: null } } };
     }
+    this.truncate(body);
     const size = body.messages.reduce((n, m) => n + (m.content?.length ?? 0) + JSON.stringify(m.tool_calls ?? '').length, 0);
     if (this.maxContextChars !== undefined && size > this.maxContextChars) {
       return this.error({ status: 400, code: 'context_length_exceeded', message: `This model's maximum context length is exceeded (${size} chars).` });
