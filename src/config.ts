@@ -247,7 +247,6 @@ export function loadConfig(env: Env = process.env): Config {
       tokenParam: r.oneOf('OPENAI_TOKEN_PARAM', ['auto', 'max_tokens', 'max_completion_tokens'] as const, 'auto'),
       startupCheck: r.oneOf('OPENAI_SKIP_STARTUP_CHECK', ['true', 'false'] as const, 'false') === 'false',
       temperature: temperature(r),
-      proxyFromEnv: ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => r.string(name) !== undefined),
       reasoningEffort: r.string('OPENAI_REASONING_EFFORT') === undefined ? undefined : r.oneOf('OPENAI_REASONING_EFFORT', ['minimal', 'low', 'medium', 'high'] as const, 'medium'),
     },
     toolResultMaxChars,

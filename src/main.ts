@@ -12,6 +12,7 @@ import { InboundPipeline } from './core/pipeline.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
 import { createLogger } from './logging.ts';
 import { agentMetrics, observabilityRoutes, serveRoutes } from './observability.ts';
+import { proxyFromEnv } from './proxy.ts';
 import { openDatabase } from './store/database.ts';
 import { DeliveryLedger } from './store/delivery-ledger.ts';
 import { HistorySearch } from './store/history-search.ts';
@@ -98,7 +99,9 @@ async function main(): Promise<number> {
     }
   }
   const tools = new ToolRegistry(sources);
-  const llm = new OpenAiChatClient(config.openai);
+  // One proxy (if HTTPS_PROXY / HTTP_PROXY is set) for the model, Slack and Discord alike.
+  const dispatcher = proxyFromEnv();
+  const llm = new OpenAiChatClient({ ...config.openai, dispatcher });
   const endpointProblem = config.openai.startupCheck ? await llm.checkEndpoint() : undefined;
   if (endpointProblem) logger.warn(`Model endpoint check, starting anyway: ${endpointProblem}`);
   const ledger = new DeliveryLedger(db.prisma);
@@ -128,8 +131,8 @@ async function main(): Promise<number> {
     }
     // Each platform's SDK is loaded only when it is configured: Bolt and discord.js take seconds to import.
     const configured = [
-      config.slack && { name: 'Slack', adapter: new (await import('./adapters/slack/slack-adapter.ts')).SlackAdapter({ ...config.slack, routes }, pipeline, logger) },
-      config.discord && { name: 'Discord', adapter: new (await import('./adapters/discord/discord-adapter.ts')).DiscordAdapter(config.discord, pipeline, logger) },
+      config.slack && { name: 'Slack', adapter: new (await import('./adapters/slack/slack-adapter.ts')).SlackAdapter({ ...config.slack, routes, dispatcher }, pipeline, logger) },
+      config.discord && { name: 'Discord', adapter: new (await import('./adapters/discord/discord-adapter.ts')).DiscordAdapter({ ...config.discord, dispatcher }, pipeline, logger) },
     ].filter((p) => !!p);
     // One platform failing to connect (a revoked token, an outage) must not take the others down.
     const platforms = [];

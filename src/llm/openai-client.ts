@@ -1,7 +1,8 @@
-import OpenAI, { AzureOpenAI, type ClientOptions } from 'openai';
+import OpenAI, { AzureOpenAI } from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { EnvHttpProxyAgent, fetch as undiciFetch } from 'undici';
+import type { Dispatcher } from 'undici';
 import { secretMasker } from '../core/redact.ts';
+import { fetchThrough } from '../proxy.ts';
 import {
   ContextLengthError,
   LlmRequestError,
@@ -32,8 +33,8 @@ export interface OpenAiClientOptions {
    * max_completion_tokens (OpenAI's reasoning models), switches for the life of the process.
    */
   tokenParam?: 'auto' | TokenParam;
-  /** Reach the endpoint through HTTPS_PROXY / HTTP_PROXY, minding NO_PROXY. */
-  proxyFromEnv?: boolean;
+  /** Reach the endpoint through this (a proxy: see `proxyFromEnv`). */
+  dispatcher?: Dispatcher;
   /** Sent only when set: servers and models differ in what they accept. */
   temperature?: number;
   reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high';
@@ -107,8 +108,7 @@ export class OpenAiChatClient implements LlmPort {
       apiKey: options.apiKey,
       maxRetries: options.maxRetries,
       timeout: options.timeoutMs,
-      // undici's own fetch with its proxy agent: Node's built-in fetch ignores the proxy variables.
-      ...(options.proxyFromEnv ? { fetch: undiciFetch as unknown as typeof fetch, fetchOptions: { dispatcher: new EnvHttpProxyAgent() } as ClientOptions['fetchOptions'] } : {}),
+      ...(options.dispatcher ? { fetch: fetchThrough(options.dispatcher) } : {}),
     };
     const { azure } = options;
     this.client = azure ? new AzureOpenAI({ ...common, endpoint: azure.endpoint, apiVersion: azure.apiVersion, deployment: options.model }) : new OpenAI({ ...common, baseURL: options.baseURL });

@@ -7,6 +7,8 @@ import { testDatabase, testPipeline, testStore } from '../support/db.ts';
 import { APP_ID, FakeDiscord, nextId, type DiscordCall } from '../support/fake-discord.ts';
 import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
 import { RecordingLogger } from '../support/logger.ts';
+import { startConnectProxy } from '../support/connect-proxy.ts';
+import { ProxyAgent } from 'undici';
 
 const GUILD = '400000000000000001';
 const OTHER_GUILD = '400000000000000002';
@@ -255,5 +257,21 @@ describe('/recall, /new and /help', () => {
     const { token } = discord.sendCommand({ name: 'help', guildId: GUILD, channelId: channel() });
     await discord.waitFor(() => callbacks(token).length === 1);
     expect(callbacks(token)[0]!.body).toMatchObject({ type: 4, data: { flags: 64, content: expect.stringContaining('/ask prompt:<text>') } });
+  });
+});
+
+describe('Discord through a proxy (HTTPS_PROXY / HTTP_PROXY)', () => {
+  it('sends REST calls through it: command registration, the deferral and the reply', async () => {
+    const proxy = await startConnectProxy();
+    const started = await startAdapter({ dispatcher: new ProxyAgent(proxy.url) });
+    try {
+      llm.enqueue({ content: 'proxied answer' });
+      const { token } = ask(channel(), 'through the proxy?');
+      await discord.waitFor(() => edits(token).some((c) => (c.body as { content?: string }).content === 'proxied answer'));
+      expect(new Set(proxy.tunnels)).toEqual(new Set([new URL(discord.apiUrl).host]));
+    } finally {
+      await started.stop();
+      proxy.stop();
+    }
   });
 });

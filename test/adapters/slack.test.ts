@@ -10,6 +10,8 @@ import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack, signedRequest, TEAM } from '../support/fake-slack.ts';
 import { silentLogger } from '../support/logger.ts';
 import { freePort } from '../support/process.ts';
+import { startConnectProxy } from '../support/connect-proxy.ts';
+import { ProxyAgent } from 'undici';
 
 const SIGNING_SECRET = 'test-signing-secret';
 
@@ -314,6 +316,25 @@ describe('Slack over Socket Mode', () => {
     } finally {
       slack.statusApi = true;
       await started.stop();
+    }
+  });
+});
+
+describe('Slack through a proxy (HTTPS_PROXY / HTTP_PROXY)', () => {
+  it('sends Web API calls, apps.connections.open and the Socket Mode WebSocket through it', async () => {
+    const proxy = await startConnectProxy();
+    const started = await startAdapter({ appToken: 'xapp-test', signingSecret: undefined, dispatcher: new ProxyAgent(proxy.url) });
+    try {
+      const ch = channel();
+      llm.enqueue({ content: 'through the proxy' });
+      await slack.sendSocketEvent(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> ping`, ts: '1500.1', channel: ch }));
+      await slack.waitFor(() => slack.callsTo('chat.postMessage').some((m) => m.channel === ch && m.text === 'through the proxy'));
+      // The Web API and the WebSocket are both on the fake's one port: every connection was tunnelled there.
+      expect(new Set(proxy.tunnels)).toEqual(new Set([new URL(slack.apiUrl).host]));
+      expect(proxy.tunnels.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await started.stop();
+      proxy.stop();
     }
   });
 });

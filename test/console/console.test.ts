@@ -1,11 +1,11 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { createServer as createHttpServer } from 'node:http';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { nextOffset } from '../support/agent.ts';
+import { startConnectProxy } from '../support/connect-proxy.ts';
 import { databaseKind } from '../support/db.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { freePort, runSpool } from '../support/process.ts';
@@ -115,32 +115,20 @@ describe('npm run chat', () => {
   });
 
   it('reaches the model through HTTP_PROXY, and directly for a host in NO_PROXY', async () => {
-    const forwarded: string[] = [];
-    // A proxy that tunnels (CONNECT), as undici asks any proxy to, and records where to.
-    const proxy = createHttpServer().on('connect', (req, client: Socket, head: Buffer) => {
-      forwarded.push(`${req.method} ${req.url}`);
-      const [host, port] = req.url!.split(':');
-      const upstream = connect(Number(port), host!, () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.write(head);
-        upstream.pipe(client).on('error', () => {});
-        client.pipe(upstream).on('error', () => {});
-      });
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const HTTP_PROXY = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const proxy = await startConnectProxy();
+    const forwarded = proxy.tunnels;
+    const HTTP_PROXY = proxy.url;
     try {
       const proxied = await runSpool(['chat', '--session', `proxy-${Date.now()}`], { env: env({ HTTP_PROXY }), input: 'hi\n' });
       expect(proxied.stdout).toBe('heard 1 message(s), last: hi\n');
       expect(forwarded.length).toBeGreaterThan(0);
-      expect(new Set(forwarded)).toEqual(new Set([`CONNECT ${new URL(fake.baseURL).host}`]));
+      expect(new Set(forwarded)).toEqual(new Set([new URL(fake.baseURL).host]));
       forwarded.length = 0;
       const direct = await runSpool(['chat', '--session', `direct-${Date.now()}`], { env: env({ HTTP_PROXY, NO_PROXY: '127.0.0.1' }), input: 'hi\n' });
       expect(direct.stdout).toBe('heard 1 message(s), last: hi\n');
       expect(forwarded).toEqual([]);
     } finally {
-      proxy.closeAllConnections();
-      proxy.close();
+      proxy.stop();
     }
   });
 

@@ -8,8 +8,10 @@ import {
   SlashCommandBuilder,
   type ChatInputCommandInteraction,
   type Interaction,
+  type RESTOptions,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
+import type { Dispatcher } from 'undici';
 import { FAILURE_REPLY, type InboundPipeline } from '../../core/pipeline.ts';
 import type { InboundKind, InboundMessage, Outbound, OutgoingChunk } from '../../core/delivery.ts';
 import type { Logger } from '../../core/logger.ts';
@@ -31,6 +33,11 @@ export interface DiscordAdapterConfig {
   apiUrl?: string;
   allowedGuilds?: string[];
   allowedRoles?: string[];
+  /**
+   * REST calls go through this (a proxy). The gateway does not: discord.js opens it with the `ws`
+   * package and takes no agent for it.
+   */
+  dispatcher?: Dispatcher;
 }
 
 export const DISCORD_COMMANDS: RESTPostAPIChatInputApplicationCommandsJSONBody[] = [
@@ -96,7 +103,7 @@ export class DiscordAdapter {
     private readonly logger: Logger,
   ) {
     // Interactions need no intent; Guilds (not privileged) keeps channel and role data coherent.
-    this.client = new Client({ intents: [GatewayIntentBits.Guilds], rest: config.apiUrl ? { api: config.apiUrl } : {}, allowedMentions: NO_MENTIONS });
+    this.client = new Client({ intents: [GatewayIntentBits.Guilds], rest: { ...(config.apiUrl ? { api: config.apiUrl } : {}), ...(config.dispatcher ? { agent: /* discord.js bundles undici 6; its requests take a v7 dispatcher */ config.dispatcher as unknown as RESTOptions['agent'] } : {}) }, allowedMentions: NO_MENTIONS });
     this.client.on(Events.InteractionCreate, (interaction) => void this.handleSafely(interaction));
     this.client.on(Events.Error, (error) => this.logger.error('Discord client error', { error: error.message }));
     pipeline.register('discord', this.outbound(), { workspaces: config.allowedGuilds, roles: config.allowedRoles });

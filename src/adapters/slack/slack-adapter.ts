@@ -1,10 +1,12 @@
 import { App, HTTPReceiver, LogLevel, webApi, type Logger as BoltLogger } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import slackifyMarkdown from 'slackify-markdown';
+import type { Dispatcher } from 'undici';
 import type { InboundMessage, Outbound } from '../../core/delivery.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { InboundPipeline } from '../../core/pipeline.ts';
 import type { Route } from '../../observability.ts';
+import { fetchThrough } from '../../proxy.ts';
 import { formatHits } from '../../tools/search-history.ts';
 import { splitMessage } from '../shared/split-message.ts';
 import { AckAfterListenerReceiver } from './socket-receiver.ts';
@@ -32,6 +34,8 @@ export interface SlackAdapterConfig {
   statusRetryMs?: number;
   allowedChannels?: string[];
   allowedUsers?: string[];
+  /** Web API calls and the Socket Mode connection go through this (a proxy). */
+  dispatcher?: Dispatcher;
 }
 
 /** A user message, whichever event carried it. */
@@ -89,7 +93,7 @@ export class SlackAdapter {
     this.app = new App({
       token: config.botToken,
       ...(config.appToken
-        ? { receiver: new AckAfterListenerReceiver({ appToken: config.appToken, logger: boltLogger(logger), apiUrl }) }
+        ? { receiver: new AckAfterListenerReceiver({ appToken: config.appToken, logger: boltLogger(logger), apiUrl, dispatcher: config.dispatcher }) }
         : {
             receiver: new HTTPReceiver({
               signingSecret: config.signingSecret!,
@@ -100,7 +104,7 @@ export class SlackAdapter {
               customPropertiesExtractor: (request) => ({ slackRequestTimestamp: Number(request.headers['x-slack-request-timestamp']) }),
             }),
           }),
-      clientOptions: apiUrl ? { slackApiUrl: apiUrl } : undefined,
+      clientOptions: { ...(apiUrl ? { slackApiUrl: apiUrl } : {}), ...(config.dispatcher ? { fetch: fetchThrough(config.dispatcher) } : {}) },
       logger: boltLogger(logger),
     });
     this.app.error(async (error) => logger.error('Slack listener failed', { error: error.message }));

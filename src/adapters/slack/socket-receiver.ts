@@ -1,5 +1,6 @@
 import type { App, Logger as BoltLogger, Receiver } from '@slack/bolt';
 import { SocketModeClient } from '@slack/socket-mode';
+import type { Dispatcher } from 'undici';
 
 /**
  * Socket Mode that acknowledges an event only after Spool's listener has returned, that is after
@@ -12,10 +13,12 @@ export class AckAfterListenerReceiver implements Receiver {
   private app?: App;
   private readonly client: SocketModeClient;
 
-  constructor(options: { appToken: string; logger: BoltLogger; apiUrl?: string }) {
+  constructor(options: { appToken: string; logger: BoltLogger; apiUrl?: string; dispatcher?: Dispatcher }) {
     this.client = new SocketModeClient({
       appToken: options.appToken,
       logger: options.logger,
+      // Carries the WebSocket, and apps.connections.open too (the client wraps it into its fetch).
+      dispatcher: options.dispatcher,
       clientOptions: options.apiUrl ? { slackApiUrl: options.apiUrl } : undefined,
     });
     this.client.on('slack_event', async ({ ack, body, retry_num: retryNum, retry_reason: retryReason }) => {
