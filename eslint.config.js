@@ -3,7 +3,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'src/store/generated/', 'data/', 'workspace/'] },
+  { ignores: ['node_modules/', 'src/store/generated/', 'data/', 'workspace/', 'dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

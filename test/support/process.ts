@@ -17,9 +17,13 @@ export interface SpoolProcess {
   done: Promise<RunResult>;
 }
 
-/** Starts `src/main.ts` as the README does (through tsx), with only the given environment. */
-export function startSpool(args: string[], options: { env: Record<string, string>; timeoutMs?: number; nodeArgs?: string[] }): SpoolProcess {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts', ...args], {
+/**
+ * Starts Spool with only the given environment: `src/main.ts` through tsx (`npm run dev`), so a
+ * test reads the source as it is now, or with `built` the compiled `dist/main.js` (`npm start`).
+ */
+export function startSpool(args: string[], options: { env: Record<string, string>; timeoutMs?: number; nodeArgs?: string[]; built?: boolean }): SpoolProcess {
+  const entry = options.built ? ['--enable-source-maps', 'dist/main.js'] : ['--import', 'tsx', 'src/main.ts'];
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, ...args], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
   });
@@ -42,7 +46,7 @@ export function startSpool(args: string[], options: { env: Record<string, string
 }
 
 /** Runs to the end of `input`. */
-export function runSpool(args: string[], options: { env: Record<string, string>; input?: string; timeoutMs?: number }): Promise<RunResult> {
+export function runSpool(args: string[], options: { env: Record<string, string>; input?: string; timeoutMs?: number; built?: boolean }): Promise<RunResult> {
   const { child, done } = startSpool(args, options);
   child.stdin.end(options.input ?? '');
   return done;
