@@ -56,6 +56,7 @@ export interface Config {
   /** PORT, when set: /healthz, /readyz and /metrics are served there (beside Slack's events, over HTTP). */
   port?: number;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error';
+  logFormat: 'pretty' | 'json';
   slack?: SlackAdapterConfig;
   discord?: DiscordAdapterConfig;
 }
@@ -281,6 +282,7 @@ export function loadConfig(env: Env = process.env): Config {
     mcpOptional: r.oneOf('MCP_OPTIONAL', ['true', 'false'] as const, 'false') === 'true',
     port: r.string('PORT') === undefined ? undefined : r.int('PORT', 3000),
     logLevel: r.oneOf('LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error'] as const, 'info'),
+    logFormat: r.oneOf('LOG_FORMAT', ['pretty', 'json'] as const, 'pretty'),
     slack: slackBotToken
       ? {
           botToken: slackBotToken,

@@ -33,3 +33,23 @@ describe('createLogger', () => {
     expect(atTrace.lines[0]).toContain('TRACE body: the user wrote this');
   });
 });
+
+describe('log context and formats', () => {
+  it('puts the fields of the context a line was logged in on every line, across awaits, nested', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({ write: (chunk, _e, done) => void (lines.push(String(chunk)), done()) });
+    const logger = createLogger({ level: 'info', secrets: [], format: 'json', stream });
+    await logger.withFields!({ platform: 'slack', conversation: 'c-1' }, async () => {
+      logger.info('outer');
+      await new Promise((resolve) => setImmediate(resolve));
+      await logger.withFields!({ turn: 3 }, async () => logger.warn('inner', { tool: 'x' }));
+    });
+    logger.info('outside');
+    const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(parsed.map(({ time, ...rest }) => (expect(Date.parse(time as string)).not.toBeNaN(), rest))).toEqual([
+      { level: 'info', msg: 'outer', platform: 'slack', conversation: 'c-1' },
+      { level: 'warn', msg: 'inner', platform: 'slack', conversation: 'c-1', turn: 3, tool: 'x' },
+      { level: 'info', msg: 'outside' },
+    ]);
+  });
+});

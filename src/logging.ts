@@ -1,22 +1,33 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Writable } from 'node:stream';
+import type { AgentHooks } from './core/hooks.ts';
 import type { Logger, LogFields } from './core/logger.ts';
 import { secretMasker } from './core/redact.ts';
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LEVELS)[number];
+export type LogFormat = 'pretty' | 'json';
 
 /**
- * One line per event on stderr (stdout belongs to the console channel's replies). Every known
- * secret is masked in the final line, whatever field or message it hid in, escaped or not.
+ * One line per event on stderr (stdout belongs to the console channel's replies): `pretty` for
+ * people, `json` (one object a line) for log pipelines. Each line carries the fields of the
+ * context it was logged in (see `Logger.withFields`), and every known secret is masked in the
+ * final line, whatever field or message it hid in, escaped or not.
  */
-export function createLogger(options: { level: LogLevel; secrets: string[]; stream?: Writable }): Logger {
+export function createLogger(options: { level: LogLevel; secrets: string[]; format?: LogFormat; stream?: Writable }): Logger {
   const stream = options.stream ?? process.stderr;
   const threshold = LEVELS.indexOf(options.level);
   const mask = secretMasker(options.secrets);
+  const context = new AsyncLocalStorage<LogFields>();
   const write = (level: LogLevel, message: string, fields?: LogFields) => {
     if (LEVELS.indexOf(level) < threshold) return;
-    let line = `${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${message}`;
-    if (fields && Object.keys(fields).length > 0) line += ` ${JSON.stringify(fields)}`;
+    const all = { ...context.getStore(), ...fields };
+    const time = new Date().toISOString();
+    let line: string;
+    // The line's own keys come first and win over a field of the same name.
+    const own = { time, level, msg: message };
+    if (options.format === 'json') line = JSON.stringify(Object.assign({ ...own }, all, own));
+    else line = `${time} ${level.toUpperCase().padEnd(5)} ${message}${Object.keys(all).length > 0 ? ` ${JSON.stringify(all)}` : ''}`;
     stream.write(`${mask(line)}\n`);
   };
   return {
@@ -25,5 +36,14 @@ export function createLogger(options: { level: LogLevel; secrets: string[]; stre
     info: (message, fields) => write('info', message, fields),
     warn: (message, fields) => write('warn', message, fields),
     error: (message, fields) => write('error', message, fields),
+    withFields: (fields, fn) => context.run({ ...context.getStore(), ...fields }, fn),
+  };
+}
+
+/** The agent's step and turn events as log lines: what each model call cost and what it did. */
+export function logAgentEvents(logger: Logger): AgentHooks {
+  return {
+    onStepFinish: ({ conversation: _, level: overflowLevel, ...step }) => logger.debug('Step finished', { ...step, overflowLevel }),
+    onTurnFinish: ({ conversation: _, ...turn }) => logger.info('Turn finished', turn),
   };
 }

@@ -8,10 +8,11 @@ import { ConfigError, loadConfig, SECRET_ENV_NAMES, secretsOf, type Config } fro
 import { Agent } from './core/agent.ts';
 import type { Logger } from './core/logger.ts';
 import { secretMasker } from './core/redact.ts';
+import { observers } from './core/hooks.ts';
 import { InboundPipeline } from './core/pipeline.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
-import { createLogger } from './logging.ts';
-import { agentMetrics, observabilityRoutes, serveRoutes } from './observability.ts';
+import { createLogger, logAgentEvents } from './logging.ts';
+import { agentMetrics, observabilityRoutes, replyMetrics, serveRoutes } from './observability.ts';
 import { proxyFromEnv } from './proxy.ts';
 import { openDatabase } from './store/database.ts';
 import { DeliveryLedger } from './store/delivery-ledger.ts';
@@ -79,7 +80,7 @@ async function main(): Promise<number> {
     }
     throw error;
   }
-  const logger: Logger = createLogger({ level: config.logLevel, secrets: secretsOf() });
+  const logger: Logger = createLogger({ level: config.logLevel, format: config.logFormat, secrets: secretsOf() });
   const mcp = await readMcpConfig(config, logger);
   if (mcp === 'refused') return 2;
 
@@ -106,13 +107,13 @@ async function main(): Promise<number> {
   if (endpointProblem) logger.warn(`Model endpoint check, starting anyway: ${endpointProblem}`);
   const ledger = new DeliveryLedger(db.prisma);
   const registry = new Registry();
-  const agent = agentFor(config, { llm, tools, store, logger, hooks: agentMetrics(registry, ledger) });
+  const agent = agentFor(config, { llm, tools, store, logger, hooks: observers(agentMetrics(registry, ledger), logAgentEvents(logger)) });
   const routes = observabilityRoutes(registry, () => db.pool.query('SELECT 1').then(() => true, () => false));
 
   // Nobody else can reach the embedded database: leases left by a killed run are ours to take now.
   if (db.embedded) await ledger.releaseAll();
   const pipeline = new InboundPipeline(
-    { agent, inbox: ledger, search, logger },
+    { agent, inbox: ledger, search, logger, onAnswered: replyMetrics(registry) },
     { holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, leaseMs: config.delivery.leaseMs, pollMs: 1_000, maxAttempts: 3 },
   );
 

@@ -20,6 +20,7 @@ export function agentMetrics(registry: Registry, inbox: InboxDepth): AgentHooks 
   const toolCalls = new Counter({ name: 'spool_tool_calls_total', help: 'Tool calls, by tool and outcome', labelNames: ['tool', 'outcome'], registers });
   const toolSeconds = new Histogram({ name: 'spool_tool_call_seconds', help: 'Tool calls, by tool', labelNames: ['tool'], buckets: [0.01, 0.1, 0.5, 1, 5, 30, 120], registers });
   const previewed = new Counter({ name: 'spool_results_previewed_total', help: 'Results sent as head+tail previews', registers });
+  const repairs = new Counter({ name: 'spool_pairing_repairs_total', help: 'Messages pairing repair dropped, mended or added in requests', registers });
   inboxGauges(registers, inbox);
   return {
     onStepFinish(step) {
@@ -34,11 +35,18 @@ export function agentMetrics(registry: Registry, inbox: InboxDepth): AgentHooks 
         toolSeconds.observe({ tool: call.name }, call.durationMs / 1000);
       }
       previewed.inc(step.previewed);
+      repairs.inc(step.repairs);
     },
     onTurnFinish(turn) {
       turns.inc({ status: turn.status });
     },
   };
+}
+
+/** Replies delivered, by platform and whether they answered or told the user the turn failed. */
+export function replyMetrics(registry: Registry): (platform: string, outcome: string) => void {
+  const replies = new Counter({ name: 'spool_replies_total', help: 'Replies delivered, by platform and outcome', labelNames: ['platform', 'outcome'], registers: [registry] });
+  return (platform, outcome) => replies.inc({ platform, outcome });
 }
 
 function inboxGauges(registers: Registry[], inbox: InboxDepth): void {

@@ -5,7 +5,7 @@ import { buildRequestMessages, type OverflowLevel } from './context.ts';
 import { readStoredResult } from './continuation-tool.ts';
 import { errorResult, GET_CONTINUATION, getContinuationSpec } from './continuation.ts';
 import { notify, type AgentHooks, type StepEvent, type TurnInfo } from './hooks.ts';
-import type { Logger } from './logger.ts';
+import { withLogFields, type Logger } from './logger.ts';
 import type { MicrocompactOptions } from './microcompact.ts';
 import { admitResult, type ResultIntake } from './result-intake.ts';
 import { CONTINUE_PROMPT, turnProgress } from './resume.ts';
@@ -113,19 +113,22 @@ export class Agent {
     private readonly options: AgentOptions,
   ) {}
 
-  async runTurn(conversation: Conversation, userText: string, options: TurnOptions = {}): Promise<TurnResult> {
+  /** Every line logged during the turn, by any module, carries the conversation's id and the turn. */
+  runTurn(conversation: Conversation, userText: string, options: TurnOptions = {}): Promise<TurnResult> {
     const started = Date.now();
-    let state: TurnState | undefined;
-    let result: TurnResult;
-    try {
-      state = await this.startTurn(conversation, userText, options);
-      result = await this.loop(state);
-    } catch (error) {
-      result = failedTurn(conversation, error, this.deps.logger);
-    }
-    const { turn = 0, step } = state ?? {};
-    notify(this.deps.hooks, 'onTurnFinish', { conversation, turn, status: result.status, steps: step?.step ?? 0, durationMs: Date.now() - started }, this.deps.logger);
-    return result;
+    const { logger, hooks } = this.deps;
+    const failed = (error: unknown) => failedTurn(conversation, error, logger);
+    const finish = (result: TurnResult, state?: TurnState): TurnResult => {
+      const event = { conversation, turn: state?.turn ?? 0, status: result.status, steps: state?.step.step ?? 0, durationMs: Date.now() - started };
+      notify(hooks, 'onTurnFinish', event, logger);
+      return result;
+    };
+    return withLogFields(logger, { conversation: conversation.id }, () =>
+      this.startTurn(conversation, userText, options).then(
+        (state) => withLogFields(logger, { turn: state.turn }, () => this.loop(state).catch(failed).then((result) => finish(result, state))),
+        (error: unknown) => finish(failed(error)),
+      ),
+    );
   }
 
   private stepFinished(state: TurnState): void {
@@ -145,7 +148,7 @@ export class Agent {
       tools: [...this.deps.tools.list().filter((t) => t.name !== GET_CONTINUATION), getContinuationSpec],
       ...progress,
       resultChars: 0,
-      step: { step: 0, finishReason: 'stop', level: 0, llmMs: 0, toolCalls: [], previewed: 0 },
+      step: { step: 0, finishReason: 'stop', level: 0, llmMs: 0, repairs: 0, toolCalls: [], previewed: 0 },
       signal: options.signal ?? new AbortController().signal,
     };
     // Committed before the model is asked, so a crash never loses what the user said.
@@ -223,7 +226,7 @@ export class Agent {
     const start = remembered && remembered.until > Date.now() ? remembered.level : 0;
     for (let level: OverflowLevel = start; ; level = (level + 1) as OverflowLevel) {
       const { transformContext } = this.deps.hooks ?? {};
-      const messages = buildRequestMessages(state.transcript, state.turn, {
+      const { messages, repairs } = buildRequestMessages(state.transcript, state.turn, {
         compaction: this.options.compaction,
         level,
         userPreview: { ...this.options.budget, maxChars: this.options.userMessageMaxChars },
@@ -236,13 +239,13 @@ export class Agent {
         const started = Date.now();
         const response = await llm.complete(request, state.signal);
         state.usage = response.usage;
-        state.step = { step: state.step.step + 1, finishReason: response.finishReason, level, usage: response.usage, llmMs: Date.now() - started, toolCalls: [], previewed: 0 };
+        state.step = { step: state.step.step + 1, finishReason: response.finishReason, level, usage: response.usage, llmMs: Date.now() - started, repairs, toolCalls: [], previewed: 0 };
         if (level > 0) this.overflowLevels.set(id, { level, until: Date.now() + OVERFLOW_MEMORY_MS });
         else this.overflowLevels.delete(id);
         return response;
       } catch (error) {
         if (!(error instanceof ContextLengthError) || level === 2) throw error;
-        logger.warn(`[overflow] Context too long, compacting harder (attempt ${level + 1}/2)`, { conversation: state.conversation.id });
+        logger.warn(`[overflow] Context too long, compacting harder (attempt ${level + 1}/2)`);
       }
     }
   }

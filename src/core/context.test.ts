@@ -15,21 +15,23 @@ describe('buildRequestMessages', () => {
   const transcript = [1, 2, 3, 4].flatMap((t) => turn(t, 20_000));
 
   it('compacts harder at each overflow level', () => {
-    const sizes = ([0, 1, 2] as const).map((level) => size(buildRequestMessages(transcript, 4, { compaction: options, level })));
+    const sizes = ([0, 1, 2] as const).map((level) => size(buildRequestMessages(transcript, 4, { compaction: options, level }).messages));
     expect(sizes[1]).toBeLessThan(sizes[0]!);
     expect(sizes[2]).toBeLessThan(sizes[1]!);
   });
 
   it('keeps only the recent turns at level 2, saying what was left out', () => {
-    const out = buildRequestMessages(transcript, 4, { compaction: options, level: 2 });
+    const out = buildRequestMessages(transcript, 4, { compaction: options, level: 2 }).messages;
     expect(out[0]).toEqual({ role: 'user', content: "[8 earlier messages of this conversation were left out to fit the model's context window.]", turn: 3 });
     expect(out.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([out[0]!.content, 'question 3', 'question 4']);
   });
 
   it('repairs pairing after compaction', () => {
     const broken = transcript.filter((m) => !(m.role === 'tool' && m.toolCallId === 'c4'));
-    const out = buildRequestMessages(broken, 4, { compaction: options });
+    const { messages: out, repairs } = buildRequestMessages(broken, 4, { compaction: options });
     expect(out.some((m) => m.role === 'tool' && m.toolCallId === 'c4')).toBe(true);
+    expect(repairs).toBe(1);
+    expect(buildRequestMessages(transcript, 4, { compaction: options }).repairs).toBe(0);
   });
 
   it('returns a history untouched when nothing is old or large', () => {

@@ -2,7 +2,7 @@ import { microcompact, type MicrocompactOptions } from './microcompact.ts';
 import { previewLongUserMessages, type UserPreview } from './long-messages.ts';
 import { leaveOutMovedPast } from './moved-past.ts';
 import { wellFormedMessage } from './well-formed.ts';
-import { repairToolPairing } from './pairing.ts';
+import { countRepairs, repairToolPairing } from './pairing.ts';
 import type { Message } from './types.ts';
 
 /** 0: normal; 1 and 2: the server said the context was too long, so compact harder. */
@@ -44,11 +44,13 @@ export interface RequestOptions {
  * past left out, microcompaction (harder on overflow), the user's transform, text made
  * well-formed, then pairing repair last, so whatever came before, the API gets a well-formed history.
  */
-export function buildRequestMessages(transcript: readonly Message[], currentTurn: number, options: RequestOptions): Message[] {
+export function buildRequestMessages(transcript: readonly Message[], currentTurn: number, options: RequestOptions): { messages: Message[]; repairs: number } {
   const level = options.level ?? 0;
   const recent = level === 2 ? keepRecentTurns(transcript, currentTurn - 1) : transcript;
   const shown = options.userPreview ? previewLongUserMessages(recent, options.userPreview) : recent;
   const compacted = microcompact(leaveOutMovedPast(shown), currentTurn, harder(options.compaction, level));
   // Stored text is well-formed already; a transcript from an older version or an import may not be.
-  return repairToolPairing((options.transform?.(compacted) ?? compacted).map(wellFormedMessage));
+  const unrepaired = (options.transform?.(compacted) ?? compacted).map(wellFormedMessage);
+  const messages = repairToolPairing(unrepaired);
+  return { messages, repairs: countRepairs(unrepaired, messages) };
 }

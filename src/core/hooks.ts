@@ -20,6 +20,8 @@ export interface StepEvent extends TurnInfo {
   level: OverflowLevel;
   usage?: LlmUsage;
   llmMs: number;
+  /** Messages pairing repair had to drop, mend or add in this step's request. */
+  repairs: number;
   toolCalls: Array<{ name: string; isError: boolean; durationMs: number }>;
   /** Results of this step sent as previews, being over a budget. */
   previewed: number;
@@ -55,4 +57,12 @@ export function notify<K extends Observer>(hooks: AgentHooks | undefined, observ
   } catch (error) {
     logger.warn(`The ${observer} hook failed`, { error: (error as Error).message });
   }
+}
+
+/** Several observers of the step and turn events as one set of hooks (metrics and logs, say). */
+export function observers(...all: Array<Pick<AgentHooks, Observer>>): Pick<AgentHooks, Observer> {
+  return {
+    onStepFinish: (event) => all.forEach((o) => o.onStepFinish?.(event)),
+    onTurnFinish: (event) => all.forEach((o) => o.onTurnFinish?.(event)),
+  };
 }

@@ -49,11 +49,19 @@ export function repairToolPairing(messages: readonly Message[]): Message[] {
       if (m.content) out.push({ role: 'assistant', content: m.content, turn: m.turn });
       continue;
     }
-    out.push({ ...m, toolCalls: calls });
+    // The message itself when nothing changed, so `countRepairs` sees it kept.
+    out.push(calls.length === m.toolCalls.length && calls.every((c, i) => c === m.toolCalls![i]) ? m : { ...m, toolCalls: calls });
     for (const c of calls) {
       const result = resultById.get(c.id);
       out.push(result ?? { role: 'tool', toolCallId: c.id, content: INTERRUPTED_RESULT, turn: m.turn });
     }
   }
   return out;
+}
+
+/** How many messages repair dropped, changed or added: what it had to mend (a reordered result is not counted). */
+export function countRepairs(before: readonly Message[], after: readonly Message[]): number {
+  const input = new Set(before);
+  const kept = after.filter((m) => input.has(m)).length;
+  return before.length - kept + (after.length - kept);
 }

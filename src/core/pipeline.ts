@@ -1,7 +1,7 @@
 import type { Agent } from './agent.ts';
 import { KeyedQueue } from './keyed-queue.ts';
 import { permits, type Access, type InboundMessage, type InboxEntry, type InboxPort, type Outbound, type ReplyChunk } from './delivery.ts';
-import type { Logger } from './logger.ts';
+import { withLogFields, type Logger } from './logger.ts';
 import { wellFormed } from './well-formed.ts';
 import type { HistoryHit, HistorySearchPort } from './types.ts';
 
@@ -24,6 +24,8 @@ export interface PipelineDeps {
   inbox: InboxPort;
   search: HistorySearchPort;
   logger: Logger;
+  /** Told each time a reply (or the failure reply) has been delivered: for metrics. */
+  onAnswered?(platform: string, outcome: Answered): void;
 }
 
 export interface HandleOptions {
@@ -166,7 +168,8 @@ export class InboundPipeline {
           if (work.again) continue;
           break;
         }
-        if (!(await this.process(entry, work.abort.signal))) break;
+        const fields = { platform: entry.lane.platform, inbox: entry.id };
+        if (!(await withLogFields(this.deps.logger, fields, () => this.process(entry, work.abort.signal)))) break;
       }
     } finally {
       work.again &&= !this.draining;
@@ -204,7 +207,7 @@ export class InboundPipeline {
         await inbox.markPosted(chunk.id, found ?? (await outbound.post(entry, outgoing)));
       }
       await inbox.finish(entry.id, 'answered');
-      this.answered(entry.id, outcome);
+      this.answered(entry, outcome);
       return true;
     } catch (error) {
       // Shutting down, or the lease was lost: the message stays pending for whoever holds the lane next.
@@ -236,7 +239,7 @@ export class InboundPipeline {
       }
       await outbound.post(entry, { seq: 0, text: FAILURE_REPLY }).catch(() => {});
       await this.deps.inbox.finish(entry.id, 'failed');
-      this.answered(entry.id, 'failed');
+      this.answered(entry, 'failed');
       return true;
     } catch {
       // The database is down too: the lease runs out and the message is tried again.
@@ -244,9 +247,10 @@ export class InboundPipeline {
     }
   }
 
-  private answered(inboxId: string, outcome: Answered): void {
-    this.waiters.get(inboxId)?.(outcome);
-    this.waiters.delete(inboxId);
+  private answered(entry: InboxEntry, outcome: Answered): void {
+    this.deps.onAnswered?.(entry.lane.platform, outcome);
+    this.waiters.get(entry.id)?.(outcome);
+    this.waiters.delete(entry.id);
   }
 
   private async poll(): Promise<void> {

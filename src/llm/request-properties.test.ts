@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validateChatRequest, type ChatRequest } from '../../test/support/fake-openai.ts';
 import { buildRequestMessages } from '../core/context.ts';
-import { repairToolPairing } from '../core/pairing.ts';
+import { countRepairs, repairToolPairing } from '../core/pairing.ts';
 import type { Message } from '../core/types.ts';
 import { wellFormed } from '../core/well-formed.ts';
 import { chatRequestBody } from './openai-client.ts';
@@ -47,12 +47,14 @@ describe(`requests built from ${RUNS} generated transcripts`, () => {
   it('are accepted by the strict validator, keep every user and assistant text, and are already repaired', () => {
     fc.assert(
       fc.property(transcript, fc.integer({ min: 1, max: 7 }), (history, currentTurn) => {
-        const messages = buildRequestMessages(history, currentTurn, { compaction });
+        const { messages } = buildRequestMessages(history, currentTurn, { compaction });
         expect(validateChatRequest(sent(messages))).toBeUndefined();
         // Every non-empty user and assistant text, in order (well-formed, and never compacted).
         const texts = (ms: Message[]) => ms.filter((m) => m.role !== 'tool' && m.content !== '').map((m) => wellFormed(m.content));
         expect(texts(messages)).toEqual(texts(history));
-        expect(repairToolPairing(messages)).toEqual(messages);
+        const again = repairToolPairing(messages);
+        expect(again).toEqual(messages);
+        expect(countRepairs(messages, again)).toBe(0);
       }),
       { numRuns: RUNS },
     );

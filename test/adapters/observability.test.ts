@@ -57,8 +57,10 @@ describe('health, readiness and metrics on PORT, beside Slack events', () => {
       const response = await get('/metrics');
       expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
       const samples = parsePrometheus(await response.text());
-      return samples.get('spool_turns_total{status="ok"}') === 1 && samples.get('spool_inbox_pending') === 0 ? samples : undefined;
+      const done = samples.get('spool_turns_total{status="ok"}') === 1 && samples.get('spool_replies_total{platform="slack",outcome="ok"}') === 1;
+      return done && samples.get('spool_inbox_pending') === 0 ? samples : undefined;
     });
+    expect(metrics.get('spool_pairing_repairs_total')).toBe(0);
     expect(metrics.get('spool_llm_request_seconds_count')).toBe(1);
     expect(metrics.get('spool_llm_tokens_total{kind="prompt"}')).toBeGreaterThan(0);
     expect(metrics.get('spool_inbox_oldest_pending_seconds')).toBe(0);

@@ -423,7 +423,9 @@ describe('hooks', () => {
     const lookup = testTool('lookup', () => ({ content: 'found', isError: false }));
     fake.enqueue({ toolCalls: [{ id: 'l', name: 'lookup', arguments: '{}' }] }, { content: 'done' });
     const seen: number[] = [];
+    const repairs: number[] = [];
     const hooks: AgentHooks = {
+      onStepFinish: (step) => repairs.push(step.repairs),
       transformContext: (messages, { turn }) => {
         seen.push(turn);
         // Drops every tool result: repair must answer the orphaned call, or the API refuses it.
@@ -435,6 +437,8 @@ describe('hooks', () => {
     expect(fake.rejections).toEqual([]);
     expect(lastMessage(fake.requests[0]!).content).toBe('Be brief.');
     expect(toolMessages(fake.requests[1]!).map((m) => JSON.parse(m.content ?? '').error)).toEqual([expect.stringContaining('interrupted')]);
+    // The step events count what repair mended: nothing in the first request, the answered call in the second.
+    expect(repairs).toEqual([0, 1]);
   });
 
   it('beforeToolCall denies a call (the model reads why, the tool never runs) or answers it itself', async () => {

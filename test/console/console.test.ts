@@ -46,6 +46,18 @@ describe('npm run chat', () => {
     expect(other.stdout).toBe('heard 1 message(s), last: three\n');
   });
 
+  it('with LOG_FORMAT=json writes one JSON object a line, and every line of a turn names its platform, conversation and turn', async () => {
+    const run = await runSpool(['chat', '--session', `json-${Date.now()}`], { env: env({ LOG_FORMAT: 'json', LOG_LEVEL: 'debug' }), input: 'one\ntwo\n' });
+    expect(run.code).toBe(0);
+    const lines = run.stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const inTurn = lines.filter((l) => l.turn !== undefined);
+    // Each turn's step and end events, at least, were logged inside its context.
+    expect(inTurn.filter((l) => l.msg === 'Turn finished').map((l) => [l.turn, l.status])).toEqual([[1, 'ok'], [2, 'ok']]);
+    expect(inTurn.some((l) => l.msg === 'Step finished' && l.llmMs !== undefined && l.repairs === 0)).toBe(true);
+    for (const line of inTurn) expect(line).toMatchObject({ platform: 'console', conversation: expect.stringMatching(/^[0-9a-f-]{36}$/), level: expect.any(String) });
+    expect(new Set(inTurn.map((l) => l.conversation)).size).toBe(1);
+  });
+
   it('tells the user about a failing model in one line, keeps secrets out of logs, serves the next line, and exits 1', async () => {
     fake.enqueue({ status: 401, message: 'Incorrect API key provided: sk-live-SECRETVALUE123', type: 'invalid_request_error' });
     const run = await runSpool(['chat', '--session', `fail-${Date.now()}`], { env: env(), input: 'first\nsecond\n' });
