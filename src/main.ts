@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
-import { consoleOutbound, runConsole } from './adapters/console/console-adapter.ts';
+import { consoleOutbound, runConsole, welcomeLine } from './adapters/console/console-adapter.ts';
+import { ConsoleScreen } from './adapters/console/screen.ts';
 import { ConfigError, loadConfig, SECRET_ENV_NAMES, secretsOf, type Config } from './config.ts';
 import { Agent } from './core/agent.ts';
 import type { Logger } from './core/logger.ts';
@@ -80,7 +81,10 @@ async function main(): Promise<number> {
     }
     throw error;
   }
-  const logger: Logger = createLogger({ level: config.logLevel, format: config.logFormat, secrets: secretsOf() });
+  const consoleMode = positionals[0] === 'chat' || (!config.slack && !config.discord);
+  // At a terminal, log lines are drawn above the prompt and "thinking…", never into them.
+  const screen = consoleMode && process.stdin.isTTY && process.stderr.isTTY ? new ConsoleScreen(process.stderr) : undefined;
+  const logger: Logger = createLogger({ level: config.logLevel, format: config.logFormat, secrets: secretsOf(), stream: screen?.logStream });
   const mcp = await readMcpConfig(config, logger);
   if (mcp === 'refused') return 2;
 
@@ -118,14 +122,16 @@ async function main(): Promise<number> {
   );
 
   try {
-    if (positionals[0] === 'chat' || (!config.slack && !config.discord)) {
-      const io = { input: process.stdin, output: process.stdout, status: process.stderr, interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY) };
+    if (consoleMode) {
+      const io = { input: process.stdin, output: process.stdout, screen };
       pipeline.register('console', consoleOutbound(io));
       pipeline.start();
       // A signal ends the input like end of file does: the reply under way is finished, the database shut down.
       const stopInput = new AbortController();
       void untilSignal().then(() => stopInput.abort());
-      const failedTurns = await runConsole(pipeline, { session: values.session, signal: stopInput.signal, ...io });
+      // The registry's tools and get_continuation, which the agent adds.
+      const welcome = welcomeLine({ model: config.openai.model, database: db.description, tools: tools.list().length + 1 });
+      const failedTurns = await runConsole(pipeline, { session: values.session, signal: stopInput.signal, welcome, ...io });
       await pipeline.stop(config.delivery.shutdownGraceMs);
       // Every reply was printed; a failed turn still makes the exit status say so, for scripts.
       return failedTurns > 0 ? 1 : 0;

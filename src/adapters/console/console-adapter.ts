@@ -3,20 +3,22 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { Outbound } from '../../core/delivery.ts';
 import type { InboundPipeline } from '../../core/pipeline.ts';
+import type { ConsoleScreen } from './screen.ts';
 
 export interface ConsoleOptions {
   session: string;
   input: Readable;
   output: Writable;
-  /** Prompt and progress go here on a terminal; nothing is written to it when piped. */
-  status: Writable;
-  interactive: boolean;
-  /** Stops reading input (SIGTERM, Ctrl-C); the message being answered still gets its reply. */
+  /** On a terminal: the prompt with line editing and history, "thinking…", the welcome line. Absent when piped. */
+  screen?: ConsoleScreen;
+  /** Stops reading input (SIGTERM); the message being answered still gets its reply. */
   signal?: AbortSignal;
+  /** Shown on the screen before the first prompt. */
+  welcome?: string;
 }
 
 /** Replies on stdout, one block each; "thinking…" on the terminal while a turn runs. */
-export function consoleOutbound(options: Pick<ConsoleOptions, 'output' | 'status' | 'interactive'>): Outbound {
+export function consoleOutbound(options: Pick<ConsoleOptions, 'output' | 'screen'>): Outbound {
   return {
     render: (reply) => [reply],
     post: async (_message, chunk) => {
@@ -25,32 +27,45 @@ export function consoleOutbound(options: Pick<ConsoleOptions, 'output' | 'status
     },
     refuse: async () => {},
     showWorking: async () => {
-      if (!options.interactive) return async () => {};
-      options.status.write('thinking…');
-      return async () => void options.status.write('\r\x1b[K');
+      const clear = options.screen?.showWorking();
+      return async () => clear?.();
     },
   };
 }
 
+/** What a person at the terminal sees first: what answers them, and how to leave. */
+export function welcomeLine(info: { model: string; database: string; tools: number }): string {
+  return `Spool · model ${info.model} · ${info.database} · ${info.tools} tool${info.tools === 1 ? '' : 's'} · Ctrl-D or Ctrl-C quits\n`;
+}
+
 /**
  * The local channel: each input line is one user message of the session's lane, answered before
- * the next line is read. End of input ends the session after the last reply, so
- * `printf 'hi\n' | npm run -s chat` is scriptable. The outbound must be registered already.
+ * the next line is read. End of input (or Ctrl-C at the prompt) ends the session after the last
+ * reply, so `printf 'hi\n' | npm run -s chat` is scriptable. The outbound must be registered
+ * already. Resolves with how many turns failed, so scripts can notice.
  */
-/** Answers each line of input in turn; resolves with how many turns failed, so scripts can notice. */
 export async function runConsole(pipeline: InboundPipeline, options: ConsoleOptions): Promise<number> {
   let failed = 0;
   const lane = { platform: 'console', workspace: 'local', channel: 'console', thread: options.session };
-  const lines = createInterface({ input: options.input, terminal: false, signal: options.signal });
-  const prompt = () => options.interactive && options.status.write('you › ');
-  prompt();
+  const { screen } = options;
+  // On a terminal readline edits the line and keeps a history (the arrow keys); piped, it only splits lines.
+  const lines = screen
+    ? createInterface({ input: options.input, output: screen.terminal, terminal: true, prompt: 'you › ', historySize: 1_000, signal: options.signal })
+    : createInterface({ input: options.input, terminal: false, signal: options.signal });
+  if (screen) {
+    screen.attach(lines);
+    // Ctrl-C at the prompt ends the input as Ctrl-D does: the reply under way finishes, the lock is released.
+    lines.on('SIGINT', () => lines.close());
+    if (options.welcome) screen.write(options.welcome);
+  }
+  lines.prompt();
   for await (const line of lines) {
     const text = line.trim();
     if (text) {
       const handled = await pipeline.handleIncoming({ lane, messageKey: randomUUID(), kind: 'message', user: 'local', text, delivery: {} }, { waitForReply: true });
       if (handled.status !== 'accepted' || (await handled.answered) === 'failed') failed++;
     }
-    prompt();
+    lines.prompt();
   }
   return failed;
 }

@@ -1,0 +1,52 @@
+import type { Interface } from 'node:readline';
+import { Writable } from 'node:stream';
+
+const CLEAR_LINE = '\r\x1b[K';
+const WORKING = 'thinking…';
+
+/**
+ * The terminal's bottom line, which the prompt (with what the user is typing) and "thinking…"
+ * take turns on. Log lines go through `logStream` and land above it; the bottom line is then
+ * drawn again, so a log line never runs into the prompt or the indicator.
+ */
+export class ConsoleScreen {
+  private working = false;
+  private prompt?: Interface;
+
+  /** What the logger writes to on an interactive console, instead of stderr itself. */
+  readonly logStream = new Writable({
+    write: (chunk: Buffer, _encoding, done) => {
+      this.terminal.write(CLEAR_LINE + String(chunk));
+      this.redraw();
+      done();
+    },
+  });
+
+  /** The terminal itself (stderr): readline draws the prompt and echoes keys there. */
+  constructor(readonly terminal: NodeJS.WriteStream) {}
+
+  /** The readline interface whose prompt is the bottom line when Spool is not working. */
+  attach(prompt: Interface): void {
+    this.prompt = prompt;
+  }
+
+  write(text: string): void {
+    this.terminal.write(text);
+  }
+
+  /** Shows "thinking…" until the returned function is called. */
+  showWorking(): () => void {
+    this.working = true;
+    this.terminal.write(CLEAR_LINE + WORKING);
+    return () => {
+      this.working = false;
+      this.terminal.write(CLEAR_LINE);
+    };
+  }
+
+  private redraw(): void {
+    if (this.working) this.terminal.write(WORKING);
+    // `true` keeps what the user has typed so far, and the cursor where it was.
+    else this.prompt?.prompt(true);
+  }
+}
