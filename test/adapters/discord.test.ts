@@ -69,7 +69,9 @@ describe('startup', () => {
     await again.stop();
     expect(discord.callsTo('GET', /\/guilds\/\d+\/commands$/)).toHaveLength(1);
     expect(discord.callsTo('PUT', /commands$/)).toHaveLength(0);
-    expect(log.messages().some((m) => m.includes('Invite: https://discord.com/oauth2/authorize?client_id=' + APP_ID))).toBe(true);
+    const invite = log.messages().find((m) => m.includes('Invite: https://discord.com/oauth2/authorize?client_id=' + APP_ID))!;
+    // View Channel (private channels), Send Messages, Send Messages in Threads: for replies posted to the channel.
+    expect(BigInt(/permissions=(\d+)/.exec(invite)![1]!)).toBe((1n << 10n) | (1n << 11n) | (1n << 38n));
   });
 
   it('re-registers when a definition changed', async () => {

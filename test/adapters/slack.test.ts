@@ -129,6 +129,20 @@ describe('Slack over the Events API (signed HTTP)', () => {
     expect(await inboxRows(ch, '601.2')).toBe(0);
   });
 
+  it('in a group DM (mpim) answers a mention and its thread, and leaves other talk alone', async () => {
+    const group = `G${Math.random().toString(36).slice(2, 10).toUpperCase()}`;
+    llm.fallback = (request) => ({ content: `group turn ${userTexts(request).length}` });
+    await post(eventBody({ type: 'message', channel_type: 'mpim', user: 'U2', text: 'lunch?', ts: '660.1', channel: group }));
+    await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> summarise`, ts: '661.1', channel: group }));
+    await post(eventBody({ type: 'message', channel_type: 'mpim', user: 'U2', text: 'and then?', ts: '661.2', thread_ts: '661.1', channel: group }));
+    await slack.waitFor(() => repliesIn(group).length === 2);
+    expect(repliesIn(group).map((m) => [m.thread_ts, m.text])).toEqual([
+      ['661.1', 'group turn 1'],
+      ['661.1', 'group turn 2'],
+    ]);
+    expect(await inboxRows(group, '660.1')).toBe(0);
+  });
+
   it('answers a direct message without a mention, in a thread of its own', async () => {
     const dm = `D${Math.random().toString(36).slice(2, 10).toUpperCase()}`;
     llm.enqueue({ content: 'hi in private' });

@@ -4,6 +4,7 @@ import {
   Events,
   GatewayIntentBits,
   MessageFlags,
+  PermissionFlagsBits,
   Routes,
   SlashCommandBuilder,
   type ChatInputCommandInteraction,
@@ -21,8 +22,11 @@ import { splitMessage } from '../shared/split-message.ts';
 export const DISCORD_MESSAGE_LIMIT = 2_000;
 /** Discord's codes for an interaction token that expired (15 minutes) or is unknown. */
 const EXPIRED_TOKEN_CODES = new Set([50027, 10015]);
-/** Send Messages + Send Messages in Threads: only for replies that outlive an interaction. */
-const INVITE_PERMISSIONS = (1n << 11n) | (1n << 38n);
+/**
+ * Only for replies that outlive an interaction, posted to the channel: View Channel (which a
+ * private channel needs before anything can be posted there), Send Messages, Send Messages in Threads.
+ */
+const INVITE_PERMISSIONS = PermissionFlagsBits.ViewChannel | PermissionFlagsBits.SendMessages | PermissionFlagsBits.SendMessagesInThreads;
 /** Nobody is ever pinged by a reply: not @everyone, not @here, not a role, not a user. */
 const NO_MENTIONS = { parse: [] as never[] };
 
