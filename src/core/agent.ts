@@ -8,6 +8,7 @@ import { notify, type AgentHooks, type StepEvent, type TurnInfo } from './hooks.
 import { withLogFields, type Logger } from './logger.ts';
 import type { MicrocompactOptions } from './microcompact.ts';
 import { admitResult, type ResultIntake } from './result-intake.ts';
+import { OverflowMemory } from './overflow-memory.ts';
 import { CONTINUE_PROMPT, turnProgress } from './resume.ts';
 import { failedTurn, type TurnResult, type TurnStatus } from './turn-failure.ts';
 import {
@@ -90,8 +91,6 @@ interface TurnState {
   step: Omit<StepEvent, keyof TurnInfo | 'pagesRead'>;
 }
 
-/** How long a conversation keeps the overflow level it needed; then it tries the full context again. */
-const OVERFLOW_MEMORY_MS = 10 * 60_000;
 
 const CUT_OFF_NOTE = "\n\n_(This reply was cut off at the model's output limit.)_";
 
@@ -100,8 +99,7 @@ const CUT_OFF_NOTE = "\n\n_(This reply was cut off at the model's output limit.)
  * context-management rule; platforms only hand it text and post back what it returns.
  */
 export class Agent {
-  /** The overflow level each conversation last needed: its next requests start there instead of being refused first. */
-  private readonly overflowLevels = new Map<string, { level: OverflowLevel; until: number }>();
+  private readonly overflow = new OverflowMemory();
 
   /** Tools the core itself supplies, run here rather than through the tool port. */
   private readonly ownTools = new Map<string, (state: TurnState, args: Record<string, unknown>) => Promise<ToolOutcome>>([
@@ -222,9 +220,7 @@ export class Agent {
   private async complete(state: TurnState, toolChoice: 'auto' | 'none'): Promise<LlmResponse> {
     const { llm, logger } = this.deps;
     const id = state.conversation.id;
-    const remembered = this.overflowLevels.get(id);
-    const start = remembered && remembered.until > Date.now() ? remembered.level : 0;
-    for (let level: OverflowLevel = start; ; level = (level + 1) as OverflowLevel) {
+    for (let level = this.overflow.levelFor(id); ; level = (level + 1) as OverflowLevel) {
       const { transformContext } = this.deps.hooks ?? {};
       const { messages, repairs } = buildRequestMessages(state.transcript, state.turn, {
         compaction: this.options.compaction,
@@ -240,8 +236,7 @@ export class Agent {
         const response = await llm.complete(request, state.signal);
         state.usage = response.usage;
         state.step = { step: state.step.step + 1, finishReason: response.finishReason, level, usage: response.usage, llmMs: Date.now() - started, repairs, toolCalls: [], previewed: 0 };
-        if (level > 0) this.overflowLevels.set(id, { level, until: Date.now() + OVERFLOW_MEMORY_MS });
-        else this.overflowLevels.delete(id);
+        this.overflow.remember(id, level);
         return response;
       } catch (error) {
         if (!(error instanceof ContextLengthError) || level === 2) throw error;
