@@ -102,6 +102,21 @@ describe('hostile tool results from a real MCP stdio server, with the default li
   });
 });
 
+describe('tool-call arguments with a NUL in them', () => {
+  it('are stored (the NUL made U+FFFD, as jsonb requires), the call runs, and the next turn is accepted', async () => {
+    const agent = agentOver(await hostileServer({ maxMessageBytes: 1_000_000, binaryMaxBytes: 0 }));
+    const conversation = await store.openConversation(uniqueKey());
+    // A raw NUL inside the arguments' JSON text, as a model can send (the wire escapes it once).
+    fake.enqueue({ toolCalls: [{ id: 'n', name: 'hostile__echo', arguments: '{"text":"a\u0000b"}' }] }, (request) => ({ content: `echoed ${lastMessage(request).content}` }));
+    expect(await agent.runTurn(conversation, 'echo a NUL')).toMatchObject({ status: 'ok' });
+    fake.enqueue({ content: 'still fine' });
+    expect((await agent.runTurn(conversation, 'and now?')).reply).toBe('still fine');
+    const [call] = await db.prisma.toolCall.findMany({ where: { conversationId: conversation.id } });
+    expect(call!.arguments).toBe('{"text":"a\ufffdb"}');
+    expect(fake.rejections).toEqual([]);
+  });
+});
+
 describe('a result too big for the MCP message limit', () => {
   it('comes back as a clear error, and the same server answers the next call', async () => {
     const agent = agentOver(await hostileServer({ maxMessageBytes: 1_000_000, binaryMaxBytes: 0 }));
