@@ -51,6 +51,7 @@ const PG_TYPE: Record<string, string> = {
   Boolean: 'boolean',
   DateTime: 'timestamp with time zone',
   Json: 'jsonb',
+  Bytes: 'bytea',
 };
 
 let db: Database;
@@ -94,7 +95,8 @@ describe('schema.prisma and the migration SQL', () => {
     const actual = rows
       .map((r) => {
         const [, unique, table, method, columns] = /^CREATE (UNIQUE )?INDEX \S+ ON (?:public\.)?(\S+) USING (\w+) \((.*)\)$/.exec(r.def)!;
-        return `${table} ${unique ? 'unique ' : ''}${method} (${columns})`;
+        // PostgreSQL quotes a column named like a keyword ("position"); the DMMF does not.
+        return `${table} ${unique ? 'unique ' : ''}${method} (${columns!.replace(/"/g, '')})`;
       })
       .sort();
     const expected = dmmf.datamodel.indexes
