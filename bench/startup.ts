@@ -3,7 +3,8 @@
  * that answers at once, from a first-ever start (an empty DATA_DIR: the embedded server is
  * initialised and migrated) and from a warm one. Side by side, round-robin in the same run: an
  * empty `node` start and an empty `tsx` start (to exit), the floor any TypeScript bot starts from.
- * RUNS=5 by default.
+ * `npm start` rows run the compiled dist/ (build it first: `npm run build`); one row runs the
+ * source through tsx, as `npm run dev` and the tests do. RUNS=5 by default.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -25,9 +26,9 @@ async function toExit(args: string[]): Promise<number> {
 }
 
 /** Milliseconds from spawn to the first reply on stdout; the process is then let exit cleanly. */
-async function toFirstReply(env: Record<string, string>): Promise<number> {
+async function toFirstReply(env: Record<string, string>, built = false): Promise<number> {
   const start = performance.now();
-  const spool = startSpool(['chat', '--session', 'startup'], { env });
+  const spool = startSpool(['chat', '--session', 'startup'], { env, built });
   const replied = new Promise<number>((resolve) => spool.child.stdout.once('data', () => resolve(performance.now() - start)));
   spool.child.stdin.write('hi\n');
   const ms = await replied;
@@ -46,15 +47,16 @@ const base = { OPENAI_BASE_URL: llm.baseURL };
 const cases: Array<[string, (run: number) => Promise<number>]> = [
   ['empty node', () => toExit(['-e', ''])],
   ['empty tsx', () => toExit(['--import', 'tsx', empty])],
-  ['Spool, embedded, first-ever start', (run) => toFirstReply({ ...base, DATA_DIR: join(dir, `fresh-${run}`) })],
-  ['Spool, embedded, warm start', () => toFirstReply({ ...base, DATA_DIR: join(dir, 'warm') })],
-  ['Spool, PostgreSQL, warm start', () => toFirstReply({ ...base, DATA_DIR: join(dir, 'pg'), DATABASE_URL: scratch.url })],
+  ['npm start, embedded, first-ever start', (run) => toFirstReply({ ...base, DATA_DIR: join(dir, `fresh-${run}`) }, true)],
+  ['npm start, embedded, warm start', () => toFirstReply({ ...base, DATA_DIR: join(dir, 'warm') }, true)],
+  ['npm start, PostgreSQL, warm start', () => toFirstReply({ ...base, DATA_DIR: join(dir, 'pg'), DATABASE_URL: scratch.url }, true)],
+  ['npm run dev (tsx), embedded, warm start', () => toFirstReply({ ...base, DATA_DIR: join(dir, 'warm') })],
 ];
 const samples = new Map(cases.map(([name]) => [name, [] as number[]]));
 try {
   // Warm-ups: the warm cases start from an initialised, migrated database.
-  await toFirstReply({ ...base, DATA_DIR: join(dir, 'warm') });
-  await toFirstReply({ ...base, DATA_DIR: join(dir, 'pg'), DATABASE_URL: scratch.url });
+  await toFirstReply({ ...base, DATA_DIR: join(dir, 'warm') }, true);
+  await toFirstReply({ ...base, DATA_DIR: join(dir, 'pg'), DATABASE_URL: scratch.url }, true);
   for (let run = 0; run < RUNS; run++) for (const [name, measure] of cases) samples.get(name)!.push(await measure(run));
 } finally {
   llm.stop();
@@ -64,7 +66,7 @@ try {
 
 const median = (name: string) => percentile([...samples.get(name)!].sort((a, b) => a - b), 50);
 const tsx = median('empty tsx');
-const goal: Record<string, number> = { 'Spool, embedded, first-ever start': 8, 'Spool, embedded, warm start': 5 };
+const goal: Record<string, number> = { 'npm start, embedded, first-ever start': 8, 'npm start, embedded, warm start': 5 };
 console.log(`\nStart to first reply, median of ${RUNS} runs each, interleaved:\n`);
 console.log('| start | median | min | max | × empty tsx | goal |');
 console.log('|---|---|---|---|---|---|');

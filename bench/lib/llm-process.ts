@@ -62,6 +62,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const reply = process.argv[2] === 'echo' ? echoReply : (body: string) => toolsReply(body, calls);
   const latencyMs = Number(process.argv[3] ?? 0);
   const server = createServer((req, res) => {
+    // Spool's startup check lists the models once.
+    if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
