@@ -7,8 +7,8 @@ import { errorResult, GET_CONTINUATION, getContinuationSpec } from './continuati
 import { notify, type AgentHooks, type StepEvent, type TurnInfo } from './hooks.ts';
 import { withLogFields, type Logger } from './logger.ts';
 import type { MicrocompactOptions } from './microcompact.ts';
-import { admitResult, type ResultIntake } from './result-intake.ts';
 import { OverflowMemory } from './overflow-memory.ts';
+import { admitResult, type ResultIntake } from './result-intake.ts';
 import { CONTINUE_PROMPT, turnProgress } from './resume.ts';
 import { failedTurn, type TurnResult, type TurnStatus } from './turn-failure.ts';
 import {
@@ -90,7 +90,6 @@ interface TurnState {
   /** The step so far, for `onStepFinish`. */
   step: Omit<StepEvent, keyof TurnInfo | 'pagesRead'>;
 }
-
 
 const CUT_OFF_NOTE = "\n\n_(This reply was cut off at the model's output limit.)_";
 
