@@ -163,7 +163,10 @@ export class OpenAiChatClient implements LlmPort {
 
   private async create(request: LlmRequest, signal?: AbortSignal): Promise<OpenAI.Chat.Completions.ChatCompletion> {
     try {
-      return await this.client.chat.completions.create(chatRequestBody(this.options, request, this.tokenParam), { signal });
+      // The SDK adds an abort listener to the signal it is given and never removes it: on a turn's
+      // (or a lane's) long-lived signal they pile up, one per request. A dependent signal per
+      // request takes that listener and is dropped with it.
+      return await this.client.chat.completions.create(chatRequestBody(this.options, request, this.tokenParam), { signal: signal && AbortSignal.any([signal]) });
     } catch (error) {
       if (!this.switchedTokenParam(error)) throw translateError(error, this.options);
       return this.create(request, signal);

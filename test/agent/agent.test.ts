@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Agent, CONTINUE_PROMPT } from '../../src/core/agent.ts';
 import type { AgentHooks, StepEvent, TurnEvent } from '../../src/core/hooks.ts';
@@ -415,6 +416,18 @@ describe('LLM failures', () => {
     fake.maxContextChars = undefined;
     fake.enqueue({ content: 'still usable' });
     expect((await agent.runTurn(conversation, 'question 6')).reply).toBe('still usable');
+  });
+});
+
+describe('the caller\'s abort signal', () => {
+  it('carries no listener per model call: a lane\'s signal lives across many turns', async () => {
+    const look = testTool('look', () => ({ content: 'seen', isError: false }));
+    fake.fallback = (request) => (request.messages.filter((m) => m.role === 'tool').length < 12 ? { toolCalls: [{ id: 'l', name: 'look', arguments: '{}' }] } : { content: 'done' });
+    const lane = new AbortController();
+    const agent = testAgent({ fake, store, tools: [look] });
+    expect((await agent.runTurn(conversation, 'look a dozen times', { signal: lane.signal })).reply).toBe('done');
+    expect(fake.requests.length).toBeGreaterThanOrEqual(13);
+    expect(getEventListeners(lane.signal, 'abort')).toHaveLength(0);
   });
 });
 
