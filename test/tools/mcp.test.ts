@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
@@ -154,6 +155,12 @@ describe('server-everything over stdio', () => {
     expect(outcome.content).toMatch(/\[image: image\/png, \d+ bytes, stored, not shown\]/);
     expect(outcome.content.length).toBeLessThan(1_000);
     expect(outcome.content).not.toMatch(/[A-Za-z0-9+/]{200,}/);
+  });
+
+  it("leaves no abort listener on the turn's signal per call", async () => {
+    const turn = context();
+    for (let i = 0; i < 12; i++) expect((await registry().call('everything__echo', { message: `m${i}` }, turn)).isError).toBe(false);
+    expect(getEventListeners(turn.signal, 'abort')).toHaveLength(0);
   });
 
   it('cancels a call that outlives its timeout and reports it as an error result', async () => {

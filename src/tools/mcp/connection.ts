@@ -105,8 +105,11 @@ export class McpServerConnection {
       return errorOutcome(`MCP server "${this.config.name}" is unavailable right now (it stopped and is being restarted). Try again shortly.`);
     }
     try {
-      // The SDK cancels the request on the server (notifications/cancelled) when this times out.
-      const result = (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: this.config.timeoutMs })) as CallToolResult;
+      // The SDK cancels the request on the server (notifications/cancelled) when this times out. It
+      // never removes the abort listener it adds, so it gets a signal of its own for this call,
+      // not the turn's, which would gather one listener per call.
+      const options = { signal: AbortSignal.any([signal]), timeout: this.config.timeoutMs };
+      const result = (await client.callTool({ name: tool, arguments: args }, undefined, options)) as CallToolResult;
       return toOutcome(result, this.limits.binaryMaxBytes);
     } catch (error) {
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
