@@ -4,6 +4,7 @@ import { applyResultBudget, type ResultBudget } from './budget.ts';
 import { buildRequestMessages, type OverflowLevel } from './context.ts';
 import { readStoredResult } from './continuation-tool.ts';
 import { errorResult, GET_CONTINUATION, getContinuationSpec } from './continuation.ts';
+import { afterCutOff } from './cut-off.ts';
 import { notify, type AgentHooks, type StepEvent, type TurnInfo } from './hooks.ts';
 import { withLogFields, type Logger } from './logger.ts';
 import type { MicrocompactOptions } from './microcompact.ts';
@@ -183,29 +184,25 @@ export class Agent {
       }
 
       if (response.finishReason === 'length') {
-        // No text: the budget went on reasoning, or a continuation has nothing left to add.
-        if (!response.content.trim()) {
-          const { retryMaxTokens } = this.options;
-          if (state.replyParts.length === 0 && state.maxTokens === undefined && retryMaxTokens) {
-            logger.warn(`[continue] Cut off before any text; trying once more with ${retryMaxTokens} output tokens`);
-            state.maxTokens = retryMaxTokens;
-            continue;
-          }
+        const progress = { saidSomething: state.replyParts.length > 0, budgetRaised: state.maxTokens !== undefined, continuations: state.continuations };
+        const next = afterCutOff(response.content, state.turn, progress, { ...this.options, maxContinuations });
+        if (next.action === 'retry') {
+          logger.warn(`[continue] Cut off before any text; trying once more with ${next.maxTokens} output tokens`);
+          state.maxTokens = next.maxTokens;
+          continue;
+        }
+        if (response.content.trim()) state.replyParts.push(response.content);
+        await this.append(state, next.store);
+        if (next.action === 'stop' && next.why === 'nothing new') {
           logger.warn('[continue] Cut off with nothing new, stopping');
-          await this.append(state, []);
           return reply('cut_off', "The model's reply was cut off before it said anything, even with a larger output budget. Try a narrower question, or raise OPENAI_MAX_TOKENS.");
         }
-        state.replyParts.push(response.content);
-        const cut: Message = { role: 'assistant', content: response.content, turn: state.turn };
-        if (state.continuations >= maxContinuations) {
-          await this.append(state, [cut]);
+        if (next.action === 'stop') {
           logger.warn('[continue] Max continuations reached, breaking');
           return reply('cut_off', '');
         }
         state.continuations++;
         logger.info(`[continue] Response truncated at max_tokens, requesting continuation (${state.continuations}/${maxContinuations})`);
-        // Stored together, so a transcript that ends in a plain assistant message is a finished turn.
-        await this.append(state, [cut, { role: 'user', content: CONTINUE_PROMPT, turn: state.turn }]);
         continue;
       }
 
