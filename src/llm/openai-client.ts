@@ -12,7 +12,7 @@ import {
   type LlmResponse,
   type Message,
 } from '../core/types.ts';
-import { estimatePromptTokens, tokenCounter } from './token-estimate.ts';
+import { promptEstimator, tokenCounter } from './token-estimate.ts';
 
 export interface OpenAiClientOptions {
   apiKey: string;
@@ -101,7 +101,7 @@ export function chatRequestBody(
 export class OpenAiChatClient implements LlmPort {
   private readonly client: OpenAI;
   private tokenParam: TokenParam;
-  private countTokens?: Promise<(text: string) => number>;
+  private estimatePrompt?: Promise<(request: LlmRequest) => number>;
 
   constructor(private readonly options: OpenAiClientOptions) {
     const common = {
@@ -138,8 +138,8 @@ export class OpenAiChatClient implements LlmPort {
   async fits(request: LlmRequest): Promise<boolean> {
     const { contextTokens } = this.options;
     if (contextTokens === undefined) return true;
-    this.countTokens ??= tokenCounter(this.options.model);
-    return estimatePromptTokens(request, await this.countTokens) + (request.maxTokens ?? this.options.maxTokens) <= contextTokens;
+    this.estimatePrompt ??= tokenCounter(this.options.model).then(promptEstimator);
+    return (await this.estimatePrompt)(request) + (request.maxTokens ?? this.options.maxTokens) <= contextTokens;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LlmRequest } from '../core/types.ts';
-import { estimatePromptTokens, tokenCounter } from './token-estimate.ts';
+import { promptEstimator, tokenCounter } from './token-estimate.ts';
 
 describe('tokenCounter', () => {
   it("uses OpenAI's tokenizer for its models and chars / 4 for any other", async () => {
@@ -12,19 +12,30 @@ describe('tokenCounter', () => {
   });
 });
 
-describe('estimatePromptTokens', () => {
+describe('promptEstimator', () => {
+  const request: LlmRequest = {
+    system: 'ssss',
+    messages: [
+      { role: 'user', content: 'uuuu', turn: 1 },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'c', name: 'n', arguments: '{}' }], turn: 1 },
+    ],
+    tools: [{ name: 't', description: 'd', parameters: {} }],
+    toolChoice: 'auto',
+  };
+  const calls = JSON.stringify([{ id: 'c', name: 'n', arguments: '{}' }]);
+  const expected = 4 + JSON.stringify(request.tools).length + 4 + (4 + 4) + (4 + 0 + calls.length);
+
   it('counts the system prompt, every message, tool calls and tool schemas', () => {
-    const request: LlmRequest = {
-      system: 'ssss',
-      messages: [
-        { role: 'user', content: 'uuuu', turn: 1 },
-        { role: 'assistant', content: '', toolCalls: [{ id: 'c', name: 'n', arguments: '{}' }], turn: 1 },
-      ],
-      tools: [{ name: 't', description: 'd', parameters: {} }],
-      toolChoice: 'auto',
-    };
-    const byChar = (text: string) => text.length;
-    const expected = 4 + JSON.stringify(request.tools).length + 4 + (4 + 4) + (4 + 0 + JSON.stringify(request.messages[1]!.role === 'assistant' && request.messages[1]!.toolCalls).length);
-    expect(estimatePromptTokens(request, byChar)).toBe(expected);
+    expect(promptEstimator((text) => text.length)(request)).toBe(expected);
+  });
+
+  it('tokenizes each message once across requests, and only the new ones after', () => {
+    const seen: string[] = [];
+    const estimate = promptEstimator((text) => (seen.push(text), text.length));
+    estimate(request);
+    seen.length = 0;
+    const next = { ...request, messages: [...request.messages, { role: 'user' as const, content: 'vv', turn: 2 }] };
+    expect(estimate(next)).toBe(expected + 4 + 2);
+    expect(seen).toEqual(['ssss', JSON.stringify(request.tools), 'vv']);
   });
 });
