@@ -107,7 +107,10 @@ export class DiscordAdapter {
     private readonly logger: Logger,
   ) {
     // Interactions need no intent; Guilds (not privileged) keeps channel and role data coherent.
-    this.client = new Client({ intents: [GatewayIntentBits.Guilds], rest: { ...(config.apiUrl ? { api: config.apiUrl } : {}), ...(config.dispatcher ? { agent: /* discord.js bundles undici 6; its requests take a v7 dispatcher */ config.dispatcher as unknown as RESTOptions['agent'] } : {}) }, allowedMentions: NO_MENTIONS });
+    // discord.js bundles undici 6, whose requests take our undici 7 dispatcher (the types differ; tested).
+    const agent = config.dispatcher as unknown as RESTOptions['agent'] | undefined;
+    const rest = { ...(config.apiUrl ? { api: config.apiUrl } : {}), ...(agent ? { agent } : {}) };
+    this.client = new Client({ intents: [GatewayIntentBits.Guilds], rest, allowedMentions: NO_MENTIONS });
     this.client.on(Events.InteractionCreate, (interaction) => void this.handleSafely(interaction));
     this.client.on(Events.Error, (error) => this.logger.error('Discord client error', { error: error.message }));
     pipeline.register('discord', this.outbound(), { workspaces: config.allowedGuilds, roles: config.allowedRoles });
