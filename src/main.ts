@@ -112,6 +112,8 @@ async function main(): Promise<number> {
   const ledger = new DeliveryLedger(db.prisma);
   const registry = new Registry();
   const agent = agentFor(config, { llm, tools, store, logger, hooks: observers(agentMetrics(registry, ledger), logAgentEvents(logger)) });
+  const windowProblem = await llm.windowProblem(agent.emptyRequest());
+  if (windowProblem) logger.warn(windowProblem);
   const routes = observabilityRoutes(registry, () => db.pool.query('SELECT 1').then(() => true, () => false));
 
   // Nobody else can reach the embedded database: leases left by a killed run are ours to take now.
@@ -129,8 +131,7 @@ async function main(): Promise<number> {
       // A signal ends the input like end of file does: the reply under way is finished, the database shut down.
       const stopInput = new AbortController();
       void untilSignal().then(() => stopInput.abort());
-      // The registry's tools and get_continuation, which the agent adds.
-      const welcome = welcomeLine({ model: config.openai.model, database: db.description, tools: tools.list().length + 1 });
+      const welcome = welcomeLine({ model: config.openai.model, database: db.description, tools: agent.emptyRequest().tools.length });
       const failedTurns = await runConsole(pipeline, { session: values.session, signal: stopInput.signal, welcome, ...io });
       await pipeline.stop(config.delivery.shutdownGraceMs);
       // Every reply was printed; a failed turn still makes the exit status say so, for scripts.

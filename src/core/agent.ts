@@ -1,7 +1,7 @@
 import { acceptedCalls, flagsOf } from './accepted-calls.ts';
 import { parseToolArguments } from './arguments.ts';
 import { applyResultBudget, type ResultBudget } from './budget.ts';
-import { buildRequestMessages, type OverflowLevel } from './context.ts';
+import { buildRequestMessages, fitAttempts } from './context.ts';
 import { readStoredResult } from './continuation-tool.ts';
 import { errorResult, GET_CONTINUATION, getContinuationSpec } from './continuation.ts';
 import { afterCutOff } from './cut-off.ts';
@@ -9,6 +9,7 @@ import { notify, type AgentHooks, type StepEvent, type TurnInfo } from './hooks.
 import { withLogFields, type Logger } from './logger.ts';
 import type { MicrocompactOptions } from './microcompact.ts';
 import { OverflowMemory } from './overflow-memory.ts';
+import { readingChars } from './reading-view.ts';
 import { admitResult, type ResultIntake } from './result-intake.ts';
 import { CONTINUE_PROMPT, turnProgress } from './resume.ts';
 import { failedTurn, type TurnResult, type TurnStatus } from './turn-failure.ts';
@@ -16,6 +17,7 @@ import {
   ContextLengthError,
   type Conversation,
   type LlmPort,
+  type LlmRequest,
   type LlmResponse,
   type LlmUsage,
   type Message,
@@ -79,6 +81,8 @@ interface TurnState {
   toolIterations: number;
   continuationPages: number;
   resultChars: number;
+  /** What this turn's reading may add up to in a request: the turn's budget, narrowed to fit the model's window. */
+  viewChars: number;
   signal: AbortSignal;
   /** The reply so far; text next to tool calls is dropped, since it was the model thinking aloud. */
   replyParts: string[];
@@ -143,9 +147,10 @@ export class Agent {
       conversation,
       turn,
       transcript,
-      tools: [...this.deps.tools.list().filter((t) => t.name !== GET_CONTINUATION), getContinuationSpec],
+      tools: this.offeredTools(),
       ...progress,
       resultChars: 0,
+      viewChars: this.options.budget.turnBudgetChars,
       step: { step: 0, finishReason: 'stop', level: 0, llmMs: 0, repairs: 0, toolCalls: [], previewed: 0 },
       signal: options.signal ?? new AbortController().signal,
     };
@@ -216,15 +221,16 @@ export class Agent {
   private async complete(state: TurnState, toolChoice: 'auto' | 'none'): Promise<LlmResponse> {
     const { llm, logger } = this.deps;
     const id = state.conversation.id;
-    for (let level = this.overflow.levelFor(id); ; level = (level + 1) as OverflowLevel) {
+    for (const { level, viewChars } of fitAttempts(this.overflow.levelFor(id), state.viewChars, readingChars(state.transcript, state.turn))) {
       const { transformContext } = this.deps.hooks ?? {};
       const { messages, repairs } = buildRequestMessages(state.transcript, state.turn, {
         compaction: this.options.compaction,
         level,
+        viewChars,
         userPreview: { ...this.options.budget, maxChars: this.options.userMessageMaxChars },
         transform: transformContext && ((ms) => transformContext(ms, { conversation: state.conversation, turn: state.turn })),
       });
-      const request = { system: this.options.systemPrompt, messages, tools: state.tools, toolChoice, maxTokens: state.maxTokens };
+      const request = { ...this.emptyRequest(state.tools, toolChoice), messages, maxTokens: state.maxTokens };
       try {
         // Some servers cut an over-long prompt without a word (Ollama): what is known not to fit is never sent.
         if (llm.fits && !(await llm.fits(request))) throw new ContextLengthError('The request is estimated to exceed OPENAI_CONTEXT_TOKENS.');
@@ -232,13 +238,25 @@ export class Agent {
         const response = await llm.complete(request, state.signal);
         state.usage = response.usage;
         state.step = { step: state.step.step + 1, finishReason: response.finishReason, level, usage: response.usage, llmMs: Date.now() - started, repairs, toolCalls: [], previewed: 0 };
+        // Within a turn the view only narrows, so that what was sent stays the prefix of what is sent next.
+        state.viewChars = viewChars;
         this.overflow.remember(id, level);
         return response;
       } catch (error) {
-        if (!(error instanceof ContextLengthError) || level === 2) throw error;
-        logger.warn(`[overflow] Context too long, compacting harder (attempt ${level + 1}/2)`);
+        if (!(error instanceof ContextLengthError)) throw error;
+        logger.warn(`[overflow] Context too long at level ${level} with ${viewChars} chars of reading in view; compacting harder`);
       }
     }
+    throw new ContextLengthError('The request does not fit even with everything compacted.');
+  }
+
+  /** What every request carries besides the conversation: the system prompt and the tools' schemas. */
+  emptyRequest(tools: ToolSpec[] = this.offeredTools(), toolChoice: 'auto' | 'none' = 'auto'): LlmRequest {
+    return { system: this.options.systemPrompt, messages: [], tools, toolChoice };
+  }
+
+  private offeredTools(): ToolSpec[] {
+    return [...this.deps.tools.list().filter((t) => t.name !== GET_CONTINUATION), getContinuationSpec];
   }
 
   /** Runs the calls concurrently; their results and tool messages are stored together, in one write. */

@@ -20,6 +20,8 @@ export interface ReadingState {
   transcript: readonly Message[];
   continuationPages: number;
   resultChars: number;
+  /** What the request keeps of this turn's reading: a page is never larger. */
+  viewChars: number;
 }
 
 /**
@@ -36,6 +38,6 @@ export async function readStoredResult(store: StorePort, state: ReadingState, ar
   if (full === undefined) return errorResult(`No stored tool result with tool_call_id "${request.toolCallId}"`);
   if (request.pattern !== undefined) return grepResult(full, request.toolCallId, request.pattern, Math.min(request.offset, full.length));
   const left = limits.turnBudgetChars - state.resultChars;
-  const chunk = Math.max(Math.min(MIN_PAGE_CHARS, limits.continuationChunkChars), Math.min(left, limits.continuationChunkChars));
+  const chunk = Math.min(state.viewChars, Math.max(Math.min(MIN_PAGE_CHARS, limits.continuationChunkChars), Math.min(left, limits.continuationChunkChars)));
   return { content: readContinuationPage(full, request.toolCallId, request.offset, chunk), isError: request.offset >= full.length };
 }

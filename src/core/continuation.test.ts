@@ -6,12 +6,12 @@ describe('readContinuationPage', () => {
 
   it('returns one chunk and a marker naming the next offset', () => {
     expect(readContinuationPage(full, 'c1', 100, 100)).toBe(
-      `${'x'.repeat(100)}\n[showing 100-200/250 chars. Read on with get_continuation(tool_call_id="c1", offset=200), or give it a pattern to find lines anywhere in the result.]`,
+      `${'x'.repeat(100)}\n[showing 100-200/250 chars of "c1". Read on with get_continuation(tool_call_id="c1", offset=200), or give it a pattern to find lines anywhere in the result.]`,
     );
   });
 
-  it('returns the last chunk bare', () => {
-    expect(readContinuationPage(full, 'c1', 200, 100)).toBe('x'.repeat(50));
+  it('says of the last chunk that it is the end', () => {
+    expect(readContinuationPage(full, 'c1', 200, 100)).toBe(`${'x'.repeat(50)}\n[showing 200-250/250 chars of "c1": the end of it.]`);
   });
 
   it('answers an offset past the end with a JSON error', () => {
@@ -29,7 +29,7 @@ describe('readContinuationPage', () => {
     for (let guard = 0; guard < 100; guard++) {
       const page = readContinuationPage(emoji, 'e', offset, 7);
       const next = /offset=(\d+)\), or give it a pattern[^\]]*\]$/.exec(page);
-      rebuilt += next ? page.slice(0, page.lastIndexOf('\n[showing')) : page;
+      rebuilt += page.slice(0, page.lastIndexOf('\n[showing'));
       if (!next) break;
       offset = Number(next[1]);
     }

@@ -51,7 +51,7 @@ export function continuationError(message: string, extra: Record<string, unknown
   return JSON.stringify({ error: message, ...extra });
 }
 
-/** One page of a stored result, with a marker naming the next offset while more remains. */
+/** One page of a stored result, with a marker saying where it lies and, while more remains, the next offset. */
 export function readContinuationPage(full: string, toolCallId: string, offset: number, chunkChars: number): string {
   const total = full.length;
   if (offset >= total) {
@@ -61,7 +61,5 @@ export function readContinuationPage(full: string, toolCallId: string, offset: n
   let end = codePointBoundary(full, start + chunkChars);
   // A chunk of one character would split a pair: take the whole code point instead.
   if (end <= start) end = Math.min(total, start + 2);
-  const page = full.slice(start, end);
-  if (end >= total) return page;
-  return `${page}\n${pageMarker(toolCallId, start, end, total)}`;
+  return `${full.slice(start, end)}\n${pageMarker(toolCallId, start, end, total)}`;
 }

@@ -1,3 +1,5 @@
+import { spanChars, subtract, unite, type Span } from './spans.ts';
+
 /**
  * Every note Spool puts into a tool result in place of text it left out. The model reads these
  * and acts on them, and they are part of request prefixes that prompt caches key on: each is a
@@ -24,9 +26,54 @@ export function previewedTotal(content: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-/** After a page of a result that goes on. */
+/** After each page as stored: where it lies in the result. The request shows `pageInViewMarker` instead. */
 export function pageMarker(toolCallId: string, start: number, end: number, total: number): string {
-  return `[showing ${start}-${end}/${total} chars. Read on with ${call(toolCallId, end)}, ${BOTH_WAYS}.]`;
+  const next = end < total ? `. Read on with ${call(toolCallId, end)}, ${BOTH_WAYS}.` : ': the end of it.';
+  return `[showing ${start}-${end}/${total} chars of "${toolCallId}"${next}]`;
+}
+
+const PAGE = /\n\[showing (\d+)-(\d+)\/(\d+) chars of "([^"\n]+)"(?:\. Read on with [^\n]*|: the end of it\.)\]$/;
+
+/** A stored page: its text and where it lies in which result; undefined for anything else. */
+export function parsePage(content: string): { toolCallId: string; text: string; span: Span; total: number } | undefined {
+  const match = PAGE.exec(content);
+  if (!match) return undefined;
+  const [start, end, total] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const text = content.slice(0, match.index);
+  return text.length === end - start ? { toolCallId: match[4]!, text, span: [start, end], total } : undefined;
+}
+
+const PREVIEW = /\[truncated — showing (\d+)\/(\d+) chars\. Read on with get_continuation\(tool_call_id="([^"\n]+)", offset=(\d+)\)/;
+
+/** What a preview shows of its result: the head and the tail. */
+export function previewSpans(content: string): { toolCallId: string; spans: Span[]; total: number } | undefined {
+  const match = PREVIEW.exec(content);
+  if (!match) return undefined;
+  const [shown, total, head] = [Number(match[1]), Number(match[2]), Number(match[4])];
+  return { toolCallId: match[3]!, spans: unite([[0, head], [total - (shown - head), total]]), total };
+}
+
+const spanList = (spans: readonly Span[]) => spans.map(([a, b]) => `${a}-${b}`).join(', ');
+
+/**
+ * After a page as the request shows it: what of the result the model now has in view, what it
+ * read this turn that gave way to the budget, and where to read on (`next`) if anything is unread.
+ */
+export function pageInViewMarker(toolCallId: string, page: Span, seen: { inView: readonly Span[]; read: readonly Span[] }, total: number, next: number | undefined): string {
+  const all = spanChars(seen.inView) === total;
+  const gaveWay = seen.read.flatMap((span) => subtract(span, seen.inView));
+  const held = all ? `you have all ${total} chars of it in view` : `you have ${spanList(seen.inView)} of ${total} in view (${spanChars(seen.inView)} chars)`;
+  const left = gaveWay.length ? `; ${spanList(gaveWay)} read earlier this turn, left out to fit the budget` : '';
+  const on = next === undefined ? '' : ` Read on with ${call(toolCallId, next)}, ${BOTH_WAYS}.`;
+  return `[showing ${page[0]}-${page[1]}/${total} chars of "${toolCallId}"; ${held}${left}.${on}]`;
+}
+
+/** Inside a page, in place of a part that an earlier message of the request shows already. */
+export const inViewAboveNote = (span: Span): string => `[${span[0]}-${span[1]}: in view above]`;
+
+/** In place of a page read earlier: left out for the turn's budget, or compacted after its turn. */
+export function pageLeftOutMarker(toolCallId: string, span: Span): string {
+  return `[chars ${span[0]}-${span[1]} of "${toolCallId}", read earlier, left out here; read them again with ${call(toolCallId, span[0])}]`;
 }
 
 /** In place of an old result: what it was, and how to read it again. */
@@ -38,6 +85,9 @@ export function clearedMarker(toolCallId: string, description: string): string {
 export function movedPastMarker(toolName: string, args: string, chars: number): string {
   return `[${chars} chars of ${toolName} output, read in an earlier step, left out here; call ${toolName} with ${args} to see them again]`;
 }
+
+/** After the part of matching lines or search hits that fits the context window. */
+export const viewCutMarker = (chars: number): string => `[${chars} more chars cut here to fit the model's context window; ask for fewer at a time]`;
 
 /** After the matches shown, when more follow. */
 export function moreMatchesMarker(toolCallId: string, more: number, pattern: string, next: number): string {

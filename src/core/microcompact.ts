@@ -60,11 +60,12 @@ function remembered(m: Message, tier: string, make: () => string): string {
 /**
  * Shrinks old tool results in the context sent to the model. The output for a given result
  * depends only on its content and age tier, so request prefixes stay byte-stable for prompt
- * caching until a result moves to the next tier.
+ * caching until a result moves to the next tier. The outputs of `views` (pages, matches: see
+ * `viewOfReading`) are left to the reading view.
  */
-export function microcompact(messages: readonly Message[], currentTurn: number, options: MicrocompactOptions): Message[] {
+export function microcompact(messages: readonly Message[], currentTurn: number, options: MicrocompactOptions, views: ReadonlySet<string> = new Set()): Message[] {
   return messages.map((m) => {
-    if (m.role !== 'tool' || m.content.length <= options.minChars) return m;
+    if (m.role !== 'tool' || m.content.length <= options.minChars || views.has(m.toolCallId)) return m;
     const age = currentTurn - m.turn;
     if (age >= options.summarizeTurns) return { ...m, content: remembered(m, 'cleared', () => clearedResultLine(m.toolCallId, m.content)) };
     if (age >= options.truncateTurns) {

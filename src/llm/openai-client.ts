@@ -76,6 +76,11 @@ function finishReason(reason: string | null | undefined): FinishReason {
 
 type TokenParam = 'max_tokens' | 'max_completion_tokens';
 
+/** The least output budget a request goes with in a small window: less is hardly a reply. */
+const MIN_REPLY_TOKENS = 256;
+/** What a window must hold beyond the fixed part and a reply, for a message and what it brings. */
+const MIN_CONVERSATION_TOKENS = 256;
+
 /** The body of one Chat Completions request, exactly as `complete` sends it. */
 export function chatRequestBody(
   options: Pick<OpenAiClientOptions, 'model' | 'maxTokens' | 'temperature' | 'reasoningEffort' | 'parallelToolCalls'>,
@@ -116,7 +121,7 @@ export class OpenAiChatClient implements LlmPort {
   }
 
   async complete(request: LlmRequest, signal?: AbortSignal): Promise<LlmResponse> {
-    const completion = await this.create(request, signal);
+    const completion = await this.create({ ...request, maxTokens: await this.replyBudget(request) }, signal);
     const choice = completion.choices[0];
     if (!choice) throw new LlmRequestError('The model returned no choices.');
     const toolCalls = (choice.message.tool_calls ?? []).flatMap((c) =>
@@ -137,9 +142,42 @@ export class OpenAiChatClient implements LlmPort {
 
   async fits(request: LlmRequest): Promise<boolean> {
     const { contextTokens } = this.options;
-    if (contextTokens === undefined) return true;
+    return contextTokens === undefined || (await this.estimate(request)) + this.replyFloor(request) <= contextTokens;
+  }
+
+  /**
+   * Whether the window leaves room for a conversation beside what every request carries (`fixed`:
+   * the system prompt and the tools' schemas): one line naming what to change, or undefined.
+   */
+  async windowProblem(fixed: LlmRequest): Promise<string | undefined> {
+    const { contextTokens } = this.options;
+    if (contextTokens === undefined) return undefined;
+    const [tokens, floor] = [await this.estimate(fixed), this.replyFloor(fixed)];
+    if (tokens + floor + MIN_CONVERSATION_TOKENS <= contextTokens) return undefined;
+    return (
+      `OPENAI_CONTEXT_TOKENS (${contextTokens}) leaves no room for a conversation: the system prompt and ${fixed.tools.length} tools' schemas take about ${tokens} tokens, ` +
+      `and a reply needs at least ${floor}. Offer fewer tools (mcp.json), raise OPENAI_CONTEXT_TOKENS, or lower OPENAI_MAX_TOKENS.`
+    );
+  }
+
+  private estimate(request: LlmRequest): Promise<number> {
     this.estimatePrompt ??= tokenCounter(this.options.model).then(promptEstimator);
-    return (await this.estimatePrompt)(request) + (request.maxTokens ?? this.options.maxTokens) <= contextTokens;
+    return this.estimatePrompt.then((estimate) => estimate(request));
+  }
+
+  private replyFloor(request: LlmRequest): number {
+    return Math.min(request.maxTokens ?? this.options.maxTokens, MIN_REPLY_TOKENS);
+  }
+
+  /**
+   * The output budget a request is sent with: what it asks for, cut to what the window leaves
+   * after the estimated prompt, never below the floor. A long reply cut short is continued.
+   */
+  private async replyBudget(request: LlmRequest): Promise<number> {
+    const wanted = request.maxTokens ?? this.options.maxTokens;
+    const { contextTokens } = this.options;
+    if (contextTokens === undefined) return wanted;
+    return Math.max(this.replyFloor(request), Math.min(wanted, contextTokens - (await this.estimate(request))));
   }
 
   /**

@@ -10,6 +10,7 @@ import { ToolRegistry } from '../../src/tools/registry.ts';
 import { defaultAgentOptions, lastMessage, markedCallId, nextOffset, sentCallIds, testAgent, testTool } from '../support/agent.ts';
 import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
+import { parsePage } from '../../src/core/markers.ts';
 import { RecordingLogger, silentLogger } from '../support/logger.ts';
 
 let db: Database;
@@ -44,7 +45,7 @@ describe('tool result continuation', () => {
     expect(full.length).toBeGreaterThanOrEqual(60_000);
   });
 
-  it('lets the model read a 60,000-char result page by page and answer from its end', async () => {
+  it('lets the model read a 60,000-char result page by page, and keeps every page in view to the end', async () => {
     const dump = testTool('dump', () => ({ content: full, isError: false }));
     let page = 0;
     fake.fallback = (request) => {
@@ -54,31 +55,30 @@ describe('tool result continuation', () => {
       if (offset !== undefined) {
         return { toolCalls: [{ id: `call_page_${++page}`, name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: markedCallId(last.content ?? ''), offset }) }] };
       }
-      const lastLine = (last.content ?? '').trim().split('\n').pop();
-      return { content: `The last line says: ${lastLine}` };
+      // Answers from everything its request shows: the first line and the code.
+      const seen = request.messages.map((m) => m.content ?? '').join('\n');
+      return { content: `${/line 0000/.test(seen) ? 'From line 0000' : 'Without the start'}: ${/THE VAULT CODE IS \d+/.exec(seen)?.[0]}` };
     };
     const agent = testAgent({ fake, store, tools: [dump] });
 
     const { reply, status } = await agent.runTurn(conversation, 'dump it and tell me the code');
 
     expect(status).toBe('ok');
-    expect(reply).toBe('The last line says: THE VAULT CODE IS 7319');
+    expect(reply).toBe('From line 0000: THE VAULT CODE IS 7319');
     expect(fake.rejections).toEqual([]);
-    // What the model saw: the preview's head, then each page once, as the newest message of its request.
     const preview = lastMessage(fake.requests[1]!).content!;
-    const pages = fake.requests.slice(2).map((r) => lastMessage(r).content!);
     expect(preview.length).toBeLessThan(5_300);
     const dumpId = sentCallIds(fake.requests[1]!)[0]!;
     expect(preview).toContain(`/${full.length} chars. Read on with get_continuation(tool_call_id="${dumpId}", offset=`);
-    const head = preview.slice(0, preview.indexOf('\n[truncated'));
-    const body = pages.map((p) => (nextOffset(p) === undefined ? p : p.slice(0, p.lastIndexOf('\n[showing')))).join('');
-    expect(head + body).toBe(full);
-    expect(pages.length).toBe(Math.ceil((full.length - head.length) / 20_000));
-    // Pages the model has moved past are left out of later requests, so none is sent twice.
-    const [, ...earlier] = toolMessages(fake.requests.at(-1)!).map((m) => m.content ?? '');
-    expect(earlier.at(-1)).toBe(pages.at(-1));
-    for (const [i, left] of earlier.slice(0, -1).entries()) {
-      expect(left).toBe(`[${pages[i]!.length} chars of get_continuation output, read in an earlier step, left out here; call get_continuation with ${JSON.stringify({ tool_call_id: dumpId, offset: nextOffset(i === 0 ? preview : pages[i - 1]!) })} to see them again]`);
+    expect(fake.requests).toHaveLength(2 + Math.ceil((full.length - preview.indexOf('\n[truncated')) / 20_000));
+    // The last request holds the preview and every page: each line of the result once, none twice.
+    const final = toolMessages(fake.requests.at(-1)!).map((m) => m.content ?? '');
+    expect(final.at(-1)).toMatch(new RegExp(`you have all ${full.length} chars of it in view\\.\\]$`));
+    const visible = final.map((c) => c.replace(/\n?\[(?:truncated —|showing |\d+-\d+: in view above)[^\]\n]*\]\n?/g, '')).join('');
+    expect(visible.length).toBe(full.length);
+    // Within the turn each request is the one before it, plus the newest step: prompt caches keep the prefix.
+    for (const [i, request] of fake.requests.slice(1).entries()) {
+      expect(JSON.stringify(request.messages).startsWith(JSON.stringify(fake.requests[i]!.messages).slice(0, -1))).toBe(true);
     }
     // The full result is stored once, untruncated.
     expect(await store.readToolResult(conversation, dumpId)).toBe(full);
@@ -100,11 +100,11 @@ describe('tool result continuation', () => {
     const agent = testAgent({ fake, store, tools: [testTool('dump', () => ({ content: full, isError: false }))] });
     fake.enqueue({ toolCalls: [{ id: 'early', name: 'dump', arguments: '{}' }] }, { content: 'done' });
     await agent.runTurn(conversation, 'first');
-    const offset = full.length - 500;
+    const offset = 30_000;
     const early = sentCallIds(fake.requests[1]!)[0];
     fake.enqueue({ toolCalls: [{ id: 'later', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: early, offset }) }] }, { content: 'read' });
     await agent.runTurn(conversation, 'second');
-    expect(toolMessages(fake.requests[3]!).pop()!.content).toBe(full.slice(offset));
+    expect(toolMessages(fake.requests[3]!).pop()!.content).toMatch(new RegExp(`^${full.slice(offset, offset + 20_000)}\\n\\[showing 30000-50000/`));
   });
 
   it('counts pages toward the turn budget, and shrinks them to a floor once it is spent', async () => {
@@ -119,15 +119,16 @@ describe('tool result continuation', () => {
     const budget = { ...defaultAgentOptions.budget, turnBudgetChars: 30_000 };
     const { reply } = await testAgent({ fake, store, tools: [dump], overrides: { budget } }).runTurn(conversation, 'read the dump');
     expect(reply).toBe('read it all');
-    // Each output as sent, in order: the preview, then every page.
-    const outputs = fake.requests.slice(1).map((r) => lastMessage(r).content ?? '');
-    const body = (page: string) => (nextOffset(page) === undefined ? page : page.slice(0, page.lastIndexOf('\n[showing'))).length;
-    let spent = outputs[0]!.length;
-    for (const page of outputs.slice(1, -1)) {
-      expect(body(page)).toBe(Math.max(2_000, Math.min(20_000, 30_000 - spent)));
+    // Each output as stored, in order: the preview, then every page.
+    const [preview, ...pages] = (await store.loadTranscript(conversation)).flatMap((m) => (m.role === 'tool' ? [m.content] : []));
+    let spent = preview!.length;
+    for (const page of pages.slice(0, -1)) {
+      expect(parsePage(page)!.text.length).toBe(Math.max(2_000, Math.min(20_000, 30_000 - spent)));
       spent += page.length;
     }
-    expect(outputs.slice(1).map(body)).toEqual(expect.arrayContaining([20_000, 2_000]));
+    expect(pages.map((p) => parsePage(p)!.text.length)).toEqual(expect.arrayContaining([20_000, 2_000]));
+    // Over the budget the oldest pages give way in the request, each for a line naming its offsets.
+    expect(toolMessages(fake.requests.at(-1)!).filter((m) => /^\[chars \d+-\d+ of "call_\w+", read earlier, left out here/.test(m.content ?? '')).length).toBeGreaterThan(0);
   });
 
   it('caps get_continuation pages per turn and then asks for an answer', async () => {
@@ -385,20 +386,21 @@ describe('LLM failures', () => {
   });
 
   it('compacts harder on context overflow, then says so plainly if it still does not fit', async () => {
-    const logger = new RecordingLogger();
+    const steps: StepEvent[] = [];
     const big = testTool('big', () => ({ content: 'x\n'.repeat(9_000), isError: false }));
-    const agent = testAgent({ fake, store, tools: [big], logger });
+    const agent = testAgent({ fake, store, tools: [big], hooks: { onStepFinish: (e) => steps.push(e) } });
     for (let turn = 1; turn <= 3; turn++) {
       fake.enqueue({ toolCalls: [{ id: `b${turn}`, name: 'big', arguments: '{}' }] }, { content: `answer ${turn}` });
       await agent.runTurn(conversation, `question ${turn}`);
     }
     fake.requests.length = 0;
+    steps.length = 0;
     // The previous turn's 18,000-char result is untouched at level 0 and cannot fit.
     fake.maxContextChars = 5_000;
     fake.enqueue({ content: 'fits now' });
     expect((await agent.runTurn(conversation, 'question 4')).reply).toBe('fits now');
     expect(fake.requests).toHaveLength(2);
-    expect(logger.messages()).toEqual(['[overflow] Context too long, compacting harder (attempt 1/2)']);
+    expect(steps.map((s) => s.level)).toEqual([1]);
     // The next turn starts at the level this conversation needed: no refused request first.
     fake.requests.length = 0;
     fake.enqueue({ content: 'fits at once' });

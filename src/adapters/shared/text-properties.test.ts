@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyResultBudget } from '../../core/budget.ts';
 import { readContinuationPage } from '../../core/continuation.ts';
+import { parsePage } from '../../core/markers.ts';
 import { buildPreview } from '../../core/preview.ts';
 import { wellFormed } from '../../core/well-formed.ts';
 import { splitMessage } from './split-message.ts';
@@ -37,13 +38,14 @@ describe('text helpers on generated text', () => {
       fc.property(text.filter((t) => t.length > 0), fc.integer({ min: 1, max: 300 }), (full, chunk) => {
         let rebuilt = '';
         for (let offset = 0; offset < full.length; ) {
-          const page = readContinuationPage(full, 'id', offset, chunk);
-          const next = /offset=(\d+)\), or give it a pattern[^\]]*\]$/.exec(page);
-          const body = next ? page.slice(0, page.lastIndexOf('\n[showing')) : page;
-          expect(body.length).toBeLessThanOrEqual(Math.max(chunk, 2));
-          expect(isWellFormed(body)).toBe(true);
-          rebuilt += body;
-          offset = next ? Number(next[1]) : full.length;
+          // Every page says where it lies, and the reading view reads that back.
+          const page = parsePage(readContinuationPage(full, 'id', offset, chunk))!;
+          expect(page.span[0]).toBe(offset);
+          expect(page.total).toBe(full.length);
+          expect(page.text.length).toBeLessThanOrEqual(Math.max(chunk, 2));
+          expect(isWellFormed(page.text)).toBe(true);
+          rebuilt += page.text;
+          offset = page.span[1];
         }
         expect(rebuilt).toBe(full);
       }),
