@@ -71,9 +71,9 @@ export function pageInViewMarker(toolCallId: string, page: Span, seen: { inView:
 /** Inside a page, in place of a part that an earlier message of the request shows already. */
 export const inViewAboveNote = (span: Span): string => `[${span[0]}-${span[1]}: in view above]`;
 
-/** In place of a page read earlier: left out for the turn's budget, or compacted after its turn. */
-export function pageLeftOutMarker(toolCallId: string, span: Span): string {
-  return `[chars ${span[0]}-${span[1]} of "${toolCallId}", read earlier, left out here; read them again with ${call(toolCallId, span[0])}]`;
+/** In place of the pages of one result read earlier: left out for the turn's budget, or compacted after their turn. */
+export function pageLeftOutMarker(toolCallId: string, spans: readonly Span[]): string {
+  return `[chars ${spanList(spans)} of "${toolCallId}", read earlier, left out here; read them again with ${call(toolCallId, spans[0]![0])}]`;
 }
 
 /** In place of an old result: what it was, and how to read it again. */

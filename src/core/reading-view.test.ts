@@ -46,9 +46,18 @@ describe('viewOfReading', () => {
   it('lets the oldest pages give way over the budget, naming the offsets to read them again', () => {
     const transcript = [...start(), ...read(1_000, 2_000), ...read(3_000, 2_000), ...read(5_000, 2_000)];
     const out = viewOfReading(transcript, 1, 4_500);
-    expect(out[4]!.content).toBe(pageLeftOutMarker('big', [1_000, 3_000]));
+    expect(out[4]!.content).toBe(pageLeftOutMarker('big', [[1_000, 3_000]]));
     expect(out[6]!.content.startsWith(doc.slice(3_000, 5_000))).toBe(true);
     expect(out[8]!.content).toMatch(/you have 0-\d+, 3000-7000, \d+-\d+ of \d+ in view \(\d+ chars\); 1000-3000 read earlier this turn, left out to fit the budget\. Read on with get_continuation\(tool_call_id="big", offset=7000\)/);
+  });
+
+  it('folds the pages of one result that gave way into one line, dropping their calls, so a small window does not fill with them', () => {
+    const transcript = [...start(), ...read(1_000, 1_000), ...read(2_000, 1_000), ...read(3_000, 1_000), ...read(4_000, 1_000)];
+    const out = viewOfReading(transcript, 1, 1_200);
+    expect(out.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool']);
+    expect(out[4]!.content).toBe(pageLeftOutMarker('big', [[1_000, 4_000]]));
+    expect(out[6]!.content.startsWith(doc.slice(4_000, 5_000))).toBe(true);
+    expect(out[6]!.content).toMatch(/1000-4000 read earlier this turn, left out to fit the budget\. Read on with get_continuation\(tool_call_id="big", offset=5000\)/);
   });
 
   it('never points back at what gave way: read to the end over budget, the marker says what it could not hold', () => {
@@ -77,7 +86,7 @@ describe('viewOfReading', () => {
     ];
     const transcript = [...start(), ...read(1_000, 2_000), ...grep, { role: 'user', content: 'thanks', turn: 2 } as Message];
     const out = viewOfReading(transcript, 2, 200_000);
-    expect(out[4]!.content).toBe(pageLeftOutMarker('big', [1_000, 3_000]));
+    expect(out[4]!.content).toBe(pageLeftOutMarker('big', [[1_000, 3_000]]));
     expect(out[6]!.content).toBe(movedPastMarker('get_continuation', grep[0]!.role === 'assistant' ? grep[0]!.toolCalls![0]!.arguments : '', 18));
   });
 

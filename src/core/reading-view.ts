@@ -5,6 +5,12 @@ import type { Message, ToolCall } from './types.ts';
 
 type Page = NonNullable<ReturnType<typeof parsePage>>;
 
+/** Of one result, in the request so far: what the model has in view, and what it read this turn. */
+interface Seen {
+  inView: Span[];
+  read: Span[];
+}
+
 /** Calls of derived tools (pages, matching lines, search hits), by id. */
 export function derivedCalls(messages: readonly Message[]): Map<string, ToolCall> {
   const calls = new Map<string, ToolCall>();
@@ -18,27 +24,40 @@ export function readingChars(messages: readonly Message[], turn: number): number
   return messages.reduce((n, m) => n + (m.role === 'tool' && m.turn === turn && calls.has(m.toolCallId) ? m.content.length : 0), 0);
 }
 
-/** The newest of `readings` (message indexes) that fit `budgetChars` together: the oldest give way first. */
-function keptInView(messages: readonly Message[], readings: number[], budgetChars: number): Set<number> {
+/** The newest of this turn's derived outputs (message indexes) that fit `budgetChars` together: the oldest give way first. */
+function keptInView(messages: readonly Message[], calls: ReadonlyMap<string, ToolCall>, turn: number, budgetChars: number): Set<number> {
   const kept = new Set<number>();
   let used = 0;
-  for (const i of [...readings].reverse()) {
-    used += Math.min(messages[i]!.content.length, budgetChars);
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== 'tool' || m.turn !== turn || !calls.has(m.toolCallId)) continue;
+    used += Math.min(m.content.length, budgetChars);
     if (used > budgetChars) break;
     kept.add(i);
   }
   return kept;
 }
 
-function cutToFit(content: string, budgetChars: number): string {
-  const head = headAtLineBreak(content, budgetChars);
-  return `${head}\n${viewCutMarker(content.length - head.length)}`;
-}
-
-/** Of one result, in this request so far: what the model has in view, and what it read this turn. */
-interface Seen {
-  inView: Span[];
-  read: Span[];
+/**
+ * Pages that are not in view, one line per result and turn: the first of them says which spans
+ * gave way (by index), the others are dropped with their calls (by call id), so that a small
+ * window reading a long result page by page does not fill up with lines about what it read.
+ */
+function pagesGivenWay(messages: readonly Message[], calls: ReadonlyMap<string, ToolCall>, kept: ReadonlySet<number>) {
+  const first = new Map<string, { index: number; spans: Span[] }>();
+  const dropped = new Set<string>();
+  messages.forEach((m, i) => {
+    if (m.role !== 'tool' || !calls.has(m.toolCallId) || kept.has(i)) return;
+    const page = parsePage(m.content);
+    if (!page) return;
+    const group = first.get(`${m.turn} ${page.toolCallId}`);
+    if (!group) first.set(`${m.turn} ${page.toolCallId}`, { index: i, spans: [page.span] });
+    else {
+      group.spans.push(page.span);
+      dropped.add(m.toolCallId);
+    }
+  });
+  return { lines: new Map([...first.values()].map((g) => [g.index, unite(g.spans)])), dropped };
 }
 
 /** A page cut to the budget, without what the request shows already, and what is seen after it. */
@@ -58,6 +77,22 @@ function pageInView(page: Page, budgetChars: number, before: Seen): { content: s
   return { content: parts.join('\n'), seen };
 }
 
+function cutToFit(content: string, budgetChars: number): string {
+  const head = headAtLineBreak(content, budgetChars);
+  return `${head}\n${viewCutMarker(content.length - head.length)}`;
+}
+
+/** Messages without the dropped calls and their results; an assistant message left with neither calls nor text goes too. */
+function withoutCalls(messages: Message[], dropped: ReadonlySet<string>): Message[] {
+  if (dropped.size === 0) return messages;
+  return messages.flatMap((m): Message[] => {
+    if (m.role === 'tool') return dropped.has(m.toolCallId) ? [] : [m];
+    if (m.role !== 'assistant' || !m.toolCalls?.some((c) => dropped.has(c.id))) return [m];
+    const toolCalls = m.toolCalls.filter((c) => !dropped.has(c.id));
+    return toolCalls.length ? [{ ...m, toolCalls }] : m.content ? [{ role: 'assistant', content: m.content, turn: m.turn }] : [];
+  });
+}
+
 /**
  * What the model has in view of what it read. This turn's pages, matching lines and search hits
  * stay in the request while they fit `budgetChars`, the oldest giving way first; those of earlier
@@ -68,28 +103,30 @@ function pageInView(page: Page, budgetChars: number, before: Seen): { content: s
  */
 export function viewOfReading(messages: readonly Message[], currentTurn: number, budgetChars: number): Message[] {
   const calls = derivedCalls(messages);
-  const readings = messages.flatMap((m, i) => (m.role === 'tool' && m.turn === currentTurn && calls.has(m.toolCallId) ? [i] : []));
-  const kept = keptInView(messages, readings, budgetChars);
+  const kept = keptInView(messages, calls, currentTurn, budgetChars);
+  const { lines, dropped } = pagesGivenWay(messages, calls, kept);
   const seen = new Map<string, Seen>();
-  const seenOf = (id: string) => seen.get(id) ?? { inView: [], read: [] };
-  return messages.map((m, i) => {
+  const see = (id: string, spans: readonly Span[], inView: boolean) => {
+    const was = seen.get(id) ?? { inView: [], read: [] };
+    seen.set(id, { inView: inView ? unite([...was.inView, ...spans]) : was.inView, read: unite([...was.read, ...spans]) });
+  };
+  const shown = messages.map((m, i): Message => {
     const call = m.role === 'tool' ? calls.get(m.toolCallId) : undefined;
+    const page = call && parsePage(m.content);
     if (!call) {
       const preview = m.role === 'assistant' ? undefined : previewSpans(m.content);
-      if (preview) {
-        const { inView, read } = seenOf(preview.toolCallId);
-        seen.set(preview.toolCallId, { inView: unite([...inView, ...preview.spans]), read: unite([...read, ...preview.spans]) });
-      }
+      if (preview) see(preview.toolCallId, preview.spans, true);
       return m;
     }
-    const page = parsePage(m.content);
-    if (!kept.has(i)) {
-      if (page && m.turn === currentTurn) seen.set(page.toolCallId, { ...seenOf(page.toolCallId), read: unite([...seenOf(page.toolCallId).read, page.span]) });
-      return { ...m, content: page ? pageLeftOutMarker(page.toolCallId, page.span) : movedPastMarker(call.name, call.arguments, m.content.length) };
+    if (kept.has(i) && page) {
+      const view = pageInView(page, budgetChars, seen.get(page.toolCallId) ?? { inView: [], read: [] });
+      seen.set(page.toolCallId, view.seen);
+      return { ...m, content: view.content };
     }
-    if (!page) return m.content.length <= budgetChars ? m : { ...m, content: cutToFit(m.content, budgetChars) };
-    const shown = pageInView(page, budgetChars, seenOf(page.toolCallId));
-    seen.set(page.toolCallId, shown.seen);
-    return { ...m, content: shown.content };
+    if (kept.has(i)) return m.content.length <= budgetChars ? m : { ...m, content: cutToFit(m.content, budgetChars) };
+    if (page && m.turn === currentTurn) see(page.toolCallId, [page.span], false);
+    const gaveWay = lines.get(i);
+    return { ...m, content: page ? (gaveWay ? pageLeftOutMarker(page.toolCallId, gaveWay) : '') : movedPastMarker(call.name, call.arguments, m.content.length) };
   });
+  return withoutCalls(shown, dropped);
 }

@@ -7,7 +7,7 @@ import type { Database } from '../../src/store/database.ts';
 import type { TranscriptStore } from '../../src/store/transcript-store.ts';
 import { OpenAiChatClient } from '../../src/llm/openai-client.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
-import { defaultAgentOptions, lastMessage, markedCallId, nextOffset, sentCallIds, testAgent, testTool } from '../support/agent.ts';
+import { defaultAgentOptions, lastMessage, markedCallId, nextOffset, openAiClientFor, sentCallIds, testAgent, testTool } from '../support/agent.ts';
 import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
 import { parsePage } from '../../src/core/markers.ts';
@@ -32,6 +32,7 @@ beforeEach(async () => {
   fake.rejections.length = 0;
   fake.fallback = undefined;
   fake.maxContextChars = undefined;
+  fake.contextTokens = undefined;
   conversation = await store.openConversation(uniqueKey());
 });
 
@@ -418,6 +419,43 @@ describe('LLM failures', () => {
     fake.maxContextChars = undefined;
     fake.enqueue({ content: 'still usable' });
     expect((await agent.runTurn(conversation, 'question 6')).reply).toBe('still usable');
+  });
+});
+
+describe('a small context window (OPENAI_CONTEXT_TOKENS=3000, OPENAI_MAX_TOKENS=4096)', () => {
+  // 60,000 chars of report lines: one fact near the end, which the model can only find by reading on.
+  const report = Array.from({ length: 900 }, (_, i) => `Row ${i}: the regional office filed its weekly summary, nothing unusual to report.`).join('\n') + '\nThe audit reference is AUD-4471.\n';
+  const windowed = () => {
+    fake.contextTokens = 3_000;
+    const llm = openAiClientFor(fake, 0, { model: 'gpt-4o-mini', contextTokens: 3_000, maxTokens: 4_096 });
+    return testAgent({ fake, store, llm, tools: [testTool('report', () => ({ content: report, isError: false }))] });
+  };
+
+  it('answers the first message of a fresh conversation, with a reply budget cut to the window', async () => {
+    fake.enqueue({ content: 'Hello!' });
+    const { reply, status } = await windowed().runTurn(conversation, 'hi');
+    expect([reply, status]).toEqual(['Hello!', 'ok']);
+    expect(fake.rejections).toEqual([]);
+    expect(fake.requests[0]!.max_tokens).toBeLessThan(3_000);
+    expect(fake.requests[0]!.max_tokens).toBeGreaterThan(2_000);
+  });
+
+  it('reads a 60,000-char result page by page, every request within the window, and answers', async () => {
+    report.length >= 60_000 || expect.fail('the report must be 60,000 chars');
+    fake.fallback = (request) => {
+      const last = lastMessage(request);
+      if (last.role === 'user') return { toolCalls: [{ id: 'r', name: 'report', arguments: '{}' }] };
+      const offset = nextOffset(last.content ?? '');
+      if (offset !== undefined) return { toolCalls: [{ id: 'p', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: markedCallId(last.content ?? ''), offset }) }] };
+      const seen = request.messages.map((m) => m.content ?? '').join('\n');
+      return { content: /AUD-\d+/.exec(seen)?.[0] ?? 'not found' };
+    };
+    const { reply, status } = await windowed().runTurn(conversation, 'read the report and give me the audit reference');
+    expect([reply, status]).toEqual(['AUD-4471', 'ok']);
+    expect(fake.rejections).toEqual([]);
+    // It paged through all of it: far more requests than the three a roomy window needs.
+    expect(fake.requests.length).toBeGreaterThan(10);
+    for (const request of fake.requests) expect(request.max_tokens).toBeGreaterThanOrEqual(256);
   });
 });
 

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 
 /** The parts of a Chat Completions request the fake reads. */
 export interface ChatRequest {
@@ -101,6 +102,12 @@ export function validateChatRequest(body: ChatRequest): string | undefined {
   return undefined;
 }
 
+/** A request's prompt as OpenAI counts it, near enough: each message's text and calls, 3 tokens around each, and the tools' schemas. */
+function promptTokens(body: ChatRequest): number {
+  const messages = body.messages.reduce((n, m) => n + 3 + countTokens(m.content ?? '') + (m.tool_calls ? countTokens(JSON.stringify(m.tool_calls)) : 0), 3);
+  return messages + (body.tools ? countTokens(JSON.stringify(body.tools)) : 0);
+}
+
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -120,6 +127,8 @@ export class FakeOpenAi {
   fallback: Script | undefined;
   /** When set, requests whose messages exceed this many characters get context_length_exceeded. */
   maxContextChars: number | undefined;
+  /** When set, a model's window: a prompt (o200k) and max_tokens that add up to more get context_length_exceeded, as OpenAI answers. */
+  contextTokens: number | undefined;
   quirks: ServerQuirks = {};
   /** Requests whose prompt the Ollama quirk cut short. */
   truncatedPrompts = 0;
@@ -209,6 +218,11 @@ export class FakeOpenAi {
     const size = body.messages.reduce((n, m) => n + (m.content?.length ?? 0) + JSON.stringify(m.tool_calls ?? '').length, 0);
     if (this.maxContextChars !== undefined && size > this.maxContextChars) {
       return this.error({ status: 400, code: 'context_length_exceeded', message: `This model's maximum context length is exceeded (${size} chars).` });
+    }
+    const tokens = promptTokens(body) + (body.max_tokens ?? body.max_completion_tokens ?? 0);
+    if (this.contextTokens !== undefined && tokens > this.contextTokens) {
+      this.rejections.push(`context_length_exceeded: ${tokens} tokens`);
+      return this.error({ status: 400, code: 'context_length_exceeded', message: `This model's maximum context length is ${this.contextTokens} tokens. However, you requested ${tokens} tokens.` });
     }
     const entry = this.script.shift() ?? this.fallback;
     if (!entry) {
