@@ -441,7 +441,7 @@ describe('a small context window (OPENAI_CONTEXT_TOKENS=3000, OPENAI_MAX_TOKENS=
   });
 
   it('reads a 60,000-char result page by page, every request within the window, and answers', async () => {
-    report.length >= 60_000 || expect.fail('the report must be 60,000 chars');
+    expect(report.length).toBeGreaterThanOrEqual(60_000);
     fake.fallback = (request) => {
       const last = lastMessage(request);
       if (last.role === 'user') return { toolCalls: [{ id: 'r', name: 'report', arguments: '{}' }] };
