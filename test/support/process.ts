@@ -55,6 +55,9 @@ export function runSpool(args: string[], options: { env: Record<string, string>;
 /** The official MCP "everything" server, whose trigger-long-running-operation tool is a real slow tool. */
 export const EVERYTHING_SERVER = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
 
+/** The official MCP filesystem server. */
+export const FILESYSTEM_SERVER = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
