@@ -1,17 +1,20 @@
 /**
- * Input tokens of a 36-turn session, and the facts answered, for three bots side by side: Spool;
- * naive (every result whole, never compacted); hard truncation (every result cut to 4,000 chars,
- * nothing more to read). Real agent, real store (a scratch database on the local PostgreSQL),
- * the official filesystem MCP server over stdio reading realistic files with planted facts. The
- * scripted model reads only what it has not yet seen: it answers from what its request shows,
- * else greps the result (get_continuation with a pattern), else searches history. Tokens are
- * counted with o200k (gpt-tokenizer) over each request's messages and tool schemas.
+ * The context benchmark: what each bot answers, and what it costs, for three scripted models that
+ * never know where a fact is and answer only from what their request shows:
+ * - a reader, which pages through whole documents and lists every fact it read (summarising);
+ * - a grepper, which looks for one fact in a document, with a pattern where it can;
+ * - a searcher, which asks about documents opened turns ago, through search_history where it can.
+ * Spool (the real agent, store and filesystem MCP server, defaults) runs beside three baselines
+ * that could really run (bench/lib/baseline-bots.ts), all in a 128k-token window: a request over
+ * it is refused and its turn fails. Cost is counted in raw input tokens (o200k) and in billed
+ * tokens with prompt caching (bench/lib/billing.ts). A last run puts Spool in a 3,000-token window.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encode } from 'gpt-tokenizer';
-import { Agent, type AgentOptions } from '../src/core/agent.ts';
+import OpenAI from 'openai';
+import { DEFAULT_SYSTEM_PROMPT } from '../src/config.ts';
+import { Agent } from '../src/core/agent.ts';
 import { OpenAiChatClient } from '../src/llm/openai-client.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { HistorySearch } from '../src/store/history-search.ts';
@@ -19,162 +22,210 @@ import { ResultIndexer } from '../src/store/result-index.ts';
 import { TranscriptStore } from '../src/store/transcript-store.ts';
 import { parseMcpConfig } from '../src/tools/mcp/config.ts';
 import { McpToolSource } from '../src/tools/mcp/source.ts';
-import { builtinSource, ToolRegistry, type Tool, type ToolSource } from '../src/tools/registry.ts';
+import { builtinSource, ToolRegistry } from '../src/tools/registry.ts';
 import { searchHistoryTool } from '../src/tools/search-history.ts';
 import { defaultAgentOptions } from '../test/support/agent.ts';
 import { FakeOpenAi, type ChatRequest, type ScriptedReply } from '../test/support/fake-openai.ts';
 import { createScratchDatabase } from '../test/support/global-db.ts';
 import { silentLogger } from '../test/support/logger.ts';
+import { DECISIONS, meetingTranscript } from '../test/support/meeting.ts';
+import { FILESYSTEM_SERVER } from '../test/support/process.ts';
+import { grepperModel, readerModel, searcherModel } from '../test/support/readers.ts';
+import { BaselineBot, type Baseline } from './lib/baseline-bots.ts';
+import { addCosts, CACHED_RATE, requestCost, type Cost } from './lib/billing.ts';
 import { renderChart } from './lib/chart.ts';
-import { workspaceFiles } from './lib/context-files.ts';
+import { workspaceFiles, type Fact } from './lib/context-files.ts';
 
-type Variant = 'Spool' | 'naive' | 'truncated at 4k';
-const VARIANTS: Variant[] = ['Spool', 'naive', 'truncated at 4k'];
+const WINDOW = 128_000;
+const MODEL = 'gpt-4o-mini'; // o200k, as OpenAI's current models count
+type Bot = 'Spool' | Baseline;
+const BOTS: Bot[] = ['Spool', 'naive', 'head+tail 16k', 'head + read'];
+
 const { files, facts } = workspaceFiles();
+files['meeting.txt'] = meetingTranscript();
+// Larger than a turn's budget (200,000 chars): more than any bot can hold at once.
+files['big.log'] = Array.from({ length: 5_000 }, (_, i) => `2026-11-02T10:${String(i % 60).padStart(2, '0')}:00Z INFO big batch=${i} rows=${(i * 7919) % 10_000} status=ok`).join('\n') + '\n';
+const bigLines = files['big.log'].split('\n');
+const bigFacts: Fact[] = [
+  ['big-first', 'cursor 41-A', 0.2],
+  ['big-middle', 'cursor 77-Q', 0.5],
+  ['big-last', 'cursor 93-Z', 0.9],
+].map(([name, value, depth]) => {
+  bigLines.splice(Math.floor((depth as number) * bigLines.length), 0, `FACT ${name}: ${value}`);
+  return { file: 'big.log', name: name as string, value: value as string };
+});
+files['big.log'] = bigLines.join('\n');
+const factsOf = (file: string) => (file === 'meeting.txt' ? DECISIONS : [...facts, ...bigFacts].filter((f) => f.file === file).map((f) => `FACT ${f.name}: ${f.value}`));
 
-/** The session: read everything, then ask for every fact, then for most of them again, with small talk between. */
-const SESSION: string[] = [
-  ...['transcript.txt', 'export.json', 'app.log', 'api.log', 'worker.log', 'change.diff'].map((f) => `read ${f}`),
-  `read ${Object.keys(files).filter((f) => f.startsWith('src/')).join(' ')}`,
-  'read export.csv',
-  'read huge.log',
-  ...facts.map((f) => `in ${f.file}, what is ${f.name}?`),
-  'thanks, that helps',
-  ...facts.slice(0, 8).flatMap((f, i) => [`in ${f.file}, what is ${f.name}?`, ...(i % 2 ? ['ok, thanks'] : [])]),
-  'ok, thanks',
-  'ok, thanks',
-  'ok, thanks',
-  'thanks, that is all',
-];
-
-/** The scripted model: what a careful model does with the tools it has. */
-function model(root: string, canRead: boolean) {
-  return (request: ChatRequest): ScriptedReply => {
-    const last = request.messages.at(-1)!;
-    const asked = [...request.messages].reverse().find((m) => m.role === 'user')!.content ?? '';
-    const seen = request.messages.map((m) => m.content ?? '').join('\n');
-    if (asked.startsWith('read ')) {
-      if (last.role === 'tool') return { content: 'Read them.' };
-      const paths = asked.slice(5).split(' ');
-      return { toolCalls: paths.map((p, i) => ({ id: `r${i}`, name: 'fs__read_text_file', arguments: JSON.stringify({ path: join(root, p) }) })) };
-    }
-    const fact = facts.find((f) => asked.includes(f.name));
-    if (!fact) return { content: 'You are welcome.' };
-    const found = new RegExp(`FACT ${fact.name}: ([^\\n"\\\\]+)`).exec(seen);
-    if (found) return { content: `${fact.name} is ${found[1]}` };
-    const since = request.messages.map((m) => m.role).lastIndexOf('user');
-    const tried = (name: string) => request.messages.slice(since).some((m) => m.tool_calls?.some((c) => c.function.name === name));
-    // The call that read the file, from the assistant messages still in the request.
-    const readCall = request.messages
-      .flatMap((m) => m.tool_calls ?? [])
-      .reverse()
-      .find((c) => c.function.arguments.includes(`${fact.file}"`));
-    if (canRead && readCall && !tried('get_continuation')) {
-      return { toolCalls: [{ id: 'g', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: readCall.id, offset: 0, pattern: `FACT ${fact.name}:` }) }] };
-    }
-    if (canRead && !tried('search_history')) return { toolCalls: [{ id: 's', name: 'search_history', arguments: JSON.stringify({ query: `FACT ${fact.name}` }) }] };
-    return { content: `I cannot see ${fact.name}.` };
-  };
+interface Turn {
+  text: string;
+  /** What a right answer holds: every fact for the reader, one for the others. */
+  expect: string[];
 }
 
-/** Tokens of one request: each message and the tool schemas, counted once per distinct text. */
-const counted = new Map<string, number>();
-const tokens = (text: string) => counted.get(text) ?? counted.set(text, encode(text).length).get(text)!;
-const requestTokens = (r: ChatRequest) => r.messages.reduce((n, m) => n + tokens(JSON.stringify(m)), tokens(JSON.stringify(r.tools ?? [])));
+const SESSIONS: Record<'reader' | 'grepper' | 'searcher', Turn[]> = {
+  reader: ['meeting.txt', 'transcript.txt', 'app.log', 'change.diff', 'worker.log', 'export.csv', 'big.log'].map((f) => ({ text: `Read ${f} and list every fact in it.`, expect: factsOf(f) })),
+  grepper: [...facts.filter((f) => f.file !== 'huge.log'), ...facts.filter((f) => f.file === 'huge.log')].map((f) => ({ text: `In ${f.file}, what is ${f.name}?`, expect: [f.value] })),
+  searcher: [
+    ...['transcript.txt', 'app.log', 'api.log', 'worker.log', 'change.diff', 'export.csv'].map((f) => ({ text: `Open ${f}.`, expect: [] })),
+    ...['thanks', 'ok', 'got it', 'nice'].map((text) => ({ text, expect: [] })),
+    ...facts
+      .filter((f) => ['transcript.txt', 'app.log', 'api.log', 'worker.log', 'change.diff', 'export.csv'].includes(f.file))
+      .map((f) => ({ text: `Earlier you opened ${f.file}: what was ${f.name}?`, expect: [f.value] })),
+  ],
+};
 
-/** Every result cut to its first 4,000 chars. */
-function truncating(source: ToolSource): ToolSource {
-  const cut = (tool: Tool): Tool => ({
-    spec: tool.spec,
-    run: async (args, context) => {
-      const outcome = await tool.run(args, context);
-      return { ...outcome, content: outcome.content.slice(0, 4_000) };
-    },
-  });
-  return { tools: () => source.tools().map(cut), close: () => source.close() };
-}
+type Model = (request: ChatRequest) => ScriptedReply;
 
 interface Outcome {
-  variant: Variant;
-  perTurn: number[];
-  largest: number;
-  answered: number;
+  bot: Bot;
+  session: string;
+  perTurn: Cost[];
   asked: number;
-  hugeFactRequests: number;
+  right: number;
+  /** Questions answered short of right, saying what was missing, as opposed to answering wrong. */
+  honest: number;
+  failedTurns: number;
+  requests: number;
+  largest: number;
 }
 
-async function run(variant: Variant, root: string, databaseUrl: string): Promise<Outcome> {
-  const db = await openDatabase({ databaseUrl, dataDir: '', logger: silentLogger });
-  const fake = await new FakeOpenAi().start();
-  fake.fallback = model(root, variant === 'Spool');
-  const config = parseMcpConfig(JSON.stringify({ mcpServers: { fs: { command: process.execPath, args: [join(process.cwd(), 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js'), root] } } }), join(root, 'mcp.json'), process.env, new Set());
-  const fs = await McpToolSource.start(config, silentLogger, { maxMessageBytes: 10_485_760, binaryMaxBytes: 0 });
-  const store = new TranscriptStore(db.prisma);
-  const whole = { maxChars: 1e9, turnBudgetChars: 1e9, headChars: 4_000, tailChars: 1_000 };
-  const options: AgentOptions =
-    variant === 'Spool' ? defaultAgentOptions : { ...defaultAgentOptions, budget: whole, compaction: { ...defaultAgentOptions.compaction, minChars: 1e9 } };
-  const sources = variant === 'Spool' ? [fs, builtinSource([searchHistoryTool(new HistorySearch(db.prisma, new ResultIndexer(db.prisma, silentLogger)))])] : [variant === 'naive' ? fs : truncating(fs)];
-  const client = new OpenAiChatClient({ apiKey: 'sk-bench', baseURL: fake.baseURL, model: 'bench', maxTokens: 256, maxRetries: 0, timeoutMs: 60_000 });
-  const agent = new Agent({ llm: client, tools: new ToolRegistry(sources), store, logger: silentLogger }, options);
-  const conversation = await store.openConversation({ platform: 'bench', workspace: variant, channel: `c${process.pid}`, thread: 't' });
-  const outcome: Outcome = { variant, perTurn: [], largest: 0, answered: 0, asked: 0, hugeFactRequests: 0 };
-  try {
-    for (const text of SESSION) {
-      const { reply } = await agent.runTurn(conversation, text);
-      if (fake.rejections.length) throw new Error(`${variant}: the strict fake rejected ${JSON.stringify(fake.rejections)}`);
-      const sizes = fake.requests.map(requestTokens);
-      outcome.perTurn.push(sizes.reduce((a, b) => a + b, 0));
-      outcome.largest = Math.max(outcome.largest, ...sizes);
-      const fact = facts.find((f) => text.includes(f.name));
-      if (fact) {
-        outcome.asked++;
-        if (reply === `${fact.name} is ${fact.value}`) outcome.answered++;
-        if (fact.file === 'huge.log') outcome.hugeFactRequests = Math.max(outcome.hugeFactRequests, fake.requests.length);
-      }
-      fake.requests.length = 0; // only this turn's requests are kept: naive's are megabytes each
+/** One session through one bot: the model scripted by `model`, the bot's turns by `turn`. */
+async function session(bot: Bot, name: string, fake: FakeOpenAi, turn: (text: string) => Promise<string | undefined>): Promise<Outcome> {
+  const outcome: Outcome = { bot, session: name, perTurn: [], asked: 0, right: 0, honest: 0, failedTurns: 0, requests: 0, largest: 0 };
+  let previous: ChatRequest | undefined;
+  for (const { text, expect } of SESSIONS[name as keyof typeof SESSIONS]) {
+    const from = fake.requests.length;
+    const reply = await turn(text);
+    const costs: Cost[] = [];
+    for (const request of fake.requests.slice(from)) {
+      const cost = requestCost(request, previous);
+      outcome.largest = Math.max(outcome.largest, cost.raw);
+      // A request over the window is refused before it is read, and not billed.
+      if (cost.raw + (request.max_tokens ?? 0) > WINDOW) continue;
+      costs.push(cost);
+      previous = request;
     }
+    outcome.requests += fake.requests.length - from;
+    outcome.perTurn.push(addCosts(costs));
+    if (reply === undefined) outcome.failedTurns++;
+    if (expect.length === 0) continue;
+    outcome.asked++;
+    if (reply !== undefined && expect.every((e) => reply.includes(e))) outcome.right++;
+    else if (reply !== undefined && /could not hold|cannot see/.test(reply)) outcome.honest++;
+  }
+  fake.requests.length = 0;
+  return outcome;
+}
+
+function modelFor(name: string, root: string): Model {
+  const open = (path: string): NonNullable<ScriptedReply['toolCalls']>[number] => ({ id: 'open', name: 'fs__read_text_file', arguments: JSON.stringify({ path: join(root, path) }) });
+  if (name === 'reader') return readerModel((q) => open(/^Read (\S+) /.exec(q)![1]!), /FACT [\w-]+: [^\n"\\]+|DECISION \d+: [^\n]*\./g);
+  return name === 'grepper' ? grepperModel(open) : searcherModel(open);
+}
+
+async function runSpool(name: string, root: string, fs: McpToolSource, contextTokens: number, tools = [fs] as const): Promise<Outcome> {
+  const scratch = await createScratchDatabase('spool_bench_context');
+  const db = await openDatabase({ databaseUrl: scratch.url, dataDir: '', logger: silentLogger });
+  const fake = await new FakeOpenAi().start();
+  fake.contextTokens = contextTokens;
+  fake.fallback = modelFor(name, root);
+  try {
+    const store = new TranscriptStore(db.prisma);
+    const search = searchHistoryTool(new HistorySearch(db.prisma, new ResultIndexer(db.prisma, silentLogger)));
+    const llm = new OpenAiChatClient({ apiKey: 'sk-bench', baseURL: fake.baseURL, model: MODEL, contextTokens, maxTokens: contextTokens < WINDOW ? 4_096 : 256, maxRetries: 0, timeoutMs: 60_000 });
+    const agent = new Agent({ llm, tools: new ToolRegistry([...tools, builtinSource([search])]), store, logger: silentLogger }, { ...defaultAgentOptions, systemPrompt: DEFAULT_SYSTEM_PROMPT });
+    const conversation = await store.openConversation({ platform: 'bench', workspace: name, channel: `c${process.pid}`, thread: String(contextTokens) });
+    const outcome = await session('Spool', name, fake, async (text) => {
+      const { reply, status } = await agent.runTurn(conversation, text);
+      return status === 'failed' ? undefined : reply;
+    });
+    if (fake.rejections.length) throw new Error(`Spool: the strict fake refused ${JSON.stringify(fake.rejections.slice(0, 3))}`);
+    return outcome;
   } finally {
-    await fs.close();
     await fake.stop();
     await db.close();
+    await scratch.drop();
   }
-  return outcome;
+}
+
+async function runBaseline(bot: Baseline, name: string, root: string, fs: McpToolSource): Promise<Outcome> {
+  const fake = await new FakeOpenAi().start();
+  fake.contextTokens = WINDOW;
+  fake.fallback = modelFor(name, root);
+  try {
+    const baseline = new BaselineBot(bot, new OpenAI({ apiKey: 'sk-bench', baseURL: fake.baseURL, maxRetries: 0 }), MODEL, fs.tools());
+    return await session(bot, name, fake, (text) => baseline.turn(text));
+  } finally {
+    await fake.stop();
+  }
 }
 
 const root = await mkdtemp(join(tmpdir(), 'spool-bench-context-'));
 const outcomes: Outcome[] = [];
+let small: Outcome[] = [];
 try {
   await mkdir(join(root, 'src'));
   for (const [path, text] of Object.entries(files)) await writeFile(join(root, path), text);
-  for (const variant of VARIANTS) {
-    const scratch = await createScratchDatabase('spool_bench_context');
-    try {
-      outcomes.push(await run(variant, root, scratch.url));
-    } finally {
-      await scratch.drop();
+  const server = (allowedTools?: string[]) =>
+    McpToolSource.start(
+      parseMcpConfig(JSON.stringify({ mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, root], ...(allowedTools ? { allowedTools } : {}) } } }), join(root, 'mcp.json'), process.env, new Set()),
+      silentLogger,
+      { maxMessageBytes: 10_485_760, binaryMaxBytes: 0 },
+    );
+  const fs = await server();
+  try {
+    for (const name of Object.keys(SESSIONS)) {
+      for (const bot of BOTS) {
+        outcomes.push(bot === 'Spool' ? await runSpool(name, root, fs, WINDOW) : await runBaseline(bot, name, root, fs));
+        console.error(`done: ${name} / ${bot}`);
+      }
     }
-    console.error(`done: ${variant}`);
+  } finally {
+    await fs.close();
+  }
+  // A small local model: 3,000 tokens, OPENAI_MAX_TOKENS=4096, one filesystem tool (its 14 take 1,722 tokens).
+  const oneTool = await server(['read_text_file']);
+  try {
+    small = [await runSpool('reader', root, oneTool, 3_000, [oneTool]), await runSpool('grepper', root, oneTool, 3_000, [oneTool])];
+  } finally {
+    await oneTool.close();
   }
 } finally {
   await rm(root, { recursive: true, force: true });
 }
 
-const naive = outcomes.find((o) => o.variant === 'naive')!;
-const total = (o: Outcome) => o.perTurn.reduce((a, b) => a + b, 0);
-console.log(`\nA ${SESSION.length}-turn session, ${Object.keys(files).length} files (${(Object.values(files).reduce((n, t) => n + t.length, 0) / 1e6).toFixed(1)} M chars), ${naive.asked} questions on ${facts.length} planted facts:\n`);
-console.log('| bot | input tokens | vs naive | largest request | largest / naive largest | facts answered | requests to the fact at the end of 2 MB |');
-console.log('|---|---|---|---|---|---|---|');
-for (const o of outcomes) {
-  const vs = o === naive ? '—' : `${((100 * (total(naive) - total(o))) / total(naive)).toFixed(1)}% fewer`;
-  console.log(`| ${o.variant} | ${total(o).toLocaleString('en')} | ${vs} | ${o.largest.toLocaleString('en')} | ${((100 * o.largest) / naive.largest).toFixed(1)}% | ${o.answered}/${o.asked} | ${o.hugeFactRequests} |`);
+const fmt = (n: number) => Math.round(n).toLocaleString('en');
+const total = (o: Outcome) => addCosts(o.perTurn);
+console.log(`\nBilled tokens: the part of a request that repeats the start of the one before (from 1,024 tokens, in steps of 128) at ${CACHED_RATE} of the input price.\n`);
+for (const name of Object.keys(SESSIONS)) {
+  const rows = outcomes.filter((o) => o.session === name);
+  const spool = total(rows[0]!);
+  console.log(`### ${name}: ${SESSIONS[name as keyof typeof SESSIONS].length} turns, ${rows[0]!.asked} questions\n`);
+  console.log('| bot | right | said what it could not see | failed turns (over the window) | requests | raw input tokens | billed tokens | Spool billed / this |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const o of rows) {
+    const t = total(o);
+    console.log(`| ${o.bot} | ${o.right}/${o.asked} | ${o.honest} | ${o.failedTurns} | ${o.requests} | ${fmt(t.raw)} | ${fmt(t.billed)} | ${o === rows[0] ? '—' : (spool.billed / t.billed).toFixed(3)} |`);
+  }
+  console.log('');
 }
+console.log('### Spool in a 3,000-token window (OPENAI_MAX_TOKENS=4096, one filesystem tool)\n');
+console.log('| model | right | said what it could not see | failed turns | requests | largest request (tokens) |');
+console.log('|---|---|---|---|---|---|');
+for (const o of small) console.log(`| ${o.session} | ${o.right}/${o.asked} | ${o.honest} | ${o.failedTurns} | ${o.requests} | ${fmt(o.largest)} |`);
 
-await renderChart(new URL('charts/context.png', import.meta.url).pathname, {
-  title: { text: 'Input tokens per turn (log scale)', left: 'center' },
-  legend: { top: 30 },
-  grid: { top: 70 },
-  xAxis: { type: 'category', name: 'turn', data: SESSION.map((_, i) => String(i + 1)) },
-  yAxis: { type: 'log', name: 'tokens' },
-  series: outcomes.map((o) => ({ name: o.variant, type: 'line', data: o.perTurn.map((n) => Math.max(1, n)) })),
-});
+const labels = Object.entries(SESSIONS).flatMap(([name, turns]) => turns.map((_, i) => `${name[0]}${i + 1}`));
+await renderChart(
+  new URL('charts/context.png', import.meta.url).pathname,
+  {
+    title: { text: 'Billed input tokens per turn (log scale): reader r, grepper g, searcher s', left: 'center' },
+    legend: { top: 30 },
+    grid: { top: 70, bottom: 40 },
+    xAxis: { type: 'category', name: 'turn', data: labels },
+    yAxis: { type: 'log', name: 'billed tokens' },
+    series: BOTS.map((bot) => ({ name: bot, type: 'line', data: outcomes.filter((o) => o.bot === bot).flatMap((o) => o.perTurn.map((c) => Math.max(1, Math.round(c.billed)))) })),
+  },
+  { width: 1000, height: 460 },
+);
 console.log('\nchart: bench/charts/context.png');

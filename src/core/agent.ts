@@ -107,7 +107,7 @@ export class Agent {
 
   /** Tools the core itself supplies, run here rather than through the tool port. */
   private readonly ownTools = new Map<string, (state: TurnState, args: Record<string, unknown>) => Promise<ToolOutcome>>([
-    [GET_CONTINUATION, (state, args) => readStoredResult(this.deps.store, state, args, { ...this.options, turnBudgetChars: this.options.budget.turnBudgetChars })],
+    [GET_CONTINUATION, (state, args) => readStoredResult(this.deps.store, state, args, this.options)],
   ]);
 
   constructor(

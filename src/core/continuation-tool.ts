@@ -3,14 +3,10 @@ import { grepResult } from './grep.ts';
 import { userMessageText } from './long-messages.ts';
 import type { Conversation, Message, StorePort, ToolOutcome } from './types.ts';
 
-/** The smallest page once the turn's budget is spent, so that reading still goes on. */
-const MIN_PAGE_CHARS = 2_000;
-
 export interface ContinuationLimits {
   /** Pages one turn may read before the model is told to answer. */
   maxContinuationPages: number;
   continuationChunkChars: number;
-  turnBudgetChars: number;
 }
 
 /** What a turn has read so far; `continuationPages` is counted up here. */
@@ -19,14 +15,13 @@ export interface ReadingState {
   /** Where a long user message is read from: it is in the transcript, not among the results. */
   transcript: readonly Message[];
   continuationPages: number;
-  resultChars: number;
   /** What the request keeps of this turn's reading: a page is never larger. */
   viewChars: number;
 }
 
 /**
  * get_continuation, the tool the core supplies: a page of a stored result (or a long user
- * message) from an offset, or its lines that match a pattern. Pages count toward the turn's budget, and shrink once it is spent.
+ * message) from an offset, or its lines that match a pattern. A page is never larger than the turn's view (see `viewOfReading`).
  */
 export async function readStoredResult(store: StorePort, state: ReadingState, args: Record<string, unknown>, limits: ContinuationLimits): Promise<ToolOutcome> {
   const request = parseContinuationArgs(args);
@@ -37,7 +32,6 @@ export async function readStoredResult(store: StorePort, state: ReadingState, ar
   const full = userMessageText(state.transcript, request.toolCallId) ?? (await store.readToolResult(state.conversation, request.toolCallId));
   if (full === undefined) return errorResult(`No stored tool result with tool_call_id "${request.toolCallId}"`);
   if (request.pattern !== undefined) return grepResult(full, request.toolCallId, request.pattern, Math.min(request.offset, full.length));
-  const left = limits.turnBudgetChars - state.resultChars;
-  const chunk = Math.min(state.viewChars, Math.max(Math.min(MIN_PAGE_CHARS, limits.continuationChunkChars), Math.min(left, limits.continuationChunkChars)));
+  const chunk = Math.min(state.viewChars, limits.continuationChunkChars);
   return { content: readContinuationPage(full, request.toolCallId, request.offset, chunk), isError: request.offset >= full.length };
 }

@@ -43,12 +43,16 @@ describe('viewOfReading', () => {
     for (let i = 0; i < 300; i++) expect(lineCount(out, i)).toBeLessThanOrEqual(1);
   });
 
-  it('lets the oldest pages give way over the budget, naming the offsets to read them again', () => {
+  it('lets the oldest pages give way over the budget, down to half of it at once, naming the offsets to read them again', () => {
     const transcript = [...start(), ...read(1_000, 2_000), ...read(3_000, 2_000), ...read(5_000, 2_000)];
     const out = viewOfReading(transcript, 1, 4_500);
-    expect(out[4]!.content).toBe(pageLeftOutMarker('big', [[1_000, 3_000]]));
-    expect(out[6]!.content.startsWith(doc.slice(3_000, 5_000))).toBe(true);
-    expect(out[8]!.content).toMatch(/you have 0-\d+, 3000-7000, \d+-\d+ of \d+ in view \(\d+ chars\); 1000-3000 read earlier this turn, left out to fit the budget\. Read on with get_continuation\(tool_call_id="big", offset=7000\)/);
+    expect(out).toHaveLength(7);
+    expect(out[4]!.content).toBe(pageLeftOutMarker('big', [[1_000, 5_000]]));
+    expect(out[6]!.content.startsWith(doc.slice(5_000, 7_000))).toBe(true);
+    expect(out[6]!.content).toMatch(/you have 0-\d+, 5000-7000, \d+-\d+ of \d+ in view \(\d+ chars\); 1000-5000 read earlier this turn, left out to fit the budget\. Read on with get_continuation\(tool_call_id="big", offset=7000\)/);
+    // The next page appends: what gave way stays given way, so the prefix is kept.
+    const next = viewOfReading([...transcript, ...read(7_000, 2_000)], 1, 4_500);
+    expect(JSON.stringify(next).startsWith(JSON.stringify(out).slice(0, -1))).toBe(true);
   });
 
   it('folds the pages of one result that gave way into one line, dropping their calls, so a small window does not fill with them', () => {

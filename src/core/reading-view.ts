@@ -24,18 +24,22 @@ export function readingChars(messages: readonly Message[], turn: number): number
   return messages.reduce((n, m) => n + (m.role === 'tool' && m.turn === turn && calls.has(m.toolCallId) ? m.content.length : 0), 0);
 }
 
-/** The newest of this turn's derived outputs (message indexes) that fit `budgetChars` together: the oldest give way first. */
+/**
+ * This turn's derived outputs (message indexes) that stay in view. Over `budgetChars` the oldest
+ * give way, down to half the budget at once: the request then grows by appending again for a
+ * while, instead of changing near its start, for prompt caches, on every page.
+ */
 function keptInView(messages: readonly Message[], calls: ReadonlyMap<string, ToolCall>, turn: number, budgetChars: number): Set<number> {
-  const kept = new Set<number>();
+  const kept: number[] = [];
+  const size = (i: number) => Math.min(messages[i]!.content.length, budgetChars);
   let used = 0;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.role !== 'tool' || m.turn !== turn || !calls.has(m.toolCallId)) continue;
-    used += Math.min(m.content.length, budgetChars);
-    if (used > budgetChars) break;
-    kept.add(i);
-  }
-  return kept;
+  messages.forEach((m, i) => {
+    if (m.role !== 'tool' || m.turn !== turn || !calls.has(m.toolCallId)) return;
+    kept.push(i);
+    used += size(i);
+    if (used > budgetChars) while (kept.length > 1 && used > budgetChars / 2) used -= size(kept.shift()!);
+  });
+  return new Set(kept);
 }
 
 /**

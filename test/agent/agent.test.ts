@@ -108,7 +108,7 @@ describe('tool result continuation', () => {
     expect(toolMessages(fake.requests[3]!).pop()!.content).toMatch(new RegExp(`^${full.slice(offset, offset + 20_000)}\\n\\[showing 30000-50000/`));
   });
 
-  it('counts pages toward the turn budget, and shrinks them to a floor once it is spent', async () => {
+  it("keeps the turn's reading within its budget in every request, the oldest pages giving way, and reads on to the end", async () => {
     const dump = testTool('dump', () => ({ content: full, isError: false }));
     fake.fallback = (request) => {
       const last = lastMessage(request);
@@ -120,16 +120,14 @@ describe('tool result continuation', () => {
     const budget = { ...defaultAgentOptions.budget, turnBudgetChars: 30_000 };
     const { reply } = await testAgent({ fake, store, tools: [dump], overrides: { budget } }).runTurn(conversation, 'read the dump');
     expect(reply).toBe('read it all');
-    // Each output as stored, in order: the preview, then every page.
-    const [preview, ...pages] = (await store.loadTranscript(conversation)).flatMap((m) => (m.role === 'tool' ? [m.content] : []));
-    let spent = preview!.length;
-    for (const page of pages.slice(0, -1)) {
-      expect(parsePage(page)!.text.length).toBe(Math.max(2_000, Math.min(20_000, 30_000 - spent)));
-      spent += page.length;
+    // Pages are read whole: a spent budget no longer shrinks them, it makes older ones give way.
+    const pages = (await store.loadTranscript(conversation)).flatMap((m) => (m.role === 'tool' ? [m.content] : [])).slice(1);
+    expect(pages.slice(0, -1).map((p) => parsePage(p)!.text.length)).toEqual(pages.slice(0, -1).map(() => 20_000));
+    for (const request of fake.requests) {
+      const shownPages = toolMessages(request).filter((m) => /\[showing \d+-\d+\/\d+ chars of "/.test(m.content ?? ''));
+      expect(shownPages.reduce((n, m) => n + (m.content ?? '').replace(/\n\[showing [^\n]*\]$/, '').length, 0)).toBeLessThanOrEqual(30_000);
     }
-    expect(pages.map((p) => parsePage(p)!.text.length)).toEqual(expect.arrayContaining([20_000, 2_000]));
-    // Over the budget the oldest pages give way in the request, each for a line naming its offsets.
-    expect(toolMessages(fake.requests.at(-1)!).filter((m) => /^\[chars \d+-\d+ of "call_\w+", read earlier, left out here/.test(m.content ?? '')).length).toBeGreaterThan(0);
+    expect(toolMessages(fake.requests.at(-1)!).filter((m) => /^\[chars [\d, -]+ of "call_\w+", read earlier, left out here/.test(m.content ?? ''))).toHaveLength(1);
   });
 
   it('caps get_continuation pages per turn and then asks for an answer', async () => {

@@ -15,7 +15,7 @@ export const readText = (request: ChatRequest): string =>
   request.messages.map((m) => (m.role === 'tool' ? (m.content ?? '').replace(SPOOL_NOTE, '') : '')).join('');
 
 /** The question being answered: the newest user message. */
-export const question = (request: ChatRequest): string => request.messages.findLast((m) => m.role === 'user')?.content ?? '';
+export const question = (request: ChatRequest): string => [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
 
 /**
  * A model that reads a whole document before it answers, as summarising does: it opens it
@@ -32,5 +32,62 @@ export function readerModel(open: (question: string) => Call, wanted: RegExp): (
     const found = [...new Set(readText(request).match(wanted) ?? [])];
     const lost = GAVE_WAY.exec(last.content ?? '')?.[1];
     return { content: [...found, ...(lost ? [`I could not hold chars ${lost} of it.`] : [])].join('\n') || 'I found nothing.' };
+  };
+}
+
+const offers = (request: ChatRequest, tool: string, parameter?: string) =>
+  request.tools?.some((t) => t.function.name === tool && (!parameter || JSON.stringify(t.function.parameters ?? {}).includes(`"${parameter}"`))) ?? false;
+const callsThisTurn = (request: ChatRequest) => request.messages.slice(request.messages.map((m) => m.role).lastIndexOf('user')).flatMap((m) => m.tool_calls ?? []);
+
+/** A fact as "FACT <name>: <value>": found in what the request shows, or not. */
+const factIn = (text: string, name: string) => new RegExp(`FACT ${name}: ([^\\n"\\\\]+)`).exec(text)?.[1];
+
+/**
+ * A model after one fact in a document (`In <path>, what is <name>?`): it opens the document and
+ * answers if the fact shows; otherwise it searches the result with a pattern where the tool takes
+ * one, follows "Read on" where that is all it has, and says so when it cannot see the fact.
+ */
+export function grepperModel(open: (path: string) => Call): (request: ChatRequest) => ScriptedReply {
+  return (request) => {
+    const [, path, name] = /^In (\S+), what is ([\w-]+)\?$/.exec(question(request)) ?? [];
+    if (!path || !name) return { content: 'OK.' };
+    const value = factIn(shownText(request), name) ?? factIn(readText(request), name);
+    if (value) return { content: `${name} is ${value}` };
+    const calls = callsThisTurn(request);
+    const opened = calls.find((c) => c.function.arguments.includes(path));
+    if (!opened) return { toolCalls: [open(path)] };
+    if (offers(request, 'get_continuation', 'pattern') && !calls.some((c) => c.function.arguments.includes('"pattern"'))) {
+      return { toolCalls: [{ id: 'grep', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: opened.id, offset: 0, pattern: `FACT ${name}:` }) }] };
+    }
+    const next = [...(request.messages.at(-1)!.content ?? '').matchAll(READ_ON)].at(-1);
+    if (request.messages.at(-1)!.role === 'tool' && next) return { toolCalls: [{ id: 'read', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: next[1], offset: Number(next[2]) }) }] };
+    return { content: `I cannot see ${name}.` };
+  };
+}
+
+/**
+ * A model asked about a fact from a document opened in an earlier turn (`Earlier you opened
+ * <path>: what was <name>?`): it answers if the fact still shows, else searches the history
+ * where it can, reads on from a hit's offset if the excerpt does not show the fact, and says so
+ * when it cannot see it. Other messages (`Open <path>.`) open a document and say they did.
+ */
+export function searcherModel(open: (path: string) => Call): (request: ChatRequest) => ScriptedReply {
+  return (request) => {
+    const asked = question(request);
+    const opening = /^Open (\S+)\.$/.exec(asked)?.[1];
+    if (opening) return request.messages.at(-1)!.role === 'user' ? { toolCalls: [open(opening)] } : { content: 'Opened.' };
+    const name = /what was ([\w-]+)\?$/.exec(asked)?.[1];
+    if (!name) return { content: 'You are welcome.' };
+    const value = factIn(shownText(request), name) ?? factIn(readText(request), name);
+    if (value) return { content: `${name} is ${value}` };
+    const calls = callsThisTurn(request);
+    if (offers(request, 'search_history') && !calls.some((c) => c.function.name === 'search_history')) {
+      return { toolCalls: [{ id: 'search', name: 'search_history', arguments: JSON.stringify({ query: `FACT ${name}` }) }] };
+    }
+    const hit = /read on from the match: get_continuation\(tool_call_id="([^"]+)", offset=(\d+)\)/.exec(request.messages.at(-1)!.content ?? '');
+    if (hit && !calls.some((c) => c.function.name === 'get_continuation')) {
+      return { toolCalls: [{ id: 'hit', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: hit[1], offset: Number(hit[2]) }) }] };
+    }
+    return { content: `I cannot see ${name}.` };
   };
 }
