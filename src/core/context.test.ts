@@ -42,6 +42,8 @@ describe('buildRequestMessages', () => {
       { level: 2, viewChars: 4_500 },
       { level: 2, viewChars: 2_250 },
       { level: 2, viewChars: 1_125 },
+      { level: 2, viewChars: 562 },
+      { level: 2, viewChars: 281 },
     ]);
     // Nothing read this turn: narrowing the view would send the same request again.
     expect([...fitAttempts(1, 200_000, 0)]).toEqual([{ level: 1, viewChars: 200_000 }, { level: 2, viewChars: 200_000 }]);

@@ -59,7 +59,7 @@ export function buildRequestMessages(transcript: readonly Message[], currentTurn
 }
 
 /** The least of a turn's reading kept in view before a request is given up as too long. */
-export const MIN_VIEW_CHARS = 1_000;
+export const MIN_VIEW_CHARS = 250;
 
 /**
  * The ways to fit a request that is too long, each smaller than the last: older turns compacted
