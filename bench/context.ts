@@ -29,7 +29,7 @@ import { FakeOpenAi, type ChatRequest, type ScriptedReply } from '../test/suppor
 import { createScratchDatabase } from '../test/support/global-db.ts';
 import { silentLogger } from '../test/support/logger.ts';
 import { DECISIONS, meetingTranscript } from '../test/support/meeting.ts';
-import { FILESYSTEM_SERVER } from '../test/support/process.ts';
+import { FILESYSTEM_SERVER, runSpool } from '../test/support/process.ts';
 import { grepperModel, readerModel, searcherModel } from '../test/support/readers.ts';
 import { BaselineBot, type Baseline } from './lib/baseline-bots.ts';
 import { addCosts, CACHED_RATE, requestCost, type Cost } from './lib/billing.ts';
@@ -63,7 +63,9 @@ interface Turn {
   expect: string[];
 }
 
-const SESSIONS: Record<'reader' | 'grepper' | 'searcher', Turn[]> = {
+const SESSIONS: Record<'seed' | 'reader' | 'grepper' | 'searcher', Turn[]> = {
+  // The seed case: Spool runs it as a real `spool chat` process, with TOOL_RESULT_MAX_CHARS=4000.
+  seed: [{ text: 'Read meeting.txt and list every fact in it.', expect: DECISIONS }],
   reader: ['meeting.txt', 'transcript.txt', 'app.log', 'change.diff', 'worker.log', 'export.csv', 'big.log'].map((f) => ({ text: `Read ${f} and list every fact in it.`, expect: factsOf(f) })),
   grepper: [...facts.filter((f) => f.file !== 'huge.log'), ...facts.filter((f) => f.file === 'huge.log')].map((f) => ({ text: `In ${f.file}, what is ${f.name}?`, expect: [f.value] })),
   searcher: [
@@ -81,8 +83,13 @@ interface Outcome {
   bot: Bot;
   session: string;
   perTurn: Cost[];
+  /** Per turn: whether it failed, its request over the window. */
+  failed: boolean[];
   asked: number;
   right: number;
+  /** Facts given, of those asked for. */
+  found: number;
+  expected: number;
   /** Questions answered short of right, saying what was missing, as opposed to answering wrong. */
   honest: number;
   failedTurns: number;
@@ -92,7 +99,7 @@ interface Outcome {
 
 /** One session through one bot: the model scripted by `model`, the bot's turns by `turn`. */
 async function session(bot: Bot, name: string, fake: FakeOpenAi, turn: (text: string) => Promise<string | undefined>): Promise<Outcome> {
-  const outcome: Outcome = { bot, session: name, perTurn: [], asked: 0, right: 0, honest: 0, failedTurns: 0, requests: 0, largest: 0 };
+  const outcome: Outcome = { bot, session: name, perTurn: [], failed: [], asked: 0, right: 0, found: 0, expected: 0, honest: 0, failedTurns: 0, requests: 0, largest: 0 };
   let previous: ChatRequest | undefined;
   for (const { text, expect } of SESSIONS[name as keyof typeof SESSIONS]) {
     const from = fake.requests.length;
@@ -108,9 +115,12 @@ async function session(bot: Bot, name: string, fake: FakeOpenAi, turn: (text: st
     }
     outcome.requests += fake.requests.length - from;
     outcome.perTurn.push(addCosts(costs));
+    outcome.failed.push(reply === undefined);
     if (reply === undefined) outcome.failedTurns++;
     if (expect.length === 0) continue;
     outcome.asked++;
+    outcome.expected += expect.length;
+    outcome.found += expect.filter((e) => reply?.includes(e)).length;
     if (reply !== undefined && expect.every((e) => reply.includes(e))) outcome.right++;
     else if (reply !== undefined && /could not hold|cannot see/.test(reply)) outcome.honest++;
   }
@@ -120,11 +130,11 @@ async function session(bot: Bot, name: string, fake: FakeOpenAi, turn: (text: st
 
 function modelFor(name: string, root: string): Model {
   const open = (path: string): NonNullable<ScriptedReply['toolCalls']>[number] => ({ id: 'open', name: 'fs__read_text_file', arguments: JSON.stringify({ path: join(root, path) }) });
-  if (name === 'reader') return readerModel((q) => open(/^Read (\S+) /.exec(q)![1]!), /FACT [\w-]+: [^\n"\\]+|DECISION \d+: [^\n]*\./g);
+  if (name === 'reader' || name === 'seed') return readerModel((q) => open(/^Read (\S+) /.exec(q)![1]!), /FACT [\w-]+: [^\n"\\]+|DECISION \d+: [^\n]*\./g);
   return name === 'grepper' ? grepperModel(open) : searcherModel(open);
 }
 
-async function runSpool(name: string, root: string, fs: McpToolSource, contextTokens: number, tools = [fs] as const): Promise<Outcome> {
+async function runAgent(name: string, root: string, fs: McpToolSource, contextTokens: number, tools = [fs] as const): Promise<Outcome> {
   const scratch = await createScratchDatabase('spool_bench_context');
   const db = await openDatabase({ databaseUrl: scratch.url, dataDir: '', logger: silentLogger });
   const fake = await new FakeOpenAi().start();
@@ -145,6 +155,27 @@ async function runSpool(name: string, root: string, fs: McpToolSource, contextTo
   } finally {
     await fake.stop();
     await db.close();
+    await scratch.drop();
+  }
+}
+
+/** The seed case through a real `spool chat` process and the filesystem server: what a user runs. */
+async function runSeedProcess(root: string): Promise<Outcome> {
+  const scratch = await createScratchDatabase('spool_bench_seed');
+  const fake = await new FakeOpenAi().start();
+  fake.contextTokens = WINDOW;
+  fake.fallback = modelFor('seed', root);
+  try {
+    await writeFile(join(root, 'mcp.json'), JSON.stringify({ mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, root] } } }));
+    const env = { OPENAI_BASE_URL: fake.baseURL, OPENAI_MODEL: MODEL, MCP_CONFIG: join(root, 'mcp.json'), DATABASE_URL: scratch.url, TOOL_RESULT_MAX_CHARS: '4000' };
+    const outcome = await session('Spool', 'seed', fake, async (text) => {
+      const run = await runSpool(['chat', '--session', 'seed'], { env, input: `${text}\n` });
+      return run.code === 0 ? run.stdout : undefined;
+    });
+    if (fake.rejections.length) throw new Error(`Spool: the strict fake refused ${JSON.stringify(fake.rejections.slice(0, 3))}`);
+    return outcome;
+  } finally {
+    await fake.stop();
     await scratch.drop();
   }
 }
@@ -177,7 +208,7 @@ try {
   try {
     for (const name of Object.keys(SESSIONS)) {
       for (const bot of BOTS) {
-        outcomes.push(bot === 'Spool' ? await runSpool(name, root, fs, WINDOW) : await runBaseline(bot, name, root, fs));
+        outcomes.push(bot !== 'Spool' ? await runBaseline(bot, name, root, fs) : name === 'seed' ? await runSeedProcess(root) : await runAgent(name, root, fs, WINDOW));
         console.error(`done: ${name} / ${bot}`);
       }
     }
@@ -187,7 +218,7 @@ try {
   // A small local model: 3,000 tokens, OPENAI_MAX_TOKENS=4096, one filesystem tool (its 14 take 1,722 tokens).
   const oneTool = await server(['read_text_file']);
   try {
-    small = [await runSpool('reader', root, oneTool, 3_000, [oneTool]), await runSpool('grepper', root, oneTool, 3_000, [oneTool])];
+    small = [await runAgent('reader', root, oneTool, 3_000, [oneTool]), await runAgent('grepper', root, oneTool, 3_000, [oneTool])];
   } finally {
     await oneTool.close();
   }
@@ -201,12 +232,15 @@ console.log(`\nBilled tokens: the part of a request that repeats the start of th
 for (const name of Object.keys(SESSIONS)) {
   const rows = outcomes.filter((o) => o.session === name);
   const spool = total(rows[0]!);
-  console.log(`### ${name}: ${SESSIONS[name as keyof typeof SESSIONS].length} turns, ${rows[0]!.asked} questions\n`);
-  console.log('| bot | right | said what it could not see | failed turns (over the window) | requests | raw input tokens | billed tokens | Spool billed / this |');
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log(`### ${name}: ${SESSIONS[name as keyof typeof SESSIONS].length} turns, ${rows[0]!.asked} questions, ${rows[0]!.expected} facts asked for\n`);
+  console.log('| bot | right | facts given | said what it could not see | failed turns (over the window) | requests | raw input tokens | billed tokens | Spool billed / this | the same, on the turns this bot completed |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const o of rows) {
     const t = total(o);
-    console.log(`| ${o.bot} | ${o.right}/${o.asked} | ${o.honest} | ${o.failedTurns} | ${o.requests} | ${fmt(t.raw)} | ${fmt(t.billed)} | ${o === rows[0] ? '—' : (spool.billed / t.billed).toFixed(3)} |`);
+    // Like with like: a bot that failed a turn spent nothing on it, and answered nothing either.
+    const completed = (c: Outcome) => addCosts(c.perTurn.filter((_, i) => !o.failed[i])).billed;
+    const ratios = o === rows[0] ? '— | —' : `${(spool.billed / t.billed).toFixed(3)} | ${(completed(rows[0]!) / completed(o)).toFixed(3)}`;
+    console.log(`| ${o.bot} | ${o.right}/${o.asked} | ${o.found}/${o.expected} | ${o.honest} | ${o.failedTurns} | ${o.requests} | ${fmt(t.raw)} | ${fmt(t.billed)} | ${ratios} |`);
   }
   console.log('');
 }
@@ -215,11 +249,11 @@ console.log('| model | right | said what it could not see | failed turns | reque
 console.log('|---|---|---|---|---|---|');
 for (const o of small) console.log(`| ${o.session} | ${o.right}/${o.asked} | ${o.honest} | ${o.failedTurns} | ${o.requests} | ${fmt(o.largest)} |`);
 
-const labels = Object.entries(SESSIONS).flatMap(([name, turns]) => turns.map((_, i) => `${name[0]}${i + 1}`));
+const labels = Object.entries(SESSIONS).flatMap(([name, turns]) => turns.map((_, i) => (name === 'seed' ? 'seed' : `${name[0]}${i + 1}`)));
 await renderChart(
   new URL('charts/context.png', import.meta.url).pathname,
   {
-    title: { text: 'Billed input tokens per turn (log scale): reader r, grepper g, searcher s', left: 'center' },
+    title: { text: 'Billed input tokens per turn (log scale): the seed, reader r, grepper g, searcher s', left: 'center' },
     legend: { top: 30 },
     grid: { top: 70, bottom: 40 },
     xAxis: { type: 'category', name: 'turn', data: labels },

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { DiscordAdapterConfig } from './adapters/discord/discord-adapter.ts';
 import type { SlackAdapterConfig } from './adapters/slack/slack-adapter.ts';
-import { PREVIEW_MARKER_CHARS } from './core/markers.ts';
+import { PAGE_MARKER_CHARS, PREVIEW_MARKER_CHARS } from './core/markers.ts';
 import type { PreviewSizes } from './core/preview.ts';
 import type { OpenAiClientOptions } from './llm/openai-client.ts';
 
@@ -255,8 +255,8 @@ export function loadConfig(env: Env = process.env): Config {
     toolResultBudgetChars,
     previewHeadChars,
     previewTailChars,
-    // A page and its marker fit in TOOL_RESULT_MAX_CHARS, as a preview does.
-    continuationChunkChars: r.int('CONTINUATION_CHUNK_CHARS', Math.max(1_000, toolResultMaxChars - PREVIEW_MARKER_CHARS)),
+    // A page and its marker (as the request shows it) fit in TOOL_RESULT_MAX_CHARS, as a preview does.
+    continuationChunkChars: r.int('CONTINUATION_CHUNK_CHARS', Math.max(1_000, toolResultMaxChars - PAGE_MARKER_CHARS)),
     maxContinuationPages: r.int('MAX_CONTINUATION_PAGES', 50),
     microcompactTruncateTurns,
     microcompactSummarizeTurns,

@@ -53,7 +53,11 @@ export function previewSpans(content: string): { toolCallId: string; spans: Span
   return { toolCallId: match[3]!, spans: unite([[0, head], [total - (shown - head), total]]), total };
 }
 
-const spanList = (spans: readonly Span[]) => spans.map(([a, b]) => `${a}-${b}`).join(', ');
+/** Spans as `0-4000, 9000-9500`: at most three, so that a marker's length is bounded. */
+function spanList(spans: readonly Span[]): string {
+  const listed = spans.slice(0, 3).map(([a, b]) => `${a}-${b}`).join(', ');
+  return spans.length > 3 ? `${listed} and ${spans.length - 3} more` : listed;
+}
 
 /**
  * After a page as the request shows it: what of the result the model now has in view, what it
@@ -70,6 +74,12 @@ export function pageInViewMarker(toolCallId: string, page: Span, seen: { inView:
 
 /** Inside a page, in place of a part that an earlier message of the request shows already. */
 export const inViewAboveNote = (span: Span): string => `[${span[0]}-${span[1]}: in view above]`;
+
+// The longest marker: a 64-char id, nine-digit offsets, more spans in view and given way than are listed.
+const spansFrom = (first: number): Span[] => [0, 2, 4, 6].map((i) => [(first + i) * 100_000_000, (first + i) * 100_000_000 + 99_999_999]);
+/** Room a page keeps for its longest marker as the request shows it, and two notes of what is in view above. */
+export const PAGE_MARKER_CHARS =
+  pageInViewMarker('i'.repeat(64), spansFrom(1)[0]!, { inView: spansFrom(1), read: spansFrom(2) }, 999_999_999, 999_999_999).length + 2 * (inViewAboveNote(spansFrom(1)[0]!).length + 1) + 1;
 
 /** In place of the pages of one result read earlier: left out for the turn's budget, or compacted after their turn. */
 export function pageLeftOutMarker(toolCallId: string, spans: readonly Span[]): string {

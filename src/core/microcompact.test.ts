@@ -7,25 +7,27 @@ const big = (prefix: string) => prefix + Array.from({ length: 500 }, (_, i) => `
 const tool = (turn: number, content: string, id = `call_${turn}`): Message => ({ role: 'tool', toolCallId: id, content, turn });
 
 describe('microcompact', () => {
-  const history = [1, 2, 3, 4, 5, 6].map((t) => tool(t, big('package main\n')));
-  const out = microcompact(history, 6, options);
+  // Turn 7 is a turn at which tiers move (every TRUNCATE_TURNS turns: 1, 3, 5, 7, …).
+  const history = [1, 2, 3, 4, 5, 6, 7].map((t) => tool(t, big('package main\n')));
+  const out = microcompact(history, 7, options);
 
   it('leaves results of the current and previous turn untouched', () => {
+    expect(out[6]).toBe(history[6]);
     expect(out[5]).toBe(history[5]);
-    expect(out[4]).toBe(history[4]);
   });
 
   it('cuts results TRUNCATE_TURNS old to head 2000 + tail 500', () => {
-    for (const i of [3, 2]) {
+    for (const i of [4, 3]) {
       expect(out[i]!.content).toContain('[truncated — showing');
       expect(out[i]!.content.length).toBeLessThan(2000 + 500 + 200);
     }
   });
 
   it('replaces results SUMMARIZE_TURNS old with one line', () => {
-    const line = out[1]!.content;
-    expect(line).toMatch(/^\[Old tool result cleared -- 501 lines, \d+K chars, Go source; call get_continuation\(tool_call_id="call_2", offset=0\) to read it again\]$/);
+    const line = out[2]!.content;
+    expect(line).toMatch(/^\[Old tool result cleared -- 501 lines, \d+K chars, Go source; call get_continuation\(tool_call_id="call_3", offset=0\) to read it again\]$/);
     expect(out[0]!.content).toContain('tool_call_id="call_1"');
+    expect(out[1]!.content).toContain('tool_call_id="call_2"');
   });
 
   it('never touches small results', () => {
@@ -33,13 +35,17 @@ describe('microcompact', () => {
     expect(microcompact([small], 10, options)[0]).toBe(small);
   });
 
-  it('produces byte-identical output for a result on every request within a tier', () => {
-    const again = microcompact(history, 6, options);
+  it('moves results to their next tier together, every TRUNCATE_TURNS turns, so the prefix holds in between', () => {
+    const again = microcompact(history, 7, options);
     expect(again.map((m) => m.content)).toEqual(out.map((m) => m.content));
-    // One turn later, the result two turns old is still in the truncate tier: same bytes.
-    const later = microcompact([...history, tool(7, 'new')], 7, options);
-    expect(later[3]!.content).toBe(out[3]!.content === history[3]!.content ? later[3]!.content : microcompact([history[3]!], 6, options)[0]!.content);
-    expect(later[4]!.content).toBe(microcompact([history[4]!], 7, options)[0]!.content);
+    // Turn 8 changes nothing that turn 7 sent: the request only grows.
+    const next = microcompact([...history, tool(8, big('x'))], 8, options);
+    expect(next.slice(0, 7).map((m) => m.content)).toEqual(out.map((m) => m.content));
+    // Turn 9 moves turns 6 and 7 to the truncate tier, and turns 4 and 5 to one line, at once.
+    const moved = microcompact([...history, tool(8, big('x'))], 9, options);
+    expect(moved.map((m) => (m.content.startsWith('[Old tool result cleared') ? 'cleared' : m.content.includes('[truncated') ? 'cut' : 'whole'))).toEqual([
+      'cleared', 'cleared', 'cleared', 'cleared', 'cleared', 'cut', 'cut', 'whole',
+    ]);
   });
 
   it('parses and counts a result once per tier, and the remembered form is what a fresh compaction gives', () => {

@@ -40,9 +40,10 @@ describe('across restarts', () => {
     db = await reopen();
     store = new TranscriptStore(db.prisma);
     const reportId = sentCallIds(fake.requests.at(-1)!)[0];
+    const middle = Math.floor(full.length / 2);
     fake.requests.length = 0;
     fake.enqueue(
-      { toolCalls: [{ id: 'call_page', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: reportId, offset: full.length - 16 }) }] },
+      { toolCalls: [{ id: 'call_page', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: reportId, offset: middle }) }] },
       { content: 'The total is 42.' },
     );
     const { reply } = await testAgent({ fake, store }).runTurn(await store.openConversation(key), 'what was the final total?');
@@ -51,7 +52,8 @@ describe('across restarts', () => {
     expect(reply).toBe('The total is 42.');
     const sent = fake.requests[0]!.messages.map((m) => m.role === 'user' && m.content);
     expect(sent).toContain('get the report');
-    expect(lastMessage(fake.requests[1]!).content).toBe('FINAL TOTAL: 42\n');
+    // A part the preview in view does not show: read from the store the restarted process opened.
+    expect(lastMessage(fake.requests[1]!).content).toMatch(new RegExp(`^${full.slice(middle, middle + 2_000)}`));
     expect(fake.rejections).toEqual([]);
   });
 

@@ -191,8 +191,10 @@ describe('npm run chat', () => {
       const shown = pageRequests.map((r) => r.messages.at(-1)!.content ?? '');
       expect(shown.every((c) => c.length <= 4_000)).toBe(true);
       const head = shown[0]!.slice(0, shown[0]!.indexOf('\n[truncated'));
-      const rest = shown.slice(1).map((c) => (nextOffset(c) === undefined ? c : c.slice(0, c.lastIndexOf('\n[showing'))));
-      expect(head + rest.join('')).toBe(file);
+      const tail = shown[0]!.slice(shown[0]!.indexOf(']\n', head.length) + 2);
+      // What each page adds; the last one ends where the preview's tail, in view above, begins.
+      const rest = shown.slice(1).map((c) => c.replace(/\n\[(?:showing |\d+-\d+: in view above)[^\n]*\]/g, ''));
+      expect(head + rest.join('') + tail).toBe(file);
       // Grep went straight to the line: one request after the preview.
       const grepRequests = fake.requests.filter((r) => asked(r) === 'grep' && r.messages.at(-1)!.role === 'tool');
       expect(grepRequests).toHaveLength(2);

@@ -3,7 +3,8 @@ import type { ChatRequest, ScriptedReply } from './fake-openai.ts';
 type Call = NonNullable<ScriptedReply['toolCalls']>[number];
 
 const READ_ON = /Read on with get_continuation\(tool_call_id="([^"]+)", offset=(\d+)\)/g;
-const IN_VIEW = /; you have (all \d+ chars of it|[\d, -]+ of \d+) in view/g;
+/** What the newest marker says the model holds: all of a result, some of it, or pages that were left out. */
+const HELD = /; you have (all \d+ chars of it|[\d, -]+ of \d+) in view|\[chars ([\d, -]+) of "[^"]+", read earlier, left out here/g;
 
 /** All a request shows the model: what a scripted model may answer from, and nothing else. */
 export const shownText = (request: ChatRequest): string => request.messages.map((m) => m.content ?? '').join('\n');
@@ -20,8 +21,8 @@ export const question = (request: ChatRequest): string => [...request.messages].
 /**
  * A model that reads a whole document before it answers, as summarising does: it opens it
  * (`open`), follows each "Read on" to the end, and then answers from everything its request
- * shows: every line matching `wanted`, and, when the newest page's marker says that not all of it
- * is in view (it gave way, or the page cap came first), what it holds. It never knows where a
+ * shows: every line matching `wanted`, and, when the newest marker says that not all of it is in
+ * view (pages gave way, or the page cap came first), what it holds. It never knows where a
  * fact is, so a fact it read and no longer sees is a fact it cannot give.
  */
 export function readerModel(open: (question: string) => Call, wanted: RegExp): (request: ChatRequest) => ScriptedReply {
@@ -31,9 +32,9 @@ export function readerModel(open: (question: string) => Call, wanted: RegExp): (
     const next = last.role === 'tool' ? [...(last.content ?? '').matchAll(READ_ON)].at(-1) : undefined;
     if (next) return { toolCalls: [{ id: 'read', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: next[1], offset: Number(next[2]) }) }] };
     const found = [...new Set(readText(request).match(wanted) ?? [])];
-    const held = [...shownText(request).matchAll(IN_VIEW)].at(-1)?.[1];
-    const partial = held !== undefined && !held.startsWith('all ');
-    return { content: [...found, ...(partial ? [`I could not hold all of it: I have ${held} in view.`] : [])].join('\n') || 'I found nothing.' };
+    const held = [...shownText(request).matchAll(HELD)].at(-1);
+    const partial = held && (held[2] ? `${held[2]} of it were left out` : held[1]!.startsWith('all ') ? undefined : `I have ${held[1]} in view`);
+    return { content: [...found, ...(partial ? [`I could not hold all of it: ${partial}.`] : [])].join('\n') || 'I found nothing.' };
   };
 }
 

@@ -85,7 +85,8 @@ describe('server-filesystem over stdio, in a full turn', () => {
       const offset = nextOffset(last.content ?? '');
       if (offset !== undefined) return { toolCalls: [{ id: `page${step}`, name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: markedCallId(last.content ?? ''), offset }) }] };
       const listing = request.messages.find((m) => m.role === 'tool')!.content!;
-      return { content: `Listed: ${listing.replace(/\n/g, ', ')}. ${(last.content ?? '').trim().split('\n').pop()}` };
+      // The conclusion, wherever the request shows it: the file's end is the preview's tail, in view above the last page.
+      return { content: `Listed: ${listing.replace(/\n/g, ', ')}. ${/CONCLUSION: [^\n]+/.exec(request.messages.map((m) => m.content ?? '').join('\n'))?.[0]}` };
     };
     const agent = new Agent({ llm: openAiClientFor(fake), tools: new ToolRegistry([source]), store, logger: silentLogger }, { ...defaultAgentOptions, budget: { ...defaultAgentOptions.budget, maxChars: 10_000 }, continuationChunkChars: 10_000 });
     const { reply } = await agent.runTurn(await store.openConversation(uniqueKey()), 'what does the plan conclude?');
