@@ -8,6 +8,7 @@
  * that could really run (bench/lib/baseline-bots.ts), all in a 128k-token window: a request over
  * it is refused and its turn fails. Cost is counted in raw input tokens (o200k) and in billed
  * tokens with prompt caching (bench/lib/billing.ts). A last run puts Spool in a 3,000-token window.
+ * CONTEXT_TRACE=1 prints every request's cost and how much of the one before it it kept.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -32,7 +33,7 @@ import { DECISIONS, meetingTranscript } from '../test/support/meeting.ts';
 import { FILESYSTEM_SERVER, runSpool } from '../test/support/process.ts';
 import { grepperModel, readerModel, searcherModel } from '../test/support/readers.ts';
 import { BaselineBot, type Baseline } from './lib/baseline-bots.ts';
-import { addCosts, CACHED_RATE, requestCost, type Cost } from './lib/billing.ts';
+import { addCosts, CACHED_RATE, requestCost, sharedMessages, type Cost } from './lib/billing.ts';
 import { renderChart } from './lib/chart.ts';
 import { workspaceFiles, type Fact } from './lib/context-files.ts';
 
@@ -110,6 +111,8 @@ async function session(bot: Bot, name: string, fake: FakeOpenAi, turn: (text: st
       outcome.largest = Math.max(outcome.largest, cost.raw);
       // A request over the window is refused before it is read, and not billed.
       if (cost.raw + (request.max_tokens ?? 0) > WINDOW) continue;
+      // CONTEXT_TRACE=1: where each request's cost comes from, and where its prefix broke.
+      if (process.env.CONTEXT_TRACE) console.error(`${bot} ${name} turn ${outcome.perTurn.length + 1}: raw ${cost.raw}, cached ${cost.cached}, billed ${Math.round(cost.billed)}; prefix kept ${sharedMessages(request, previous)} of ${request.messages.length + 1} parts`);
       costs.push(cost);
       previous = request;
     }
@@ -253,12 +256,12 @@ const labels = Object.entries(SESSIONS).flatMap(([name, turns]) => turns.map((_,
 await renderChart(
   new URL('charts/context.png', import.meta.url).pathname,
   {
-    title: { text: 'Billed input tokens per turn (log scale): the seed, reader r, grepper g, searcher s', left: 'center' },
-    legend: { top: 30 },
-    grid: { top: 70, bottom: 40 },
+    title: { text: 'Billed input tokens per turn (log scale; a gap is a turn that failed)', subtext: 'the seed, then reader r, grepper g, searcher s', left: 'center' },
+    legend: { top: 66 },
+    grid: { top: 104, bottom: 40 },
     xAxis: { type: 'category', name: 'turn', data: labels },
     yAxis: { type: 'log', name: 'billed tokens' },
-    series: BOTS.map((bot) => ({ name: bot, type: 'line', data: outcomes.filter((o) => o.bot === bot).flatMap((o) => o.perTurn.map((c) => Math.max(1, Math.round(c.billed)))) })),
+    series: BOTS.map((bot) => ({ name: bot, type: 'line', data: outcomes.filter((o) => o.bot === bot).flatMap((o) => o.perTurn.map((c, i) => (o.failed[i] ? null : Math.max(1, Math.round(c.billed))))) })),
   },
   { width: 1000, height: 460 },
 );

@@ -19,12 +19,20 @@ export interface Cost {
   billed: number;
 }
 
+const partsOf = (request?: ChatRequest) => (request ? [JSON.stringify(request.tools ?? []), ...request.messages.map((m) => JSON.stringify(m))] : []);
+
+/** How many leading messages `request` shares with `previous` (tools first, then messages). */
+export function sharedMessages(request: ChatRequest, previous?: ChatRequest): number {
+  const [parts, before] = [partsOf(request), partsOf(previous)];
+  let i = 0;
+  while (i < parts.length && parts[i] === before[i]) i++;
+  return i;
+}
+
 /** The cost of `request` sent after `previous` by the same bot. */
 export function requestCost(request: ChatRequest, previous?: ChatRequest): Cost {
-  const parts = [JSON.stringify(request.tools ?? []), ...request.messages.map((m) => JSON.stringify(m))];
-  const before = previous ? [JSON.stringify(previous.tools ?? []), ...previous.messages.map((m) => JSON.stringify(m))] : [];
-  let prefix = 0;
-  for (let i = 0; i < parts.length && parts[i] === before[i]; i++) prefix += tokens(parts[i]!);
+  const parts = partsOf(request);
+  const prefix = parts.slice(0, sharedMessages(request, previous)).reduce((n, p) => n + tokens(p), 0);
   const raw = parts.reduce((n, p) => n + tokens(p), 0);
   const cached = prefix >= 1_024 ? Math.floor(prefix / 128) * 128 : 0;
   return { raw, cached, billed: raw - cached + cached * CACHED_RATE };
