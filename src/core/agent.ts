@@ -22,11 +22,13 @@ import {
   type LlmUsage,
   type Message,
   type StepRecords,
+  StoreError,
   type StorePort,
   type ToolCall,
   type ToolOutcome,
   type ToolPort,
   type ToolSpec,
+  typedStoreErrors,
 } from './types.ts';
 import { wellFormed, wellFormedMessage } from './well-formed.ts';
 
@@ -104,22 +106,29 @@ const CUT_OFF_NOTE = "\n\n_(This reply was cut off at the model's output limit.)
  */
 export class Agent {
   private readonly overflow = new OverflowMemory();
+  private readonly store: StorePort;
 
   /** Tools the core itself supplies, run here rather than through the tool port. */
   private readonly ownTools = new Map<string, (state: TurnState, args: Record<string, unknown>) => Promise<ToolOutcome>>([
-    [GET_CONTINUATION, (state, args) => readStoredResult(this.deps.store, state, args, this.options)],
+    [GET_CONTINUATION, (state, args) => readStoredResult(this.store, state, args, this.options)],
   ]);
 
   constructor(
     private readonly deps: AgentDeps,
     private readonly options: AgentOptions,
-  ) {}
+  ) {
+    this.store = typedStoreErrors(deps.store);
+  }
 
   /** Every line logged during the turn, by any module, carries the conversation's id and the turn. */
   runTurn(conversation: Conversation, userText: string, options: TurnOptions = {}): Promise<TurnResult> {
     const started = Date.now();
     const { logger, hooks } = this.deps;
-    const failed = (error: unknown) => failedTurn(conversation, error, logger);
+    const failed = (error: unknown) => {
+      // A turn the store could not keep is tried again later, not answered with a failure.
+      if (error instanceof StoreError) throw error;
+      return failedTurn(conversation, error, logger);
+    };
     const finish = (result: TurnResult, state?: TurnState): TurnResult => {
       const event = { conversation, turn: state?.turn ?? 0, status: result.status, steps: state?.step.step ?? 0, durationMs: Date.now() - started };
       notify(hooks, 'onTurnFinish', event, logger);
@@ -139,7 +148,7 @@ export class Agent {
   }
 
   private async startTurn(conversation: Conversation, userText: string, options: TurnOptions): Promise<TurnState> {
-    const transcript = await this.deps.store.loadTranscript(conversation);
+    const transcript = await this.store.loadTranscript(conversation);
     const started = options.inboxId === undefined ? undefined : transcript.find((m) => m.role === 'user' && m.inboxId === options.inboxId);
     const turn = started?.turn ?? transcript.reduce((max, m) => Math.max(max, m.turn), 0) + 1;
     const progress = turnProgress(started ? transcript : [], turn);
@@ -304,7 +313,7 @@ export class Agent {
     const records = { ...uncheckedRecords, results: uncheckedRecords.results?.map((r) => ({ ...r, content: wellFormed(r.content) })) };
     const usage = state.usage;
     state.usage = undefined;
-    await this.deps.store.appendMessages(state.conversation, messages, usage ? { ...records, usage } : records);
+    await this.store.appendMessages(state.conversation, messages, usage ? { ...records, usage } : records);
     state.transcript.push(...messages);
   }
 }

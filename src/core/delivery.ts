@@ -28,6 +28,16 @@ export interface InboundMessage {
   knownLaneOnly?: boolean;
 }
 
+/**
+ * A message that could not be stored (the database is away). The platform must not be told that
+ * it arrived: Slack then sends it again, and a Discord user is told to. The `code` is what Bolt
+ * keeps of an error it hands to the app's error handler.
+ */
+export class NotRecordedError extends Error {
+  override readonly name = 'NotRecordedError';
+  readonly code = 'spool_not_recorded';
+}
+
 export interface InboxEntry extends InboundMessage {
   id: string;
   laneId: string;
@@ -64,7 +74,8 @@ export interface InboxPort {
   saveReply(inboxId: string, chunks: string[]): Promise<ReplyChunk[]>;
   markPosted(chunkId: string, platformMessageId: string): Promise<void>;
   finish(inboxId: string, status: 'answered' | 'failed'): Promise<void>;
-  retryLater(inboxId: string, delayMs: number): Promise<void>;
+  /** Tries the message again after `delayMs`; `attempt` false when the failure was not the message's (the database was away). */
+  retryLater(inboxId: string, delayMs: number, attempt?: boolean): Promise<void>;
 }
 
 /** One message to post: chunk `seq` of the reply to inbox row `inboxId` (none for a failure notice). */

@@ -1,11 +1,13 @@
 import type { Agent } from './agent.ts';
 import { KeyedQueue } from './keyed-queue.ts';
-import { permits, type Access, type InboundMessage, type InboxEntry, type InboxPort, type Outbound, type ReplyChunk } from './delivery.ts';
+import { NotRecordedError, permits, type Access, type InboundMessage, type InboxEntry, type InboxPort, type Outbound, type ReplyChunk } from './delivery.ts';
 import { withLogFields, type Logger } from './logger.ts';
 import { wellFormed } from './well-formed.ts';
-import type { HistoryHit, HistorySearchPort } from './types.ts';
+import { StoreError, type HistoryHit, type HistorySearchPort } from './types.ts';
 
 export const FAILURE_REPLY = 'Sorry, something went wrong on my side. Please try again.';
+/** To someone whose message could not be stored, where the platform will not send it again (Discord). */
+export const NOT_RECORDED_REPLY = 'I could not take that message: my database is not answering, so nothing of it was saved. Please send it again in a minute.';
 export const NEW_CONVERSATION_REPLY = 'Started a new conversation here. Earlier ones stay searchable with `/recall`.';
 
 export interface PipelineOptions {
@@ -38,7 +40,7 @@ export interface HandleOptions {
 /** How a delivered reply came about: `failed` when it tells the user the turn failed. */
 export type Answered = 'ok' | 'failed';
 
-export type Handled = { status: 'accepted'; answered?: Promise<Answered> } | { status: 'duplicate' | 'refused' | 'failed' };
+export type Handled = { status: 'accepted'; answered?: Promise<Answered> } | { status: 'duplicate' | 'refused' };
 
 interface LaneWork {
   held: boolean;
@@ -47,6 +49,9 @@ interface LaneWork {
   abort: AbortController;
   done: Promise<void>;
 }
+
+/** How long a message whose turn the store could not keep waits before it is tried again. */
+const STORE_RETRY_MS = 2_000;
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -76,6 +81,7 @@ export class InboundPipeline {
     this.platforms.set(platform, { outbound, access });
   }
 
+  /** Throws NotRecordedError when the message cannot be stored; it was then not acknowledged. */
   async handleIncoming(unchecked: InboundMessage, options: HandleOptions = {}): Promise<Handled> {
     // Stored before anything else, so made storable first (NUL and lone surrogates; see wellFormed).
     const message = { ...unchecked, text: wellFormed(unchecked.text) };
@@ -86,11 +92,9 @@ export class InboundPipeline {
       // One lane's messages are stored in the order they arrived here: their inbox ids are their order.
       entry = await this.recording.run(JSON.stringify(message.lane), () => this.deps.inbox.record(message, refused));
     } catch (error) {
-      // Not stored, so nothing will retry it: the sender hears now, and their next message works.
+      // Not stored, so not acknowledged either: the platform (or the person) sends it again.
       this.deps.logger.error('Could not record an inbound message', { platform: message.lane.platform, error: errorText(error) });
-      await options.acknowledge?.().catch(() => {});
-      await outbound.post(message, { seq: 0, text: FAILURE_REPLY }).catch(() => {});
-      return { status: 'failed' };
+      throw new NotRecordedError(`the message could not be stored: ${errorText(error)}`);
     }
     if (!entry) return { status: 'duplicate' };
     if (refused) {
@@ -230,6 +234,12 @@ export class InboundPipeline {
   }
 
   private async failed(entry: InboxEntry, outbound: Outbound, error: unknown): Promise<boolean> {
+    if (error instanceof StoreError) {
+      // The database is away: the turn waits for it, and no attempt of the message is spent.
+      this.deps.logger.warn('The store failed; the message waits for it', { platform: entry.lane.platform, inbox: entry.id, error: errorText(error) });
+      await this.deps.inbox.retryLater(entry.id, STORE_RETRY_MS, false).catch(() => {});
+      return false;
+    }
     const attempts = entry.attempts + 1;
     this.deps.logger.error('Could not answer a message', { platform: entry.lane.platform, inbox: entry.id, attempts, error: errorText(error) });
     try {

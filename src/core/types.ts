@@ -120,6 +120,32 @@ export class LlmRequestError extends Error {
   }
 }
 
+// ---------------------------------------------------------------- Store errors
+
+/**
+ * The store failed (the database is away): nothing about the turn is wrong, it only cannot be
+ * made durable now. The turn is not failed, it is tried again later from what was stored.
+ */
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+}
+
+/** The store with its failures typed as StoreError, whatever the adapter behind it throws. */
+export function typedStoreErrors(store: StorePort): StorePort {
+  const typed =
+    <A extends unknown[], R>(method: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      method.apply(store, args).catch((error: unknown) => {
+        throw new StoreError(`the store failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      });
+  return {
+    openConversation: typed(store.openConversation),
+    loadTranscript: typed(store.loadTranscript),
+    appendMessages: typed(store.appendMessages),
+    readToolResult: typed(store.readToolResult),
+  };
+}
+
 // ---------------------------------------------------------------- Tool port
 
 /** Bytes a tool returned (an image, audio, a blob): only described to the model; kept when under the store's cap. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DISCORD_COMMANDS, DISCORD_REFUSAL, DiscordAdapter, type DiscordAdapterConfig } from '../../src/adapters/discord/discord-adapter.ts';
-import { FAILURE_REPLY, type InboundPipeline } from '../../src/core/pipeline.ts';
+import { NOT_RECORDED_REPLY, type InboundPipeline } from '../../src/core/pipeline.ts';
 import type { Database } from '../../src/store/database.ts';
 import { testAgent, testTool } from '../support/agent.ts';
 import { testDatabase, testPipeline, testStore } from '../support/db.ts';
@@ -190,15 +190,14 @@ describe('/ask', () => {
 });
 
 describe('a database outage', () => {
-  it('answers the command with a failure message instead of leaving it unanswered', async () => {
+  it('tells the user privately that the message was not taken and to send it again (Discord does not resend)', async () => {
     const broken = await testDatabase();
     const outage = await startAdapter({}, new RecordingLogger(), broken);
     await broken.close();
     try {
       const { token } = ask(channel(), 'hi');
-      await discord.waitFor(() => edits(token).length === 1);
-      expect(callbacks(token)[0]!.body).toMatchObject({ type: 5 });
-      expect(edits(token)[0]!.body).toMatchObject({ content: FAILURE_REPLY });
+      await discord.waitFor(() => callbacks(token).length === 1);
+      expect(callbacks(token)[0]!.body).toMatchObject({ type: 4, data: { content: NOT_RECORDED_REPLY, flags: 64 } });
     } finally {
       await outage.stop();
     }

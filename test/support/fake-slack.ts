@@ -96,12 +96,19 @@ export class FakeSlack {
   }
 
   /** Delivers an event over Socket Mode and resolves when the app acknowledges it. */
-  async sendSocketEvent(payload: Record<string, unknown>): Promise<void> {
+  async sendSocketEvent(payload: Record<string, unknown>, retryAttempt = 0): Promise<void> {
+    await (await this.pushSocketEvent(payload, retryAttempt)).acked;
+  }
+
+  /** Delivers an event over Socket Mode without waiting: `isAcked` tells whether the app has acknowledged it yet. */
+  async pushSocketEvent(payload: Record<string, unknown>, retryAttempt = 0): Promise<{ acked: Promise<void>; isAcked(): boolean }> {
     await this.waitFor(() => this.socket !== undefined);
     const envelopeId = randomUUID();
-    const acked = new Promise<void>((resolve) => this.acks.set(envelopeId, resolve));
-    this.socket!.send(JSON.stringify({ envelope_id: envelopeId, type: 'events_api', payload, accepts_response_payload: false, retry_attempt: 0, retry_reason: '' }));
-    await acked;
+    let done = false;
+    const acked = new Promise<void>((resolve) => this.acks.set(envelopeId, () => ((done = true), resolve())));
+    const retry = retryAttempt > 0 ? 'timeout' : '';
+    this.socket!.send(JSON.stringify({ envelope_id: envelopeId, type: 'events_api', payload, accepts_response_payload: false, retry_attempt: retryAttempt, retry_reason: retry }));
+    return { acked, isAcked: () => done };
   }
 
   private async handle(req: IncomingMessage): Promise<unknown> {

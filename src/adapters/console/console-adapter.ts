@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { Outbound } from '../../core/delivery.ts';
-import type { InboundPipeline } from '../../core/pipeline.ts';
+import { setTimeout } from 'node:timers/promises';
+import { NotRecordedError, type InboundMessage, type Outbound } from '../../core/delivery.ts';
+import type { Handled, InboundPipeline } from '../../core/pipeline.ts';
 import type { ConsoleScreen } from './screen.ts';
 
 export interface ConsoleOptions {
@@ -38,6 +39,18 @@ export function welcomeLine(info: { model: string; database: string; tools: numb
   return `Spool · model ${info.model} · ${info.database} · ${info.tools} tool${info.tools === 1 ? '' : 's'} · Ctrl-D or Ctrl-C quits\n`;
 }
 
+/** A line typed while the database is away waits, and is stored (then answered) once it answers. */
+async function handleOnceStored(pipeline: InboundPipeline, message: InboundMessage): Promise<Handled> {
+  for (let waitMs = 500; ; waitMs = Math.min(2 * waitMs, 10_000)) {
+    try {
+      return await pipeline.handleIncoming(message, { waitForReply: true });
+    } catch (error) {
+      if (!(error instanceof NotRecordedError)) throw error;
+      await setTimeout(waitMs);
+    }
+  }
+}
+
 /**
  * The local channel: each input line is one user message of the session's lane, answered before
  * the next line is read. End of input (or Ctrl-C at the prompt) ends the session after the last
@@ -62,7 +75,7 @@ export async function runConsole(pipeline: InboundPipeline, options: ConsoleOpti
   for await (const line of lines) {
     const text = line.trim();
     if (text) {
-      const handled = await pipeline.handleIncoming({ lane, messageKey: randomUUID(), kind: 'message', user: 'local', text, delivery: {} }, { waitForReply: true });
+      const handled = await handleOnceStored(pipeline, { lane, messageKey: randomUUID(), kind: 'message', user: 'local', text, delivery: {} });
       if (handled.status !== 'accepted' || (await handled.answered) === 'failed') failed++;
     }
     lines.prompt();

@@ -13,8 +13,8 @@ import {
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { Dispatcher } from 'undici';
-import { FAILURE_REPLY, type InboundPipeline } from '../../core/pipeline.ts';
-import type { InboundKind, InboundMessage, Outbound, OutgoingChunk } from '../../core/delivery.ts';
+import { NotRecordedError, type InboundKind, type InboundMessage, type Outbound, type OutgoingChunk } from '../../core/delivery.ts';
+import { FAILURE_REPLY, NOT_RECORDED_REPLY, type InboundPipeline } from '../../core/pipeline.ts';
 import type { Logger } from '../../core/logger.ts';
 import { formatHits } from '../../tools/search-history.ts';
 import { splitMessage } from '../shared/split-message.ts';
@@ -164,7 +164,8 @@ export class DiscordAdapter {
       await this.handle(interaction);
     } catch (error) {
       this.logger.error('Discord: interaction failed', { error: (error as Error).message });
-      const content = FAILURE_REPLY;
+      // Discord does not send an interaction again: the user must, and hears so plainly.
+      const content = error instanceof NotRecordedError ? NOT_RECORDED_REPLY : FAILURE_REPLY;
       const answer = interaction.deferred || interaction.replied ? interaction.editReply({ content }) : interaction.reply({ content, flags: MessageFlags.Ephemeral });
       await answer.catch(() => {});
     }

@@ -107,7 +107,11 @@ export class SlackAdapter {
       clientOptions: { ...(apiUrl ? { slackApiUrl: apiUrl } : {}), ...(config.dispatcher ? { fetch: fetchThrough(config.dispatcher) } : {}) },
       logger: boltLogger(logger),
     });
-    this.app.error(async (error) => logger.error('Slack listener failed', { error: error.message }));
+    this.app.error(async (error) => {
+      // Bolt answers 500 (HTTP), and Socket Mode leaves it unacknowledged: Slack sends it again.
+      if (error.code === 'spool_not_recorded') throw error;
+      logger.error('Slack listener failed', { error: error.message });
+    });
     this.app.use(async ({ context, next }) => {
       const aheadSec = Number(context.slackRequestTimestamp) - Date.now() / 1000;
       if (aheadSec > MAX_CLOCK_SKEW_SEC) return logger.warn('Dropped a Slack request dated in the future', { aheadSec: Math.round(aheadSec) });

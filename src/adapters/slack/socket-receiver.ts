@@ -6,8 +6,8 @@ import type { Dispatcher } from 'undici';
  * Socket Mode that acknowledges an event only after Spool's listener has returned, that is after
  * the message is in the inbox. Bolt's own receiver acknowledges events before any listener runs,
  * so a crash in between would lose a message Slack believes was delivered. This is the Socket
- * Mode twin of the HTTP receiver's `processBeforeResponse`. Other payloads (slash commands) keep
- * acknowledging whenever their listener says.
+ * Mode twin of the HTTP receiver's `processBeforeResponse`. An event that could not be stored is
+ * never acknowledged. Other payloads (slash commands) keep acknowledging whenever their listener says.
  */
 export class AckAfterListenerReceiver implements Receiver {
   private app?: App;
@@ -29,7 +29,12 @@ export class AckAfterListenerReceiver implements Receiver {
         await ack(response as Record<string, unknown> | undefined);
       };
       const isEvent = body?.type === 'event_callback';
-      await this.app!.processEvent({ body, retryNum, retryReason, ack: isEvent ? async () => {} : ackOnce });
+      try {
+        await this.app!.processEvent({ body, retryNum, retryReason, ack: isEvent ? async () => {} : ackOnce });
+      } catch {
+        // Not stored (the app's error handler rethrows only that): unacknowledged, Slack sends it again.
+        return;
+      }
       await ackOnce();
     });
   }
