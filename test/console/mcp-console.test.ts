@@ -1,10 +1,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseKind } from '../support/db.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
-import { EVERYTHING_SERVER as EVERYTHING, runSpool, startSpool } from '../support/process.ts';
+import { EVERYTHING_SERVER as EVERYTHING, running, runSpool, serverPidsBelow, startSpool, until } from '../support/process.ts';
+
+const LINGERING = fileURLToPath(new URL('../fixtures/lingering-mcp-server.mjs', import.meta.url));
 
 let fake: FakeOpenAi;
 let dataDir: string;
@@ -60,5 +63,20 @@ describe('the console with MCP tools', () => {
     expect(resumed!.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
     expect(resumed![3]!.content).toMatch(/interrupted before it finished/);
     expect(next!.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['run the slow job', 'did it finish?']);
+  });
+
+  it('leaves no MCP server running when it is killed at once (SIGKILL to its node process alone, as the OOM killer does)', async () => {
+    // A server that outlives its stdin (a pool, a watcher, a container): the official ones exit on EOF.
+    const mcpConfig = join(dataDir, 'mcp-lingering.json');
+    await writeFile(mcpConfig, JSON.stringify({ mcpServers: { lingering: { command: process.execPath, args: [LINGERING] } } }));
+    const bot = startSpool(['chat', '--session', `oom-${Date.now()}`], { env: { ...env, MCP_CONFIG: mcpConfig } });
+    bot.done.catch(() => {});
+    const [server] = await until(() => {
+      const found = serverPidsBelow(bot.child.pid!, LINGERING);
+      return found.length ? found : undefined;
+    }, 30_000);
+    bot.child.kill('SIGKILL');
+    await bot.done.catch(() => {});
+    await until(() => (running(server!) ? undefined : true), 15_000);
   });
 });

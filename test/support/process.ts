@@ -1,4 +1,4 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -57,6 +57,33 @@ export const EVERYTHING_SERVER = createRequire(import.meta.url).resolve('@modelc
 
 /** The official MCP filesystem server. */
 export const FILESYSTEM_SERVER = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
+
+/**
+ * MCP server processes running `script` anywhere below process `root`. Each runs under a watchdog
+ * shell (src/tools/mcp/transport.ts), whose own command line names the script too: it is not counted.
+ */
+export function serverPidsBelow(root: number, script: string): number[] {
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .map(([pid, ppid, ...args]) => ({ pid: Number(pid), ppid: Number(ppid), args: args.join(' ') }));
+  const parentOf = new Map(rows.map((r) => [r.pid, r.ppid]));
+  const below = (pid: number): boolean => {
+    for (let at = parentOf.get(pid); at !== undefined && at > 1; at = parentOf.get(at)) if (at === root) return true;
+    return false;
+  };
+  return rows.filter((r) => r.args.includes(script) && !r.args.includes('spool-mcp-server') && below(r.pid)).map((r) => r.pid);
+}
+
+/** Whether `pid` runs: a zombie has exited already. */
+export function running(pid: number): boolean {
+  try {
+    const stat = execFileSync('cat', [`/proc/${pid}/stat`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return !/^\S+ \(.*\) [ZX] /.test(stat);
+  } catch {
+    return false;
+  }
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {

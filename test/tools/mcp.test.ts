@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { getEventListeners } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -15,7 +15,7 @@ import { ToolRegistry } from '../../src/tools/registry.ts';
 import { lastMessage, markedCallId, nextOffset, sentCallIds } from '../support/agent.ts';
 import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
-import { until } from '../support/process.ts';
+import { serverPidsBelow, until } from '../support/process.ts';
 import { RecordingLogger, silentLogger } from '../support/logger.ts';
 import { Agent } from '../../src/core/agent.ts';
 import { defaultAgentOptions, openAiClientFor } from '../support/agent.ts';
@@ -37,14 +37,8 @@ async function startSource(servers: Record<string, unknown>, logger = silentLogg
   return McpToolSource.start(config, logger, { maxMessageBytes: 10_485_760, binaryMaxBytes: 1_000_000 });
 }
 
-/** Child processes of this test process running `script`. */
-function childPids(script: string): number[] {
-  return execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
-    .split('\n')
-    .map((line) => line.trim().split(/\s+/))
-    .filter(([, ppid, ...args]) => Number(ppid) === process.pid && args.join(' ').includes(script))
-    .map(([pid]) => Number(pid));
-}
+/** Server processes running `script` below this test process. */
+const childPids = (script: string) => serverPidsBelow(process.pid, script);
 
 describe('server-filesystem over stdio, in a full turn', () => {
   let root: string;

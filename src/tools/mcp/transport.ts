@@ -13,8 +13,31 @@ function stdioEnvironment(config: StdioServerConfig): Record<string, string> {
   return { ...getDefaultEnvironment(), ...config.env };
 }
 
+/**
+ * What a stdio server runs under: a shell that stops it when Spool is gone. Killed at once
+ * (SIGKILL, the OOM killer), Spool cannot stop its servers, and many keep running after their
+ * stdin closes. The shell hands the server its stdin (an asynchronous command would get
+ * /dev/null), forwards a stop (SIGKILL after five seconds), and checks every second that its parent is still Spool: by
+ * /proc, since a dead Spool not yet reaped, or its pid reused, would still answer `kill -0`.
+ */
+const WATCHDOG = `exec 3<&0
+"$@" <&3 3<&- &
+child=$!
+exec 3<&-
+trap 'kill -TERM "$child" 2>/dev/null' TERM INT HUP
+while kill -0 "$child" 2>/dev/null; do
+  if [ -r /proc/$$/stat ]; then read -r _ _ _ parent _ < /proc/$$/stat; else kill -0 "$PPID" 2>/dev/null && parent=$PPID; fi
+  [ "$parent" = "$PPID" ] || break
+  sleep 1
+done
+kill -TERM "$child" 2>/dev/null
+for _ in 1 2 3 4 5; do kill -0 "$child" 2>/dev/null || break; sleep 1; done
+kill -KILL "$child" 2>/dev/null
+wait "$child"`;
+
 function stdioTransport(config: StdioServerConfig, maxMessageBytes: number, onStderr: (line: string) => void): StdioClientTransport {
-  const transport = new StdioClientTransport({ command: config.command, args: config.args, env: stdioEnvironment(config), cwd: config.cwd, stderr: 'pipe' });
+  const args = ['-c', WATCHDOG, 'spool-mcp-server', config.command, ...(config.args ?? [])];
+  const transport = new StdioClientTransport({ command: '/bin/sh', args, env: stdioEnvironment(config), cwd: config.cwd, stderr: 'pipe' });
   // The SDK takes no buffer of ours; a version that renamed the field must fail here, not lose results.
   const internals = transport as unknown as { _readBuffer?: unknown };
   if (!internals._readBuffer) throw new Error('this MCP SDK version has no stdio _readBuffer to replace; see src/tools/mcp/line-buffer.ts');
