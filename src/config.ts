@@ -53,7 +53,7 @@ export interface Config {
   mcpConfigPath?: string;
   /** A broken MCP config starts the bot without its tools (loudly) instead of stopping startup. */
   mcpOptional: boolean;
-  /** PORT, when set: /healthz, /readyz and /metrics are served there (beside Slack's events, over HTTP). */
+  /** PORT, when set: /healthz, /readyz and /metrics are served there, and Slack's events over HTTP (3000 when unset). */
   port?: number;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error';
   logFormat: 'pretty' | 'json';
@@ -290,7 +290,6 @@ export function loadConfig(env: Env = process.env): Config {
           appToken: slackAppToken,
           signingSecret: slackSigningSecret,
           apiUrl: r.url('SLACK_API_URL'),
-          port: r.int('PORT', 3000),
           allowedChannels: r.list('SLACK_ALLOWED_CHANNELS'),
           allowedUsers: r.list('SLACK_ALLOWED_USERS'),
         }

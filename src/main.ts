@@ -13,7 +13,7 @@ import { InboundPipeline } from './core/pipeline.ts';
 import { secretMasker } from './core/redact.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
 import { createLogger, logAgentEvents } from './logging.ts';
-import { agentMetrics, observabilityRoutes, replyMetrics, serveRoutes } from './observability.ts';
+import { agentMetrics, observabilityRoutes, Readiness, replyMetrics, serveRoutes } from './observability.ts';
 import { proxyFromEnv } from './proxy.ts';
 import { openDatabase } from './store/database.ts';
 import { DeliveryLedger } from './store/delivery-ledger.ts';
@@ -88,8 +88,17 @@ async function main(): Promise<number> {
   const mcp = await readMcpConfig(config, logger);
   if (mcp === 'refused') return 2;
 
+  // /healthz answers from here on; /readyz once the database and every platform are ready.
+  const registry = new Registry();
+  const platformNames = consoleMode ? [] : [config.slack && 'slack', config.discord && 'discord'].filter((name): name is string => !!name);
+  const readiness = new Readiness(['database', ...platformNames]);
+  // Slack's Events API needs the port (3000 unless PORT says otherwise); without it, PORT alone asks for one.
+  const httpPort = config.port ?? (platformNames.includes('slack') && !config.slack?.appToken ? 3000 : undefined);
+  const endpoint = httpPort === undefined ? undefined : await serveRoutes(httpPort, observabilityRoutes(registry, readiness));
+
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, connectTimeoutMs: config.databaseConnectTimeoutMs });
   logger.info(`Database: ${db.description}`);
+  readiness.set('database', () => db.pool.query('SELECT 1').then(() => true, () => false));
   const store = new TranscriptStore(db.prisma);
   // Tool results are indexed for search in the background, off the turn.
   const indexer = new ResultIndexer(db.prisma, logger);
@@ -110,11 +119,9 @@ async function main(): Promise<number> {
   const endpointProblem = config.openai.startupCheck ? await llm.checkEndpoint() : undefined;
   if (endpointProblem) logger.warn(`Model endpoint check, starting anyway: ${endpointProblem}`);
   const ledger = new DeliveryLedger(db.prisma);
-  const registry = new Registry();
   const agent = agentFor(config, { llm, tools, store, logger, hooks: observers(agentMetrics(registry, ledger), logAgentEvents(logger)) });
   const windowProblem = await llm.windowProblem(agent.emptyRequest());
   if (windowProblem) logger.warn(windowProblem);
-  const routes = observabilityRoutes(registry, () => db.pool.query('SELECT 1').then(() => true, () => false));
 
   // Nobody else can reach the embedded database: leases left by a killed run are ours to take now.
   if (db.embedded) await ledger.releaseAll();
@@ -139,7 +146,7 @@ async function main(): Promise<number> {
     }
     // Each platform's SDK is loaded only when it is configured: Bolt and discord.js take seconds to import.
     const configured = [
-      config.slack && { name: 'Slack', adapter: new (await import('./adapters/slack/slack-adapter.ts')).SlackAdapter({ ...config.slack, routes, dispatcher }, pipeline, logger) },
+      config.slack && { name: 'Slack', adapter: new (await import('./adapters/slack/slack-adapter.ts')).SlackAdapter({ ...config.slack, dispatcher }, pipeline, logger) },
       config.discord && { name: 'Discord', adapter: new (await import('./adapters/discord/discord-adapter.ts')).DiscordAdapter({ ...config.discord, dispatcher }, pipeline, logger) },
     ].filter((p) => !!p);
     // One platform failing to connect (a revoked token, an outage) must not take the others down.
@@ -148,15 +155,15 @@ async function main(): Promise<number> {
       try {
         await adapter.start();
         platforms.push(adapter);
+        readiness.set(name.toLowerCase(), () => adapter.ready());
+        const handler = 'httpHandler' in adapter ? adapter.httpHandler() : undefined;
+        if (handler) endpoint?.mount(handler);
       } catch (error) {
         logger.error(`${name} could not start: ${(error as Error).message}`);
         await adapter.stop().catch(() => {});
       }
     }
     if (platforms.length === 0) return 1;
-    // Slack's HTTP receiver serves the routes on PORT itself; otherwise they get a server of their own.
-    const slackServesRoutes = config.slack !== undefined && !config.slack.appToken;
-    const observer = config.port !== undefined && !slackServesRoutes ? await serveRoutes(config.port, routes) : undefined;
     pipeline.start();
     const prune = () => ledger.prune(config.delivery.retentionDays).catch((error: Error) => logger.warn('Could not prune the inbox', { error: error.message }));
     void prune();
@@ -167,9 +174,9 @@ async function main(): Promise<number> {
     logger.info('Shutting down');
     await pipeline.stop(config.delivery.shutdownGraceMs);
     await Promise.allSettled(platforms.map((p) => p.stop()));
-    observer?.close();
     return 0;
   } finally {
+    endpoint?.server.close();
     await tools.close();
     await indexer.stop();
     await db.close();

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AgentHooks } from './core/hooks.ts';
 
@@ -77,8 +77,31 @@ export interface Route {
   handler(req: IncomingMessage, res: ServerResponse): void;
 }
 
-/** GET /healthz (the process is up), /readyz (the database answers) and /metrics (Prometheus text). */
-export function observabilityRoutes(registry: Registry, ready: () => Promise<boolean>): Route[] {
+/**
+ * What /readyz answers for: every part named when the bot starts (the database, each configured
+ * platform) must say it is ready, and a part not yet set is not. Checks run at each request, so
+ * a part that is lost (the database goes away, a gateway drops) turns it to 503 again.
+ */
+export class Readiness {
+  private readonly checks: Map<string, () => boolean | Promise<boolean>>;
+
+  constructor(parts: string[]) {
+    this.checks = new Map(parts.map((part) => [part, () => false]));
+  }
+
+  set(part: string, check: () => boolean | Promise<boolean>): void {
+    this.checks.set(part, check);
+  }
+
+  /** The parts not ready now; none when the bot can take messages. */
+  async notReady(): Promise<string[]> {
+    const answers = await Promise.all([...this.checks].map(async ([part, check]) => ((await Promise.resolve().then(check).catch(() => false)) ? [] : [part])));
+    return answers.flat();
+  }
+}
+
+/** GET /healthz (the process runs), /readyz (every part of `readiness` is ready) and /metrics (Prometheus text). */
+export function observabilityRoutes(registry: Registry, readiness: Readiness): Route[] {
   const send = (res: ServerResponse, status: number, type: string, body: string) => {
     res.writeHead(status, { 'content-type': type });
     res.end(body);
@@ -88,7 +111,7 @@ export function observabilityRoutes(registry: Registry, ready: () => Promise<boo
     {
       path: '/readyz',
       method: 'GET',
-      handler: (_req, res) => void ready().then((ok) => send(res, ok ? 200 : 503, 'text/plain', ok ? 'ready\n' : 'database not answering\n')),
+      handler: (_req, res) => void readiness.notReady().then((parts) => send(res, parts.length ? 503 : 200, 'text/plain', parts.length ? `not ready: ${parts.join(', ')}\n` : 'ready\n')),
     },
     {
       path: '/metrics',
@@ -102,16 +125,26 @@ export function observabilityRoutes(registry: Registry, ready: () => Promise<boo
   ];
 }
 
-/** The routes on a port of their own, for when no Slack HTTP receiver serves them. */
-export async function serveRoutes(port: number, routes: Route[]): Promise<Server> {
+/** The bot's one HTTP server: its own routes from the start, and a platform's (Slack's events) once mounted. */
+export interface HttpEndpoint {
+  server: Server;
+  mount(handler: RequestListener): void;
+}
+
+/**
+ * Serves `routes` on `port` as soon as the process runs, before the database or any platform:
+ * a supervisor's liveness probe must not restart a bot that is only starting. Other requests get
+ * 503 until a handler is mounted, so Slack sends its events again later.
+ */
+export async function serveRoutes(port: number, routes: Route[]): Promise<HttpEndpoint> {
+  let mounted: RequestListener | undefined;
   const server = createServer((req, res) => {
     const route = routes.find((r) => r.method === req.method && r.path === req.url?.split('?')[0]);
-    if (route) route.handler(req, res);
-    else {
-      res.writeHead(404);
-      res.end();
-    }
+    if (route) return route.handler(req, res);
+    if (mounted) return mounted(req, res);
+    res.writeHead(503);
+    res.end();
   });
   await new Promise<void>((resolve) => server.listen(port, resolve));
-  return server;
+  return { server, mount: (handler) => (mounted = handler) };
 }

@@ -2,9 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeDiscord } from '../support/fake-discord.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack } from '../support/fake-slack.ts';
-import { freePort, until, type SpoolProcess } from '../support/process.ts';
+import { freePort, startSpool, until, type SpoolProcess } from '../support/process.ts';
 import { deliver, startSlackBot } from '../support/slack-bot.ts';
 
 let llm: FakeOpenAi;
@@ -64,5 +65,30 @@ describe('health, readiness and metrics on PORT, beside Slack events', () => {
     expect(metrics.get('spool_llm_request_seconds_count')).toBe(1);
     expect(metrics.get('spool_llm_tokens_total{kind="prompt"}')).toBeGreaterThan(0);
     expect(metrics.get('spool_inbox_oldest_pending_seconds')).toBe(0);
+  });
+});
+
+describe('while a platform is still connecting', () => {
+  it('answers /healthz at once, and /readyz 503 naming what is not ready until it is', async () => {
+    const discord = await new FakeDiscord().start();
+    let connect = () => {};
+    discord.identified = new Promise((resolve) => (connect = resolve));
+    const discordPort = await freePort();
+    const env = { OPENAI_BASE_URL: llm.baseURL, DATA_DIR: join(dataDir, 'discord'), PORT: String(discordPort), DISCORD_TOKEN: 'discord-token', DISCORD_APPLICATION_ID: '100000000000000001', DISCORD_API_URL: discord.apiUrl };
+    const starting = startSpool([], { env, timeoutMs: 120_000 });
+    starting.done.catch(() => {});
+    const at = (path: string) => fetch(`http://127.0.0.1:${discordPort}${path}`).then(async (r) => [r.status, await r.text()] as const, () => undefined);
+    try {
+      // A liveness probe must not restart a bot that is only waiting for its gateway.
+      expect(await until(() => at('/healthz'), 30_000)).toEqual([200, 'ok\n']);
+      await until(async () => ((await at('/readyz'))?.[1] === 'not ready: discord\n' ? true : undefined), 30_000);
+      expect(await at('/readyz')).toEqual([503, 'not ready: discord\n']);
+      connect();
+      await until(async () => ((await at('/readyz'))?.[0] === 200 ? true : undefined), 30_000);
+    } finally {
+      starting.child.kill('SIGTERM');
+      await starting.done.catch(() => {});
+      await discord.stop();
+    }
   });
 });

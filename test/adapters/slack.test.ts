@@ -10,6 +10,7 @@ import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack, signedRequest, TEAM } from '../support/fake-slack.ts';
 import { silentLogger } from '../support/logger.ts';
 import { freePort } from '../support/process.ts';
+import { serveSlackEvents } from '../support/slack-bot.ts';
 import { startConnectProxy } from '../support/connect-proxy.ts';
 import { ProxyAgent } from 'undici';
 
@@ -32,10 +33,11 @@ async function startAdapter(overrides: Partial<SlackAdapterConfig> = {}, databas
   const adapterStore = testStore(database);
   const agent = testAgent({ fake: llm, store: adapterStore, tools: [lookup, searchHistoryTool(testSearch(database))] });
   const pipeline = testPipeline(database, agent);
-  const adapter = new SlackAdapter({ botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl, port, ...overrides }, pipeline, silentLogger);
+  const adapter = new SlackAdapter({ botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl, ...overrides }, pipeline, silentLogger);
   await adapter.start();
+  const server = overrides.appToken ? undefined : await serveSlackEvents(adapter, port);
   pipeline.start();
-  return { port, pipeline, stop: async () => void (await Promise.all([adapter.stop(), pipeline.stop(0)])) };
+  return { port, pipeline, stop: async () => void (await Promise.all([adapter.stop(), pipeline.stop(0), server && new Promise((resolve) => server.close(resolve))])) };
 }
 
 /** Inbox rows of one Slack message (every delivery of it is the same row). */

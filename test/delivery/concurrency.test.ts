@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SlackAdapter } from '../../src/adapters/slack/slack-adapter.ts';
 import type { InboundPipeline } from '../../src/core/pipeline.ts';
@@ -9,7 +10,7 @@ import { BOT_USER, eventBody, FakeSlack } from '../support/fake-slack.ts';
 import { createScratchDatabase } from '../support/global-db.ts';
 import { silentLogger } from '../support/logger.ts';
 import { freePort } from '../support/process.ts';
-import { deliver, SIGNING_SECRET } from '../support/slack-bot.ts';
+import { deliver, serveSlackEvents, SIGNING_SECRET } from '../support/slack-bot.ts';
 
 const THREADS = 200;
 const MESSAGES = 3;
@@ -21,6 +22,7 @@ let slack: FakeSlack;
 let adapter: SlackAdapter;
 let pipeline: InboundPipeline;
 let port: number;
+let server: Server;
 
 beforeAll(async () => {
   scratch = await createScratchDatabase('spool_concurrency');
@@ -30,11 +32,13 @@ beforeAll(async () => {
   slack = await new FakeSlack().start();
   port = await freePort();
   pipeline = testPipeline(db, testAgent({ fake: llm, store: testStore(db) }));
-  adapter = new SlackAdapter({ botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl, port }, pipeline, silentLogger);
+  adapter = new SlackAdapter({ botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl }, pipeline, silentLogger);
   await adapter.start();
+  server = await serveSlackEvents(adapter, port);
   pipeline.start();
 });
 afterAll(async () => {
+  server.close();
   await adapter.stop();
   await pipeline.stop(0);
   await db.close();

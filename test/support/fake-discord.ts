@@ -32,6 +32,8 @@ export class FakeDiscord {
   readonly expiredTokens = new Set<string>();
   private server?: Server;
   private readonly gateway = new WebSocketServer({ noServer: true });
+  /** READY is sent once this settles: until then the gateway is still connecting. */
+  identified: Promise<void> = Promise.resolve();
   /** Identified sessions, newest last; dispatches go to the newest still open. */
   private readonly sessions: WebSocket[] = [];
   private sequence = 0;
@@ -124,7 +126,7 @@ export class FakeDiscord {
       if (op === 2) {
         this.sessions.push(ws);
         ws.on('close', () => this.sessions.splice(this.sessions.indexOf(ws), 1));
-        this.dispatch('READY', {
+        void this.identified.then(() => this.dispatch('READY', {
           v: 10,
           user: { id: BOT_ID, username: 'spool', discriminator: '0', bot: true, avatar: null, global_name: null },
           guilds: [],
@@ -132,7 +134,7 @@ export class FakeDiscord {
           resume_gateway_url: `ws://127.0.0.1:${this.port}`,
           application: { id: APP_ID, flags: 0 },
           shard: [0, 1],
-        }, ws);
+        }, ws));
       }
     });
     ws.send(JSON.stringify({ op: 10, d: { heartbeat_interval: 41_250 } }));

@@ -1,3 +1,6 @@
+import type { Server } from 'node:http';
+import type { SlackAdapter } from '../../src/adapters/slack/slack-adapter.ts';
+import { serveRoutes } from '../../src/observability.ts';
 import type { ChatRequest, ScriptedReply } from './fake-openai.ts';
 import { signedRequest } from './fake-slack.ts';
 import { EVERYTHING_SERVER, startSpool, type SpoolProcess } from './process.ts';
@@ -44,4 +47,11 @@ export async function startSlackBot(port: number, env: Record<string, string>, n
     if (bot.child.exitCode !== null || Date.now() > deadline) throw new Error(`the bot did not start: ${JSON.stringify(await bot.done.catch((e: Error) => e.message))}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** An in-process adapter's Events API on `port`, mounted as `npm start` mounts it on the bot's HTTP server. */
+export async function serveSlackEvents(adapter: SlackAdapter, port: number): Promise<Server> {
+  const endpoint = await serveRoutes(port, []);
+  endpoint.mount(adapter.httpHandler()!);
+  return endpoint.server;
 }

@@ -129,6 +129,11 @@ export class DiscordAdapter {
     await this.client.destroy();
   }
 
+  /** Whether the gateway is connected: interactions reach Spool now. */
+  ready(): boolean {
+    return this.client.isReady();
+  }
+
   /** Sends the command definitions only when they differ from what Discord has. */
   private async registerCommands(): Promise<void> {
     const route = this.config.guildId

@@ -1,3 +1,4 @@
+import type { RequestListener } from 'node:http';
 import { App, HTTPReceiver, LogLevel, webApi, type Logger as BoltLogger } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import slackifyMarkdown from 'slackify-markdown';
@@ -5,7 +6,6 @@ import type { Dispatcher } from 'undici';
 import type { InboundMessage, Outbound } from '../../core/delivery.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { InboundPipeline } from '../../core/pipeline.ts';
-import type { Route } from '../../observability.ts';
 import { fetchThrough } from '../../proxy.ts';
 import { formatHits } from '../../tools/search-history.ts';
 import { splitMessage } from '../shared/split-message.ts';
@@ -27,9 +27,6 @@ export interface SlackAdapterConfig {
   appToken?: string;
   signingSecret?: string;
   apiUrl?: string;
-  port: number;
-  /** Served beside the events endpoint over HTTP (health and metrics). */
-  routes?: Route[];
   /** After the status API fails, how long reactions stand in before it is tried again (default 10 minutes). */
   statusRetryMs?: number;
   allowedChannels?: string[];
@@ -76,6 +73,8 @@ function boltLogger(logger: Logger): BoltLogger {
  */
 export class SlackAdapter {
   private readonly app: App;
+  private readonly receiver: HTTPReceiver | AckAfterListenerReceiver;
+  private started = false;
   /**
    * assistant.threads.setStatus fails for some apps and workspaces (scopes, plans, outages): after a
    * failure a reaction stands in, and the status API is tried again after a while, never given up.
@@ -90,20 +89,18 @@ export class SlackAdapter {
   ) {
     // Bolt's Web API base URL must end in a slash.
     const apiUrl = config.apiUrl ? `${config.apiUrl}/` : undefined;
+    this.receiver = config.appToken
+      ? new AckAfterListenerReceiver({ appToken: config.appToken, logger: boltLogger(logger), apiUrl, dispatcher: config.dispatcher })
+      : new HTTPReceiver({
+          signingSecret: config.signingSecret!,
+          processBeforeResponse: true,
+          logger: boltLogger(logger),
+          // Bolt refuses requests signed over 5 minutes ago, but not ones dated in the future.
+          customPropertiesExtractor: (request) => ({ slackRequestTimestamp: Number(request.headers['x-slack-request-timestamp']) }),
+        });
     this.app = new App({
       token: config.botToken,
-      ...(config.appToken
-        ? { receiver: new AckAfterListenerReceiver({ appToken: config.appToken, logger: boltLogger(logger), apiUrl, dispatcher: config.dispatcher }) }
-        : {
-            receiver: new HTTPReceiver({
-              signingSecret: config.signingSecret!,
-              processBeforeResponse: true,
-              customRoutes: config.routes,
-              logger: boltLogger(logger),
-              // Bolt refuses requests signed over 5 minutes ago, but not ones dated in the future.
-              customPropertiesExtractor: (request) => ({ slackRequestTimestamp: Number(request.headers['x-slack-request-timestamp']) }),
-            }),
-          }),
+      receiver: this.receiver,
       clientOptions: { ...(apiUrl ? { slackApiUrl: apiUrl } : {}), ...(config.dispatcher ? { fetch: fetchThrough(config.dispatcher) } : {}) },
       logger: boltLogger(logger),
     });
@@ -154,19 +151,40 @@ export class SlackAdapter {
     });
   }
 
+  /**
+   * Over Socket Mode, connects. Over HTTP, Slack's requests reach `httpHandler` on the bot's one
+   * HTTP server (see `serveRoutes`), which answers 503 until this has started.
+   */
   async start(): Promise<void> {
     await this.checkWebApi();
-    if (this.config.appToken) {
-      await this.app.start();
-      this.logger.info('Slack: connected over Socket Mode');
-    } else {
-      await this.app.start(this.config.port);
-      this.logger.info(`Slack: receiving events on port ${this.config.port} at /slack/events`);
-    }
+    if (this.receiver instanceof AckAfterListenerReceiver) await this.app.start();
+    this.started = true;
+    this.logger.info(this.config.appToken ? 'Slack: connected over Socket Mode' : 'Slack: receiving events at /slack/events');
   }
 
   async stop(): Promise<void> {
-    await this.app.stop();
+    this.started = false;
+    if (this.receiver instanceof AckAfterListenerReceiver) await this.app.stop();
+  }
+
+  /** Whether Slack's events reach Spool now: over Socket Mode, while its WebSocket is open. */
+  ready(): boolean {
+    return this.started && (this.receiver instanceof AckAfterListenerReceiver ? this.receiver.connected() : true);
+  }
+
+  /** Over HTTP, the handler of Slack's requests (/slack/events) for the bot's HTTP server; none over Socket Mode. */
+  httpHandler(): RequestListener | undefined {
+    const receiver = this.receiver;
+    if (!(receiver instanceof HTTPReceiver)) return undefined;
+    return (req, res) => {
+      try {
+        receiver.requestListener(req, res);
+      } catch {
+        // Bolt throws for a path it does not serve.
+        res.writeHead(404);
+        res.end();
+      }
+    };
   }
 
   /**

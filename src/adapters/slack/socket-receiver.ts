@@ -43,6 +43,11 @@ export class AckAfterListenerReceiver implements Receiver {
     this.app = app;
   }
 
+  /** Whether the WebSocket to Slack is open. */
+  connected(): boolean {
+    return this.client.websocket?.isActive() ?? false;
+  }
+
   start(): Promise<unknown> {
     return this.client.start();
   }
