@@ -185,6 +185,11 @@ describe('/ask', () => {
     await discord.waitFor(() => posts().length === 2);
     expect(callbacks(`token-${id}`)).toHaveLength(1);
     expect(posts().map((c) => c.body!.content)).toEqual([expect.stringContaining('took longer than Discord waits'), 'late but here']);
+    // Each carries a nonce of its own that Discord enforces: posted again after a crash, it is not doubled.
+    expect(posts().map((c) => c.body!.enforce_nonce)).toEqual([true, true]);
+    const nonces = posts().map((c) => String(c.body!.nonce));
+    expect(new Set(nonces).size).toBe(2);
+    for (const nonce of nonces) expect(nonce).toMatch(/^[\w-]{25}$/);
     expect((await db.prisma.outboxChunk.findFirstOrThrow({ where: { inbox: { messageKey: id } } })).platformMessageId).toBeTruthy();
   });
 });

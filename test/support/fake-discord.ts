@@ -32,6 +32,7 @@ export class FakeDiscord {
   readonly expiredTokens = new Set<string>();
   private server?: Server;
   private readonly gateway = new WebSocketServer({ noServer: true });
+  private readonly byNonce = new Map<string, Record<string, unknown>>();
   /** READY is sent once this settles: until then the gateway is still connecting. */
   identified: Promise<void> = Promise.resolve();
   /** Identified sessions, newest last; dispatches go to the newest still open. */
@@ -181,7 +182,13 @@ export class FakeDiscord {
     if (method === 'PATCH' && /^\/webhooks\/\d+\/[^/]+\/messages\/@original$/.test(path)) return { status: 200, body: this.message(channelId, body) };
     if (method === 'POST' && /^\/webhooks\/\d+\/[^/]+$/.test(path)) return { status: 200, body: this.message(channelId, body) };
     const channel = /^\/channels\/(\d+)\/messages$/.exec(path);
-    if (method === 'POST' && channel) return { status: 200, body: this.message(channel[1]!, body) };
+    if (method === 'POST' && channel) {
+      // Discord's enforce_nonce: a repeat of a recent nonce gets the message it already created.
+      const nonce = body?.enforce_nonce === true ? String(body.nonce) : undefined;
+      const created = (nonce && this.byNonce.get(nonce)) || this.message(channel[1]!, body);
+      if (nonce) this.byNonce.set(nonce, created);
+      return { status: 200, body: created };
+    }
     return { status: 404, body: { message: `no route ${method} ${path}`, code: 0 } };
   }
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   Client,
   DiscordAPIError,
@@ -91,6 +92,9 @@ function comparable(commands: CommandShape[]): string {
 }
 
 const isExpired = (error: unknown) => error instanceof DiscordAPIError && typeof error.code === 'number' && EXPIRED_TOKEN_CODES.has(error.code);
+
+/** A channel message's nonce: Discord takes at most 25 characters. */
+const channelNonce = (inboxId: string, part: string) => createHash('sha256').update(`${inboxId}:${part}`).digest('base64url').slice(0, 25);
 
 /**
  * Spool through Discord slash commands. `/ask` and `/new` become inbound messages of the
@@ -234,9 +238,13 @@ export class DiscordAdapter {
   /** An /ask answer that outlived its interaction token (15 minutes) goes to the channel instead. */
   private async postToChannel(message: InboundMessage, chunk: OutgoingChunk): Promise<string> {
     this.logger.warn('Discord: interaction expired before the reply was ready; posting it to the channel', { interaction: message.messageKey });
-    const post = (content: string) =>
-      this.client.rest.post(Routes.channelMessages(message.lane.channel), { body: { content, allowed_mentions: { parse: [], users: [message.user] } } }) as Promise<{ id: string }>;
-    if (chunk.seq === 0) await post(`<@${message.user}>, your \`/ask\` took longer than Discord waits for a reply, so here it is:`);
-    return (await post(chunk.text)).id;
+    // The same nonce for the same chunk on every attempt: with enforce_nonce, Discord answers a
+    // repeat (a crash between posting and recording it) with the message it already created.
+    const post = (content: string, part: string) =>
+      this.client.rest.post(Routes.channelMessages(message.lane.channel), {
+        body: { content, allowed_mentions: { parse: [], users: [message.user] }, ...(chunk.inboxId ? { nonce: channelNonce(chunk.inboxId, part), enforce_nonce: true } : {}) },
+      }) as Promise<{ id: string }>;
+    if (chunk.seq === 0) await post(`<@${message.user}>, your \`/ask\` took longer than Discord waits for a reply, so here it is:`, 'intro');
+    return (await post(chunk.text, String(chunk.seq))).id;
   }
 }
