@@ -96,7 +96,12 @@ async function main(): Promise<number> {
   const httpPort = config.port ?? (platformNames.includes('slack') && !config.slack?.appToken ? 3000 : undefined);
   const endpoint = httpPort === undefined ? undefined : await serveRoutes(httpPort, observabilityRoutes(registry, readiness));
 
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, connectTimeoutMs: config.databaseConnectTimeoutMs });
+  // The embedded server lost for good: one line, and a non-zero exit for the supervisor to act on.
+  const onLost = (reason: string) => {
+    logger.error(`Exiting: ${reason}`);
+    process.exit(1);
+  };
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, connectTimeoutMs: config.databaseConnectTimeoutMs, onLost });
   logger.info(`Database: ${db.description}`);
   readiness.set('database', () => db.pool.query('SELECT 1').then(() => true, () => false));
   const store = new TranscriptStore(db.prisma);

@@ -30,6 +30,37 @@ export interface DatabaseOptions {
   /** How long a connection may take to be ready, and a statement to finish (defaults 10 s, 60 s). */
   connectTimeoutMs?: number;
   statementTimeoutMs?: number;
+  /** The embedded server stopped and could not be started again: the bot cannot go on. */
+  onLost?(reason: string): void;
+}
+
+/** How often the embedded server is checked, and how many failed restarts in a row it gets. */
+const KEEPER_MS = 2_000;
+const KEEPER_TRIES = 15;
+
+/**
+ * The embedded server is the bot's to keep: killed or crashed under it, it is started again.
+ * When that keeps failing (30 s), `onLost` says why, so that a supervisor restarts the bot.
+ */
+function keepRunning(server: EmbeddedServer, logger: Logger, onLost: (reason: string) => void): () => void {
+  let checking = false;
+  let failures = 0;
+  const timer = setInterval(() => {
+    if (checking) return;
+    checking = true;
+    void (async () => {
+      if (await server.running()) return void (failures = 0);
+      await server.restart();
+      failures = 0;
+      logger.warn('The embedded PostgreSQL server had stopped; it was started again');
+    })()
+      .catch((error: Error) => {
+        if (++failures === KEEPER_TRIES) onLost(`the embedded PostgreSQL server stopped and could not be started again: ${error.message}`);
+      })
+      .finally(() => (checking = false));
+  }, KEEPER_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 export function describeUrl(url: string): string {
@@ -42,7 +73,7 @@ async function startLockedEmbeddedPostgres(dataDir: string): Promise<EmbeddedSer
   try {
     const server = await startEmbeddedPostgres(dataDir);
     return {
-      url: server.url,
+      ...server,
       async stop() {
         await server.stop();
         await unlock();
@@ -87,12 +118,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     throw error;
   }
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const stopKeeping = embedded ? keepRunning(embedded, options.logger, options.onLost ?? ((reason) => options.logger.error(reason))) : () => {};
   return {
     prisma,
     pool,
     description,
     embedded: Boolean(embedded),
     async close() {
+      stopKeeping();
       await prisma.$disconnect();
       await pool.end();
       await embedded?.stop();

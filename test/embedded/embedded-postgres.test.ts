@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAi } from '../support/fake-openai.ts';
-import { runSpool, startSpool } from '../support/process.ts';
+import { running, runSpool, startSpool, until } from '../support/process.ts';
 
 let llm: FakeOpenAi;
 let privateDir: string;
@@ -98,5 +98,39 @@ describe('the embedded PostgreSQL server', () => {
     expect(next.stdout).toBe('you said: the code is 7319 | what is the code?\n');
     expect(next.code).toBe(0);
     expect(serverPid()).toBeUndefined();
+  });
+});
+
+describe('the embedded server killed under a running bot', () => {
+  it('is started again by the bot, which goes on answering without a restart', async () => {
+    const dir = join(privateDir, 'keeper');
+    const bot = startSpool(['chat', '--session', 'keeper'], { env: { ...env, DATA_DIR: dir } });
+    bot.done.catch(() => {});
+    const postmaster = () => {
+      try {
+        return Number(readFileSync(join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      } catch {
+        return undefined;
+      }
+    };
+    let stdout = '';
+    bot.child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    try {
+      bot.child.stdin.write('before\n');
+      await until(() => (stdout.includes('you said: before') ? true : undefined), 30_000);
+      const killed = postmaster()!;
+      process.kill(killed, 'SIGKILL');
+      // A new postmaster, started by the bot: its pid file names another process, which runs.
+      await until(() => {
+        const pid = postmaster();
+        return pid !== undefined && pid !== killed && running(pid) ? true : undefined;
+      }, 60_000);
+      bot.child.stdin.write('after\n');
+      await until(() => (stdout.includes('you said: before | after') ? true : undefined), 60_000);
+      bot.child.stdin.end();
+      expect((await bot.done).code).toBe(0);
+    } finally {
+      bot.child.kill('SIGKILL');
+    }
   });
 });
