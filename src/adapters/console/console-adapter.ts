@@ -71,14 +71,18 @@ export async function runConsole(pipeline: InboundPipeline, options: ConsoleOpti
     lines.on('SIGINT', () => lines.close());
     if (options.welcome) screen.write(options.welcome);
   }
-  lines.prompt();
+  // Node 24 throws on a prompt after the input ended (Node 20 ignored it): prompt only while open.
+  let open = true;
+  lines.once('close', () => (open = false));
+  const prompt = () => open && lines.prompt();
+  prompt();
   for await (const line of lines) {
     const text = line.trim();
     if (text) {
       const handled = await handleOnceStored(pipeline, { lane, messageKey: randomUUID(), kind: 'message', user: 'local', text, delivery: {} });
       if (handled.status !== 'accepted' || (await handled.answered) === 'failed') failed++;
     }
-    lines.prompt();
+    prompt();
   }
   return failed;
 }
