@@ -194,6 +194,26 @@ describe('/ask', () => {
   });
 });
 
+describe('Discord refusing calls while replies are posted', () => {
+  it.each([
+    ['429, rate limited', 429],
+    ['502', 502],
+  ])('every third reply edit refused (%s): each reply is delayed, and posted exactly once', async (_, status) => {
+    let calls = 0;
+    discord.refuse = (call) => (call.method === 'PATCH' && /@original$/.test(call.path) && ++calls % 3 === 0 ? status : undefined);
+    llm.fallback = (request) => ({ content: `answer to ${[...request.messages].reverse().find((m) => m.role === 'user')!.content}` });
+    try {
+      const asked = ['a', 'b', 'c', 'd', 'e', 'f'].map((name) => ({ name, ...ask(channel(), `storm ${name}`) }));
+      await discord.waitFor(() => asked.every(({ token }) => edits(token).length > 0), 60_000);
+      for (const { name, token } of asked) expect(edits(token).map((c) => c.body!.content)).toEqual([`answer to storm ${name}`]);
+      expect(discord.refusedCalls.length).toBeGreaterThan(0);
+    } finally {
+      discord.refuse = undefined;
+      llm.fallback = undefined;
+    }
+  });
+});
+
 describe('a database outage', () => {
   it('tells the user privately that the message was not taken and to send it again (Discord does not resend)', async () => {
     const broken = await testDatabase();

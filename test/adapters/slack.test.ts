@@ -291,6 +291,33 @@ describe('Slack over the Events API (signed HTTP)', () => {
   });
 });
 
+describe('Slack refusing calls while replies are posted', () => {
+  it.each([
+    ['429 with Retry-After', { status: 429, headers: { 'retry-after': '1' } }],
+    ['503', { status: 503 }],
+  ])('every third chat.postMessage refused (%s): each reply is delayed, and posted exactly once', async (_, refusal) => {
+    let calls = 0;
+    slack.refuse = (call) => (call.method === 'chat.postMessage' && ++calls % 3 === 0 ? refusal : undefined);
+    llm.fallback = (request) => ({ content: `answer to ${[...request.messages].reverse().find((m) => m.role === 'user')!.content}` });
+    const started = await startAdapter();
+    try {
+      const ch = channel();
+      const threads = ['601.1', '602.1', '603.1', '604.1', '605.1', '606.1'];
+      for (const ts of threads) {
+        const body = JSON.stringify(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> storm ${ts}`, ts, channel: ch }));
+        expect((await fetch(`http://127.0.0.1:${started.port}/slack/events`, signedRequest(body, SIGNING_SECRET, 'application/json'))).status).toBe(200);
+      }
+      const repliesTo = (ts: string) => slack.callsTo('chat.postMessage').filter((m) => m.channel === ch && m.thread_ts === ts).map((m) => m.text);
+      await slack.waitFor(() => threads.every((ts) => repliesTo(ts).length > 0), 60_000);
+      for (const ts of threads) expect(repliesTo(ts)).toEqual([`answer to storm ${ts}`]);
+      expect(slack.refusedCalls.filter((c) => c.method === 'chat.postMessage' && c.args.channel === ch).length).toBeGreaterThan(0);
+    } finally {
+      slack.refuse = undefined;
+      await started.stop();
+    }
+  });
+});
+
 describe('a database outage', () => {
   it('answers 500, so that Slack sends the event again, and posts nothing it could not store', async () => {
     const broken = await testDatabase();

@@ -5,7 +5,10 @@
  * does (with a duplicate delivery now and then). At the end every acknowledged message must be
  * answered exactly once, in order within its thread.
  *
- * SOAK_KILLS (default 30), SOAK_THREADS (default 4), SOAK_DB=postgres|embedded (default postgres).
+ * SOAK_KILLS (default 30), SOAK_THREADS (default 4), SOAK_DB=postgres|embedded (default postgres),
+ * SOAK_KILL=process|group (default process): `group` kills the bot's whole process group (its
+ * MCP servers, and the embedded database's server with it) as a supervisor kills a container,
+ * and waits until nothing of it runs before starting it again. Every start must succeed.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,12 +17,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack } from '../support/fake-slack.ts';
 import { createScratchDatabase } from '../support/global-db.ts';
-import { freePort, type SpoolProcess } from '../support/process.ts';
+import { freePort, groupRuns, until, type SpoolProcess } from '../support/process.ts';
 import { deliver, slowToolConfig, slowToolModel, startSlackBot } from '../support/slack-bot.ts';
 
 const KILLS = Number(process.env.SOAK_KILLS ?? 30);
 const THREADS = Number(process.env.SOAK_THREADS ?? 4);
 const EMBEDDED = process.env.SOAK_DB === 'embedded';
+const GROUP = process.env.SOAK_KILL === 'group';
 const CHANNEL = 'CSOAK';
 
 const pause = (min: number, max: number) => new Promise((r) => setTimeout(r, min + Math.random() * (max - min)));
@@ -54,7 +58,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe(`the bot SIGKILLed ${KILLS} times (${EMBEDDED ? 'embedded database' : 'PostgreSQL'})`, () => {
+describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its process'}, ${EMBEDDED ? 'embedded database' : 'PostgreSQL'})`, () => {
   it('answers every acknowledged message exactly once, in order within its thread', async () => {
     const port = await freePort();
     const acked = Array.from({ length: THREADS }, () => [] as string[]);
@@ -79,13 +83,15 @@ describe(`the bot SIGKILLed ${KILLS} times (${EMBEDDED ? 'embedded database' : '
     };
     const crash = async () => {
       while (kills < KILLS) {
-        bot = await startSlackBot(port, env);
+        bot = await startSlackBot(port, env, [], GROUP);
         await pause(200, 3_000);
-        bot.child.kill('SIGKILL');
+        if (GROUP) process.kill(-bot.child.pid!, 'SIGKILL');
+        else bot.child.kill('SIGKILL');
         await bot.done.catch(() => {});
+        if (GROUP) await until(() => (groupRuns(bot!.child.pid!) ? undefined : true), 60_000);
         kills++;
       }
-      bot = await startSlackBot(port, env);
+      bot = await startSlackBot(port, env, [], GROUP);
     };
     const [, ...roots] = await Promise.all([crash(), ...Array.from({ length: THREADS }, (_, t) => talk(t))]);
 

@@ -27,6 +27,9 @@ export const nextId = () => String(++snowflake);
  */
 export class FakeDiscord {
   readonly calls: DiscordCall[] = [];
+  /** REST calls to refuse with this status (429 rate-limited, 5xx), decided per call; refused ones are kept apart. */
+  refuse?: (call: DiscordCall) => number | undefined;
+  readonly refusedCalls: DiscordCall[] = [];
   commands: Array<Record<string, unknown>> = [];
   /** Interaction tokens whose webhook calls (edits, follow-ups: what comes after the 3 s defer) fail as expired. */
   readonly expiredTokens = new Set<string>();
@@ -49,9 +52,9 @@ export class FakeDiscord {
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
-      void this.route(req).then(({ status, body }) => {
+      void this.route(req).then(({ status, body, headers }) => {
         // Like Discord: a 204 has no body and no content type.
-        res.writeHead(status, body === undefined ? {} : { 'content-type': 'application/json' });
+        res.writeHead(status, { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers });
         res.end(body === undefined ? undefined : JSON.stringify(body));
       });
     });
@@ -161,11 +164,21 @@ export class FakeDiscord {
     };
   }
 
-  private async route(req: IncomingMessage): Promise<{ status: number; body?: unknown }> {
+  private async route(req: IncomingMessage): Promise<{ status: number; body?: unknown; headers?: Record<string, string> }> {
     const raw = await readBody(req);
     const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
     const path = decodeURIComponent((req.url ?? '').split('?')[0]!).replace(/^\/api\/v10/, '');
     const method = req.method ?? 'GET';
+    // Refused before anything happens, as Discord refuses a rate-limited call: nothing was created.
+    const refused = this.refuse?.({ method, path, body });
+    if (refused === 429) {
+      this.refusedCalls.push({ method, path, body });
+      return { status: 429, body: { message: 'You are being rate limited.', retry_after: 0.5, global: false }, headers: { 'retry-after': '1', 'x-ratelimit-scope': 'user' } };
+    }
+    if (refused) {
+      this.refusedCalls.push({ method, path, body });
+      return { status: refused, body: { message: 'upstream error', code: 0 } };
+    }
     this.calls.push({ method, path, body });
     const token = /^\/webhooks\/\d+\/([^/]+)/.exec(path)?.[1];
     if (token && this.expiredTokens.has(token)) return { status: 401, body: { message: 'Invalid Webhook Token', code: 50027 } };

@@ -34,6 +34,9 @@ export class FakeSlack {
   readonly threads = new Map<string, Array<{ ts: string; user?: string; bot_id?: string; text: string; metadata?: unknown }>>();
   /** Whether assistant.threads.setStatus is allowed for this app. */
   statusApi = true;
+  /** Web API calls to refuse (429 with Retry-After, or 5xx), decided per call; refused ones are kept apart. */
+  refuse?: (call: SlackCall) => { status: number; headers?: Record<string, string> } | undefined;
+  readonly refusedCalls: SlackCall[] = [];
   private server?: Server;
   private readonly sockets = new WebSocketServer({ noServer: true });
   private socket?: WebSocket;
@@ -59,6 +62,11 @@ export class FakeSlack {
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
       void this.handle(req).then((body) => {
+        if ('refused' in body) {
+          const { status, headers } = body.refused as { status: number; headers?: Record<string, string> };
+          res.writeHead(status, headers);
+          return void res.end(status === 429 ? JSON.stringify({ ok: false, error: 'ratelimited' }) : 'upstream error');
+        }
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       });
@@ -111,7 +119,7 @@ export class FakeSlack {
     return { acked, isAcked: () => done };
   }
 
-  private async handle(req: IncomingMessage): Promise<unknown> {
+  private async handle(req: IncomingMessage): Promise<object> {
     const url = req.url ?? '';
     const args = parseArgs(await readBody(req), req.headers['content-type']);
     if (url.startsWith('/response/')) {
@@ -119,7 +127,14 @@ export class FakeSlack {
       return { ok: true };
     }
     const method = url.replace(/^\/api\//, '').split('?')[0]!;
-    this.calls.push({ method, args, at: Date.now() });
+    const call = { method, args, at: Date.now() };
+    // Refused before anything happens, as Slack refuses a rate-limited call: nothing was posted.
+    const refused = this.refuse?.(call);
+    if (refused) {
+      this.refusedCalls.push(call);
+      return { refused };
+    }
+    this.calls.push(call);
     switch (method) {
       case 'auth.test':
         return { ok: true, user_id: BOT_USER, bot_id: 'BBOT', team_id: TEAM, user: 'spool', team: 'Test Team', url: 'https://test.slack.com/' };

@@ -21,11 +21,13 @@ export interface SpoolProcess {
  * Starts Spool with only the given environment: `src/main.ts` through tsx (`npm run dev`), so a
  * test reads the source as it is now, or with `built` the compiled `dist/main.js` (`npm start`).
  */
-export function startSpool(args: string[], options: { env: Record<string, string>; timeoutMs?: number; nodeArgs?: string[]; built?: boolean }): SpoolProcess {
+export function startSpool(args: string[], options: { env: Record<string, string>; timeoutMs?: number; nodeArgs?: string[]; built?: boolean; group?: boolean }): SpoolProcess {
   const entry = options.built ? ['--enable-source-maps', 'dist/main.js'] : ['--import', 'tsx', 'src/main.ts'];
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, ...args], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
+    // A process group of its own, to be killed whole as a supervisor kills a container.
+    detached: options.group ?? false,
   });
   let stdout = '';
   let stderr = '';
@@ -73,6 +75,16 @@ export function serverPidsBelow(root: number, script: string): number[] {
     return false;
   };
   return rows.filter((r) => r.args.includes(script) && !r.args.includes('spool-mcp-server') && below(r.pid)).map((r) => r.pid);
+}
+
+/** Whether any process of process group `pgid` still runs (zombies have exited). */
+export function groupRuns(pgid: number): boolean {
+  return execFileSync('ps', ['-eo', 'pgid=,stat='], { encoding: 'utf8' })
+    .split('\n')
+    .some((line) => {
+      const [group, stat = ''] = line.trim().split(/\s+/);
+      return Number(group) === pgid && !stat.startsWith('Z');
+    });
 }
 
 /** Whether `pid` runs: a zombie has exited already. */

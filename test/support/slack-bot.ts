@@ -38,8 +38,8 @@ export async function deliver(port: number, body: Record<string, unknown>, retry
 }
 
 /** `npm start` in Slack HTTP mode on `port`; resolves once it answers Slack's URL check. */
-export async function startSlackBot(port: number, env: Record<string, string>, nodeArgs: string[] = []): Promise<SpoolProcess> {
-  const bot = startSpool([], { env: { SLACK_BOT_TOKEN: 'xoxb-bot-process', SLACK_SIGNING_SECRET: SIGNING_SECRET, PORT: String(port), ...env }, timeoutMs: 600_000, nodeArgs });
+export async function startSlackBot(port: number, env: Record<string, string>, nodeArgs: string[] = [], group = false): Promise<SpoolProcess> {
+  const bot = startSpool([], { env: { SLACK_BOT_TOKEN: 'xoxb-bot-process', SLACK_SIGNING_SECRET: SIGNING_SECRET, PORT: String(port), ...env }, timeoutMs: 600_000, nodeArgs, group });
   bot.done.catch(() => {});
   const deadline = Date.now() + 30_000;
   for (;;) {
