@@ -74,8 +74,7 @@ export interface InboxPort {
   saveReply(inboxId: string, chunks: string[]): Promise<ReplyChunk[]>;
   markPosted(chunkId: string, platformMessageId: string): Promise<void>;
   finish(inboxId: string, status: 'answered' | 'failed'): Promise<void>;
-  /** Tries the message again after `delayMs`; `attempt` false when the failure was not the message's (the database was away). */
-  retryLater(inboxId: string, delayMs: number, attempt?: boolean): Promise<void>;
+  retryLater(inboxId: string, delayMs: number): Promise<void>;
 }
 
 /** One message to post: chunk `seq` of the reply to inbox row `inboxId` (none for a failure notice). */

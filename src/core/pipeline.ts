@@ -3,7 +3,7 @@ import { KeyedQueue } from './keyed-queue.ts';
 import { NotRecordedError, permits, type Access, type InboundMessage, type InboxEntry, type InboxPort, type Outbound, type ReplyChunk } from './delivery.ts';
 import { withLogFields, type Logger } from './logger.ts';
 import { wellFormed } from './well-formed.ts';
-import { StoreError, type HistoryHit, type HistorySearchPort } from './types.ts';
+import type { HistoryHit, HistorySearchPort } from './types.ts';
 
 export const FAILURE_REPLY = 'Sorry, something went wrong on my side. Please try again.';
 /** To someone whose message could not be stored, where the platform will not send it again (Discord). */
@@ -49,9 +49,6 @@ interface LaneWork {
   abort: AbortController;
   done: Promise<void>;
 }
-
-/** How long a message whose turn the store could not keep waits before it is tried again. */
-const STORE_RETRY_MS = 2_000;
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -234,12 +231,6 @@ export class InboundPipeline {
   }
 
   private async failed(entry: InboxEntry, outbound: Outbound, error: unknown): Promise<boolean> {
-    if (error instanceof StoreError) {
-      // The database is away: the turn waits for it, and no attempt of the message is spent.
-      this.deps.logger.warn('The store failed; the message waits for it', { platform: entry.lane.platform, inbox: entry.id, error: errorText(error) });
-      await this.deps.inbox.retryLater(entry.id, STORE_RETRY_MS, false).catch(() => {});
-      return false;
-    }
     const attempts = entry.attempts + 1;
     this.deps.logger.error('Could not answer a message', { platform: entry.lane.platform, inbox: entry.id, attempts, error: errorText(error) });
     try {

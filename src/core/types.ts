@@ -123,8 +123,10 @@ export class LlmRequestError extends Error {
 // ---------------------------------------------------------------- Store errors
 
 /**
- * The store failed (the database is away): nothing about the turn is wrong, it only cannot be
- * made durable now. The turn is not failed, it is tried again later from what was stored.
+ * The store failed (the database is away, most often): nothing is known to be wrong with the
+ * turn, it only cannot be made durable now. It is not answered with a failure: the message is
+ * tried again from what was stored, as the delivery pipeline retries any failure. An outage
+ * spends none of its attempts, since nothing can be written while it lasts.
  */
 export class StoreError extends Error {
   override readonly name = 'StoreError';

@@ -157,9 +157,9 @@ export class DeliveryLedger implements InboxPort {
     await this.prisma.inboxEntry.update({ where: { id: BigInt(inboxId) }, data: { status, answeredAt: new Date() } });
   }
 
-  async retryLater(inboxId: string, delayMs: number, attempt = true): Promise<void> {
+  async retryLater(inboxId: string, delayMs: number): Promise<void> {
     await this.prisma.$executeRaw`
-      UPDATE inbox SET attempts = attempts + ${attempt ? 1 : 0}, available_at = now() + ${delayMs}::int * interval '1 millisecond' WHERE id = ${BigInt(inboxId)}`;
+      UPDATE inbox SET attempts = attempts + 1, available_at = now() + ${delayMs}::int * interval '1 millisecond' WHERE id = ${BigInt(inboxId)}`;
   }
 
   /** Unanswered messages, and how long the oldest has waited: for the metrics. */
