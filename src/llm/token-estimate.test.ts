@@ -29,13 +29,17 @@ describe('promptEstimator', () => {
     expect(promptEstimator((text) => text.length)(request)).toBe(expected);
   });
 
-  it('tokenizes each message once across requests, and only the new ones after', () => {
+  it('tokenizes each message and each tool list once across requests: after that, only the system prompt and the new messages', () => {
     const seen: string[] = [];
     const estimate = promptEstimator((text) => (seen.push(text), text.length));
     estimate(request);
     seen.length = 0;
     const next = { ...request, messages: [...request.messages, { role: 'user' as const, content: 'vv', turn: 2 }] };
     expect(estimate(next)).toBe(expected + 4 + 2);
-    expect(seen).toEqual(['ssss', JSON.stringify(request.tools), 'vv']);
+    expect(seen).toEqual(['ssss', 'vv']);
+    // Another tool list (another turn's, or a changed server) is counted.
+    seen.length = 0;
+    estimate({ ...next, tools: [...request.tools] });
+    expect(seen).toEqual(['ssss', JSON.stringify(request.tools)]);
   });
 });

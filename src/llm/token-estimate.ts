@@ -19,11 +19,18 @@ export async function tokenCounter(model: string): Promise<CountTokens> {
 
 /**
  * Estimates the prompt tokens of requests as sent: system prompt, every message with its tool
- * calls, and the tool schemas. Each message is counted once: a turn's requests share their message
- * objects, and tokenizing a 200,000-char history again took 50-110 ms a step.
+ * calls, and the tool schemas. Each message, and each turn's tool list, is counted once: a turn's
+ * requests share those objects (tokenizing a 200,000-char history again took 50-110 ms a step,
+ * and a request is estimated twice, to see that it fits and to size its reply).
  */
 export function promptEstimator(count: CountTokens): (request: LlmRequest) => number {
   const counted = new WeakMap<Message, number>();
+  const tools = new WeakMap<LlmRequest['tools'], number>();
+  const ofTools = (specs: LlmRequest['tools']): number => {
+    let tokens = tools.get(specs);
+    if (tokens === undefined) tools.set(specs, (tokens = count(JSON.stringify(specs))));
+    return tokens;
+  };
   const ofMessage = (m: Message): number => {
     let tokens = counted.get(m);
     if (tokens === undefined) {
@@ -32,5 +39,5 @@ export function promptEstimator(count: CountTokens): (request: LlmRequest) => nu
     }
     return tokens;
   };
-  return (request) => request.messages.reduce((sum, m) => sum + ofMessage(m), count(request.system) + count(JSON.stringify(request.tools)) + PER_MESSAGE_TOKENS);
+  return (request) => request.messages.reduce((sum, m) => sum + ofMessage(m), count(request.system) + ofTools(request.tools) + PER_MESSAGE_TOKENS);
 }
