@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { DEFAULT_SYSTEM_PROMPT } from '../src/config.ts';
-import { Agent } from '../src/core/agent.ts';
+import { Agent } from '../src/core/agent/agent.ts';
 import { OpenAiChatClient } from '../src/llm/openai-client.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { HistorySearch } from '../src/store/history-search.ts';

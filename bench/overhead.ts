@@ -10,8 +10,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent } from '../src/core/agent.ts';
-import type { Conversation, ConversationKey, Message, StepRecords, StorePort } from '../src/core/types.ts';
+import { Agent } from '../src/core/agent/agent.ts';
+import type { Conversation, ConversationKey, Message } from '../src/core/ports/conversation.ts';
+import type { StepRecords, StorePort } from '../src/core/ports/store.ts';
 import { OpenAiChatClient } from '../src/llm/openai-client.ts';
 import { openDatabase, type Database } from '../src/store/database.ts';
 import { TranscriptStore } from '../src/store/transcript-store.ts';

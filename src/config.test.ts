@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, secretsOf } from './config.ts';
-import { buildPreview } from './core/preview.ts';
+import { buildPreview } from './core/agent/results/preview.ts';
 import { chatRequestBody } from './llm/openai-client.ts';
 
 const base = { OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' };

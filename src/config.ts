@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { DiscordAdapterConfig } from './adapters/discord/discord-adapter.ts';
 import type { SlackAdapterConfig } from './adapters/slack/slack-adapter.ts';
 import { PAGE_MARKER_CHARS, PREVIEW_MARKER_CHARS } from './core/markers.ts';
-import type { PreviewSizes } from './core/preview.ts';
+import type { PreviewSizes } from './core/agent/results/preview.ts';
 import type { OpenAiClientOptions } from './llm/openai-client.ts';
 
 /** Every bad setting at once, one line each, so a newcomer fixes them in one go. */

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Writable } from 'node:stream';
-import type { AgentHooks } from './core/hooks.ts';
+import type { AgentHooks } from './core/agent/hooks.ts';
 import type { Logger, LogFields } from './core/logger.ts';
 import { secretMasker } from './core/redact.ts';
 

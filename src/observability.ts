@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { AgentHooks } from './core/hooks.ts';
+import type { AgentHooks } from './core/agent/hooks.ts';
 
 /** The inbox as the metrics see it. */
 export interface InboxDepth {

@@ -1,4 +1,4 @@
-import type { Message } from './types.ts';
+import type { Message } from './ports/conversation.ts';
 
 /** What the API (invalid Unicode) or PostgreSQL (0x00 in text, `\u0000` in jsonb) refuses. */
 // eslint-disable-next-line no-control-regex -- matching NUL is the point

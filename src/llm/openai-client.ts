@@ -3,15 +3,8 @@ import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam
 import type { Dispatcher } from 'undici';
 import { secretMasker } from '../core/redact.ts';
 import { fetchThrough } from '../proxy.ts';
-import {
-  ContextLengthError,
-  LlmRequestError,
-  type FinishReason,
-  type LlmPort,
-  type LlmRequest,
-  type LlmResponse,
-  type Message,
-} from '../core/types.ts';
+import { ContextLengthError, LlmRequestError, type FinishReason, type LlmPort, type LlmRequest, type LlmResponse } from '../core/ports/llm.ts';
+import { type Message } from '../core/ports/conversation.ts';
 import { promptEstimator, tokenCounter } from './token-estimate.ts';
 
 export interface OpenAiClientOptions {

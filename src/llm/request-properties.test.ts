@@ -7,9 +7,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validateChatRequest, type ChatRequest } from '../../test/support/fake-openai.ts';
-import { buildRequestMessages } from '../core/context.ts';
-import { countRepairs, repairToolPairing } from '../core/pairing.ts';
-import type { Message } from '../core/types.ts';
+import { buildRequestMessages } from '../core/agent/context/request.ts';
+import { countRepairs, repairToolPairing } from '../core/agent/context/pairing.ts';
+import type { Message } from '../core/ports/conversation.ts';
 import { wellFormed } from '../core/well-formed.ts';
 import { chatRequestBody } from './openai-client.ts';
 

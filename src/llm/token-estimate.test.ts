@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LlmRequest } from '../core/types.ts';
+import type { LlmRequest } from '../core/ports/llm.ts';
 import { promptEstimator, tokenCounter } from './token-estimate.ts';
 
 describe('tokenCounter', () => {

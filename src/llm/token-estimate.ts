@@ -1,4 +1,5 @@
-import type { LlmRequest, Message } from '../core/types.ts';
+import type { LlmRequest } from '../core/ports/llm.ts';
+import type { Message } from '../core/ports/conversation.ts';
 
 type CountTokens = (text: string) => number;
 

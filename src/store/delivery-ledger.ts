@@ -1,5 +1,5 @@
-import type { InboundKind, InboundMessage, InboxEntry, InboxPort, ReplyChunk } from '../core/delivery.ts';
-import type { Conversation, ConversationKey } from '../core/types.ts';
+import type { InboundKind, InboundMessage, InboxEntry, InboxPort, ReplyChunk } from '../core/ports/inbox.ts';
+import type { Conversation, ConversationKey } from '../core/ports/conversation.ts';
 import type { PrismaClient } from './generated/client.ts';
 
 interface InboxRow {

@@ -1,5 +1,6 @@
 import { safeSlice } from '../core/text.ts';
-import type { ChannelScope, HistoryEntryKind, HistoryHit, HistoryQuery, HistorySearchPort } from '../core/types.ts';
+import type { ChannelScope } from '../core/ports/conversation.ts';
+import type { HistoryEntryKind, HistoryHit, HistoryQuery, HistorySearchPort } from '../core/ports/history.ts';
 import type { PrismaClient } from './generated/client.ts';
 import { NOT_ASTRAL, type ResultIndexer } from './result-index.ts';
 import { channelKeyOf } from './transcript-store.ts';

@@ -1,4 +1,5 @@
-import type { ChannelScope, Conversation, ConversationKey, Message, StepRecords, StorePort, ToolCall } from '../core/types.ts';
+import type { ChannelScope, Conversation, ConversationKey, Message, ToolCall } from '../core/ports/conversation.ts';
+import type { StepRecords, StorePort } from '../core/ports/store.ts';
 import type { PrismaClient } from './generated/client.ts';
 
 /** Scope of search and continuation lookup: one channel of one workspace of one platform. */

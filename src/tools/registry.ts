@@ -1,4 +1,4 @@
-import type { ToolContext, ToolOutcome, ToolPort, ToolSpec } from '../core/types.ts';
+import type { ToolContext, ToolOutcome, ToolPort, ToolSpec } from '../core/ports/tools.ts';
 
 export interface Tool {
   spec: ToolSpec;

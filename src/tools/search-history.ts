@@ -1,4 +1,5 @@
-import type { HistoryHit, HistorySearchPort, ToolContext } from '../core/types.ts';
+import type { HistoryHit, HistorySearchPort } from '../core/ports/history.ts';
+import type { ToolContext } from '../core/ports/tools.ts';
 import { errorOutcome, type Tool } from './registry.ts';
 
 export const SEARCH_HISTORY = 'search_history';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DISCORD_COMMANDS, DISCORD_REFUSAL, DiscordAdapter, type DiscordAdapterConfig } from '../../src/adapters/discord/discord-adapter.ts';
-import { NOT_RECORDED_REPLY, type InboundPipeline } from '../../src/core/pipeline.ts';
+import { NOT_RECORDED_REPLY, type InboundPipeline } from '../../src/core/inbound/pipeline.ts';
 import type { Database } from '../../src/store/database.ts';
 import { testAgent, testTool } from '../support/agent.ts';
 import { testDatabase, testPipeline, testStore } from '../support/db.ts';

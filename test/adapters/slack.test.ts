@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SlackAdapter, SLACK_MESSAGE_LIMIT, SLACK_REFUSAL, type SlackAdapterConfig } from '../../src/adapters/slack/slack-adapter.ts';
-import type { InboundPipeline } from '../../src/core/pipeline.ts';
+import type { InboundPipeline } from '../../src/core/inbound/pipeline.ts';
 import type { Database } from '../../src/store/database.ts';
 import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
 import { searchHistoryTool } from '../../src/tools/search-history.ts';

@@ -1,8 +1,8 @@
 import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Agent, CONTINUE_PROMPT } from '../../src/core/agent.ts';
-import type { AgentHooks, StepEvent, TurnEvent } from '../../src/core/hooks.ts';
-import type { Conversation } from '../../src/core/types.ts';
+import { Agent, CONTINUE_PROMPT } from '../../src/core/agent/agent.ts';
+import type { AgentHooks, StepEvent, TurnEvent } from '../../src/core/agent/hooks.ts';
+import type { Conversation } from '../../src/core/ports/conversation.ts';
 import type { Database } from '../../src/store/database.ts';
 import type { TranscriptStore } from '../../src/store/transcript-store.ts';
 import { OpenAiChatClient } from '../../src/llm/openai-client.ts';

@@ -1,9 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Agent, type AgentOptions } from '../../src/core/agent.ts';
+import { Agent, type AgentOptions } from '../../src/core/agent/agent.ts';
 import { storeCapMarker } from '../../src/core/markers.ts';
 import { secretMasker } from '../../src/core/redact.ts';
-import type { Conversation } from '../../src/core/types.ts';
+import type { Conversation } from '../../src/core/ports/conversation.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/store/database.ts';
 import type { TranscriptStore } from '../../src/store/transcript-store.ts';

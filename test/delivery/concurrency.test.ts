@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SlackAdapter } from '../../src/adapters/slack/slack-adapter.ts';
-import type { InboundPipeline } from '../../src/core/pipeline.ts';
+import type { InboundPipeline } from '../../src/core/inbound/pipeline.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
 import { testAgent } from '../support/agent.ts';
 import { testPipeline, testStore } from '../support/db.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InboundMessage } from '../../src/core/delivery.ts';
+import type { InboundMessage } from '../../src/core/ports/inbox.ts';
 import type { Database } from '../../src/store/database.ts';
 import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
 import { testDatabase } from '../support/db.ts';

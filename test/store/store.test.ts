@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Conversation, Message } from '../../src/core/types.ts';
+import type { Conversation, Message } from '../../src/core/ports/conversation.ts';
 import type { Database } from '../../src/store/database.ts';
 import type { HistorySearch } from '../../src/store/history-search.ts';
 import type { TranscriptStore } from '../../src/store/transcript-store.ts';

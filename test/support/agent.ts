@@ -1,7 +1,9 @@
-import type { AgentHooks } from '../../src/core/hooks.ts';
-import { Agent, type AgentOptions } from '../../src/core/agent.ts';
+import type { AgentHooks } from '../../src/core/agent/hooks.ts';
+import { Agent, type AgentOptions } from '../../src/core/agent/agent.ts';
 import type { Logger } from '../../src/core/logger.ts';
-import type { LlmPort, StorePort, ToolContext, ToolOutcome } from '../../src/core/types.ts';
+import type { LlmPort } from '../../src/core/ports/llm.ts';
+import type { StorePort } from '../../src/core/ports/store.ts';
+import type { ToolContext, ToolOutcome } from '../../src/core/ports/tools.ts';
 import { OpenAiChatClient, type OpenAiClientOptions } from '../../src/llm/openai-client.ts';
 import { builtinSource, ToolRegistry, type Tool } from '../../src/tools/registry.ts';
 import type { FakeOpenAi } from './fake-openai.ts';

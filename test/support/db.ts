@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
-import type { Agent } from '../../src/core/agent.ts';
-import { InboundPipeline, type PipelineOptions } from '../../src/core/pipeline.ts';
-import type { ConversationKey } from '../../src/core/types.ts';
+import type { Agent } from '../../src/core/agent/agent.ts';
+import { InboundPipeline, type PipelineOptions } from '../../src/core/inbound/pipeline.ts';
+import type { ConversationKey } from '../../src/core/ports/conversation.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
 import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
 import { HistorySearch } from '../../src/store/history-search.ts';

@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ToolContext } from '../../src/core/types.ts';
+import type { ToolContext } from '../../src/core/ports/tools.ts';
 import type { Database } from '../../src/store/database.ts';
 import type { TranscriptStore } from '../../src/store/transcript-store.ts';
 import { parseMcpConfig } from '../../src/tools/mcp/config.ts';
@@ -17,7 +17,7 @@ import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { serverPidsBelow, until } from '../support/process.ts';
 import { RecordingLogger, silentLogger } from '../support/logger.ts';
-import { Agent } from '../../src/core/agent.ts';
+import { Agent } from '../../src/core/agent/agent.ts';
 import { defaultAgentOptions, openAiClientFor } from '../support/agent.ts';
 
 const require = createRequire(import.meta.url);

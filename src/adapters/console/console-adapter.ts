@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout } from 'node:timers/promises';
-import { NotRecordedError, type InboundMessage, type Outbound } from '../../core/delivery.ts';
-import type { Handled, InboundPipeline } from '../../core/pipeline.ts';
+import { NotRecordedError, type InboundMessage, type Outbound } from '../../core/ports/inbox.ts';
+import type { Handled, InboundPipeline } from '../../core/inbound/pipeline.ts';
 import type { ConsoleScreen } from './screen.ts';
 
 export interface ConsoleOptions {

@@ -14,8 +14,8 @@ import {
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { Dispatcher } from 'undici';
-import { NotRecordedError, type InboundKind, type InboundMessage, type Outbound, type OutgoingChunk } from '../../core/delivery.ts';
-import { FAILURE_REPLY, NOT_RECORDED_REPLY, type InboundPipeline } from '../../core/pipeline.ts';
+import { NotRecordedError, type InboundKind, type InboundMessage, type Outbound, type OutgoingChunk } from '../../core/ports/inbox.ts';
+import { FAILURE_REPLY, NOT_RECORDED_REPLY, type InboundPipeline } from '../../core/inbound/pipeline.ts';
 import type { Logger } from '../../core/logger.ts';
 import { formatHits } from '../../tools/search-history.ts';
 import { splitMessage } from '../shared/split-message.ts';

@@ -5,10 +5,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyResultBudget } from '../../core/budget.ts';
-import { readContinuationPage } from '../../core/continuation.ts';
+import { applyResultBudget } from '../../core/agent/results/budget.ts';
+import { readContinuationPage } from '../../core/agent/results/continuation.ts';
 import { parsePage } from '../../core/markers.ts';
-import { buildPreview } from '../../core/preview.ts';
+import { buildPreview } from '../../core/agent/results/preview.ts';
 import { wellFormed } from '../../core/well-formed.ts';
 import { splitMessage } from './split-message.ts';
 

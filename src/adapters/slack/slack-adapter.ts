@@ -3,9 +3,9 @@ import { App, HTTPReceiver, LogLevel, webApi, type Logger as BoltLogger } from '
 import type { WebClient } from '@slack/web-api';
 import slackifyMarkdown from 'slackify-markdown';
 import type { Dispatcher } from 'undici';
-import type { InboundMessage, Outbound } from '../../core/delivery.ts';
+import type { InboundMessage, Outbound } from '../../core/ports/inbox.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { InboundPipeline } from '../../core/pipeline.ts';
+import type { InboundPipeline } from '../../core/inbound/pipeline.ts';
 import { fetchThrough } from '../../proxy.ts';
 import { formatHits } from '../../tools/search-history.ts';
 import { splitMessage } from '../shared/split-message.ts';

@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../core/logger.ts';
-import type { ToolOutcome } from '../../core/types.ts';
+import type { ToolOutcome } from '../../core/ports/tools.ts';
 import { errorOutcome } from '../registry.ts';
 import type { McpServerConfig } from './config.ts';
 import { toOutcome } from './result.ts';

@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { BinaryPart, ToolOutcome } from '../../core/types.ts';
+import type { BinaryPart, ToolOutcome } from '../../core/ports/tools.ts';
 
 const base64Bytes = (data: string) => Math.floor((data.length * 3) / 4) - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0);
 

@@ -1,0 +1,72 @@
+import { microcompact, type MicrocompactOptions } from './microcompact.ts';
+import { previewLongUserMessages, type UserPreview } from './long-messages.ts';
+import { countRepairs, repairToolPairing } from './pairing.ts';
+import { derivedCalls, viewOfReading } from './reading-view.ts';
+import { wellFormedMessage } from '../../well-formed.ts';
+import type { Message } from '../../ports/conversation.ts';
+
+/** 0: normal; 1 and 2: the server said the context was too long, so compact harder. */
+export type OverflowLevel = 0 | 1 | 2;
+
+function harder(options: MicrocompactOptions, level: OverflowLevel): MicrocompactOptions {
+  if (level === 0) return options;
+  const half = (n: number) => Math.max(1, Math.floor(n / 2));
+  return {
+    // Level 2 also cuts the current turn's results; get_continuation still reaches all of them.
+    truncateTurns: level === 1 ? half(options.truncateTurns) : 0,
+    summarizeTurns: level === 1 ? half(options.summarizeTurns) : 1,
+    minChars: half(options.minChars),
+    headChars: half(options.headChars),
+    tailChars: half(options.tailChars),
+  };
+}
+
+/** Drops whole turns before `fromTurn` and says so in one line, so the model knows there was more. */
+export function keepRecentTurns(messages: readonly Message[], fromTurn: number): Message[] {
+  const kept = messages.filter((m) => m.turn >= fromTurn);
+  const dropped = messages.length - kept.length;
+  if (dropped === 0) return [...messages];
+  const note = `[${dropped} earlier messages of this conversation were left out to fit the model's context window.]`;
+  return [{ role: 'user', content: note, turn: fromTurn }, ...kept];
+}
+
+export interface RequestOptions {
+  compaction: MicrocompactOptions;
+  /** 0 normally; 1 and 2 after the server said the context was too long. */
+  level?: OverflowLevel;
+  /** What this turn's pages, matches and hits may add up to in the request (see `viewOfReading`). */
+  viewChars: number;
+  userPreview?: UserPreview;
+  /** A user's own transform (the `transformContext` hook), before repair. */
+  transform?: (messages: Message[]) => Message[];
+}
+
+/**
+ * The messages of one request: long user messages previewed, microcompaction (harder on
+ * overflow), what the model read kept in view within `viewChars`, the user's transform, text made
+ * well-formed, then pairing repair last, so whatever came before, the API gets a well-formed history.
+ */
+export function buildRequestMessages(transcript: readonly Message[], currentTurn: number, options: RequestOptions): { messages: Message[]; repairs: number } {
+  const level = options.level ?? 0;
+  const recent = level === 2 ? keepRecentTurns(transcript, currentTurn - 1) : transcript;
+  const shown = options.userPreview ? previewLongUserMessages(recent, options.userPreview) : recent;
+  const compacted = microcompact(shown, currentTurn, harder(options.compaction, level), new Set(derivedCalls(shown).keys()));
+  const viewed = viewOfReading(compacted, currentTurn, options.viewChars);
+  // Stored text is well-formed already; a transcript from an older version or an import may not be.
+  const unrepaired = (options.transform?.(viewed) ?? viewed).map(wellFormedMessage);
+  const messages = repairToolPairing(unrepaired);
+  return { messages, repairs: countRepairs(unrepaired, messages) };
+}
+
+/** The least of a turn's reading kept in view before a request is given up as too long. */
+export const MIN_VIEW_CHARS = 250;
+
+/**
+ * The ways to fit a request that is too long, each smaller than the last: older turns compacted
+ * harder first, then less of this turn's reading (`readChars` of it) kept in view, while that
+ * still leaves something out. What the model read is the last thing to give way.
+ */
+export function* fitAttempts(level: OverflowLevel, viewChars: number, readChars: number): Generator<{ level: OverflowLevel; viewChars: number }> {
+  for (let l = level; l <= 2; l++) yield { level: l as OverflowLevel, viewChars };
+  for (let v = Math.floor(Math.min(viewChars, readChars) / 2); v >= MIN_VIEW_CHARS; v = Math.floor(v / 2)) yield { level: 2, viewChars: v };
+}

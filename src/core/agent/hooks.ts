@@ -1,0 +1,70 @@
+import type { OverflowLevel } from './context/request.ts';
+import type { Logger } from '../logger.ts';
+import type { TurnStatus } from './turn-failure.ts';
+import type { Conversation, Message } from '../ports/conversation.ts';
+import type { FinishReason, LlmUsage } from '../ports/llm.ts';
+import type { ToolOutcome } from '../ports/tools.ts';
+
+/** Where in a conversation a hook is called. */
+export interface TurnInfo {
+  conversation: Conversation;
+  turn: number;
+}
+
+/** What a `beforeToolCall` hook decides: run the call, refuse it (the model reads why), or answer it. */
+export type ToolDecision = { action: 'allow' } | { action: 'deny'; reason: string } | { action: 'answer'; outcome: ToolOutcome };
+
+/** One model call and the tool calls it made. */
+export interface StepEvent extends TurnInfo {
+  step: number;
+  finishReason: FinishReason;
+  /** The overflow level the request needed: 0 unless the context was too long. */
+  level: OverflowLevel;
+  usage?: LlmUsage;
+  llmMs: number;
+  /** Messages pairing repair had to drop, mend or add in this step's request. */
+  repairs: number;
+  toolCalls: Array<{ name: string; isError: boolean; durationMs: number }>;
+  /** Results of this step sent as previews, being over a budget. */
+  previewed: number;
+  /** get_continuation calls so far in this turn. */
+  pagesRead: number;
+}
+
+export interface TurnEvent extends TurnInfo {
+  status: TurnStatus;
+  steps: number;
+  durationMs: number;
+}
+
+/**
+ * Ways to extend the turn loop without editing it, after vercel/ai's `prepareStep` and
+ * `onStepFinish` and openai-agents-js's `callModelInputFilter`. Observers' errors are logged and
+ * never fail a turn.
+ */
+export interface AgentHooks {
+  /** The messages of each request after compaction; pairing repair runs after it, as the safety net. */
+  transformContext?(messages: Message[], info: TurnInfo): Message[];
+  beforeToolCall?(call: { name: string; args: Record<string, unknown> }, info: TurnInfo): ToolDecision | Promise<ToolDecision>;
+  onStepFinish?(event: StepEvent): void;
+  onTurnFinish?(event: TurnEvent): void;
+}
+
+type Observer = 'onStepFinish' | 'onTurnFinish';
+
+/** Tells an observer; its error is logged, never thrown into the turn it observes. */
+export function notify<K extends Observer>(hooks: AgentHooks | undefined, observer: K, event: Parameters<NonNullable<AgentHooks[K]>>[0], logger: Logger): void {
+  try {
+    (hooks?.[observer] as ((e: typeof event) => void) | undefined)?.call(hooks, event);
+  } catch (error) {
+    logger.warn(`The ${observer} hook failed`, { error: (error as Error).message });
+  }
+}
+
+/** Several observers of the step and turn events as one set of hooks (metrics and logs, say). */
+export function observers(...all: Array<Pick<AgentHooks, Observer>>): Pick<AgentHooks, Observer> {
+  return {
+    onStepFinish: (event) => all.forEach((o) => o.onStepFinish?.(event)),
+    onTurnFinish: (event) => all.forEach((o) => o.onTurnFinish?.(event)),
+  };
+}

@@ -1,0 +1,34 @@
+import type { ChannelScope } from './conversation.ts';
+
+/** The history search port: recall over a channel's messages and tool runs. */
+
+export type HistoryEntryKind = 'user' | 'assistant' | 'tool_call' | 'tool_result';
+
+export interface HistoryHit {
+  kind: HistoryEntryKind;
+  createdAt: Date;
+  /** The thread (or session) of the hit within the searched channel. */
+  thread: string;
+  toolName?: string;
+  toolCallId?: string;
+  /** Where in a tool result the match is: the offset get_continuation reads on from. */
+  offset?: number;
+  /** At most 300 characters around the first match. */
+  excerpt: string;
+  before?: { role: string; text: string };
+  after?: { role: string; text: string };
+}
+
+export interface HistoryQuery {
+  text: string;
+  /** Only entries newer than this many days. */
+  days?: number;
+  maxResults: number;
+  /** Leave out this turn of this conversation: it holds the question being asked. */
+  excludeTurn?: { conversationId: string; turn: number };
+}
+
+export interface HistorySearchPort {
+  /** Entries from the channel of `scope` (all its threads, nothing else), newest first. */
+  searchHistory(scope: ChannelScope, query: HistoryQuery): Promise<HistoryHit[]>;
+}

@@ -1,0 +1,105 @@
+/**
+ * The inbound pipeline's vocabulary and ports. A platform adapter turns its events into
+ * `InboundMessage`s and implements `Outbound`; the store implements `InboxPort`.
+ */
+import type { Conversation, ConversationKey } from './conversation.ts';
+
+/**
+ * One lane: the place whose messages are answered one at a time, in arrival order (a Slack
+ * thread, a Discord channel, a console session). Its key is a conversation key; the lane names
+ * which conversation is current, since Discord's /new starts another in the same place.
+ */
+export type LaneKey = ConversationKey;
+
+export type InboundKind = 'message' | 'new_conversation';
+
+export interface InboundMessage {
+  lane: LaneKey;
+  /** The message itself, not one delivery of it: every retry and duplicate delivery shares it. */
+  messageKey: string;
+  kind: InboundKind;
+  user: string;
+  /** The sender's roles, where the platform has them (Discord). */
+  roles?: string[];
+  text: string;
+  /** What a reply needs later, on any replica: Slack's ts, Discord's interaction token. */
+  delivery: Record<string, string>;
+  /** Only for a lane Spool already takes part in (a Slack follow-up without a mention). */
+  knownLaneOnly?: boolean;
+}
+
+/**
+ * A message that could not be stored (the database is away). The platform must not be told that
+ * it arrived: Slack then sends it again, and a Discord user is told to. The `code` is what Bolt
+ * keeps of an error it hands to the app's error handler.
+ */
+export class NotRecordedError extends Error {
+  override readonly name = 'NotRecordedError';
+  readonly code = 'spool_not_recorded';
+}
+
+export interface InboxEntry extends InboundMessage {
+  id: string;
+  laneId: string;
+  attempts: number;
+}
+
+export interface ReplyChunk {
+  id: string;
+  seq: number;
+  text: string;
+  /** Set once the platform accepted it. */
+  platformMessageId?: string;
+}
+
+export interface InboxPort {
+  /**
+   * Stores the message, once: undefined when it is already stored (a retry, a duplicate
+   * delivery) or when `knownLaneOnly` and its lane is unknown. A refused message joins no lane.
+   */
+  record(message: InboundMessage, refused: boolean): Promise<InboxEntry | undefined>;
+  /** Lanes of these platforms with pending messages and no live lease. */
+  claimableLanes(platforms: string[], limit: number): Promise<string[]>;
+  acquire(laneId: string, holder: string, leaseMs: number): Promise<boolean>;
+  /** Extends every lease of `holder`; returns the lanes it still holds. */
+  renew(holder: string, leaseMs: number): Promise<string[]>;
+  release(laneId: string, holder: string): Promise<void>;
+  /** The lane's oldest pending message, unless it waits for a retry. */
+  nextPending(laneId: string): Promise<InboxEntry | undefined>;
+  /** The lane's current conversation; `fresh` when it was created now. */
+  conversationFor(entry: InboxEntry): Promise<{ conversation: Conversation; fresh: boolean }>;
+  /** Points the lane at a new conversation. */
+  startConversation(entry: InboxEntry): Promise<void>;
+  replyOf(inboxId: string): Promise<ReplyChunk[]>;
+  saveReply(inboxId: string, chunks: string[]): Promise<ReplyChunk[]>;
+  markPosted(chunkId: string, platformMessageId: string): Promise<void>;
+  finish(inboxId: string, status: 'answered' | 'failed'): Promise<void>;
+  retryLater(inboxId: string, delayMs: number): Promise<void>;
+}
+
+/** One message to post: chunk `seq` of the reply to inbox row `inboxId` (none for a failure notice). */
+export interface OutgoingChunk {
+  inboxId?: string;
+  seq: number;
+  text: string;
+}
+
+/** What a platform does for the pipeline. */
+export interface Outbound {
+  /** The reply as the platform's messages, each within its size limit. */
+  render(reply: string): string[];
+  /** Posts one chunk; returns the platform's id for it. */
+  post(message: InboundMessage, chunk: OutgoingChunk): Promise<string>;
+  /**
+   * The platform id of a chunk that a crashed process may have posted without recording it, where
+   * the platform can tell. A chunk it cannot find is posted.
+   */
+  findPosted?(message: InboundMessage, chunk: Required<Omit<OutgoingChunk, 'text'>>): Promise<string | undefined>;
+  /** Tells the sender, privately, that Spool is not enabled for them here. */
+  refuse(message: InboundMessage): Promise<void>;
+  /** Shows that Spool is working; resolves to the function that clears it. Never throws. */
+  showWorking(message: InboundMessage): Promise<() => Promise<void>>;
+  /** What was said in the lane before Spool joined it, for a fresh conversation. */
+  threadContext?(message: InboundMessage): Promise<string | undefined>;
+}
+

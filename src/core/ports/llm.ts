@@ -1,0 +1,55 @@
+import type { Message, ToolCall } from './conversation.ts';
+import type { ToolSpec } from './tools.ts';
+
+/** The LLM port: the OpenAI-compatible client implements it. */
+
+export interface LlmRequest {
+  system: string;
+  messages: Message[];
+  tools: ToolSpec[];
+  /** 'none' asks for a final answer without further tool calls. */
+  toolChoice: 'auto' | 'none';
+  /** This request's output budget, when it differs from the client's. */
+  maxTokens?: number;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'other';
+
+export interface LlmUsage {
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+export interface LlmResponse {
+  content: string;
+  toolCalls: ToolCall[];
+  finishReason: FinishReason;
+  usage?: LlmUsage;
+}
+
+export interface LlmPort {
+  complete(request: LlmRequest, signal?: AbortSignal): Promise<LlmResponse>;
+  /** Whether the request, estimated before it is sent, fits the model's context window with its output budget. */
+  fits?(request: LlmRequest): Promise<boolean>;
+}
+
+/** The request did not fit the model's context window. The core compacts harder and retries. */
+export class ContextLengthError extends Error {
+  override readonly name = 'ContextLengthError';
+}
+
+/** Any other failure after the client's own retries; `message` is fit to show a user. */
+export class LlmRequestError extends Error {
+  override readonly name = 'LlmRequestError';
+  constructor(
+    message: string,
+    readonly status?: number,
+    /** Whether asking again may help: not for a refused key or a wrong URL. */
+    readonly retryable = status === undefined || status === 429 || status >= 500,
+  ) {
+    super(message);
+  }
+}
+

@@ -1,0 +1,63 @@
+import type { Conversation, ConversationKey, Message } from './conversation.ts';
+import type { LlmUsage } from './llm.ts';
+import type { BinaryPart } from './tools.ts';
+
+/** The transcript store port: Prisma implements it (src/store). */
+
+export interface ToolResultRecord {
+  toolCallId: string;
+  /** The full, untruncated result. */
+  content: string;
+  isError: boolean;
+  durationMs: number;
+  binaries?: BinaryPart[];
+}
+
+/** What a step writes besides its messages: the results its tool calls returned, the model call's usage. */
+export interface StepRecords {
+  results?: ToolResultRecord[];
+  usage?: LlmUsage;
+}
+
+export interface StorePort {
+  /** Finds or creates the conversation for a platform location. */
+  openConversation(key: ConversationKey): Promise<Conversation>;
+  loadTranscript(conversation: Conversation): Promise<Message[]>;
+  /**
+   * Appends one step, in order, atomically; durable when it resolves. An assistant message's tool
+   * calls are recorded with it, so every call is stored before it runs.
+   */
+  appendMessages(conversation: Conversation, messages: Message[], records?: StepRecords): Promise<void>;
+  /**
+   * The full text of a stored result: this conversation's first, then the newest in the same
+   * channel (search_history hands out ids from sibling threads).
+   */
+  readToolResult(conversation: Conversation, toolCallId: string): Promise<string | undefined>;
+}
+
+/**
+ * The store failed (the database is away, most often): nothing is known to be wrong with the
+ * turn, it only cannot be made durable now. It is not answered with a failure: the message is
+ * tried again from what was stored, as the delivery pipeline retries any failure. An outage
+ * spends none of its attempts, since nothing can be written while it lasts.
+ */
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+}
+
+/** The store with its failures typed as StoreError, whatever the adapter behind it throws. */
+export function typedStoreErrors(store: StorePort): StorePort {
+  const typed =
+    <A extends unknown[], R>(method: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      method.apply(store, args).catch((error: unknown) => {
+        throw new StoreError(`the store failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      });
+  return {
+    openConversation: typed(store.openConversation),
+    loadTranscript: typed(store.loadTranscript),
+    appendMessages: typed(store.appendMessages),
+    readToolResult: typed(store.readToolResult),
+  };
+}
+
