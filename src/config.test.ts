@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig, secretsOf } from './config.ts';
+import { ConfigError, EnvReader, loadConfig, readConfig, secretsOf } from './config.ts';
 import { buildPreview } from './core/agent/results/preview.ts';
 import { chatRequestBody } from './llm/openai-client.ts';
 
@@ -18,22 +18,22 @@ const problems = (env: Record<string, string>) => {
 
 describe('preview sizes', () => {
   it('are 4,000 + 1,000 when they fit', () => {
-    expect(loadConfig(base)).toMatchObject({ toolResultMaxChars: 20_000, previewHeadChars: 4_000, previewTailChars: 1_000 });
+    expect(loadConfig(base).agent.loop.budget).toMatchObject({ maxChars: 20_000, headChars: 4_000, tailChars: 1_000 });
   });
 
   it('derive from TOOL_RESULT_MAX_CHARS alone, and the longest preview then fits in it', () => {
     for (const max of [4_000, 1_000, 300]) {
-      const config = loadConfig({ ...base, TOOL_RESULT_MAX_CHARS: String(max) });
-      expect(config.previewHeadChars).toBeGreaterThan(0);
-      expect(config.previewHeadChars).toBeGreaterThanOrEqual(4 * config.previewTailChars - 4);
-      const preview = buildPreview('x'.repeat(10 * max), 'i'.repeat(64), { headChars: config.previewHeadChars, tailChars: config.previewTailChars });
+      const { headChars, tailChars } = loadConfig({ ...base, TOOL_RESULT_MAX_CHARS: String(max) }).agent.loop.budget;
+      expect(headChars).toBeGreaterThan(0);
+      expect(headChars).toBeGreaterThanOrEqual(4 * tailChars - 4);
+      const preview = buildPreview('x'.repeat(10 * max), 'i'.repeat(64), { headChars, tailChars });
       expect(preview.length).toBeLessThanOrEqual(max);
       expect(preview.length).toBeGreaterThan(max - 40);
     }
   });
 
   it('give the default room to an explicit other value', () => {
-    expect(loadConfig({ ...base, TOOL_RESULT_MAX_CHARS: '4000', TOOL_RESULT_PREVIEW_HEAD_CHARS: '3600' })).toMatchObject({ previewHeadChars: 3_600, previewTailChars: 161 });
+    expect(loadConfig({ ...base, TOOL_RESULT_MAX_CHARS: '4000', TOOL_RESULT_PREVIEW_HEAD_CHARS: '3600' }).agent.loop.budget).toMatchObject({ headChars: 3_600, tailChars: 161 });
   });
 
   it('refuse only explicit values that do not fit, saying which were defaults', () => {
@@ -64,7 +64,7 @@ describe('secrets from files', () => {
   it('reads DATABASE_URL from a file too, and masks its password', () => {
     const url = join(dir, 'db-url');
     writeFileSync(url, 'postgresql://spool:s3cret-passw0rd@db.internal/spool');
-    expect(loadConfig({ ...base, DATABASE_URL_FILE: url }).databaseUrl).toBe('postgresql://spool:s3cret-passw0rd@db.internal/spool');
+    expect(loadConfig({ ...base, DATABASE_URL_FILE: url }).store.databaseUrl).toBe('postgresql://spool:s3cret-passw0rd@db.internal/spool');
     expect(secretsOf({ DATABASE_URL_FILE: url })).toContain('s3cret-passw0rd');
   });
 });
@@ -102,5 +102,25 @@ describe('model endpoint settings', () => {
     expect(loadConfig(base).openai).toMatchObject({ contextTokens: undefined, parallelToolCalls: undefined });
     expect(loadConfig({ ...base, OPENAI_CONTEXT_TOKENS: '8192', OPENAI_PARALLEL_TOOL_CALLS: 'true' }).openai).toMatchObject({ contextTokens: 8_192, parallelToolCalls: true });
     expect(problems({ OPENAI_CONTEXT_TOKENS: '8k', OPENAI_PARALLEL_TOOL_CALLS: 'yes' })).toHaveLength(2);
+  });
+});
+
+describe('.env.example', () => {
+  const shown = [...readFileSync('.env.example', 'utf8').matchAll(/^([A-Z][A-Z0-9_]*)=(.*)$/gm)].map((m) => [m[1]!, m[2]!] as const);
+
+  it('lists every setting the sections read, and nothing else', () => {
+    const read = new Set<string>();
+    // Azure OpenAI reads a key of its own; both ways together read every setting.
+    for (const model of [{}, { AZURE_OPENAI_ENDPOINT: 'https://res.openai.azure.com' }]) {
+      const reader = new EnvReader({ ...base, ...model, SLACK_BOT_TOKEN: 'xoxb-1', DISCORD_TOKEN: 'd', DISCORD_APPLICATION_ID: '1' });
+      readConfig(reader);
+      reader.names.forEach((name) => read.add(name));
+    }
+    expect(shown.map(([name]) => name).sort()).toEqual([...read].sort());
+  });
+
+  it('shows each default as it is', () => {
+    const plain = (env: Record<string, string>) => JSON.parse(JSON.stringify(loadConfig({ ...base, ...env })));
+    expect(plain(Object.fromEntries(shown.filter(([, value]) => value !== '')))).toEqual(plain({}));
   });
 });

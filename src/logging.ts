@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Writable } from 'node:stream';
-import type { AgentHooks } from './core/agent/hooks.ts';
+import type { AgentHooks, StepEvent } from './core/agent/hooks.ts';
 import type { Logger, LogFields } from './core/logger.ts';
 import { secretMasker } from './core/redact.ts';
 
@@ -40,10 +40,21 @@ export function createLogger(options: { level: LogLevel; secrets: string[]; form
   };
 }
 
+/** Steps worth a line of their own: a reply cut off at the output limit. */
+const STEP_NOTES: Partial<Record<StepEvent['action'], { level: 'info' | 'warn'; message: string }>> = {
+  continue: { level: 'info', message: 'The reply was cut off at the output limit; asking for the rest' },
+  retry_larger: { level: 'warn', message: 'The reply was cut off before any text; asking once more with a larger output budget' },
+  stop: { level: 'warn', message: 'The turn ended without a whole answer' },
+};
+
 /** The agent's step and turn events as log lines: what each model call cost and what it did. */
 export function logAgentEvents(logger: Logger): AgentHooks {
   return {
-    onStepFinish: ({ conversation: _, level: overflowLevel, ...step }) => logger.debug('Step finished', { ...step, overflowLevel }),
+    onStepFinish: ({ conversation: _, level: overflowLevel, ...step }) => {
+      logger.debug('Step finished', { ...step, overflowLevel });
+      const note = STEP_NOTES[step.action];
+      if (note) logger[note.level](note.message, { step: step.step });
+    },
     onTurnFinish: ({ conversation: _, ...turn }) => logger.info('Turn finished', turn),
   };
 }

@@ -11,6 +11,7 @@ import type { Logger } from './core/logger.ts';
 import { observers } from './core/agent/hooks.ts';
 import { InboundPipeline } from './core/inbound/pipeline.ts';
 import { secretMasker } from './core/redact.ts';
+import { getContinuationTool } from './core/agent/results/get-continuation.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
 import { createLogger, logAgentEvents } from './logging.ts';
 import { agentMetrics, observabilityRoutes, Readiness, replyMetrics, serveRoutes } from './observability.ts';
@@ -24,32 +25,6 @@ import { loadMcpConfig, McpConfigError, type McpConfig } from './tools/mcp/confi
 import { McpToolSource } from './tools/mcp/source.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
 import { searchHistoryTool } from './tools/search-history.ts';
-
-function agentFor(config: Config, deps: ConstructorParameters<typeof Agent>[0]): Agent {
-  return new Agent(deps, {
-    systemPrompt: config.systemPrompt,
-    budget: {
-      maxChars: config.toolResultMaxChars,
-      turnBudgetChars: config.toolResultBudgetChars,
-      headChars: config.previewHeadChars,
-      tailChars: config.previewTailChars,
-    },
-    continuationChunkChars: config.continuationChunkChars,
-    maxContinuationPages: config.maxContinuationPages,
-    compaction: {
-      truncateTurns: config.microcompactTruncateTurns,
-      summarizeTurns: config.microcompactSummarizeTurns,
-      minChars: config.microcompactMinChars,
-      headChars: 2_000,
-      tailChars: 500,
-    },
-    maxContinuations: config.maxContinuations,
-    maxToolIterations: config.maxToolIterations,
-    userMessageMaxChars: config.userMessageMaxChars,
-    resultIntake: { storeMaxChars: config.toolResultStoreMaxChars, maskSecrets: secretMasker(secretsOf()), redactSecretPatterns: config.toolResultRedactSecrets },
-    retryMaxTokens: config.openai.retryMaxTokens,
-  });
-}
 
 const USAGE = `Usage: npm start                      the bot: every platform whose credentials are set, else the console
        npm run chat [-- --session NAME] the console chat; NAME keeps a conversation of its own (default: console)
@@ -84,7 +59,7 @@ async function main(): Promise<number> {
   const consoleMode = positionals[0] === 'chat' || (!config.slack && !config.discord);
   // At a terminal, log lines are drawn above the prompt and "thinking…", never into them.
   const screen = consoleMode && process.stdin.isTTY && process.stderr.isTTY ? new ConsoleScreen(process.stderr) : undefined;
-  const logger: Logger = createLogger({ level: config.logLevel, format: config.logFormat, secrets: secretsOf(), stream: screen?.logStream });
+  const logger: Logger = createLogger({ level: config.server.logLevel, format: config.server.logFormat, secrets: secretsOf(), stream: screen?.logStream });
   const mcp = await readMcpConfig(config, logger);
   if (mcp === 'refused') return 2;
 
@@ -93,7 +68,7 @@ async function main(): Promise<number> {
   const platformNames = consoleMode ? [] : [config.slack && 'slack', config.discord && 'discord'].filter((name): name is string => !!name);
   const readiness = new Readiness(['database', ...platformNames]);
   // Slack's Events API needs the port (3000 unless PORT says otherwise); without it, PORT alone asks for one.
-  const httpPort = config.port ?? (platformNames.includes('slack') && !config.slack?.appToken ? 3000 : undefined);
+  const httpPort = config.server.port ?? (platformNames.includes('slack') && !config.slack?.appToken ? 3000 : undefined);
   const endpoint = httpPort === undefined ? undefined : await serveRoutes(httpPort, observabilityRoutes(registry, readiness));
 
   // The embedded server lost for good: one line, and a non-zero exit for the supervisor to act on.
@@ -101,7 +76,7 @@ async function main(): Promise<number> {
     logger.error(`Exiting: ${reason}`);
     process.exit(1);
   };
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, connectTimeoutMs: config.databaseConnectTimeoutMs, onLost });
+  const db = await openDatabase({ ...config.store, logger, onLost });
   logger.info(`Database: ${db.description}`);
   readiness.set('database', () => db.pool.query('SELECT 1').then(() => true, () => false));
   const store = new TranscriptStore(db.prisma);
@@ -109,10 +84,10 @@ async function main(): Promise<number> {
   const indexer = new ResultIndexer(db.prisma, logger);
   indexer.start();
   const search = new HistorySearch(db.prisma, indexer);
-  const sources: ToolSource[] = [builtinSource([searchHistoryTool(search)])];
+  const sources: ToolSource[] = [builtinSource([searchHistoryTool(search), getContinuationTool(store, config.agent.pages)])];
   if (mcp) {
     try {
-      sources.push(await McpToolSource.start(mcp, logger, { maxMessageBytes: config.mcpMaxMessageBytes, binaryMaxBytes: config.toolResultBinaryMaxBytes }));
+      sources.push(await McpToolSource.start(mcp, logger, config.tools));
     } catch (error) {
       logger.error(`MCP tools disabled: ${(error as Error).message}`);
     }
@@ -124,7 +99,7 @@ async function main(): Promise<number> {
   const endpointProblem = config.openai.startupCheck ? await llm.checkEndpoint() : undefined;
   if (endpointProblem) logger.warn(`Model endpoint check, starting anyway: ${endpointProblem}`);
   const ledger = new DeliveryLedger(db.prisma);
-  const agent = agentFor(config, { llm, tools, store, logger, hooks: observers(agentMetrics(registry, ledger), logAgentEvents(logger)) });
+  const agent = new Agent({ llm, tools, store, logger, hooks: observers(agentMetrics(registry, ledger), logAgentEvents(logger)) }, config.agent.loop);
   const windowProblem = await llm.windowProblem(agent.emptyRequest());
   if (windowProblem) logger.warn(windowProblem);
 
@@ -132,7 +107,7 @@ async function main(): Promise<number> {
   if (db.embedded) await ledger.releaseAll();
   const pipeline = new InboundPipeline(
     { agent, inbox: ledger, search, logger, onAnswered: replyMetrics(registry) },
-    { holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, leaseMs: config.delivery.leaseMs, pollMs: 1_000, maxAttempts: 3 },
+    { holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ...config.delivery },
   );
 
   try {
@@ -170,7 +145,7 @@ async function main(): Promise<number> {
     }
     if (platforms.length === 0) return 1;
     pipeline.start();
-    const prune = () => ledger.prune(config.delivery.retentionDays).catch((error: Error) => logger.warn('Could not prune the inbox', { error: error.message }));
+    const prune = () => ledger.prune(config.store.retentionDays).catch((error: Error) => logger.warn('Could not prune the inbox', { error: error.message }));
     void prune();
     const pruning = setInterval(prune, 86_400_000).unref();
     await untilSignal();
@@ -190,12 +165,12 @@ async function main(): Promise<number> {
 
 /** The MCP config, read before anything starts: a broken file stops startup unless MCP_OPTIONAL=true. */
 async function readMcpConfig(config: Config, logger: Logger): Promise<McpConfig | undefined | 'refused'> {
-  if (!config.mcpConfigPath) return undefined;
+  if (!config.tools.mcpConfigPath) return undefined;
   try {
-    return await loadMcpConfig(config.mcpConfigPath, process.env, SECRET_ENV_NAMES);
+    return await loadMcpConfig(config.tools.mcpConfigPath, process.env, SECRET_ENV_NAMES);
   } catch (error) {
     if (!(error instanceof McpConfigError)) throw error;
-    if (!config.mcpOptional) {
+    if (!config.tools.mcpOptional) {
       process.stderr.write(`${error.message}\nFix it, or set MCP_OPTIONAL=true to start without its tools.\n`);
       return 'refused';
     }

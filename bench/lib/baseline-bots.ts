@@ -11,7 +11,7 @@
  */
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { Tool } from '../../src/tools/registry.ts';
+import type { Tool } from '../../src/core/ports/tools.ts';
 
 export type Baseline = 'naive' | 'head+tail 16k' | 'head + read';
 
@@ -76,7 +76,7 @@ export class BaselineBot {
       return `${full.slice(offset, end)}\n[showing ${offset}-${end}/${full.length} chars${end < full.length ? `. ${readOn(String(args.tool_call_id), end)}` : ''}]`;
     }
     const tool = this.tools.find((t) => t.spec.name === name);
-    const { content } = tool ? await tool.run(args, { conversation: { id: 'bench', platform: 'bench', workspace: 'bench', channel: 'bench', thread: 'bench' }, turn: 0, signal: new AbortController().signal }) : { content: `no tool ${name}` };
+    const { content } = tool ? await tool.run(args, { conversation: { id: 'bench', platform: 'bench', workspace: 'bench', channel: 'bench', thread: 'bench' }, turn: 0, signal: new AbortController().signal, reading: { transcript: [], viewChars: 0 } }) : { content: `no tool ${name}` };
     this.stored.set(id, content);
     if (this.shape === 'naive' || content.length <= (this.shape === 'head+tail 16k' ? 16_000 : 4_000)) return content;
     if (this.shape === 'head+tail 16k') return `${content.slice(0, 12_000)}\n[… ${content.length - 16_000} chars truncated …]\n${content.slice(-4_000)}`;

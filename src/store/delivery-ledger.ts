@@ -1,5 +1,6 @@
 import type { InboundKind, InboundMessage, InboxEntry, InboxPort, ReplyChunk } from '../core/ports/inbox.ts';
-import type { Conversation, ConversationKey } from '../core/ports/conversation.ts';
+import type { Conversation } from '../core/ports/conversation.ts';
+import { conversationAt } from './conversations.ts';
 import type { PrismaClient } from './generated/client.ts';
 
 interface InboxRow {
@@ -37,8 +38,6 @@ const toConversation = (row: Conversation): Conversation => ({
   channel: row.channel,
   thread: row.thread,
 });
-
-const keyOf = (lane: ConversationKey) => ({ platform: lane.platform, workspace: lane.workspace, channel: lane.channel, thread: lane.thread });
 
 /**
  * The inbox, the outbox and the lane leases, kept apart from history. Every lease decision is
@@ -126,15 +125,13 @@ export class DeliveryLedger implements InboxPort {
     const id = BigInt(entry.laneId);
     const lane = await this.prisma.lane.findUniqueOrThrow({ where: { id }, select: { conversation: true } });
     if (lane.conversation) return { conversation: toConversation(lane.conversation), fresh: false };
-    const key = keyOf(entry.lane);
-    const conversation = await this.prisma.conversation.upsert({ where: { platform_workspace_channel_thread: key }, create: key, update: {} });
+    const conversation = await conversationAt(this.prisma, entry.lane);
     await this.prisma.lane.update({ where: { id }, data: { conversationId: conversation.id } });
-    return { conversation: toConversation(conversation), fresh: true };
+    return { conversation, fresh: true };
   }
 
   async startConversation(entry: InboxEntry): Promise<void> {
-    const key = { ...keyOf(entry.lane), thread: `new-${entry.messageKey}` };
-    const conversation = await this.prisma.conversation.upsert({ where: { platform_workspace_channel_thread: key }, create: key, update: {} });
+    const conversation = await conversationAt(this.prisma, { ...entry.lane, thread: `new-${entry.messageKey}` });
     await this.prisma.lane.update({ where: { id: BigInt(entry.laneId) }, data: { conversationId: conversation.id } });
   }
 

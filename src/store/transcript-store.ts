@@ -1,5 +1,6 @@
 import type { ChannelScope, Conversation, ConversationKey, Message, ToolCall } from '../core/ports/conversation.ts';
 import type { StepRecords, StorePort } from '../core/ports/store.ts';
+import { conversationAt } from './conversations.ts';
 import type { PrismaClient } from './generated/client.ts';
 
 /** Scope of search and continuation lookup: one channel of one workspace of one platform. */
@@ -50,14 +51,8 @@ export class TranscriptStore implements StorePort {
     private readonly options: { cachedTranscripts?: number } = {},
   ) {}
 
-  async openConversation(key: ConversationKey): Promise<Conversation> {
-    const row = await this.prisma.conversation.upsert({
-      where: { platform_workspace_channel_thread: key },
-      create: key,
-      update: {},
-      select: { id: true },
-    });
-    return { id: row.id, platform: key.platform, workspace: key.workspace, channel: key.channel, thread: key.thread };
+  openConversation(key: ConversationKey): Promise<Conversation> {
+    return conversationAt(this.prisma, key);
   }
 
   /**

@@ -1,9 +1,4 @@
-import type { ToolContext, ToolOutcome, ToolPort, ToolSpec } from '../core/ports/tools.ts';
-
-export interface Tool {
-  spec: ToolSpec;
-  run(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome>;
-}
+import type { Tool, ToolContext, ToolOutcome, ToolPort, ToolSpec } from '../core/ports/tools.ts';
 
 /** A set of tools that can change over time (an MCP server reconnects, lists again). */
 export interface ToolSource {
@@ -11,9 +6,7 @@ export interface ToolSource {
   close(): Promise<void>;
 }
 
-export const errorOutcome = (message: string): ToolOutcome => ({ content: JSON.stringify({ error: message }), isError: true });
-
-/** Every source's tools behind the core's tool port. */
+/** Every source's tools behind the core's tool port; the first source to name a tool wins. */
 export class ToolRegistry implements ToolPort {
   constructor(private readonly sources: ToolSource[]) {}
 
@@ -29,14 +22,11 @@ export class ToolRegistry implements ToolPort {
     return [...this.tools().values()].map((t) => t.spec);
   }
 
-  async call(name: string, args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome> {
+  call(name: string, args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome> {
     const tool = this.tools().get(name);
-    if (!tool) return errorOutcome(`Tool "${name}" is not available right now.`);
-    try {
-      return await tool.run(args, context);
-    } catch (error) {
-      return errorOutcome(`${name} failed: ${(error as Error).message}`);
-    }
+    // Listed when the turn began, gone now: its server is restarting.
+    if (!tool) throw new Error('it is not available right now');
+    return tool.run(args, context);
   }
 
   async close(): Promise<void> {

@@ -1,35 +1,10 @@
-import type { HistoryHit, HistorySearchPort } from '../core/ports/history.ts';
-import type { ToolContext } from '../core/ports/tools.ts';
-import { errorOutcome, type Tool } from './registry.ts';
+import type { HistorySearchPort } from '../core/ports/history.ts';
+import { formatHits } from '../core/inbound/recall.ts';
+import { errorResult, type Tool, type ToolContext } from '../core/ports/tools.ts';
 
 export const SEARCH_HISTORY = 'search_history';
 const DEFAULT_RESULTS = 10;
 const MAX_RESULTS = 50;
-
-const LABEL: Record<HistoryHit['kind'], string> = {
-  user: 'USER',
-  assistant: 'ASSISTANT',
-  tool_call: 'TOOL CALL',
-  tool_result: 'TOOL RESULT',
-};
-
-const oneLine = (text: string) => JSON.stringify(text.replace(/\s+/g, ' ').trim());
-
-export function formatHits(query: string, hits: HistoryHit[]): string {
-  if (hits.length === 0) return `No earlier messages or tool runs in this channel match "${query}".`;
-  const blocks = hits.map((hit, i) => {
-    const tool = hit.toolName ? ` ${hit.toolName}` : '';
-    const id = hit.toolCallId ? ` tool_call_id="${hit.toolCallId}"` : '';
-    const lines = [`${i + 1}. ${hit.createdAt.toISOString()} thread ${hit.thread} — ${LABEL[hit.kind]}${tool}${id}`];
-    if (hit.before) lines.push(`   before: ${hit.before.role.toUpperCase()}: ${oneLine(hit.before.text)}`);
-    lines.push(`   match: ${oneLine(hit.excerpt)}`);
-    if (hit.after) lines.push(`   after: ${hit.after.role.toUpperCase()}: ${oneLine(hit.after.text)}`);
-    if (hit.offset !== undefined) lines.push(`   read on from the match: get_continuation(tool_call_id="${hit.toolCallId}", offset=${hit.offset})`);
-    else if (hit.kind === 'tool_call') lines.push(`   full result: get_continuation(tool_call_id="${hit.toolCallId}", offset=0)`);
-    return lines.join('\n');
-  });
-  return `${hits.length} match${hits.length === 1 ? '' : 'es'} for "${query}", newest first:\n\n${blocks.join('\n\n')}`;
-}
 
 export interface SearchHistoryArgs {
   query: string;
@@ -70,7 +45,7 @@ export function searchHistoryTool(search: HistorySearchPort): Tool {
     },
     async run(args, context: ToolContext) {
       const parsed = parseSearchArgs(args);
-      if ('error' in parsed) return errorOutcome(parsed.error);
+      if ('error' in parsed) return errorResult(parsed.error);
       const hits = await search.searchHistory(context.conversation, {
         text: parsed.query,
         days: parsed.days,

@@ -1,6 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Agent, CONTINUE_PROMPT } from '../../src/core/agent/agent.ts';
+import { Agent } from '../../src/core/agent/agent.ts';
+import { CONTINUE_PROMPT } from '../../src/core/agent/resume.ts';
 import type { AgentHooks, StepEvent, TurnEvent } from '../../src/core/agent/hooks.ts';
 import type { Conversation } from '../../src/core/ports/conversation.ts';
 import type { Database } from '../../src/store/database.ts';
@@ -131,7 +132,7 @@ describe('tool result continuation', () => {
   });
 
   it('caps get_continuation pages per turn and then asks for an answer', async () => {
-    const agent = testAgent({ fake, store, tools: [testTool('dump', () => ({ content: full, isError: false }))], overrides: { maxContinuationPages: 2 } });
+    const agent = testAgent({ fake, store, tools: [testTool('dump', () => ({ content: full, isError: false }))], pages: { maxPages: 2 } });
     let n = 0;
     fake.fallback = (request) =>
       request.tool_choice === 'none'
@@ -142,7 +143,7 @@ describe('tool result continuation', () => {
     const { reply } = await agent.runTurn(conversation, 'page forever');
     expect(reply).toBe('answering now');
     expect(fake.requests.length).toBe(5); // dump, 2 pages, 1 refused page, final answer
-    expect(toolMessages(fake.requests[4]!).pop()!.content).toMatch(/page limit \(2\) reached/);
+    expect(toolMessages(fake.requests[4]!).pop()!.content).toMatch(/get_continuation may be called 2 times in one turn, and that limit is reached/);
   });
 });
 
@@ -162,26 +163,27 @@ describe('per-turn budget', () => {
 
 describe('max_tokens continuation', () => {
   it('joins a reply cut twice at max_tokens into one whole reply', async () => {
-    const logger = new RecordingLogger();
+    const steps: StepEvent[] = [];
     fake.enqueue({ content: 'Part one, ', finishReason: 'length' }, { content: 'part two, ', finishReason: 'length' }, { content: 'part three.' });
-    const { reply, status } = await testAgent({ fake, store, logger }).runTurn(conversation, 'tell a long story');
+    const { reply, status } = await testAgent({ fake, store, hooks: { onStepFinish: (e) => steps.push(e) } }).runTurn(conversation, 'tell a long story');
     expect({ reply, status }).toEqual({ reply: 'Part one, part two, part three.', status: 'ok' });
     expect(lastMessage(fake.requests[1]!)).toEqual({ role: 'user', content: CONTINUE_PROMPT });
     expect(lastMessage(fake.requests[2]!)).toEqual({ role: 'user', content: CONTINUE_PROMPT });
-    expect(logger.messages()).toEqual([
-      '[continue] Response truncated at max_tokens, requesting continuation (1/3)',
-      '[continue] Response truncated at max_tokens, requesting continuation (2/3)',
+    expect(steps.map((s) => [s.finishReason, s.action])).toEqual([
+      ['length', 'continue'],
+      ['length', 'continue'],
+      ['stop', 'answer'],
     ]);
   });
 
   it('stops at MAX_CONTINUATIONS and says the reply was cut', async () => {
-    const logger = new RecordingLogger();
+    const steps: StepEvent[] = [];
     fake.fallback = { content: 'more ', finishReason: 'length' };
-    const { reply, status } = await testAgent({ fake, store, logger }).runTurn(conversation, 'never stop');
+    const { reply, status } = await testAgent({ fake, store, hooks: { onStepFinish: (e) => steps.push(e) } }).runTurn(conversation, 'never stop');
     expect(status).toBe('cut_off');
     expect(reply).toBe(`more more more more \n\n_(This reply was cut off at the model's output limit.)_`);
     expect(fake.requests).toHaveLength(4);
-    expect(logger.messages().at(-1)).toBe('[continue] Max continuations reached, breaking');
+    expect(steps.map((s) => s.action)).toEqual(['continue', 'continue', 'continue', 'stop']);
   });
 
   it('resets the continuation count only on new user input, not on tool results', async () => {
@@ -315,7 +317,7 @@ describe('tool failures never escape the loop', () => {
     });
     fake.enqueue({ toolCalls: [{ id: 'x', name: 'boom', arguments: '{}' }] }, { content: 'sorry' });
     await testAgent({ fake, store, tools: [tool] }).runTurn(conversation, 'go');
-    expect(JSON.parse(toolMessages(fake.requests[1]!)[0]!.content ?? '')).toEqual({ error: 'boom failed: disk on fire' });
+    expect(JSON.parse(toolMessages(fake.requests[1]!)[0]!.content ?? '')).toEqual({ error: 'Tool boom failed: disk on fire' });
   });
 
   it('sends emoji cut at every preview boundary as valid Unicode', async () => {
@@ -533,7 +535,7 @@ describe('hooks', () => {
     const steps: StepEvent[] = [];
     const turns: TurnEvent[] = [];
     await testAgent({ fake, store, tools: [dump], hooks: { onStepFinish: (e) => steps.push(e), onTurnFinish: (e) => turns.push(e) } }).runTurn(conversation, 'dump');
-    expect(steps.map((s) => [s.step, s.finishReason, s.toolCalls.map((c) => c.name), s.previewed, s.pagesRead, s.level])).toEqual([
+    expect(steps.map((s) => [s.step, s.finishReason, s.toolCalls.map((c) => c.name), s.previewed, s.derivedCalls, s.level])).toEqual([
       [1, 'tool_calls', ['dump'], 1, 0, 0],
       [2, 'tool_calls', ['get_continuation'], 0, 1, 0],
       [3, 'stop', [], 0, 1, 0],

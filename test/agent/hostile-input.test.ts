@@ -9,8 +9,7 @@ import type { Database } from '../../src/store/database.ts';
 import type { TranscriptStore } from '../../src/store/transcript-store.ts';
 import { parseMcpConfig } from '../../src/tools/mcp/config.ts';
 import { McpToolSource } from '../../src/tools/mcp/source.ts';
-import { ToolRegistry } from '../../src/tools/registry.ts';
-import { defaultAgentOptions, lastMessage, openAiClientFor, sentCallIds } from '../support/agent.ts';
+import { defaultAgentOptions, lastMessage, openAiClientFor, sentCallIds, toolsWithPages } from '../support/agent.ts';
 import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { silentLogger } from '../support/logger.ts';
@@ -33,8 +32,8 @@ async function hostileServer(limits: { maxMessageBytes: number; binaryMaxBytes: 
 }
 
 function agentOver(source: McpToolSource, intake: Partial<AgentOptions['resultIntake']> = {}): Agent {
-  const resultIntake = { ...defaultAgentOptions.resultIntake, storeMaxChars: defaults.toolResultStoreMaxChars, ...intake };
-  return new Agent({ llm: openAiClientFor(fake), tools: new ToolRegistry([source]), store, logger: silentLogger }, { ...defaultAgentOptions, resultIntake });
+  const resultIntake = { ...defaultAgentOptions.resultIntake, storeMaxChars: defaults.agent.loop.resultIntake.storeMaxChars, ...intake };
+  return new Agent({ llm: openAiClientFor(fake), tools: toolsWithPages(store, [source]), store, logger: silentLogger }, { ...defaultAgentOptions, resultIntake });
 }
 
 /** One turn in a new conversation: the model calls `tool`, then answers with the end of what it read. */
@@ -65,13 +64,13 @@ afterAll(async () => {
 describe('hostile tool results from a real MCP stdio server, with the default limits', () => {
   let agent: Agent;
   beforeAll(async () => {
-    agent = agentOver(await hostileServer({ maxMessageBytes: defaults.mcpMaxMessageBytes, binaryMaxBytes: 1_000 }));
+    agent = agentOver(await hostileServer({ maxMessageBytes: defaults.tools.maxMessageBytes, binaryMaxBytes: 1_000 }));
   });
 
   it('keeps a 50 MB result up to the store cap, with a marker the model reads in its preview', async () => {
     const { stored, sent, reply } = await callThrough(agent, 'huge', { chars: 50_000_000 });
-    const marker = storeCapMarker(defaults.toolResultStoreMaxChars, 50_000_000);
-    expect(stored.length).toBe(defaults.toolResultStoreMaxChars + 1 + marker.length);
+    const marker = storeCapMarker(defaults.agent.loop.resultIntake.storeMaxChars, 50_000_000);
+    expect(stored.length).toBe(defaults.agent.loop.resultIntake.storeMaxChars + 1 + marker.length);
     expect(stored.endsWith(`\n${marker}`)).toBe(true);
     expect(sent.endsWith(marker)).toBe(true);
     expect(reply).toBe(`read ${sent.length} chars`);

@@ -5,21 +5,28 @@ import type { LlmPort } from '../../src/core/ports/llm.ts';
 import type { StorePort } from '../../src/core/ports/store.ts';
 import type { ToolContext, ToolOutcome } from '../../src/core/ports/tools.ts';
 import { OpenAiChatClient, type OpenAiClientOptions } from '../../src/llm/openai-client.ts';
-import { builtinSource, ToolRegistry, type Tool } from '../../src/tools/registry.ts';
+import { builtinSource, ToolRegistry, type ToolSource } from '../../src/tools/registry.ts';
+import { getContinuationTool, type PageOptions } from '../../src/core/agent/results/get-continuation.ts';
+import type { Tool } from '../../src/core/ports/tools.ts';
 import type { FakeOpenAi } from './fake-openai.ts';
 import { silentLogger } from './logger.ts';
 
 export const defaultAgentOptions: AgentOptions = {
   systemPrompt: 'You are a test.',
   budget: { maxChars: 20_000, turnBudgetChars: 200_000, headChars: 4_000, tailChars: 1_000 },
-  continuationChunkChars: 20_000,
-  maxContinuationPages: 50,
   compaction: { truncateTurns: 2, summarizeTurns: 4, minChars: 3_000, headChars: 2_000, tailChars: 500 },
+  userPreview: { maxChars: 20_000, headChars: 4_000, tailChars: 1_000 },
   maxContinuations: 3,
   maxToolIterations: 20,
-  userMessageMaxChars: 20_000,
   resultIntake: { storeMaxChars: 5_000_000, maskSecrets: (text) => text, redactSecretPatterns: false },
 };
+
+export const defaultPageOptions: PageOptions = { chunkChars: 20_000, maxPages: 50 };
+
+/** The sources' tools with get_continuation over `store`, last, as a test's agent offers them. */
+export function toolsWithPages(store: StorePort, sources: ToolSource[], pages: Partial<PageOptions> = {}): ToolRegistry {
+  return new ToolRegistry([...sources, builtinSource([getContinuationTool(store, { ...defaultPageOptions, ...pages })])]);
+}
 
 /** A tool defined inline by a test, with the calls it received. */
 export function testTool(name: string, run: (args: Record<string, unknown>, context: ToolContext) => Promise<ToolOutcome> | ToolOutcome): Tool & { calls: Record<string, unknown>[] } {
@@ -44,6 +51,7 @@ export function testAgent(options: {
   tools?: Tool[];
   logger?: Logger;
   overrides?: Partial<AgentOptions>;
+  pages?: Partial<PageOptions>;
   maxRetries?: number;
   hooks?: AgentHooks;
   /** A client set up for a particular server; by default one for the fake with the test model. */
@@ -52,7 +60,7 @@ export function testAgent(options: {
   return new Agent(
     {
       llm: options.llm ?? openAiClientFor(options.fake, options.maxRetries),
-      tools: new ToolRegistry([builtinSource(options.tools ?? [])]),
+      tools: toolsWithPages(options.store, [builtinSource(options.tools ?? [])], options.pages),
       store: options.store,
       logger: options.logger ?? silentLogger,
       hooks: options.hooks,

@@ -18,7 +18,7 @@ import { FakeOpenAi } from '../support/fake-openai.ts';
 import { serverPidsBelow, until } from '../support/process.ts';
 import { RecordingLogger, silentLogger } from '../support/logger.ts';
 import { Agent } from '../../src/core/agent/agent.ts';
-import { defaultAgentOptions, openAiClientFor } from '../support/agent.ts';
+import { defaultAgentOptions, openAiClientFor, toolsWithPages } from '../support/agent.ts';
 
 const require = createRequire(import.meta.url);
 const FILESYSTEM = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -29,6 +29,7 @@ const context = (): ToolContext => ({
   conversation: { id: '00000000-0000-0000-0000-000000000000', platform: 't', workspace: 'w', channel: 'c', thread: 't' },
   turn: 1,
   signal: new AbortController().signal,
+  reading: { transcript: [], viewChars: 200_000 },
 });
 
 async function startSource(servers: Record<string, unknown>, logger = silentLogger): Promise<McpToolSource> {
@@ -82,7 +83,7 @@ describe('server-filesystem over stdio, in a full turn', () => {
       // The conclusion, wherever the request shows it: the file's end is the preview's tail, in view above the last page.
       return { content: `Listed: ${listing.replace(/\n/g, ', ')}. ${/CONCLUSION: [^\n]+/.exec(request.messages.map((m) => m.content ?? '').join('\n'))?.[0]}` };
     };
-    const agent = new Agent({ llm: openAiClientFor(fake), tools: new ToolRegistry([source]), store, logger: silentLogger }, { ...defaultAgentOptions, budget: { ...defaultAgentOptions.budget, maxChars: 10_000 }, continuationChunkChars: 10_000 });
+    const agent = new Agent({ llm: openAiClientFor(fake), tools: toolsWithPages(store, [source], { chunkChars: 10_000 }), store, logger: silentLogger }, { ...defaultAgentOptions, budget: { ...defaultAgentOptions.budget, maxChars: 10_000 } });
     const { reply } = await agent.runTurn(await store.openConversation(uniqueKey()), 'what does the plan conclude?');
     expect(reply).toBe('Listed: [FILE] notes.md, [FILE] plan.txt. CONCLUSION: ship on Friday');
     expect(fake.rejections).toEqual([]);
@@ -106,7 +107,7 @@ describe('server-filesystem over stdio, in a full turn', () => {
       if (last.role === 'tool') return { content: `It ends with ${/FACT \d/.exec(last.content ?? '')![0]} \ud83d` };
       return { content: `still here: ${last.content}` };
     };
-    const agent = new Agent({ llm: openAiClientFor(fake), tools: new ToolRegistry([source]), store, logger: silentLogger }, defaultAgentOptions);
+    const agent = new Agent({ llm: openAiClientFor(fake), tools: toolsWithPages(store, [source]), store, logger: silentLogger }, defaultAgentOptions);
     const conversation = await store.openConversation(uniqueKey());
     const { reply, status } = await agent.runTurn(conversation, 'read the blob');
     expect(status).toBe('ok');

@@ -17,7 +17,8 @@ import type { Dispatcher } from 'undici';
 import { NotRecordedError, type InboundKind, type InboundMessage, type Outbound, type OutgoingChunk } from '../../core/ports/inbox.ts';
 import { FAILURE_REPLY, NOT_RECORDED_REPLY, type InboundPipeline } from '../../core/inbound/pipeline.ts';
 import type { Logger } from '../../core/logger.ts';
-import { formatHits } from '../../tools/search-history.ts';
+import { formatHits } from '../../core/inbound/recall.ts';
+import type { DiscordSettings } from './settings.ts';
 import { splitMessage } from '../shared/split-message.ts';
 
 export const DISCORD_MESSAGE_LIMIT = 2_000;
@@ -31,13 +32,7 @@ const INVITE_PERMISSIONS = PermissionFlagsBits.ViewChannel | PermissionFlagsBits
 /** Nobody is ever pinged by a reply: not @everyone, not @here, not a role, not a user. */
 const NO_MENTIONS = { parse: [] as never[] };
 
-export interface DiscordAdapterConfig {
-  token: string;
-  applicationId: string;
-  guildId?: string;
-  apiUrl?: string;
-  allowedGuilds?: string[];
-  allowedRoles?: string[];
+export interface DiscordAdapterConfig extends DiscordSettings {
   /**
    * REST calls go through this (a proxy). The gateway does not: discord.js opens it with the `ws`
    * package and takes no agent for it.

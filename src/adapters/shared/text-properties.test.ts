@@ -39,7 +39,7 @@ describe('text helpers on generated text', () => {
         let rebuilt = '';
         for (let offset = 0; offset < full.length; ) {
           // Every page says where it lies, and the reading view reads that back.
-          const page = parsePage(readContinuationPage(full, 'id', offset, chunk))!;
+          const page = parsePage(readContinuationPage(full, 'id', offset, chunk).content)!;
           expect(page.span[0]).toBe(offset);
           expect(page.total).toBe(full.length);
           expect(page.text.length).toBeLessThanOrEqual(Math.max(chunk, 2));

@@ -7,7 +7,8 @@ import type { InboundMessage, Outbound } from '../../core/ports/inbox.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { InboundPipeline } from '../../core/inbound/pipeline.ts';
 import { fetchThrough } from '../../proxy.ts';
-import { formatHits } from '../../tools/search-history.ts';
+import { formatHits } from '../../core/inbound/recall.ts';
+import type { SlackSettings } from './settings.ts';
 import { splitMessage } from '../shared/split-message.ts';
 import { AckAfterListenerReceiver } from './socket-receiver.ts';
 
@@ -22,15 +23,9 @@ const HISTORY_MESSAGES = 50;
 /** Message metadata on every reply chunk, so a resumed delivery can find what a crash left unrecorded. */
 const REPLY_EVENT = 'spool_reply';
 
-export interface SlackAdapterConfig {
-  botToken: string;
-  appToken?: string;
-  signingSecret?: string;
-  apiUrl?: string;
+export interface SlackAdapterConfig extends SlackSettings {
   /** After the status API fails, how long reactions stand in before it is tried again (default 10 minutes). */
   statusRetryMs?: number;
-  allowedChannels?: string[];
-  allowedUsers?: string[];
   /** Web API calls and the Socket Mode connection go through this (a proxy). */
   dispatcher?: Dispatcher;
 }

@@ -1,6 +1,7 @@
 import type { OverflowLevel } from './context/request.ts';
 import type { Logger } from '../logger.ts';
-import type { TurnStatus } from './turn-failure.ts';
+import type { Step } from './next-step.ts';
+import type { TurnStatus } from '../ports/turns.ts';
 import type { Conversation, Message } from '../ports/conversation.ts';
 import type { FinishReason, LlmUsage } from '../ports/llm.ts';
 import type { ToolOutcome } from '../ports/tools.ts';
@@ -17,6 +18,8 @@ export type ToolDecision = { action: 'allow' } | { action: 'deny'; reason: strin
 /** One model call and the tool calls it made. */
 export interface StepEvent extends TurnInfo {
   step: number;
+  /** What the turn did with the model's reply (see `nextStep`). */
+  action: Step['action'];
   finishReason: FinishReason;
   /** The overflow level the request needed: 0 unless the context was too long. */
   level: OverflowLevel;
@@ -27,8 +30,8 @@ export interface StepEvent extends TurnInfo {
   toolCalls: Array<{ name: string; isError: boolean; durationMs: number }>;
   /** Results of this step sent as previews, being over a budget. */
   previewed: number;
-  /** get_continuation calls so far in this turn. */
-  pagesRead: number;
+  /** Calls so far this turn of tools whose output is a view of stored results: pages, matches, search hits. */
+  derivedCalls: number;
 }
 
 export interface TurnEvent extends TurnInfo {

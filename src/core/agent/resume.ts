@@ -1,5 +1,6 @@
-import { GET_CONTINUATION } from './results/continuation.ts';
+import { flagsOf } from './accepted-calls.ts';
 import type { Message } from '../ports/conversation.ts';
+import type { ToolSpec } from '../ports/tools.ts';
 
 /** The user message the agent adds when a reply was cut at max_tokens. */
 export const CONTINUE_PROMPT = 'Continue from where you left off.';
@@ -11,7 +12,6 @@ export interface TurnProgress {
   /** The final answer is stored; the model has nothing left to do. */
   finished: boolean;
   toolIterations: number;
-  continuationPages: number;
   continuations: number;
 }
 
@@ -22,7 +22,7 @@ const isContinuePrompt = (m: Message) => m.role === 'user' && m.content === CONT
  * of starting over. The agent stores a cut-off reply together with its continue prompt, so a
  * turn whose last message is a plain assistant message has its final answer.
  */
-export function turnProgress(transcript: readonly Message[], turn: number): TurnProgress {
+export function turnProgress(transcript: readonly Message[], turn: number, tools: readonly ToolSpec[]): TurnProgress {
   const own = transcript.filter((m) => m.turn === turn);
   const rounds = own.flatMap((m) => (m.role === 'assistant' && m.toolCalls?.length ? [m.toolCalls] : []));
   const replyParts: string[] = [];
@@ -35,8 +35,7 @@ export function turnProgress(transcript: readonly Message[], turn: number): Turn
   return {
     replyParts,
     finished: last?.role === 'assistant' && !last.toolCalls?.length,
-    toolIterations: rounds.filter((calls) => calls.some((c) => c.name !== GET_CONTINUATION)).length,
-    continuationPages: rounds.flat().filter((c) => c.name === GET_CONTINUATION).length,
+    toolIterations: rounds.filter((calls) => calls.some((c) => !flagsOf(tools, c.name).freeIteration)).length,
     continuations: own.filter(isContinuePrompt).length,
   };
 }

@@ -1,10 +1,10 @@
-import type { Agent } from '../agent/agent.ts';
 import { KeyedQueue } from './keyed-queue.ts';
 import { NotRecordedError, type InboundMessage, type InboxEntry, type InboxPort, type Outbound, type ReplyChunk } from '../ports/inbox.ts';
 import { permits, type Access } from './access.ts';
 import { withLogFields, type Logger } from '../logger.ts';
 import { wellFormed } from '../well-formed.ts';
 import type { HistoryHit, HistorySearchPort } from '../ports/history.ts';
+import type { TurnRunner } from '../ports/turns.ts';
 
 export const FAILURE_REPLY = 'Sorry, something went wrong on my side. Please try again.';
 /** To someone whose message could not be stored, where the platform will not send it again (Discord). */
@@ -23,7 +23,7 @@ export interface PipelineOptions {
 }
 
 export interface PipelineDeps {
-  agent: Agent;
+  agent: TurnRunner;
   inbox: InboxPort;
   search: HistorySearchPort;
   logger: Logger;

@@ -1,4 +1,4 @@
-import type { Conversation } from './conversation.ts';
+import type { Conversation, Message } from './conversation.ts';
 
 /** The tool port: the registry (MCP servers and built-ins) implements it. */
 
@@ -14,6 +14,8 @@ export interface ToolFlags {
   bounded?: boolean;
   /** Calling it is not a step of work: it does not count toward MAX_TOOL_ITERATIONS. */
   freeIteration?: boolean;
+  /** Calls one turn may make to it; past that a call is refused and the model is asked to answer. */
+  maxCallsPerTurn?: number;
 }
 
 export interface ToolSpec {
@@ -39,15 +41,36 @@ export interface ToolOutcome {
   binaries?: BinaryPart[];
 }
 
+/** A result the model reads as a failure it can act on: `{"error": …}`, with any details beside it. */
+export const errorResult = (message: string, details: Record<string, unknown> = {}): ToolOutcome => ({
+  content: JSON.stringify({ error: message, ...details }),
+  isError: true,
+});
+
+/** What the turn has read so far, for a tool that reads stored results (get_continuation). */
+export interface ReadingContext {
+  /** The turn's transcript: a long user message is read from it, not from the stored results. */
+  transcript: readonly Message[];
+  /** What the request keeps in view of this turn's reading: a page is never larger. */
+  viewChars: number;
+}
+
 export interface ToolContext {
   conversation: Conversation;
   turn: number;
   signal: AbortSignal;
+  reading: ReadingContext;
+}
+
+/** One tool: its spec, with the flags the loop reads, and how to run it. */
+export interface Tool {
+  spec: ToolSpec;
+  run(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome>;
 }
 
 export interface ToolPort {
   list(): ToolSpec[];
-  /** Must not throw: failures come back as `{ isError: true }` outcomes. */
+  /** Throws when the tool cannot be run (it is gone, or failed): the loop turns that into an error result. */
   call(name: string, args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome>;
 }
 

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../core/logger.ts';
 import type { ToolOutcome } from '../../core/ports/tools.ts';
-import { errorOutcome } from '../registry.ts';
+import { errorResult } from '../../core/ports/tools.ts';
 import type { McpServerConfig } from './config.ts';
 import { toOutcome } from './result.ts';
 import { connectTransport } from './transport.ts';
@@ -102,7 +102,7 @@ export class McpServerConnection {
   async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutcome> {
     const client = this.client;
     if (this.state !== 'ready' || !client) {
-      return errorOutcome(`MCP server "${this.config.name}" is unavailable right now (it stopped and is being restarted). Try again shortly.`);
+      return errorResult(`MCP server "${this.config.name}" is unavailable right now (it stopped and is being restarted). Try again shortly.`);
     }
     try {
       // The SDK cancels the request on the server (notifications/cancelled) when this times out. It
@@ -113,9 +113,9 @@ export class McpServerConnection {
       return toOutcome(result, this.limits.binaryMaxBytes);
     } catch (error) {
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-        return errorOutcome(`${tool} on MCP server "${this.config.name}" did not finish within ${this.config.timeoutMs / 1000} s and was cancelled.`);
+        return errorResult(`${tool} on MCP server "${this.config.name}" did not finish within ${this.config.timeoutMs / 1000} s and was cancelled.`);
       }
-      return errorOutcome(`${tool} on MCP server "${this.config.name}" failed: ${(error as Error).message}`);
+      return errorResult(`${tool} on MCP server "${this.config.name}" failed: ${(error as Error).message}`);
     }
   }
 

@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { BinaryPart, ToolOutcome } from '../../core/ports/tools.ts';
+import { errorResult, type BinaryPart, type ToolOutcome } from '../../core/ports/tools.ts';
 
 const base64Bytes = (data: string) => Math.floor((data.length * 3) / 4) - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0);
 
@@ -111,5 +111,5 @@ export function toOutcome(result: CallToolResult, binaryMaxBytes: number): ToolO
   }
   if (result.structuredContent && !wrapsText(result.structuredContent, parts.join('\n'))) parts.push(structuredText(result.structuredContent));
   const content = parts.join('\n') || (result.isError ? 'The tool reported an error without details.' : '(no output)');
-  return { content: result.isError ? JSON.stringify({ error: content }) : content, isError: Boolean(result.isError), ...(binaries.length ? { binaries } : {}) };
+  return { ...(result.isError ? errorResult(content) : { content, isError: false }), ...(binaries.length ? { binaries } : {}) };
 }

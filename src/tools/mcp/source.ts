@@ -1,5 +1,6 @@
 import type { Logger } from '../../core/logger.ts';
-import type { Tool, ToolSource } from '../registry.ts';
+import type { Tool } from '../../core/ports/tools.ts';
+import type { ToolSource } from '../registry.ts';
 import type { McpConfig } from './config.ts';
 import { McpServerConnection, type McpLimits } from './connection.ts';
 import { exposedToolNames } from './naming.ts';

@@ -20,7 +20,7 @@ const read = (offset: number, chars: number, turn = 1, of = doc): Message[] => {
   const id = `p${n++}`;
   return [
     { role: 'assistant', content: '', toolCalls: [{ id, name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: 'big', offset }), derived: true }], turn },
-    { role: 'tool', toolCallId: id, content: readContinuationPage(of, 'big', offset, chars), turn },
+    { role: 'tool', toolCallId: id, content: readContinuationPage(of, 'big', offset, chars).content, turn },
   ];
 };
 const headEnd = Number(/offset=(\d+)\)/.exec(start()[2]!.content)![1]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildRequestMessages, fitAttempts, keepRecentTurns } from './request.ts';
+import { buildRequestMessages, keepRecentTurns, nextFit, type Fit } from './request.ts';
 import type { Message } from '../../ports/conversation.ts';
 
 const options = { truncateTurns: 2, summarizeTurns: 4, minChars: 3000, headChars: 2000, tailChars: 500 };
@@ -35,7 +35,12 @@ describe('buildRequestMessages', () => {
   });
 
   it('fits by compacting older turns first, then by narrowing the view while that still cuts something', () => {
-    expect([...fitAttempts(0, 200_000, 9_000)]).toEqual([
+    const fits = (first: Fit, readChars: number) => {
+      const all = [first];
+      for (let next = nextFit(first, readChars); next; next = nextFit(next, readChars)) all.push(next);
+      return all;
+    };
+    expect(fits({ level: 0, viewChars: 200_000 }, 9_000)).toEqual([
       { level: 0, viewChars: 200_000 },
       { level: 1, viewChars: 200_000 },
       { level: 2, viewChars: 200_000 },
@@ -46,7 +51,7 @@ describe('buildRequestMessages', () => {
       { level: 2, viewChars: 281 },
     ]);
     // Nothing read this turn: narrowing the view would send the same request again.
-    expect([...fitAttempts(1, 200_000, 0)]).toEqual([{ level: 1, viewChars: 200_000 }, { level: 2, viewChars: 200_000 }]);
+    expect(fits({ level: 1, viewChars: 200_000 }, 0)).toEqual([{ level: 1, viewChars: 200_000 }, { level: 2, viewChars: 200_000 }]);
   });
 
   it('returns a history untouched when nothing is old or large', () => {

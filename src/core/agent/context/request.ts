@@ -61,12 +61,19 @@ export function buildRequestMessages(transcript: readonly Message[], currentTurn
 /** The least of a turn's reading kept in view before a request is given up as too long. */
 export const MIN_VIEW_CHARS = 250;
 
+/** How a request is fitted to the model's window: how hard older turns are compacted, how much of this turn's reading stays in view. */
+export interface Fit {
+  level: OverflowLevel;
+  viewChars: number;
+}
+
 /**
- * The ways to fit a request that is too long, each smaller than the last: older turns compacted
- * harder first, then less of this turn's reading (`readChars` of it) kept in view, while that
- * still leaves something out. What the model read is the last thing to give way.
+ * The next smaller way to fit a request that is too long, or none: older turns compacted harder
+ * first, then less of this turn's reading (`readChars` of it) kept in view, while that still
+ * leaves something out. What the model read is the last thing to give way.
  */
-export function* fitAttempts(level: OverflowLevel, viewChars: number, readChars: number): Generator<{ level: OverflowLevel; viewChars: number }> {
-  for (let l = level; l <= 2; l++) yield { level: l as OverflowLevel, viewChars };
-  for (let v = Math.floor(Math.min(viewChars, readChars) / 2); v >= MIN_VIEW_CHARS; v = Math.floor(v / 2)) yield { level: 2, viewChars: v };
+export function nextFit({ level, viewChars }: Fit, readChars: number): Fit | undefined {
+  if (level < 2) return { level: (level + 1) as OverflowLevel, viewChars };
+  const narrower = Math.floor(Math.min(viewChars, readChars) / 2);
+  return narrower >= MIN_VIEW_CHARS ? { level, viewChars: narrower } : undefined;
 }

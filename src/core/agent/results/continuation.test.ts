@@ -5,17 +5,17 @@ describe('readContinuationPage', () => {
   const full = 'x'.repeat(250);
 
   it('returns one chunk and a marker naming the next offset', () => {
-    expect(readContinuationPage(full, 'c1', 100, 100)).toBe(
+    expect(readContinuationPage(full, 'c1', 100, 100).content).toBe(
       `${'x'.repeat(100)}\n[showing 100-200/250 chars of "c1". Read on with get_continuation(tool_call_id="c1", offset=200), or give it a pattern to find lines anywhere in the result.]`,
     );
   });
 
   it('says of the last chunk that it is the end', () => {
-    expect(readContinuationPage(full, 'c1', 200, 100)).toBe(`${'x'.repeat(50)}\n[showing 200-250/250 chars of "c1": the end of it.]`);
+    expect(readContinuationPage(full, 'c1', 200, 100).content).toBe(`${'x'.repeat(50)}\n[showing 200-250/250 chars of "c1": the end of it.]`);
   });
 
   it('answers an offset past the end with a JSON error', () => {
-    expect(JSON.parse(readContinuationPage(full, 'c1', 250, 100))).toEqual({
+    expect(JSON.parse(readContinuationPage(full, 'c1', 250, 100).content)).toEqual({
       error: 'offset 250 is past the end of the result',
       tool_call_id: 'c1',
       total_chars: 250,
@@ -27,7 +27,7 @@ describe('readContinuationPage', () => {
     let offset = 0;
     let rebuilt = '';
     for (let guard = 0; guard < 100; guard++) {
-      const page = readContinuationPage(emoji, 'e', offset, 7);
+      const page = readContinuationPage(emoji, 'e', offset, 7).content;
       const next = /offset=(\d+)\), or give it a pattern[^\]]*\]$/.exec(page);
       rebuilt += page.slice(0, page.lastIndexOf('\n[showing'));
       if (!next) break;

@@ -1,39 +1,52 @@
-import { errorResult, parseContinuationArgs, readContinuationPage } from './continuation.ts';
-import { grepResult } from './grep.ts';
 import { userMessageText } from '../context/long-messages.ts';
-import type { Conversation, Message } from '../../ports/conversation.ts';
-import type { StorePort } from '../../ports/store.ts';
-import type { ToolOutcome } from '../../ports/tools.ts';
+import { typedStoreErrors, type StorePort } from '../../ports/store.ts';
+import { errorResult, type Tool } from '../../ports/tools.ts';
+import { parseContinuationArgs, readContinuationPage } from './continuation.ts';
+import { grepResult } from './grep.ts';
 
-export interface ContinuationLimits {
-  /** Pages one turn may read before the model is told to answer. */
-  maxContinuationPages: number;
-  continuationChunkChars: number;
-}
-
-/** What a turn has read so far; `continuationPages` is counted up here. */
-export interface ReadingState {
-  conversation: Conversation;
-  /** Where a long user message is read from: it is in the transcript, not among the results. */
-  transcript: readonly Message[];
-  continuationPages: number;
-  /** What the request keeps of this turn's reading: a page is never larger. */
-  viewChars: number;
+export interface PageOptions {
+  /** The largest page: with its marker it fits in TOOL_RESULT_MAX_CHARS, as a preview does. */
+  chunkChars: number;
+  /** Pages (and greps) one turn may read before the model is told to answer. */
+  maxPages: number;
 }
 
 /**
- * get_continuation, the tool the core supplies: a page of a stored result (or a long user
- * message) from an offset, or its lines that match a pattern. A page is never larger than the turn's view (see `viewOfReading`).
+ * get_continuation, a built-in tool like any other: a page of a stored result (or of a long user
+ * message) from an offset, or its lines that match a pattern. A page is never larger than what
+ * the turn keeps in view of its reading (see `viewOfReading`).
  */
-export async function readStoredResult(store: StorePort, state: ReadingState, args: Record<string, unknown>, limits: ContinuationLimits): Promise<ToolOutcome> {
-  const request = parseContinuationArgs(args);
-  if ('error' in request) return errorResult(request.error);
-  if (++state.continuationPages > limits.maxContinuationPages) {
-    return errorResult(`get_continuation page limit (${limits.maxContinuationPages}) reached for this turn. Answer with what you have read.`);
-  }
-  const full = userMessageText(state.transcript, request.toolCallId) ?? (await store.readToolResult(state.conversation, request.toolCallId));
-  if (full === undefined) return errorResult(`No stored tool result with tool_call_id "${request.toolCallId}"`);
-  if (request.pattern !== undefined) return grepResult(full, request.toolCallId, request.pattern, Math.min(request.offset, full.length));
-  const chunk = Math.min(state.viewChars, limits.continuationChunkChars);
-  return { content: readContinuationPage(full, request.toolCallId, request.offset, chunk), isError: request.offset >= full.length };
+export function getContinuationTool(store: StorePort, options: PageOptions): Tool {
+  const results = typedStoreErrors(store);
+  return {
+    spec: {
+      name: 'get_continuation',
+      description:
+        'Read more of a tool result that was truncated or cleared from the context: a page from an offset, ' +
+        'or, with a pattern, only the lines that match it, each with the offset to read on from. ' +
+        'Use a pattern to find something in a long result instead of paging through it.',
+      parameters: {
+        type: 'object',
+        properties: {
+          tool_call_id: { type: 'string', description: 'The id of the tool call whose result to read.' },
+          offset: { type: 'integer', minimum: 0, description: 'Character offset to start reading (or searching) from.' },
+          pattern: {
+            type: 'string',
+            description: 'Optional. A regular expression (case-insensitive; matched as plain text if it is not a valid one): return the matching lines instead of a page.',
+          },
+        },
+        required: ['tool_call_id', 'offset'],
+        additionalProperties: false,
+      },
+      flags: { derived: true, bounded: true, freeIteration: true, maxCallsPerTurn: options.maxPages },
+    },
+    async run(args, { conversation, reading }) {
+      const request = parseContinuationArgs(args);
+      if ('error' in request) return errorResult(request.error);
+      const full = userMessageText(reading.transcript, request.toolCallId) ?? (await results.readToolResult(conversation, request.toolCallId));
+      if (full === undefined) return errorResult(`No stored tool result with tool_call_id "${request.toolCallId}"`);
+      if (request.pattern !== undefined) return grepResult(full, request.toolCallId, request.pattern, Math.min(request.offset, full.length));
+      return readContinuationPage(full, request.toolCallId, request.offset, Math.min(reading.viewChars, options.chunkChars));
+    },
+  };
 }

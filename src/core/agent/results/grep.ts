@@ -1,6 +1,6 @@
 import { runInNewContext } from 'node:vm';
 import { moreMatchesMarker } from '../../markers.ts';
-import type { ToolOutcome } from '../../ports/tools.ts';
+import { errorResult, type ToolOutcome } from '../../ports/tools.ts';
 
 export interface GrepLimits {
   /** Matching lines shown per call; the rest are counted. */
@@ -62,7 +62,7 @@ export function grepResult(full: string, toolCallId: string, pattern: string, of
   try {
     found = matchingLines(full, regex, offset, limits.maxMatches, limits.timeoutMs);
   } catch {
-    return { content: JSON.stringify({ error: `pattern ${JSON.stringify(pattern)} took too long to match; use a simpler one (plain words match literally)` }), isError: true };
+    return errorResult(`pattern ${JSON.stringify(pattern)} took too long to match; use a simpler one (plain words match literally)`);
   }
   const width = Math.floor(limits.maxChars / limits.maxMatches) - '@1234567: …'.length;
   const how = literal ? 'not a valid regular expression, so matched literally' : 'case-insensitive';

@@ -1,0 +1,16 @@
+import type { PipelineOptions } from './pipeline.ts';
+import type { SettingsReader } from '../ports/settings.ts';
+
+export interface DeliverySettings extends Omit<PipelineOptions, 'holder'> {
+  /** On SIGTERM, how long running turns may finish before they are cut short (and resumed later). */
+  shutdownGraceMs: number;
+}
+
+export function deliverySettings(r: SettingsReader): DeliverySettings {
+  return {
+    leaseMs: r.int('LEASE_TTL_MS', 15_000, 500),
+    shutdownGraceMs: r.int('SHUTDOWN_GRACE_MS', 25_000, 0),
+    pollMs: 1_000,
+    maxAttempts: 3,
+  };
+}

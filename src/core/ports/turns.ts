@@ -1,0 +1,24 @@
+import type { Conversation } from './conversation.ts';
+
+/** The turn port: what the inbound pipeline needs of the agent, one turn per user message. */
+
+export type TurnStatus = 'ok' | 'cut_off' | 'failed';
+
+export interface TurnResult {
+  reply: string;
+  status: TurnStatus;
+}
+
+export interface TurnOptions {
+  /**
+   * The inbox row this turn answers. When its user message is already stored, the turn goes on
+   * from the stored transcript (a crash or a lease takeover cut it short) instead of starting over.
+   */
+  inboxId?: string;
+  signal?: AbortSignal;
+}
+
+export interface TurnRunner {
+  /** Resolves with the reply to post; throws only when the turn could not be kept (a StoreError), to be tried again. */
+  runTurn(conversation: Conversation, userText: string, options?: TurnOptions): Promise<TurnResult>;
+}
