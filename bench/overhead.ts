@@ -11,15 +11,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from '../src/core/agent/agent.ts';
-import type { Conversation, ConversationKey, Message } from '../src/core/ports/conversation.ts';
-import type { StepRecords, StorePort } from '../src/core/ports/store.ts';
+import type { Conversation } from '../src/core/ports/conversation.ts';
+import type { StorePort } from '../src/core/ports/store.ts';
 import { OpenAiChatClient } from '../src/llm/openai-client.ts';
 import { openDatabase, type Database } from '../src/store/database.ts';
 import { TranscriptStore } from '../src/store/transcript-store.ts';
-import { builtinSource, ToolRegistry } from '../src/tools/registry.ts';
-import { defaultAgentOptions } from '../test/support/agent.ts';
+import { builtinSource } from '../src/tools/registry.ts';
+import { defaultAgentOptions, toolsWithPages } from '../test/support/agent.ts';
 import { createScratchDatabase } from '../test/support/global-db.ts';
 import { silentLogger } from '../test/support/logger.ts';
+import { MemoryStore } from '../test/support/memory-store.ts';
 import { renderChart } from './lib/chart.ts';
 import { startLlmProcess, THREE_TOOLS } from './lib/llm-process.ts';
 import { ms, time, type Timing } from './lib/stats.ts';
@@ -28,25 +29,6 @@ const SIZES = [50, 500, 2_000];
 const TURNS = Number(process.env.TURNS ?? 40);
 const LLM_CALL_MS = 500;
 const RESULT = `${'a line of tool output, as a listing or a log would have it\n'.repeat(35)}`;
-
-/** The floor: the same port with nothing behind it but arrays. */
-class MemoryStore implements StorePort {
-  private readonly transcripts = new Map<string, Message[]>();
-  private readonly results = new Map<string, string>();
-  async openConversation(key: ConversationKey): Promise<Conversation> {
-    return { id: JSON.stringify(key), ...key };
-  }
-  async loadTranscript(c: Conversation): Promise<Message[]> {
-    return [...(this.transcripts.get(c.id) ?? [])];
-  }
-  async appendMessages(c: Conversation, messages: Message[], records: StepRecords = {}): Promise<void> {
-    this.transcripts.set(c.id, [...(this.transcripts.get(c.id) ?? []), ...messages]);
-    for (const r of records.results ?? []) this.results.set(r.toolCallId, r.content);
-  }
-  async readToolResult(_c: Conversation, id: string): Promise<string | undefined> {
-    return this.results.get(id);
-  }
-}
 
 /** `size` messages of earlier turns: a question, a tool call, its 2 kB result, an answer. */
 async function seed(store: StorePort, conversation: Conversation, size: number): Promise<void> {
@@ -69,7 +51,7 @@ async function measure(llm: { baseURL: string }, store: StorePort, size: number)
     spec: { name, description: name, parameters: { type: 'object', properties: {} } },
     run: async () => ({ content: RESULT, isError: false }),
   }));
-  const agent = new Agent({ llm: client, tools: new ToolRegistry([builtinSource(tools)]), store, logger: silentLogger }, defaultAgentOptions);
+  const agent = new Agent({ llm: client, tools: toolsWithPages(store, [builtinSource(tools)]), store, logger: silentLogger }, defaultAgentOptions);
   const conversation = await store.openConversation({ platform: 'bench', workspace: `w${process.pid}`, channel: 'c', thread: `${size}-${Math.random()}` });
   await seed(store, conversation, size);
   return time(TURNS, () => agent.runTurn(conversation, 'what do the three files say?'));

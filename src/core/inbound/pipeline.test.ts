@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { FAILURE_REPLY, InboundPipeline } from './pipeline.ts';
+import { NotRecordedError, type InboundMessage, type Outbound } from '../ports/inbox.ts';
+import type { TurnResult, TurnRunner } from '../ports/turns.ts';
+import { silentLogger } from '../../../test/support/logger.ts';
+import { MemoryInbox } from '../../../test/support/memory-store.ts';
+
+/** A platform that keeps what was posted, and says it found nothing a crashed process posted. */
+function recordingOutbound() {
+  const posted: Array<{ inboxId?: string; seq: number; text: string }> = [];
+  const refused: string[] = [];
+  const outbound: Outbound = {
+    render: (reply) => reply.match(/[^]{1,10}/g) ?? [''],
+    post: async (_message, chunk) => {
+      posted.push(chunk);
+      return `ts-${posted.length}`;
+    },
+    refuse: async (message) => void refused.push(message.messageKey),
+    showWorking: async () => async () => {},
+  };
+  return { outbound, posted, refused };
+}
+
+/** Turns that wait until the test lets each go, so the order they run in shows. */
+function heldTurns() {
+  const started: string[] = [];
+  const release = new Map<string, (result: TurnResult) => void>();
+  const runner: TurnRunner = {
+    runTurn: (_conversation, text) => {
+      started.push(text);
+      return new Promise((resolve) => release.set(text, resolve));
+    },
+  };
+  return { runner, started, answer: (text: string) => release.get(text)!({ reply: `re: ${text}`, status: 'ok' }) };
+}
+
+const message = (key: string, text: string, thread = 't1', user = 'U1'): InboundMessage => ({
+  lane: { platform: 'test', workspace: 'W', channel: 'C', thread },
+  messageKey: key,
+  kind: 'message',
+  user,
+  text,
+  delivery: {},
+});
+
+function pipelineOver(inbox: MemoryInbox, agent: TurnRunner, maxAttempts = 3) {
+  return new InboundPipeline({ agent, inbox, search: { searchHistory: async () => [] }, logger: silentLogger }, { holder: 'me', leaseMs: 5_000, pollMs: 50, maxAttempts });
+}
+
+const until = async (condition: () => boolean) => {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+};
+
+describe('InboundPipeline over an in-memory inbox', () => {
+  it('stores a message once, answers a lane in arrival order one at a time, and posts each reply in chunks', async () => {
+    const inbox = new MemoryInbox();
+    const turns = heldTurns();
+    const { outbound, posted } = recordingOutbound();
+    const pipeline = pipelineOver(inbox, turns.runner);
+    pipeline.register('test', outbound);
+    const first = await pipeline.handleIncoming(message('m1', 'first question'), { waitForReply: true });
+    expect(await pipeline.handleIncoming(message('m1', 'first question'))).toEqual({ status: 'duplicate' });
+    const second = await pipeline.handleIncoming(message('m2', 'second'), { waitForReply: true });
+    await until(() => turns.started.length === 1);
+    turns.answer('first question');
+    expect(first.status === 'accepted' && (await first.answered)).toBe('ok');
+    await until(() => turns.started.length === 2);
+    expect(turns.started).toEqual(['first question', 'second']);
+    turns.answer('second');
+    expect(second.status === 'accepted' && (await second.answered)).toBe('ok');
+    expect(posted.map((p) => p.text).join('')).toBe('re: first questionre: second');
+    expect(inbox.rows.map((r) => r.status)).toEqual(['answered', 'answered']);
+    await pipeline.stop(0);
+  });
+
+  it('refuses whom the allow-lists leave out, privately, and runs no turn for them', async () => {
+    const inbox = new MemoryInbox();
+    const { outbound, refused } = recordingOutbound();
+    const pipeline = pipelineOver(inbox, { runTurn: () => Promise.reject(new Error('no turn may run')) });
+    pipeline.register('test', outbound, { users: ['U1'] });
+    expect(await pipeline.handleIncoming(message('m1', 'hi', 't1', 'U2'))).toEqual({ status: 'refused' });
+    expect(refused).toEqual(['m1']);
+    expect(inbox.rows).toMatchObject([{ status: 'refused' }]);
+  });
+
+  it('does not acknowledge a message it could not store', async () => {
+    const inbox = new MemoryInbox();
+    inbox.failRecords = true;
+    const pipeline = pipelineOver(inbox, heldTurns().runner);
+    pipeline.register('test', recordingOutbound().outbound);
+    let acknowledged = false;
+    const handled = pipeline.handleIncoming(message('m1', 'hi'), { acknowledge: async () => void (acknowledged = true) });
+    await expect(handled).rejects.toBeInstanceOf(NotRecordedError);
+    expect(acknowledged).toBe(false);
+  });
+
+  it('tells the user a turn failed once its attempts are spent, and goes on with the lane', async () => {
+    const inbox = new MemoryInbox();
+    const { outbound, posted } = recordingOutbound();
+    let calls = 0;
+    const runner: TurnRunner = { runTurn: async (_c, text) => (calls++ === 0 ? Promise.reject(new Error('boom')) : { reply: `ok ${text}`, status: 'ok' }) };
+    const pipeline = pipelineOver(inbox, runner, 1);
+    pipeline.register('test', outbound);
+    const failed = await pipeline.handleIncoming(message('m1', 'one'), { waitForReply: true });
+    const next = await pipeline.handleIncoming(message('m2', 'two'), { waitForReply: true });
+    expect(failed.status === 'accepted' && (await failed.answered)).toBe('failed');
+    expect(next.status === 'accepted' && (await next.answered)).toBe('ok');
+    expect(posted.map((p) => p.text)).toEqual([FAILURE_REPLY, 'ok two']);
+    expect(inbox.rows.map((r) => r.status)).toEqual(['failed', 'answered']);
+  });
+
+  it('posts a reply stored before a crash without running its turn again', async () => {
+    const inbox = new MemoryInbox();
+    const entry = (await inbox.record(message('m1', 'asked before the crash'), false))!;
+    await inbox.saveReply(entry.id, ['stored ', 'reply']);
+    const { outbound, posted } = recordingOutbound();
+    const pipeline = pipelineOver(inbox, { runTurn: () => Promise.reject(new Error('the turn ran again')) });
+    pipeline.register('test', outbound);
+    pipeline.start();
+    await until(() => inbox.rows[0]!.status !== 'pending');
+    await pipeline.stop(0);
+    expect(inbox.rows[0]!.status).toBe('answered');
+    expect(posted.map((p) => p.text)).toEqual(['stored ', 'reply']);
+  });
+});

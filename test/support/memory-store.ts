@@ -1,0 +1,130 @@
+import type { Conversation, ConversationKey, Message } from '../../src/core/ports/conversation.ts';
+import type { InboundMessage, InboxEntry, InboxPort, ReplyChunk } from '../../src/core/ports/inbox.ts';
+import type { StepRecords, StorePort } from '../../src/core/ports/store.ts';
+
+/**
+ * The store port with nothing behind it but arrays: for fast tests of the loop, and the floor of
+ * the overhead bench. `steps` keeps every write as it came, so a test sees what was stored when.
+ */
+export class MemoryStore implements StorePort {
+  readonly steps: Array<{ conversation: string; messages: Message[]; records: StepRecords }> = [];
+  private readonly transcripts = new Map<string, Message[]>();
+  private readonly results = new Map<string, string>();
+  /** Set to make every write fail, as a database that went away does. */
+  failWrites = false;
+
+  async openConversation(key: ConversationKey): Promise<Conversation> {
+    return { id: JSON.stringify([key.platform, key.workspace, key.channel, key.thread]), ...key };
+  }
+
+  async loadTranscript(conversation: Conversation): Promise<Message[]> {
+    return [...(this.transcripts.get(conversation.id) ?? [])];
+  }
+
+  async appendMessages(conversation: Conversation, messages: Message[], records: StepRecords = {}): Promise<void> {
+    if (this.failWrites) throw new Error('connection refused');
+    this.steps.push({ conversation: conversation.id, messages, records });
+    this.transcripts.set(conversation.id, [...(this.transcripts.get(conversation.id) ?? []), ...messages]);
+    for (const r of records.results ?? []) this.results.set(r.toolCallId, r.content);
+  }
+
+  async readToolResult(_conversation: Conversation, toolCallId: string): Promise<string | undefined> {
+    return this.results.get(toolCallId);
+  }
+}
+
+interface Row extends InboxEntry {
+  status: 'pending' | 'answered' | 'failed' | 'refused';
+  availableAt: number;
+}
+
+/** The inbox port in memory, with the ledger's rules: one row per message, lanes in arrival order, leases that run out. */
+export class MemoryInbox implements InboxPort {
+  readonly rows: Row[] = [];
+  readonly chunks = new Map<string, ReplyChunk[]>();
+  private readonly lanes = new Map<string, { id: string; holder?: string; until: number; conversation?: Conversation }>();
+  /** Set to make `record` fail, as a database that went away does. */
+  failRecords = false;
+
+  async record(message: InboundMessage, refused: boolean): Promise<InboxEntry | undefined> {
+    if (this.failRecords) throw new Error('connection refused');
+    const key = JSON.stringify(message.lane);
+    if (this.rows.some((r) => r.lane.platform === message.lane.platform && r.messageKey === message.messageKey)) return undefined;
+    if (message.knownLaneOnly && !this.lanes.has(key)) return undefined;
+    if (!refused && !this.lanes.has(key)) this.lanes.set(key, { id: String(this.lanes.size + 1), until: 0 });
+    const row: Row = { ...message, id: String(this.rows.length + 1), laneId: refused ? '' : this.lanes.get(key)!.id, attempts: 0, status: refused ? 'refused' : 'pending', availableAt: 0 };
+    this.rows.push(row);
+    return row;
+  }
+
+  async claimableLanes(): Promise<string[]> {
+    const pending = new Set(this.rows.filter((r) => r.status === 'pending' && r.availableAt <= Date.now()).map((r) => r.laneId));
+    return [...this.lanes.values()].filter((l) => pending.has(l.id) && (!l.holder || l.until < Date.now())).map((l) => l.id);
+  }
+
+  async acquire(laneId: string, holder: string, leaseMs: number): Promise<boolean> {
+    const lane = this.lane(laneId);
+    if (lane.holder && lane.holder !== holder && lane.until >= Date.now()) return false;
+    Object.assign(lane, { holder, until: Date.now() + leaseMs });
+    return true;
+  }
+
+  async renew(holder: string, leaseMs: number): Promise<string[]> {
+    const held = [...this.lanes.values()].filter((l) => l.holder === holder);
+    held.forEach((l) => (l.until = Date.now() + leaseMs));
+    return held.map((l) => l.id);
+  }
+
+  async release(laneId: string, holder: string): Promise<void> {
+    const lane = this.lane(laneId);
+    if (lane.holder === holder) Object.assign(lane, { holder: undefined, until: 0 });
+  }
+
+  async nextPending(laneId: string): Promise<InboxEntry | undefined> {
+    const next = this.rows.find((r) => r.laneId === laneId && r.status === 'pending');
+    return next && next.availableAt <= Date.now() ? { ...next } : undefined;
+  }
+
+  async conversationFor(entry: InboxEntry): Promise<{ conversation: Conversation; fresh: boolean }> {
+    const lane = this.lane(entry.laneId);
+    if (lane.conversation) return { conversation: lane.conversation, fresh: false };
+    lane.conversation = { id: `conversation-${entry.laneId}`, ...entry.lane };
+    return { conversation: lane.conversation, fresh: true };
+  }
+
+  async startConversation(entry: InboxEntry): Promise<void> {
+    this.lane(entry.laneId).conversation = { id: `conversation-${entry.laneId}-${entry.messageKey}`, ...entry.lane, thread: `new-${entry.messageKey}` };
+  }
+
+  async replyOf(inboxId: string): Promise<ReplyChunk[]> {
+    return (this.chunks.get(inboxId) ?? []).map((c) => ({ ...c }));
+  }
+
+  async saveReply(inboxId: string, texts: string[]): Promise<ReplyChunk[]> {
+    if (!this.chunks.has(inboxId)) this.chunks.set(inboxId, texts.map((text, seq) => ({ id: `${inboxId}.${seq}`, seq, text })));
+    return this.replyOf(inboxId);
+  }
+
+  async markPosted(chunkId: string, platformMessageId: string): Promise<void> {
+    const chunk = [...this.chunks.values()].flat().find((c) => c.id === chunkId)!;
+    chunk.platformMessageId = platformMessageId;
+  }
+
+  async finish(inboxId: string, status: 'answered' | 'failed'): Promise<void> {
+    this.row(inboxId).status = status;
+  }
+
+  async retryLater(inboxId: string, delayMs: number): Promise<void> {
+    const row = this.row(inboxId);
+    row.attempts++;
+    row.availableAt = Date.now() + delayMs;
+  }
+
+  private lane(id: string) {
+    return [...this.lanes.values()].find((l) => l.id === id)!;
+  }
+
+  private row(id: string): Row {
+    return this.rows.find((r) => r.id === id)!;
+  }
+}
