@@ -13,6 +13,7 @@ import { InboundPipeline } from './core/inbound/pipeline.ts';
 import { secretMasker } from './core/redact.ts';
 import { getContinuationTool } from './core/agent/results/get-continuation.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
+import { fileReader } from './files/file-reader.ts';
 import { createLogger, logAgentEvents } from './logging.ts';
 import { agentMetrics, observabilityRoutes, Readiness, replyMetrics, serveRoutes } from './observability.ts';
 import { proxyFromEnv } from './proxy.ts';
@@ -106,7 +107,7 @@ async function main(): Promise<number> {
   // Nobody else can reach the embedded database: leases left by a killed run are ours to take now.
   if (db.embedded) await ledger.releaseAll();
   const pipeline = new InboundPipeline(
-    { agent, inbox: ledger, search, logger, onAnswered: replyMetrics(registry) },
+    { agent, inbox: ledger, search, files: fileReader({ binaryMaxBytes: config.tools.binaryMaxBytes }), logger, onAnswered: replyMetrics(registry) },
     { holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ...config.delivery },
   );
 

@@ -1,4 +1,4 @@
-import type { InboundKind, InboundMessage, InboxEntry, InboxPort, ReplyChunk } from '../core/ports/inbox.ts';
+import type { InboundFile, InboundKind, InboundMessage, InboxEntry, InboxPort, ReplyChunk } from '../core/ports/inbox.ts';
 import type { Conversation } from '../core/ports/conversation.ts';
 import { conversationAt } from './conversations.ts';
 import type { PrismaClient } from './generated/client.ts';
@@ -15,6 +15,7 @@ interface InboxRow {
   user_id: string;
   text: string;
   delivery: Record<string, string>;
+  files: InboundFile[] | null;
   attempts: number;
   due: boolean;
 }
@@ -28,6 +29,7 @@ const toEntry = (r: InboxRow): InboxEntry => ({
   user: r.user_id,
   text: r.text,
   delivery: r.delivery,
+  ...(r.files?.length ? { files: r.files } : {}),
   attempts: r.attempts,
 });
 
@@ -49,6 +51,7 @@ export class DeliveryLedger implements InboxPort {
   async record(message: InboundMessage, refused: boolean): Promise<InboxEntry | undefined> {
     const { lane, messageKey, kind, user, text } = message;
     const delivery = JSON.stringify(message.delivery);
+    const files = message.files?.length ? JSON.stringify(message.files) : null;
     const knownLaneOnly = Boolean(message.knownLaneOnly);
     // The lane is created with the message (so the thread is known from its first mention on),
     // except for a refused message, which must not make a thread known.
@@ -61,8 +64,8 @@ export class DeliveryLedger implements InboxPort {
           RETURNING id`
       : knownLaneOnly
         ? await this.prisma.$queryRaw<Array<{ id: bigint; lane_id: bigint }>>`
-            INSERT INTO inbox (platform, message_key, lane_id, kind, user_id, text, delivery, status)
-            SELECT ${lane.platform}, ${messageKey}, l.id, ${kind}, ${user}, ${text}, ${delivery}::jsonb, 'pending'
+            INSERT INTO inbox (platform, message_key, lane_id, kind, user_id, text, delivery, files, status)
+            SELECT ${lane.platform}, ${messageKey}, l.id, ${kind}, ${user}, ${text}, ${delivery}::jsonb, ${files}::jsonb, 'pending'
               FROM lanes l WHERE l.platform = ${lane.platform} AND l.workspace = ${lane.workspace} AND l.channel = ${lane.channel} AND l.thread = ${lane.thread}
             ON CONFLICT (platform, message_key) DO NOTHING
             RETURNING id, lane_id`
@@ -71,8 +74,8 @@ export class DeliveryLedger implements InboxPort {
               INSERT INTO lanes (platform, workspace, channel, thread) VALUES (${lane.platform}, ${lane.workspace}, ${lane.channel}, ${lane.thread})
               ON CONFLICT (platform, workspace, channel, thread) DO UPDATE SET thread = EXCLUDED.thread
               RETURNING id)
-            INSERT INTO inbox (platform, message_key, lane_id, kind, user_id, text, delivery, status)
-            SELECT ${lane.platform}, ${messageKey}, lane.id, ${kind}, ${user}, ${text}, ${delivery}::jsonb, 'pending' FROM lane
+            INSERT INTO inbox (platform, message_key, lane_id, kind, user_id, text, delivery, files, status)
+            SELECT ${lane.platform}, ${messageKey}, lane.id, ${kind}, ${user}, ${text}, ${delivery}::jsonb, ${files}::jsonb, 'pending' FROM lane
             ON CONFLICT (platform, message_key) DO NOTHING
             RETURNING id, lane_id`;
     const row = rows[0];
@@ -113,7 +116,7 @@ export class DeliveryLedger implements InboxPort {
   async nextPending(laneId: string): Promise<InboxEntry | undefined> {
     const [row] = await this.prisma.$queryRaw<InboxRow[]>`
       SELECT i.id, i.lane_id, l.platform, l.workspace, l.channel, l.thread, i.message_key, i.kind, i.user_id, i.text,
-             i.delivery, i.attempts, i.available_at <= now() AS due
+             i.delivery, i.files, i.attempts, i.available_at <= now() AS due
         FROM inbox i JOIN lanes l ON l.id = i.lane_id
        WHERE i.lane_id = ${BigInt(laneId)} AND i.status = 'pending'
        ORDER BY i.id LIMIT 1`;

@@ -93,6 +93,16 @@ describe('/ask', () => {
     expect(discord.calls.indexOf(callbacks(token)[0]!)).toBeLessThan(discord.calls.indexOf(edits(token)[0]!));
   });
 
+  it("reads a file attached to /ask from Discord's CDN, with the bot's token never sent along", async () => {
+    llm.fallback = (request) => ({ content: `shown: ${request.messages.filter((m) => m.role === 'tool').map((m) => m.content).join(' | ')}` });
+    const csv = Buffer.from('region,units\nnorth,42\nsouth,17\n');
+    const { token } = ask(channel(), 'which region sold more?', { attachment: { filename: 'sales.csv', contentType: 'text/csv', bytes: csv } });
+    await discord.waitFor(() => edits(token).length === 1);
+    expect(edits(token)[0]!.body).toMatchObject({ content: `shown: ${csv.toString()}` });
+    expect(userTexts(llm.requests[0]!)).toEqual(['which region sold more?']);
+    expect(discord.downloads).toEqual([{ path: expect.stringMatching(/\/sales\.csv$/), authorization: undefined }]);
+  });
+
   it('continues the conversation on a second /ask in the same channel, not in another', async () => {
     const ch = channel();
     llm.fallback = (request) => ({ content: `seen ${userTexts(request).length}` });

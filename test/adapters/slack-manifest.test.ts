@@ -32,6 +32,12 @@ describe("the README's Slack app manifest", () => {
     for (const method of methods) for (const scope of SCOPES_BY_METHOD[method]!) expect(granted).toContain(scope);
   });
 
+  it('grants files:read, since the adapter downloads the files people share', () => {
+    const source = readFileSync(join(REPO_ROOT, 'src/adapters/slack/slack-adapter.ts'), 'utf8');
+    expect(source).toMatch(/fetchFileBytes\(/);
+    expect(listUnder('bot')).toContain('files:read');
+  });
+
   it('subscribes to the events the adapter handles, DMs and group DMs included, with the messages tab on', () => {
     expect(listUnder('bot_events').sort()).toEqual(['app_mention', 'message.channels', 'message.groups', 'message.im', 'message.mpim']);
     expect(listUnder('bot')).toEqual(expect.arrayContaining(['app_mentions:read', 'commands']));

@@ -4,7 +4,11 @@ import type { InboundPipeline } from '../../src/core/inbound/pipeline.ts';
 import type { Database } from '../../src/store/database.ts';
 import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
 import { searchHistoryTool } from '../../src/tools/search-history.ts';
-import { testAgent, testTool } from '../support/agent.ts';
+import { defaultAgentOptions, testAgent, testTool } from '../support/agent.ts';
+import type { AgentOptions } from '../../src/core/agent/agent.ts';
+import { storeCapMarker } from '../../src/core/markers.ts';
+import { minimalPdf } from '../support/pdf.ts';
+import { createServer } from 'node:http';
 import { testDatabase, testPipeline, testSearch, testStore } from '../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack, signedRequest, TEAM } from '../support/fake-slack.ts';
@@ -28,10 +32,10 @@ interface Started {
   stop(): Promise<void>;
 }
 
-async function startAdapter(overrides: Partial<SlackAdapterConfig> = {}, database = db): Promise<Started> {
+async function startAdapter(overrides: Partial<SlackAdapterConfig> = {}, database = db, agentOptions: Partial<AgentOptions> = {}): Promise<Started> {
   const port = await freePort();
   const adapterStore = testStore(database);
-  const agent = testAgent({ fake: llm, store: adapterStore, tools: [lookup, searchHistoryTool(testSearch(database))] });
+  const agent = testAgent({ fake: llm, store: adapterStore, tools: [lookup, searchHistoryTool(testSearch(database))], overrides: agentOptions });
   const pipeline = testPipeline(database, agent);
   const adapter = new SlackAdapter({ botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl, ...overrides }, pipeline, silentLogger);
   await adapter.start();
@@ -379,6 +383,124 @@ describe('Slack through a proxy (HTTPS_PROXY / HTTP_PROXY)', () => {
     } finally {
       await started.stop();
       proxy.stop();
+    }
+  });
+});
+
+describe('files shared in Slack', () => {
+  let started: Started;
+  const post = (body: Record<string, unknown>) => fetch(`http://127.0.0.1:${started.port}/slack/events`, signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json'));
+  const repliesIn = (ch: string) => slack.callsTo('chat.postMessage').filter((m) => m.channel === ch);
+  /** A thread reply with files, as Slack sends it: subtype file_share. */
+  const fileShare = (ch: string, ts: string, text: string, files: Array<Record<string, unknown>>) =>
+    eventBody({ type: 'message', subtype: 'file_share', channel_type: 'channel', user: 'U1', text, ts, thread_ts: '100.1', channel: ch, files });
+  const sharedResults = () => db.prisma.toolResult.findMany({ where: { toolName: 'shared_file' }, include: { binaries: true }, orderBy: { id: 'asc' } });
+  /** Reads the shared file's preview, greps it for ERROR, answers with the line found; otherwise says what it was shown. */
+  const grepper = (request: ChatRequest) => {
+    const last = request.messages.at(-1)!;
+    if (last.role === 'tool' && last.content?.includes('matching lines for')) return { content: `Found: ${/^@\d+: .*?(ERROR[^\n]*)/m.exec(last.content)?.[1] ?? 'nothing'}` };
+    const shared = [...request.messages].reverse().find((m) => m.tool_calls?.[0]?.function.name === 'shared_file');
+    if (last.role === 'tool' && shared && last.content?.includes('[truncated')) {
+      return { toolCalls: [{ id: 'g', name: 'get_continuation', arguments: JSON.stringify({ tool_call_id: shared.tool_calls![0]!.id, offset: 0, pattern: 'ERROR' }) }] };
+    }
+    return { content: `shown: ${request.messages.filter((m) => m.role === 'tool').map((m) => m.content).join(' | ')}` };
+  };
+  async function startThread(ch: string): Promise<void> {
+    llm.fallback = grepper;
+    await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> hello`, ts: '100.1', channel: ch }));
+    await slack.waitFor(() => repliesIn(ch).length === 1);
+  }
+
+  beforeAll(async () => {
+    started = await startAdapter({}, db, { resultIntake: { ...defaultAgentOptions.resultIntake, storeMaxChars: 250_000 } });
+  });
+  afterAll(() => started.stop());
+  beforeEach(() => {
+    llm.requests.length = 0;
+    slack.calls.length = 0;
+    slack.downloads.length = 0;
+  });
+
+  it('answers a question about a line deep inside a 200 kB log shared in the thread, through grep', async () => {
+    const ch = channel();
+    await startThread(ch);
+    const log = `${'2026-11-23 INFO all quiet\n'.repeat(6_000)}2026-11-23 ERROR disk full on /dev/sdz\n${'2026-11-23 INFO all quiet\n'.repeat(1_500)}`;
+    expect(log.length).toBeGreaterThan(190_000);
+    await post(fileShare(ch, '100.2', 'what is wrong in this log?', [slack.shareFile('app.log', Buffer.from(log), 'text/plain')]));
+    await slack.waitFor(() => repliesIn(ch).length === 2);
+    expect(repliesIn(ch)[1]!.text).toBe('Found: ERROR disk full on /dev/sdz');
+    expect(slack.downloads).toEqual([{ path: expect.stringMatching(/\/app\.log$/), authorization: 'Bearer xoxb-test' }]);
+    // The model saw a preview, with the user's words; the store has the whole file.
+    const [first] = llm.requests.filter((r) => r.messages.at(-1)!.role === 'tool');
+    expect(first!.messages.at(-1)!.content!.length).toBeLessThan(20_000);
+    expect(userTexts(first!).at(-1)).toBe('what is wrong in this log?');
+    expect((await sharedResults()).at(-1)!.content).toBe(log);
+    // Found again later by recall, like any tool run, with the offset to read on from.
+    const hits = await started.pipeline.recall({ lane: { platform: 'slack', workspace: TEAM, channel: ch, thread: '' }, user: 'U1' }, 'disk full');
+    const found = hits!.find((hit) => hit.kind === 'tool_result');
+    expect(found).toMatchObject({ toolName: 'shared_file', excerpt: expect.stringContaining('ERROR disk full on /dev/sdz') });
+    expect(log.slice(found!.offset!).startsWith('disk full on /dev/sdz')).toBe(true);
+  });
+
+  it('keeps a CSV over the store cap up to the cap, with the marker the model reads', async () => {
+    const ch = channel();
+    await startThread(ch);
+    const csv = `id,amount\n${Array.from({ length: 40_000 }, (_, i) => `${i},${i * 3}`).join('\n')}`;
+    expect(csv.length).toBeGreaterThan(250_000);
+    await post(fileShare(ch, '100.2', 'sum it', [slack.shareFile('export.csv', Buffer.from(csv), 'text/csv')]));
+    await slack.waitFor(() => repliesIn(ch).length === 2);
+    const stored = (await sharedResults()).at(-1)!.content;
+    expect(stored.endsWith(storeCapMarker(250_000, csv.length))).toBe(true);
+    expect(stored.startsWith(csv.slice(0, 250_000))).toBe(true);
+  });
+
+  it('reads the text of a PDF, and describes an image it cannot show, keeping its bytes', async () => {
+    const ch = channel();
+    await startThread(ch);
+    const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+    const files = [slack.shareFile('report.pdf', minimalPdf(['Quarterly report', 'Churn: 3.1%']), 'application/pdf'), slack.shareFile('chart.png', png, 'image/png')];
+    await post(fileShare(ch, '100.2', '', files));
+    await slack.waitFor(() => repliesIn(ch).length === 2);
+    expect(repliesIn(ch)[1]!.text).toContain('Quarterly report');
+    expect(repliesIn(ch)[1]!.text).toContain('Churn: 3.1%');
+    expect(repliesIn(ch)[1]!.text).toContain(`[image "chart.png", image/png, ${png.length} bytes: its bytes are stored.]`);
+    expect(userTexts(llm.requests.at(-1)!).at(-1)).toBe('Here are some files.');
+    const image = (await sharedResults()).at(-1)!.binaries[0]!;
+    expect({ kind: image.kind, mimeType: image.mimeType, data: Buffer.from(image.data!) }).toEqual({ kind: 'image', mimeType: 'image/png', data: png });
+  });
+
+  it('reads no file over the size cap, declared or streamed, says so below the reply, and answers the rest', async () => {
+    const ch = channel();
+    await startThread(ch);
+    const declaredBig = slack.shareFile('big.log', Buffer.from('x'), 'text/plain', 5_000_000);
+    const streamsBig = slack.shareFile('liar.log', Buffer.alloc(2_000_000, 'y'), 'text/plain', 100);
+    const small = slack.shareFile('small.txt', Buffer.from('the small one'), 'text/plain');
+    await post(fileShare(ch, '100.2', 'read these', [declaredBig, streamsBig, small]));
+    await slack.waitFor(() => repliesIn(ch).length >= 2);
+    const reply = repliesIn(ch).slice(1).map((m) => String(m.text)).join('');
+    expect(reply).toContain('the small one');
+    expect(reply).toContain('big.log was not read: it is over the 1.0 MB limit for files.');
+    expect(reply).toContain('liar.log was not read: it is over the 1.0 MB limit for files.');
+    expect(slack.downloads.map((d) => d.path.split('/').pop())).not.toContain('big.log');
+  });
+
+  it('never sends the bot token to a file URL on another host', async () => {
+    const ch = channel();
+    await startThread(ch);
+    const asked: Array<string | undefined> = [];
+    const elsewhere = createServer((req, res) => {
+      asked.push(req.headers.authorization);
+      res.end('secret plans');
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(elsewhere.address() as { port: number }).port}/files/F1/plans.txt`;
+      await post(fileShare(ch, '100.2', 'open this', [{ id: 'F1', name: 'plans.txt', mimetype: 'text/plain', size: 12, url_private: url, url_private_download: url }]));
+      await slack.waitFor(() => repliesIn(ch).length >= 2);
+      expect(asked).toEqual([]);
+      expect(repliesIn(ch).slice(1).map((m) => String(m.text)).join('')).toContain("plans.txt was not read: it could not be fetched (it is not on Slack's file host");
+    } finally {
+      elsewhere.close();
     }
   });
 });

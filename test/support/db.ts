@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import type { Agent } from '../../src/core/agent/agent.ts';
+import { fileReader } from '../../src/files/file-reader.ts';
 import { InboundPipeline, type PipelineOptions } from '../../src/core/inbound/pipeline.ts';
 import type { ConversationKey } from '../../src/core/ports/conversation.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
@@ -39,7 +40,7 @@ export function uniqueKey(overrides: Partial<ConversationKey> = {}): Conversatio
 /** The inbound pipeline over the test database, quick to take over lanes; stop it after the test. */
 export function testPipeline(db: Database, agent: Agent, options: Partial<PipelineOptions> = {}): InboundPipeline {
   return new InboundPipeline(
-    { agent, inbox: new DeliveryLedger(db.prisma), search: testSearch(db), logger: silentLogger },
-    { holder: `test-${randomUUID()}`, leaseMs: 3_000, pollMs: 200, maxAttempts: 3, ...options },
+    { agent, inbox: new DeliveryLedger(db.prisma), search: testSearch(db), files: fileReader({ binaryMaxBytes: 1_000_000 }), logger: silentLogger },
+    { holder: `test-${randomUUID()}`, leaseMs: 3_000, pollMs: 200, maxAttempts: 3, files: { maxBytes: 1_000_000, maxPerMessage: 3 }, ...options },
   );
 }

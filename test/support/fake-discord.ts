@@ -33,6 +33,9 @@ export class FakeDiscord {
   commands: Array<Record<string, unknown>> = [];
   /** Interaction tokens whose webhook calls (edits, follow-ups: what comes after the 3 s defer) fail as expired. */
   readonly expiredTokens = new Set<string>();
+  /** Attachments served as Discord's CDN serves them, and every download asked for. */
+  private readonly attachments = new Map<string, Buffer>();
+  readonly downloads: Array<{ path: string; authorization?: string }> = [];
   private server?: Server;
   private readonly gateway = new WebSocketServer({ noServer: true });
   private readonly byNonce = new Map<string, Record<string, unknown>>();
@@ -52,6 +55,11 @@ export class FakeDiscord {
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
+      const file = req.url?.startsWith('/attachments/') ? this.attachments.get(decodeURI(req.url)) : undefined;
+      if (file) {
+        this.downloads.push({ path: decodeURI(req.url!), authorization: req.headers.authorization });
+        return void res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': file.length }).end(file);
+      }
       void this.route(req).then(({ status, body, headers }) => {
         // Like Discord: a 204 has no body and no content type.
         res.writeHead(status, { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers });
@@ -91,6 +99,8 @@ export class FakeDiscord {
     roles?: string[];
     id?: string;
     token?: string;
+    /** Sent as /ask's `file` option, resolved as Discord resolves an uploaded attachment. */
+    attachment?: { filename: string; contentType: string; bytes: Buffer };
   }): { id: string; token: string } {
     const id = options.id ?? nextId();
     const token = options.token ?? `token-${id}`;
@@ -109,13 +119,33 @@ export class FakeDiscord {
       context: options.guildId ? 0 : 1,
       channel_id: options.channelId,
       channel: { id: options.channelId, type: options.guildId ? 0 : 1, guild_id: options.guildId, name: 'general' },
-      data: { id: nextId(), name: options.name, type: 1, options: (options.options ?? []).map((o) => ({ ...o, type: 3 })) },
+      data: { id: nextId(), name: options.name, type: 1, options: [...(options.options ?? []).map((o) => ({ ...o, type: 3 })), ...this.attachmentOption(options.attachment)], ...this.resolved(options.attachment) },
       ...(options.guildId
         ? { guild_id: options.guildId, member: { user, roles: options.roles ?? [], permissions: '0', joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0, nick: null, avatar: null } }
         : { user }),
     };
     this.dispatch('INTERACTION_CREATE', interaction);
     return { id, token };
+  }
+
+  private readonly attachmentIds = new Map<object, string>();
+
+  private attachmentOption(attachment?: { filename: string }): Array<{ name: string; type: number; value: string }> {
+    return attachment ? [{ name: 'file', type: 11, value: this.attachmentId(attachment) }] : [];
+  }
+
+  private resolved(attachment?: { filename: string; contentType: string; bytes: Buffer }): { resolved?: unknown } {
+    if (!attachment) return {};
+    const id = this.attachmentId(attachment);
+    const path = `/attachments/${id}/${attachment.filename}`;
+    this.attachments.set(path, attachment.bytes);
+    const url = `http://127.0.0.1:${this.port}${path}`;
+    return { resolved: { attachments: { [id]: { id, filename: attachment.filename, size: attachment.bytes.length, url, proxy_url: url, content_type: attachment.contentType } } } };
+  }
+
+  private attachmentId(attachment: object): string {
+    if (!this.attachmentIds.has(attachment)) this.attachmentIds.set(attachment, nextId());
+    return this.attachmentIds.get(attachment)!;
   }
 
   private dispatch(event: string, data: unknown, to = this.sessions.at(-1)): void {

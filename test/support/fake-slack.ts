@@ -37,6 +37,9 @@ export class FakeSlack {
   /** Web API calls to refuse (429 with Retry-After, or 5xx), decided per call; refused ones are kept apart. */
   refuse?: (call: SlackCall) => { status: number; headers?: Record<string, string> } | undefined;
   readonly refusedCalls: SlackCall[] = [];
+  /** Files served as Slack's file host serves them, to the bot token only; and every download asked for. */
+  private readonly files = new Map<string, Buffer>();
+  readonly downloads: Array<{ path: string; authorization?: string }> = [];
   private server?: Server;
   private readonly sockets = new WebSocketServer({ noServer: true });
   private socket?: WebSocket;
@@ -61,6 +64,7 @@ export class FakeSlack {
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
+      if (req.url?.startsWith('/files/')) return this.download(req, res);
       void this.handle(req).then((body) => {
         if ('refused' in body) {
           const { status, headers } = body.refused as { status: number; headers?: Record<string, string> };
@@ -89,6 +93,23 @@ export class FakeSlack {
     this.socket?.terminate();
     this.sockets.close();
     await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+  }
+
+  /** A file as a message event lists it, served by this fake at its url_private_download. */
+  shareFile(name: string, bytes: Buffer, mimetype: string, declaredSize = bytes.length): Record<string, unknown> {
+    const id = `F${randomUUID().slice(0, 8).toUpperCase()}`;
+    this.files.set(`/files/${id}/${name}`, bytes);
+    const url = `${this.apiUrl.replace(/\/api$/, '')}/files/${id}/${name}`;
+    return { id, name, title: name, mimetype, filetype: name.split('.').pop(), size: declaredSize, url_private: url, url_private_download: url };
+  }
+
+  private download(req: IncomingMessage, res: import('node:http').ServerResponse): void {
+    const path = decodeURI(req.url ?? '');
+    this.downloads.push({ path, authorization: req.headers.authorization });
+    const bytes = this.files.get(path);
+    // Without the bot token Slack answers with its sign-in page, not the file.
+    if (!bytes || req.headers.authorization !== 'Bearer xoxb-test') return void res.writeHead(bytes ? 302 : 404, { location: 'https://slack.com/signin' }).end();
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length }).end(bytes);
   }
 
   callsTo(method: string): Array<Record<string, unknown>> {

@@ -19,6 +19,7 @@ import { FAILURE_REPLY, NOT_RECORDED_REPLY, type InboundPipeline } from '../../c
 import type { Logger } from '../../core/logger.ts';
 import { formatHits } from '../../core/inbound/recall.ts';
 import type { DiscordSettings } from './settings.ts';
+import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import { splitMessage } from '../shared/split-message.ts';
 
 export const DISCORD_MESSAGE_LIMIT = 2_000;
@@ -45,6 +46,7 @@ export const DISCORD_COMMANDS: RESTPostAPIChatInputApplicationCommandsJSONBody[]
     .setName('ask')
     .setDescription('Ask Spool; later /ask calls here continue the conversation')
     .addStringOption((o) => o.setName('prompt').setDescription('What you want to ask').setRequired(true).setMaxLength(4000))
+    .addAttachmentOption((o) => o.setName('file').setDescription('A file to ask about: a log, a CSV, code, a PDF').setRequired(false))
     .toJSON(),
   new SlashCommandBuilder()
     .setName('recall')
@@ -54,6 +56,9 @@ export const DISCORD_COMMANDS: RESTPostAPIChatInputApplicationCommandsJSONBody[]
   new SlashCommandBuilder().setName('new').setDescription('Start a fresh conversation in this channel or thread').toJSON(),
   new SlashCommandBuilder().setName('help').setDescription('What Spool can do').toJSON(),
 ];
+
+/** Where Discord serves attachments. */
+const DISCORD_CDN_ORIGINS = ['https://cdn.discordapp.com', 'https://media.discordapp.net'];
 
 export const DISCORD_REFUSAL = "Sorry, you can't use Spool here.";
 
@@ -179,9 +184,12 @@ export class DiscordAdapter {
     // Discord wants an answer within 3 seconds; the deferral says "thinking" until the reply.
     const acknowledge = async () => void (await interaction.deferReply());
     switch (interaction.commandName) {
-      case 'ask':
-        await this.pipeline.handleIncoming(this.inbound(interaction, 'message', interaction.options.getString('prompt', true)), { acknowledge });
+      case 'ask': {
+        const file = interaction.options.getAttachment('file');
+        const files = file ? [{ name: file.name, mimeType: file.contentType ?? undefined, sizeBytes: file.size, url: file.url }] : [];
+        await this.pipeline.handleIncoming({ ...this.inbound(interaction, 'message', interaction.options.getString('prompt', true)), ...(files.length ? { files } : {}) }, { acknowledge });
         return;
+      }
       case 'new':
         await this.pipeline.handleIncoming(this.inbound(interaction, 'new_conversation', '/new'), { acknowledge });
         return;
@@ -227,6 +235,12 @@ export class DiscordAdapter {
       },
       // The deferral already shows "Spool is thinking…" until the reply replaces it.
       showWorking: async () => async () => {},
+      // Attachment URLs are signed by Discord: nothing of the bot's goes with them, and only Discord's CDN is asked.
+      fetchFile: async (_message, file, maxBytes, signal) => {
+        const origins = [...DISCORD_CDN_ORIGINS, ...(this.config.apiUrl ? [new URL(this.config.apiUrl).origin] : [])];
+        if (!servedFrom(file.url, origins)) throw new Error("it is not on Discord's CDN");
+        return fetchFileBytes(file.url, { maxBytes, signal, dispatcher: this.config.dispatcher });
+      },
     };
   }
 

@@ -3,7 +3,8 @@ import { App, HTTPReceiver, LogLevel, webApi, type Logger as BoltLogger } from '
 import type { WebClient } from '@slack/web-api';
 import slackifyMarkdown from 'slackify-markdown';
 import type { Dispatcher } from 'undici';
-import type { InboundMessage, Outbound } from '../../core/ports/inbox.ts';
+import type { InboundFile, InboundMessage, Outbound } from '../../core/ports/inbox.ts';
+import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { InboundPipeline } from '../../core/inbound/pipeline.ts';
 import { fetchThrough } from '../../proxy.ts';
@@ -38,7 +39,27 @@ interface SlackMessage {
   text: string;
   ts: string;
   threadTs?: string;
+  files?: SlackFile[];
 }
+
+/** A file as Slack lists it in a message event. */
+interface SlackFile {
+  name?: string;
+  title?: string;
+  mimetype?: string;
+  size?: number;
+  url_private_download?: string;
+  url_private?: string;
+}
+
+/** Slack's file host: the only place the bot token goes with a file download. */
+const SLACK_FILES_ORIGIN = 'https://files.slack.com';
+
+const inboundFiles = (files: SlackFile[] = []): InboundFile[] =>
+  files.flatMap((f) => {
+    const url = f.url_private_download ?? f.url_private;
+    return url ? [{ name: f.name ?? f.title ?? 'file', mimeType: f.mimetype, sizeBytes: f.size ?? 0, url }] : [];
+  });
 
 /** Markdown from the model as Slack mrkdwn, split under Slack's limit. */
 export function toSlackMessages(markdown: string): string[] {
@@ -114,21 +135,24 @@ export class SlackAdapter {
     this.app.event('app_mention', async ({ event, body, context }) => {
       this.botUserId = context.botUserId ?? this.botUserId;
       if (!event.user) return;
-      await this.receive({ team: body.team_id, channel: event.channel, user: event.user, text: event.text, ts: event.ts, threadTs: event.thread_ts }, false);
+      const files = (event as { files?: SlackFile[] }).files;
+      await this.receive({ team: body.team_id, channel: event.channel, user: event.user, text: event.text, ts: event.ts, threadTs: event.thread_ts, files }, false);
     });
 
     this.app.message(async ({ message, body, context }) => {
       this.botUserId = context.botUserId ?? this.botUserId;
-      // Edits, joins, bot posts and other subtypes are not someone talking to Spool.
-      if (message.subtype !== undefined || ('bot_id' in message && message.bot_id)) return;
+      // Edits, joins, bot posts and other subtypes are not someone talking to Spool; a message with files is.
+      if ((message.subtype !== undefined && message.subtype !== 'file_share') || ('bot_id' in message && message.bot_id)) return;
       const { user, text = '', ts, channel } = message;
+      const files = 'files' in message ? (message.files as SlackFile[] | undefined) : undefined;
       const threadTs = 'thread_ts' in message ? message.thread_ts : undefined;
       const isDirect = message.channel_type === 'im';
       // In a channel, a top-level message is for Spool only with a mention, which arrives as app_mention.
       if (!isDirect && !threadTs) return;
       // A thread follow-up is for Spool only in a thread it takes part in; a mention there is the
       // same inbox row as its app_mention delivery.
-      await this.receive({ team: body.team_id, channel, user, text, ts, threadTs }, !isDirect);
+      if (!user) return;
+      await this.receive({ team: body.team_id, channel, user, text, ts, threadTs, files }, !isDirect);
     });
 
     this.app.command('/spool', async ({ command, ack, respond }) => {
@@ -198,15 +222,17 @@ export class SlackAdapter {
 
   private async receive(input: SlackMessage, knownLaneOnly: boolean): Promise<void> {
     const text = input.text.replaceAll(`<@${this.botUserId}>`, '').trim();
+    const files = inboundFiles(input.files);
     await this.pipeline.handleIncoming({
       lane: { platform: 'slack', workspace: input.team, channel: input.channel, thread: input.threadTs ?? input.ts },
       // The message, not the delivery: app_mention and message events of one message are one row.
       messageKey: `${input.channel}:${input.ts}`,
       kind: 'message',
       user: input.user,
-      text: text || 'Hello!',
+      text: text || (files.length ? 'Here are some files.' : 'Hello!'),
       delivery: { ts: input.ts },
       knownLaneOnly,
+      ...(files.length ? { files } : {}),
     });
   }
 
@@ -231,6 +257,12 @@ export class SlackAdapter {
         await client.chat.postEphemeral({ channel: lane.channel, user, thread_ts: lane.thread, text: SLACK_REFUSAL });
       },
       showWorking: (message) => this.showStatus(client, message),
+      fetchFile: (_message, file, maxBytes, signal) => {
+        // The bot token goes only to Slack's file host (or the Web API's own host, where one is set).
+        const origins = [SLACK_FILES_ORIGIN, ...(this.config.apiUrl ? [new URL(this.config.apiUrl).origin] : [])];
+        if (!servedFrom(file.url, origins)) throw new Error(`it is not on Slack's file host (${SLACK_FILES_ORIGIN})`);
+        return fetchFileBytes(file.url, { headers: { authorization: `Bearer ${this.config.botToken}` }, maxBytes, signal, dispatcher: this.config.dispatcher });
+      },
       // Mentioned into a thread that already has messages: what was said before, so it has the context.
       threadContext: (message) => (message.lane.thread === message.delivery.ts ? Promise.resolve(undefined) : this.withThreadHistory(client, message)),
     };

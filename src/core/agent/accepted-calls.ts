@@ -4,7 +4,7 @@ import type { ToolCall } from '../ports/conversation.ts';
 import type { ToolFlags, ToolSpec } from '../ports/tools.ts';
 
 /** 37 characters: OpenAI rejects tool call ids longer than 40. */
-const newToolCallId = () => `call_${crypto.randomUUID().replaceAll('-', '')}`;
+export const newToolCallId = () => `call_${crypto.randomUUID().replaceAll('-', '')}`;
 
 /** A tool's flags, or none for a tool the model made up. */
 export const flagsOf = (tools: readonly ToolSpec[], name: string): ToolFlags => tools.find((t) => t.name === name)?.flags ?? {};

@@ -1,4 +1,4 @@
-import { acceptedCalls, flagsOf } from './accepted-calls.ts';
+import { acceptedCalls, flagsOf, newToolCallId } from './accepted-calls.ts';
 import { parseToolArguments } from './arguments.ts';
 import { callLimitRefusal, derivedCallCount, pastCallLimit } from './call-limits.ts';
 import type { UserPreview } from './context/long-messages.ts';
@@ -17,6 +17,7 @@ import { withLogFields, type Logger } from '../logger.ts';
 import type { Conversation, Message, ToolCall } from '../ports/conversation.ts';
 import { ContextLengthError, type LlmPort, type LlmRequest, type LlmUsage } from '../ports/llm.ts';
 import { StoreError, typedStoreErrors, type StepRecords, type StorePort } from '../ports/store.ts';
+import type { SharedFile } from '../ports/files.ts';
 import { errorResult, type ToolOutcome, type ToolPort, type ToolSpec } from '../ports/tools.ts';
 import type { TurnOptions, TurnResult, TurnRunner } from '../ports/turns.ts';
 import { wellFormed, wellFormedMessage } from '../well-formed.ts';
@@ -49,7 +50,12 @@ interface Turn {
   /** The tools offered, as listed when the turn began. */
   tools: ToolSpec[];
   signal: AbortSignal;
+  /** Results ready before their calls are made: the shared files, by call id. */
+  ready: Map<string, ToolOutcome>;
 }
+
+/** The call Spool makes for each file shared with a message, so that the file is a result of its turn. */
+const SHARED_FILE = 'shared_file';
 
 /**
  * The channel-agnostic agent: one `runTurn` per user message. Each step asks the model, lets
@@ -103,12 +109,21 @@ export class Agent implements TurnRunner {
     const transcript = await this.store.loadTranscript(conversation);
     const started = options.inboxId === undefined ? undefined : transcript.find((m) => m.role === 'user' && m.inboxId === options.inboxId);
     const number = started?.turn ?? transcript.reduce((max, m) => Math.max(max, m.turn), 0) + 1;
-    const turn: Turn = { conversation, number, transcript, tools: this.deps.tools.list(), signal: options.signal ?? new AbortController().signal };
+    const turn: Turn = { conversation, number, transcript, tools: this.deps.tools.list(), signal: options.signal ?? new AbortController().signal, ready: new Map() };
     const fit = { level: this.overflow.levelFor(conversation.id), viewChars: this.options.budget.turnBudgetChars };
     const state = startState(turnProgress(started ? transcript : [], number, turn.tools), fit);
     // Committed before the model is asked, so a crash never loses what the user said.
     if (!started) await this.append(turn, [{ role: 'user', content: userText, turn: number, ...(options.inboxId === undefined ? {} : { inboxId: options.inboxId }) }]);
-    return { turn, state };
+    const asked = transcript.some((m) => m.turn === number && m.role !== 'user');
+    return { turn, state: options.files && !asked ? await this.shareFiles(turn, state, await options.files()) : state };
+  }
+
+  private async shareFiles(turn: Turn, state: TurnState, files: SharedFile[]): Promise<TurnState> {
+    if (files.length === 0) return state;
+    const calls = files.map(({ name, mimeType, sizeBytes }) => ({ id: newToolCallId(), name: SHARED_FILE, arguments: JSON.stringify({ name, type: mimeType ?? 'unknown', bytes: sizeBytes }) }));
+    calls.forEach((call, i) => turn.ready.set(call.id, files[i]!.outcome));
+    const step: Step = { action: 'share_files', calls, store: [{ role: 'assistant', content: '', toolCalls: calls, turn: turn.number }] };
+    return advance(state, step, await this.act(turn, state, step, undefined));
   }
 
   private async loop(turn: Turn, state: TurnState): Promise<{ result: TurnResult; steps: number }> {
@@ -159,7 +174,7 @@ export class Agent implements TurnRunner {
   private async act(turn: Turn, state: TurnState, step: Step, usage: LlmUsage | undefined): Promise<StepRun | undefined> {
     const store = 'store' in step ? step.store : [];
     if (store.length > 0 || usage) await this.append(turn, store, { usage });
-    return step.action === 'run_calls' ? this.dispatch(turn, state, step.calls) : undefined;
+    return step.action === 'run_calls' || step.action === 'share_files' ? this.dispatch(turn, state, step.calls) : undefined;
   }
 
   /** Runs the calls concurrently; their results and tool messages are stored together, in one write. */
@@ -182,6 +197,8 @@ export class Agent implements TurnRunner {
   }
 
   private async execute(turn: Turn, state: TurnState, call: ToolCall): Promise<ToolOutcome> {
+    const ready = turn.ready.get(call.id);
+    if (ready) return ready;
     const parsed = parseToolArguments(call.arguments);
     if (!parsed.ok) return errorResult(`Invalid arguments for ${call.name}: ${parsed.error}. Call it again with a JSON object.`);
     const info = { conversation: turn.conversation, turn: turn.number };

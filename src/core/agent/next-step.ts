@@ -18,6 +18,11 @@ export type ModelOutcome =
 export type Step =
   /** Run the calls; they are stored with the message that made them, before any runs. */
   | { action: 'run_calls'; calls: ToolCall[]; countsIteration: boolean; store: Message[] }
+  /**
+   * The files shared with the user message become results of calls Spool makes for them, before
+   * the model is first asked: previewed, paged, searched and compacted like any result.
+   */
+  | { action: 'share_files'; calls: ToolCall[]; store: Message[] }
   /** Cut off at the output limit with text: store the part with the continue prompt, and ask for the rest. */
   | { action: 'continue'; part: string; store: Message[] }
   /** Cut off before any text, so the budget went on reasoning: ask once more with a larger one. */

@@ -44,6 +44,9 @@ export function advance(state: TurnState, step: Step, run: StepRun = NOTHING_RAN
     case 'compact':
       // The model did not answer: not a step.
       return { ...state, fit: step.fit };
+    case 'share_files':
+      // Nor was it asked; the files count toward the turn's budget like any result.
+      return { ...state, resultChars: state.resultChars + run.resultChars };
     case 'answer':
     case 'stop':
       return { ...state, steps, finished: true };

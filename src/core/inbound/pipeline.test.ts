@@ -44,7 +44,7 @@ const message = (key: string, text: string, thread = 't1', user = 'U1'): Inbound
 });
 
 function pipelineOver(inbox: MemoryInbox, agent: TurnRunner, maxAttempts = 3) {
-  return new InboundPipeline({ agent, inbox, search: { searchHistory: async () => [] }, logger: silentLogger }, { holder: 'me', leaseMs: 5_000, pollMs: 50, maxAttempts });
+  return new InboundPipeline({ agent, inbox, search: { searchHistory: async () => [] }, logger: silentLogger }, { holder: 'me', leaseMs: 5_000, pollMs: 50, maxAttempts, files: { maxBytes: 1_000, maxPerMessage: 2 } });
 }
 
 const until = async (condition: () => boolean) => {

@@ -5,6 +5,8 @@ import { withLogFields, type Logger } from '../logger.ts';
 import { wellFormed } from '../well-formed.ts';
 import type { HistoryHit, HistorySearchPort } from '../ports/history.ts';
 import type { TurnRunner } from '../ports/turns.ts';
+import type { FileReader } from '../ports/files.ts';
+import { readSharedFiles, type FileLimits } from './shared-files.ts';
 
 export const FAILURE_REPLY = 'Sorry, something went wrong on my side. Please try again.';
 /** To someone whose message could not be stored, where the platform will not send it again (Discord). */
@@ -20,12 +22,16 @@ export interface PipelineOptions {
   pollMs: number;
   /** Tries at answering one message, when the database or the platform fails, before a failure reply. */
   maxAttempts: number;
+  /** What of the files shared with a message is read. */
+  files: FileLimits;
 }
 
 export interface PipelineDeps {
   agent: TurnRunner;
   inbox: InboxPort;
   search: HistorySearchPort;
+  /** Reads shared files; without it, files are described as not readable here. */
+  files?: FileReader;
   logger: Logger;
   /** Told each time a reply (or the failure reply) has been delivered: for metrics. */
   onAnswered?(platform: string, outcome: Answered): void;
@@ -225,10 +231,19 @@ export class InboundPipeline {
     }
     const { conversation, fresh } = await this.deps.inbox.conversationFor(entry);
     const text = (fresh && (await outbound.threadContext?.(entry))) || entry.text;
-    const { reply, status } = await this.deps.agent.runTurn(conversation, text, { inboxId: entry.id, signal });
+    const notes: string[] = [];
+    const reader = this.deps.files;
+    const files = entry.files?.length && reader
+      ? async () => {
+          const read = await readSharedFiles(entry, outbound, reader, this.options.files, signal);
+          notes.push(...read.notes);
+          return read.files;
+        }
+      : undefined;
+    const { reply, status } = await this.deps.agent.runTurn(conversation, text, { inboxId: entry.id, signal, files });
     // A turn cut short by shutdown is resumed later, not answered with its cancellation.
     signal.throwIfAborted();
-    return { text: reply, outcome: status === 'failed' ? 'failed' : 'ok' };
+    return { text: [reply, ...notes.map((note) => `_(${note})_`)].join('\n\n'), outcome: status === 'failed' ? 'failed' : 'ok' };
   }
 
   private async failed(entry: InboxEntry, outbound: Outbound, error: unknown): Promise<boolean> {

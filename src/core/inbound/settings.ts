@@ -12,5 +12,6 @@ export function deliverySettings(r: SettingsReader): DeliverySettings {
     shutdownGraceMs: r.int('SHUTDOWN_GRACE_MS', 25_000, 0),
     pollMs: 1_000,
     maxAttempts: 3,
+    files: { maxBytes: r.int('FILE_MAX_BYTES', 20_000_000), maxPerMessage: r.int('FILES_MAX_PER_MESSAGE', 10) },
   };
 }

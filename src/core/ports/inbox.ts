@@ -26,6 +26,23 @@ export interface InboundMessage {
   delivery: Record<string, string>;
   /** Only for a lane Spool already takes part in (a Slack follow-up without a mention). */
   knownLaneOnly?: boolean;
+  /** Files shared with the message, as the platform listed them; fetched when its turn runs. */
+  files?: InboundFile[];
+}
+
+/** A file as the platform listed it with a message. */
+export interface InboundFile {
+  name: string;
+  mimeType?: string;
+  /** As the platform declared it, before any download. */
+  sizeBytes: number;
+  /** Where the platform serves it. Only the adapter decides whether its credentials may go there. */
+  url: string;
+}
+
+/** A file larger than allowed, found while it streamed in (its declared size was smaller). */
+export class FileTooLargeError extends Error {
+  override readonly name = 'FileTooLargeError';
 }
 
 /**
@@ -101,5 +118,10 @@ export interface Outbound {
   showWorking(message: InboundMessage): Promise<() => Promise<void>>;
   /** What was said in the lane before Spool joined it, for a fresh conversation. */
   threadContext?(message: InboundMessage): Promise<string | undefined>;
+  /**
+   * The bytes of a file listed with `message`, at most `maxBytes` of them (FileTooLargeError past
+   * that). Throws when the file cannot be fetched, or may not be with the platform's credentials.
+   */
+  fetchFile?(message: InboundMessage, file: InboundFile, maxBytes: number, signal: AbortSignal): Promise<Uint8Array>;
 }
 

@@ -1,4 +1,5 @@
 import type { Conversation } from './conversation.ts';
+import type { SharedFile } from './files.ts';
 
 /** The turn port: what the inbound pipeline needs of the agent, one turn per user message. */
 
@@ -16,6 +17,11 @@ export interface TurnOptions {
    */
   inboxId?: string;
   signal?: AbortSignal;
+  /**
+   * The files shared with the message, read when the turn stores them: once, before the model is
+   * first asked. A turn resumed past that point does not ask for them again.
+   */
+  files?: () => Promise<SharedFile[]>;
 }
 
 export interface TurnRunner {

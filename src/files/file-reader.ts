@@ -1,0 +1,83 @@
+import type { FileReader } from '../core/ports/files.ts';
+import type { InboundFile } from '../core/ports/inbox.ts';
+import type { BinaryPart, ToolOutcome } from '../core/ports/tools.ts';
+
+/** Types read as text whatever their `text/` prefix says: data and code formats people share. */
+const TEXT_TYPES = /^(text\/|application\/(json|xml|csv|x-yaml|yaml|x-sh|javascript|x-ndjson|sql|toml|x-log)\b)/;
+const TEXT_EXTENSIONS = /\.(txt|log|md|csv|tsv|json|jsonl|ndjson|ya?ml|xml|html?|css|ts|tsx|js|mjs|cjs|py|rb|go|rs|java|kt|c|h|cc|cpp|hpp|cs|php|sh|bash|zsh|sql|toml|ini|conf|cfg|env|diff|patch|tf|gradle|properties|trace)$/i;
+
+export type FileKind = 'text' | 'pdf' | 'image' | 'other';
+
+/** What a file is, by its declared type and name, and failing those by its bytes. */
+export function kindOf(file: Pick<InboundFile, 'name' | 'mimeType'>, bytes: Uint8Array): FileKind {
+  const type = file.mimeType?.toLowerCase() ?? '';
+  if (type === 'application/pdf' || /\.pdf$/i.test(file.name)) return 'pdf';
+  if (type.startsWith('image/')) return 'image';
+  if (TEXT_TYPES.test(type) || TEXT_EXTENSIONS.test(file.name)) return 'text';
+  return looksLikeText(bytes) ? 'text' : 'other';
+}
+
+/** No NUL byte and valid UTF-8 in its first 8 kB (a cut at the end of that window is forgiven). */
+function looksLikeText(bytes: Uint8Array): boolean {
+  const head = bytes.subarray(0, 8_192);
+  if (head.includes(0)) return false;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The text layer of a PDF, page by page; pdf.js is loaded the first time one arrives. */
+async function pdfText(bytes: Uint8Array): Promise<string> {
+  const { getDocument } = await import('pdfjs-dist/legacy/build/pdf.mjs');
+  // Fonts are not rendered and no code is evaluated: only the text is wanted.
+  // pdf.js takes a plain Uint8Array (not a Buffer) and detaches it: a copy is handed over.
+  const document = await getDocument({ data: new Uint8Array(bytes), isEvalSupported: false, disableFontFace: true, verbosity: 0 }).promise;
+  try {
+    const pages: string[] = [];
+    for (let number = 1; number <= document.numPages; number++) {
+      const { items } = await (await document.getPage(number)).getTextContent();
+      pages.push(items.map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : '') : '')).join(''));
+    }
+    return pages.map((text, i) => `[page ${i + 1}]\n${text.trim()}`).join('\n\n');
+  } finally {
+    await document.destroy();
+  }
+}
+
+const described = (file: InboundFile, what: string, bytes: Uint8Array, kind: string, binaryMaxBytes: number): ToolOutcome => {
+  const kept = bytes.length <= binaryMaxBytes;
+  const binary: BinaryPart = { kind, mimeType: file.mimeType, sizeBytes: bytes.length, ...(kept ? { base64: Buffer.from(bytes).toString('base64') } : {}) };
+  const stored = kept ? 'its bytes are stored' : `its bytes are over the ${binaryMaxBytes}-byte limit, so only this description is stored`;
+  return { content: `[${what} "${file.name}", ${file.mimeType ?? 'of unknown type'}, ${bytes.length} bytes: ${stored}.]`, isError: false, binaries: [binary] };
+};
+
+/**
+ * Shared files as results the model reads: text as it is, decoded as UTF-8 (the store makes it
+ * well-formed); a PDF's text layer; an image or any other file described, with its bytes kept up
+ * to `binaryMaxBytes`, as a tool's binary output is.
+ */
+export function fileReader(options: { binaryMaxBytes: number }): FileReader {
+  return {
+    async read(file, bytes) {
+      switch (kindOf(file, bytes)) {
+        case 'text':
+          return { content: new TextDecoder('utf-8').decode(bytes), isError: false };
+        case 'pdf':
+          try {
+            const text = await pdfText(bytes);
+            if (text.replace(/\[page \d+\]/g, '').trim()) return { content: text, isError: false };
+            return described(file, 'PDF with no text layer (a scan?)', bytes, 'pdf', options.binaryMaxBytes);
+          } catch (error) {
+            return { ...described(file, `PDF that could not be read (${(error as Error).message})`, bytes, 'pdf', options.binaryMaxBytes), isError: true };
+          }
+        case 'image':
+          return described(file, 'image', bytes, 'image', options.binaryMaxBytes);
+        case 'other':
+          return described(file, 'file that is not text', bytes, 'blob', options.binaryMaxBytes);
+      }
+    },
+  };
+}
