@@ -28,6 +28,8 @@ export interface OpenAiClientOptions {
   tokenParam?: 'auto' | TokenParam;
   /** Reach the endpoint through this (a proxy: see `proxyFromEnv`). */
   dispatcher?: Dispatcher;
+  /** The model takes image input: images shared in a turn are sent to it, not only described. */
+  imageInput?: boolean;
   /** Sent only when set: servers and models differ in what they accept. */
   temperature?: number;
   reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high';
@@ -55,6 +57,24 @@ function toOpenAi(message: Message): ChatCompletionMessageParam {
   }
 }
 
+/**
+ * A tool message cannot carry an image: the images of a run of tool results follow it as one user
+ * message, which the API accepts after the results it answers.
+ */
+function withImages(messages: ChatCompletionMessageParam[], images: LlmRequest['images']): ChatCompletionMessageParam[] {
+  if (!images?.size) return messages;
+  return messages.flatMap((m, i) => {
+    const next = messages[i + 1];
+    if (m.role !== 'tool' || next?.role === 'tool') return [m];
+    let first = i;
+    while (messages[first - 1]?.role === 'tool') first--;
+    const parts = messages.slice(first, i + 1).flatMap((t) => (t.role === 'tool' ? (images.get(t.tool_call_id) ?? []) : []));
+    if (parts.length === 0) return [m];
+    const content = [{ type: 'text' as const, text: 'The shared images above, as images:' }, ...parts.map((p) => ({ type: 'image_url' as const, image_url: { url: `data:${p.mimeType};base64,${p.base64}` } }))];
+    return [m, { role: 'user' as const, content }];
+  });
+}
+
 function finishReason(reason: string | null | undefined): FinishReason {
   switch (reason) {
     case 'stop':
@@ -76,7 +96,7 @@ const MIN_CONVERSATION_TOKENS = 256;
 
 /** The body of one Chat Completions request, exactly as `complete` sends it. */
 export function chatRequestBody(
-  options: Pick<OpenAiClientOptions, 'model' | 'maxTokens' | 'temperature' | 'reasoningEffort' | 'parallelToolCalls'>,
+  options: Pick<OpenAiClientOptions, 'model' | 'maxTokens' | 'temperature' | 'reasoningEffort' | 'parallelToolCalls' | 'imageInput'>,
   request: LlmRequest,
   tokenParam: TokenParam = 'max_tokens',
 ): ChatCompletionCreateParamsNonStreaming {
@@ -89,7 +109,7 @@ export function chatRequestBody(
     [tokenParam]: request.maxTokens ?? options.maxTokens,
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
     ...(options.reasoningEffort === undefined ? {} : { reasoning_effort: options.reasoningEffort }),
-    messages: [{ role: 'system', content: request.system }, ...request.messages.map(toOpenAi)],
+    messages: [{ role: 'system', content: request.system }, ...withImages(request.messages.map(toOpenAi), options.imageInput ? request.images : undefined)],
     ...(tools.length > 0 ? { tools, tool_choice: request.toolChoice } : {}),
     ...(tools.length > 0 && options.parallelToolCalls !== undefined ? { parallel_tool_calls: options.parallelToolCalls } : {}),
   };

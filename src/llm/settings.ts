@@ -27,6 +27,7 @@ export function openAiSettings(r: SettingsReader): OpenAiSettings {
     tokenParam: r.oneOf('OPENAI_TOKEN_PARAM', ['auto', 'max_tokens', 'max_completion_tokens'] as const, 'auto'),
     startupCheck: !r.flag('OPENAI_SKIP_STARTUP_CHECK', false),
     temperature: temperature(r),
+    imageInput: r.flag('OPENAI_IMAGE_INPUT', false),
     reasoningEffort: optional('OPENAI_REASONING_EFFORT', () => r.oneOf('OPENAI_REASONING_EFFORT', ['minimal', 'low', 'medium', 'high'] as const, 'medium')),
   };
 }

@@ -7,6 +7,7 @@ import { OpenAiChatClient } from '../../src/llm/openai-client.ts';
 import { lastMessage, openAiClientFor, testAgent, testTool } from '../support/agent.ts';
 import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
+import { fileReader } from '../../src/files/file-reader.ts';
 
 let db: Database;
 let store: TranscriptStore;
@@ -27,6 +28,7 @@ beforeEach(() => {
   fake.rejections.length = 0;
   fake.truncatedPrompts = 0;
   fake.fallback = undefined;
+  fake.imageInput = false;
 });
 
 describe('Ollama: a prompt over its context window is cut silently', () => {
@@ -116,5 +118,38 @@ describe('Azure OpenAI: deployments, api-version and the api-key header', () => 
   it('names a refused key at startup', async () => {
     fake.quirks.azure = azure;
     expect(await client('wrong-key-0123456789').checkEndpoint()).toBe(`${fake.origin} refused the API key (401): check AZURE_OPENAI_API_KEY`);
+  });
+});
+
+describe('image input (OPENAI_IMAGE_INPUT)', () => {
+  const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+
+  async function shareImage(imageInput: boolean) {
+    fake.imageInput = imageInput;
+    fake.images.length = 0;
+    fake.fallback = (request) => ({ content: `saw ${request.messages.filter((m) => m.role === 'tool').map((m) => m.content).join(' ')}` });
+    const outcome = await fileReader({ binaryMaxBytes: 1_000 }).read({ name: 'chart.png', mimeType: 'image/png', sizeBytes: png.length, url: 'https://files.slack.com/c' }, png);
+    const agent = testAgent({ fake, store, llm: openAiClientFor(fake, 0, { imageInput }) });
+    const conversation = await store.openConversation(uniqueKey());
+    const files = async () => [{ name: 'chart.png', mimeType: 'image/png', sizeBytes: png.length, outcome }];
+    const first = await agent.runTurn(conversation, 'what does this chart show?', { files });
+    const later = await agent.runTurn(conversation, 'and now?');
+    return { first, later };
+  }
+
+  it('sends a shared image to a model that takes images, in its own turn only', async () => {
+    const { first } = await shareImage(true);
+    expect(fake.rejections).toEqual([]);
+    expect(fake.images).toEqual([`data:image/png;base64,${png.toString('base64')}`]);
+    expect(first.reply).toContain('[image "chart.png", image/png');
+    // The image follows the result it belongs to, as a user message of parts.
+    expect(fake.requests[0]!.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'user']);
+  });
+
+  it('only describes it to a model that does not, which would refuse an image part', async () => {
+    await shareImage(false);
+    expect(fake.rejections).toEqual([]);
+    expect(fake.images).toEqual([]);
+    expect(fake.requests[0]!.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
   });
 });

@@ -134,6 +134,10 @@ export class FakeOpenAi {
   truncatedPrompts = 0;
   /** What GET /v1/models lists. */
   models = ['gpt-4o-mini', 'fake-model', 'o3-mini'];
+  /** The model takes image input: a user message may be text and image_url parts. Off, such a message is refused. */
+  imageInput = false;
+  /** The images requests carried, as data URLs, in order. */
+  readonly images: string[] = [];
 
   /** Where the server listens, without the /v1 that most routes sit under. */
   get origin(): string {
@@ -200,6 +204,21 @@ export class FakeOpenAi {
     while (body.messages.length > 2 && chars() > limit) body.messages.splice(1, 1);
   }
 
+  /** Takes the images out of user messages made of parts, leaving their text, as a vision model reads them. */
+  private imageParts(body: ChatRequest): string | undefined {
+    for (const [i, m] of (body.messages ?? []).entries()) {
+      const parts = m.content as unknown;
+      if (!Array.isArray(parts)) continue;
+      if (!this.imageInput || m.role !== 'user') return `messages[${i}].content must be a string: this model does not take image input`;
+      for (const part of parts as Array<{ type: string; text?: string; image_url?: { url?: string } }>) {
+        if (part.type === 'image_url' && /^data:image\/[a-z+.-]+;base64,[A-Za-z0-9+/=]+$/.test(part.image_url?.url ?? '')) this.images.push(part.image_url!.url!);
+        else if (part.type !== 'text' || typeof part.text !== 'string') return `Invalid content part in messages[${i}]`;
+      }
+      m.content = (parts as Array<{ text?: string }>).map((p) => p.text ?? '').join('');
+    }
+    return undefined;
+  }
+
   private async handle(req: IncomingMessage): Promise<{ status: number; body: unknown }> {
     // Routes under /v1 only, as OpenAI's and most compatible servers are.
     const route = this.route(req);
@@ -209,7 +228,7 @@ export class FakeOpenAi {
     if (route !== 'chat') return { status: route.status, body: { error: { message: route.message, type: 'invalid_request_error' } } };
     const body = JSON.parse(await readBody(req)) as ChatRequest;
     this.requests.push(body);
-    const invalid = validateChatRequest(body) ?? this.quirkRefusal(body);
+    const invalid = this.imageParts(body) ?? validateChatRequest(body) ?? this.quirkRefusal(body);
     if (invalid) {
       this.rejections.push(invalid);
       return { status: 400, body: { error: { message: invalid, type: 'invalid_request_error', code: null } } };

@@ -15,7 +15,7 @@ import { failedTurn } from './turn-replies.ts';
 import { advance, startState, stepEvent, type ModelCall, type StepRun, type TurnState } from './turn-state.ts';
 import { withLogFields, type Logger } from '../logger.ts';
 import type { Conversation, Message, ToolCall } from '../ports/conversation.ts';
-import { ContextLengthError, type LlmPort, type LlmRequest, type LlmUsage } from '../ports/llm.ts';
+import { ContextLengthError, type ImagePart, type LlmPort, type LlmRequest, type LlmUsage } from '../ports/llm.ts';
 import { StoreError, typedStoreErrors, type StepRecords, type StorePort } from '../ports/store.ts';
 import type { SharedFile } from '../ports/files.ts';
 import { errorResult, type ToolOutcome, type ToolPort, type ToolSpec } from '../ports/tools.ts';
@@ -52,6 +52,8 @@ interface Turn {
   signal: AbortSignal;
   /** Results ready before their calls are made: the shared files, by call id. */
   ready: Map<string, ToolOutcome>;
+  /** The shared images, for a model that takes image input; only the turn they came with sees them. */
+  images: Map<string, ImagePart[]>;
 }
 
 /** The call Spool makes for each file shared with a message, so that the file is a result of its turn. */
@@ -109,7 +111,7 @@ export class Agent implements TurnRunner {
     const transcript = await this.store.loadTranscript(conversation);
     const started = options.inboxId === undefined ? undefined : transcript.find((m) => m.role === 'user' && m.inboxId === options.inboxId);
     const number = started?.turn ?? transcript.reduce((max, m) => Math.max(max, m.turn), 0) + 1;
-    const turn: Turn = { conversation, number, transcript, tools: this.deps.tools.list(), signal: options.signal ?? new AbortController().signal, ready: new Map() };
+    const turn: Turn = { conversation, number, transcript, tools: this.deps.tools.list(), signal: options.signal ?? new AbortController().signal, ready: new Map(), images: new Map() };
     const fit = { level: this.overflow.levelFor(conversation.id), viewChars: this.options.budget.turnBudgetChars };
     const state = startState(turnProgress(started ? transcript : [], number, turn.tools), fit);
     // Committed before the model is asked, so a crash never loses what the user said.
@@ -121,7 +123,12 @@ export class Agent implements TurnRunner {
   private async shareFiles(turn: Turn, state: TurnState, files: SharedFile[]): Promise<TurnState> {
     if (files.length === 0) return state;
     const calls = files.map(({ name, mimeType, sizeBytes }) => ({ id: newToolCallId(), name: SHARED_FILE, arguments: JSON.stringify({ name, type: mimeType ?? 'unknown', bytes: sizeBytes }) }));
-    calls.forEach((call, i) => turn.ready.set(call.id, files[i]!.outcome));
+    calls.forEach((call, i) => {
+      const { outcome } = files[i]!;
+      turn.ready.set(call.id, outcome);
+      const images = (outcome.binaries ?? []).flatMap((b) => (b.kind === 'image' && b.mimeType && b.base64 ? [{ mimeType: b.mimeType, base64: b.base64 }] : []));
+      if (images.length) turn.images.set(call.id, images);
+    });
     const step: Step = { action: 'share_files', calls, store: [{ role: 'assistant', content: '', toolCalls: calls, turn: turn.number }] };
     return advance(state, step, await this.act(turn, state, step, undefined));
   }
@@ -153,7 +160,7 @@ export class Agent implements TurnRunner {
       userPreview: this.options.userPreview,
       transform: transformContext && ((ms) => transformContext(ms, { conversation: turn.conversation, turn: turn.number })),
     });
-    const request = { ...this.emptyRequest(turn.tools, toolChoice), messages, maxTokens: state.maxTokens };
+    const request = { ...this.emptyRequest(turn.tools, toolChoice), messages, maxTokens: state.maxTokens, ...(turn.images.size ? { images: turn.images } : {}) };
     try {
       // Some servers cut an over-long prompt without a word (Ollama): what is known not to fit is never sent.
       if (llm.fits && !(await llm.fits(request))) throw new ContextLengthError('The request is estimated to exceed OPENAI_CONTEXT_TOKENS.');

@@ -11,6 +11,13 @@ export interface LlmRequest {
   toolChoice: 'auto' | 'none';
   /** This request's output budget, when it differs from the client's. */
   maxTokens?: number;
+  /** Images among this turn's results, by tool call id: sent as image input where the model takes it. */
+  images?: ReadonlyMap<string, ImagePart[]>;
+}
+
+export interface ImagePart {
+  mimeType: string;
+  base64: string;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'other';
