@@ -1,4 +1,4 @@
-import type { InboundFile, InboundKind, InboundMessage, InboxEntry, InboxPort, ReplyChunk } from '../core/ports/inbox.ts';
+import type { InboundFile, InboundKind, InboundMessage, InboxEntry, InboxPort, ReplyChunk, ReplyPart } from '../core/ports/inbox.ts';
 import type { Conversation } from '../core/ports/conversation.ts';
 import { conversationAt } from './conversations.ts';
 import type { PrismaClient } from './generated/client.ts';
@@ -140,12 +140,19 @@ export class DeliveryLedger implements InboxPort {
 
   async replyOf(inboxId: string): Promise<ReplyChunk[]> {
     const rows = await this.prisma.outboxChunk.findMany({ where: { inboxId: BigInt(inboxId) }, orderBy: { seq: 'asc' } });
-    return rows.map((r) => ({ id: String(r.id), seq: r.seq, text: r.text, ...(r.platformMessageId ? { platformMessageId: r.platformMessageId } : {}) }));
+    return rows.map((r) => ({
+      id: String(r.id),
+      seq: r.seq,
+      text: r.text,
+      ...(r.fileName === null ? {} : { file: { name: r.fileName, content: r.fileContent ?? '', ...(r.fileLanguage ? { language: r.fileLanguage } : {}) } }),
+      ...(r.platformMessageId ? { platformMessageId: r.platformMessageId } : {}),
+    }));
   }
 
-  async saveReply(inboxId: string, chunks: string[]): Promise<ReplyChunk[]> {
+  async saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]> {
     const id = BigInt(inboxId);
-    await this.prisma.outboxChunk.createMany({ data: chunks.map((text, seq) => ({ inboxId: id, seq, text })), skipDuplicates: true });
+    const data = parts.map(({ text, file }, seq) => ({ inboxId: id, seq, text, fileName: file?.name, fileContent: file?.content, fileLanguage: file?.language }));
+    await this.prisma.outboxChunk.createMany({ data, skipDuplicates: true });
     return this.replyOf(inboxId);
   }
 

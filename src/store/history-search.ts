@@ -1,6 +1,7 @@
 import { safeSlice } from '../core/text.ts';
 import type { ChannelScope } from '../core/ports/conversation.ts';
-import type { HistoryEntryKind, HistoryHit, HistoryQuery, HistorySearchPort } from '../core/ports/history.ts';
+import type { HistoryEntryKind, HistoryHit, HistoryQuery, HistorySearchPort, StoredResult } from '../core/ports/history.ts';
+import { storedResultIn } from './stored-result.ts';
 import type { PrismaClient } from './generated/client.ts';
 import { NOT_ASTRAL, type ResultIndexer } from './result-index.ts';
 import { channelKeyOf } from './transcript-store.ts';
@@ -30,6 +31,10 @@ export class HistorySearch implements HistorySearchPort {
     private readonly prisma: PrismaClient,
     private readonly indexer: ResultIndexer,
   ) {}
+
+  storedResult(scope: ChannelScope, toolCallId: string): Promise<StoredResult | undefined> {
+    return storedResultIn(this.prisma, scope, toolCallId);
+  }
 
   async searchHistory(scope: ChannelScope, query: HistoryQuery): Promise<HistoryHit[]> {
     const key = channelKeyOf(scope);

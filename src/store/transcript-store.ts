@@ -1,6 +1,7 @@
 import type { ChannelScope, Conversation, ConversationKey, Message, ToolCall } from '../core/ports/conversation.ts';
 import type { StepRecords, StorePort } from '../core/ports/store.ts';
 import { conversationAt } from './conversations.ts';
+import { storedResultIn } from './stored-result.ts';
 import type { PrismaClient } from './generated/client.ts';
 
 /** Scope of search and continuation lookup: one channel of one workspace of one platform. */
@@ -131,11 +132,7 @@ export class TranscriptStore implements StorePort {
   }
 
   async readToolResult(conversation: Conversation, toolCallId: string): Promise<string | undefined> {
-    const [row] = await this.prisma.$queryRaw<Array<{ content: string }>>`
-      SELECT r.content FROM tool_results r JOIN tool_calls c ON c.id = r.call_id
-       WHERE c.channel_key = ${channelKeyOf(conversation)} AND c.tool_call_id = ${toolCallId}
-       ORDER BY (c.conversation_id = ${conversation.id}::uuid) DESC, r.id DESC LIMIT 1`;
-    return row?.content;
+    return (await storedResultIn(this.prisma, conversation, toolCallId, conversation.id))?.content;
   }
 
   private remember(conversationId: string, transcript: CachedTranscript): void {

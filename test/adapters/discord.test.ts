@@ -62,7 +62,7 @@ const ask = (channelId: string, prompt: string, extra: Partial<Parameters<FakeDi
 
 describe('startup', () => {
   it('registers the commands in the guild once, and not again when unchanged', async () => {
-    expect(discord.commands.map((c) => c.name).sort()).toEqual(['ask', 'help', 'new', 'recall']);
+    expect(discord.commands.map((c) => c.name).sort()).toEqual(['ask', 'help', 'new', 'recall', 'result']);
     discord.calls.length = 0;
     const log = new RecordingLogger();
     const again = await startAdapter({}, log);
@@ -131,6 +131,17 @@ describe('/ask', () => {
     const lines = parts.join('\n').match(/line \d{3}/g)!;
     expect(lines).toEqual(Array.from({ length: 120 }, (_, i) => `line ${String(i).padStart(3, '0')}`));
     expect(followUps(token).every((c) => (c.body!.allowed_mentions as { parse: string[] }).parse.length === 0)).toBe(true);
+  });
+
+  it('sends a 20,000-char reply as the original response with the reply attached, and no follow-ups', async () => {
+    const long = Array.from({ length: 1_000 }, (_, i) => `line ${i}: ${'words '.repeat(3)}`).join('\n').slice(0, 20_000);
+    llm.enqueue({ content: long });
+    const { token } = ask(channel(), 'everything');
+    await discord.waitFor(() => edits(token).length === 1);
+    const [edit] = edits(token);
+    expect(edit!.body).toMatchObject({ content: expect.stringMatching(/^The reply is 20,000 characters long, so here it is as a file, reply-\d+\.md\.$/), attachments: [{ id: 0 }] });
+    expect(edit!.files).toEqual([{ name: expect.stringMatching(/^reply-\d+\.md$/), content: long }]);
+    expect(followUps(token)).toEqual([]);
   });
 
   it('answers two /ask at once in one channel in order', async () => {
@@ -250,6 +261,14 @@ describe('/recall, /new and /help', () => {
     await discord.waitFor(() => edits(found.token).length === 1);
     expect(callbacks(found.token)[0]!.body).toMatchObject({ type: 5, data: { flags: 64 } });
     expect(edits(found.token)[0]!.body!.content).toMatch(/TOOL RESULT ticket tool_call_id="call_[0-9a-f]{32}"/);
+
+    // /result sends the whole result as a file only the asker sees.
+    const id = /tool_call_id="(call_[0-9a-f]{32})"/.exec(String(edits(found.token)[0]!.body!.content))![1]!;
+    const result = discord.sendCommand({ name: 'result', options: [{ name: 'id', value: id }], guildId: GUILD, channelId: ch });
+    await discord.waitFor(() => callbacks(result.token).length === 1);
+    const [reply] = callbacks(result.token);
+    expect(reply!.body).toMatchObject({ type: 4, data: { flags: 64, content: `The full result of ticket (${id}): 37 characters.` } });
+    expect(reply!.files).toEqual([{ name: `${id}.txt`, content: 'ticket T-9: printer on floor 3 jammed' }]);
 
     const other = await startAdapter({ allowedGuilds: undefined });
     try {

@@ -12,6 +12,8 @@ const SCOPES_BY_METHOD: Record<string, string[]> = {
   'conversations.replies': ['channels:history', 'groups:history', 'im:history', 'mpim:history'],
   'reactions.add': ['reactions:write'],
   'reactions.remove': ['reactions:write'],
+  'files.uploadV2': ['files:write'],
+  'conversations.open': ['im:write'],
 };
 
 const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');

@@ -215,7 +215,7 @@ describe('Slack over the Events API (signed HTTP)', () => {
     const ledger = new DeliveryLedger(db.prisma);
     const lane = { platform: 'slack', workspace: TEAM, channel: ch, thread: '1600.1' };
     const entry = (await ledger.record({ lane, messageKey: `${ch}:1600.1`, kind: 'message', user: 'U1', text: 'q', delivery: { ts: '1600.1' } }, false))!;
-    await ledger.saveReply(entry.id, ['part one', 'part two']);
+    await ledger.saveReply(entry.id, [{ text: 'part one' }, { text: 'part two' }]);
     // The crashed process had posted the first chunk, with its metadata, and died before recording it.
     slack.threads.set('1600.1', [{ ts: '1600.5', bot_id: 'BBOT', text: 'part one', metadata: { event_type: 'spool_reply', event_payload: { inbox: entry.id, seq: 0 } } }]);
     await slack.waitFor(() => repliesIn(ch).length === 1);
@@ -292,6 +292,20 @@ describe('Slack over the Events API (signed HTTP)', () => {
     expect(String(found!.text)).toContain(`TOOL RESULT lookup tool_call_id="${call.toolCallId}"`);
     expect(String(found!.text)).toContain('warehouse-7');
     expect(nothing!.text).toBe('No earlier messages or tool runs in this channel match "warehouse".');
+
+    // /spool result sends the whole result privately, as a file in a DM; from another channel there is none.
+    await command({ command: '/spool', text: `result ${call.toolCallId}`, team_id: TEAM, channel_id: ch, user_id: 'U1', response_url: slack.responseUrl('c'), trigger_id: 't' });
+    await command({ command: '/spool', text: `result ${call.toolCallId}`, team_id: TEAM, channel_id: other, user_id: 'U1', response_url: slack.responseUrl('d'), trigger_id: 't' });
+    await command({ command: '/spool', text: `result ${call.toolCallId}`, team_id: TEAM, channel_id: ch, user_id: 'U9', response_url: slack.responseUrl('e'), trigger_id: 't' });
+    await slack.waitFor(() => slack.callsTo('response_url').length === 5);
+    expect(slack.callsTo('response_url').slice(2).map((r) => r.text)).toEqual([
+      'Sent you the full result in a direct message.',
+      `No tool run with tool_call_id "${call.toolCallId}" in this channel. Recall shows the ids.`,
+      SLACK_REFUSAL,
+    ]);
+    const sent = [...slack.uploads.values()].find((u) => u.filename === `${call.toolCallId}.txt`)!;
+    expect(sent.completed).toMatchObject({ channel_id: 'DU1', initial_comment: `The full result of lookup (${call.toolCallId}): 45 characters.` });
+    expect(sent.body).toContain('inventory for SKU-77: 42 units in warehouse-7');
   });
 });
 
@@ -482,6 +496,48 @@ describe('files shared in Slack', () => {
     expect(reply).toContain('big.log was not read: it is over the 1.0 MB limit for files.');
     expect(reply).toContain('liar.log was not read: it is over the 1.0 MB limit for files.');
     expect(slack.downloads.map((d) => d.path.split('/').pop())).not.toContain('big.log');
+  });
+
+  it('posts a 20,000-char reply as one upload in the thread, with a message saying what it is', async () => {
+    const ch = channel();
+    await startThread(ch);
+    const long = Array.from({ length: 400 }, (_, i) => `${i}. ${'a finding worth reading '.repeat(2)}`).join('\n').padEnd(20_000, '.').slice(0, 20_000);
+    llm.enqueue({ content: long });
+    await post(eventBody({ type: 'message', channel_type: 'channel', user: 'U1', text: 'the full report please', ts: '100.2', thread_ts: '100.1', channel: ch }));
+    await slack.waitFor(() => slack.callsTo('files.completeUploadExternal').some((c) => c.channel_id === ch));
+    const [done] = slack.callsTo('files.completeUploadExternal').filter((c) => c.channel_id === ch);
+    expect(done).toMatchObject({ thread_ts: '100.1', initial_comment: expect.stringMatching(/^The reply is 20,000 characters long, so here it is as a file, reply-\d+\.md\.$/) });
+    const [upload] = [...slack.uploads.values()].filter((u) => u.completed === done);
+    expect(upload!.body).toContain(long.slice(0, 200));
+    expect(upload!.body).toContain(long.slice(-200));
+    await expect.poll(() => db.prisma.inboxEntry.findFirst({ where: { messageKey: `${ch}:100.2` } }).then((r) => r?.status)).toBe('answered');
+    // Only the thread's first reply went as a message.
+    expect(repliesIn(ch)).toHaveLength(1);
+  });
+
+  it('keeps the language of a long code-only reply, and never uploads a file a crashed process already posted', async () => {
+    const ch = channel();
+    await startThread(ch);
+    const code = ['```python', ...Array.from({ length: 400 }, (_, i) => `print("line ${i}")  # ${'x'.repeat(10)}`), '```'].join('\n');
+    llm.enqueue({ content: code });
+    await post(eventBody({ type: 'message', channel_type: 'channel', user: 'U1', text: 'a script', ts: '100.2', thread_ts: '100.1', channel: ch }));
+    await slack.waitFor(() => slack.callsTo('files.completeUploadExternal').some((c) => c.channel_id === ch));
+    const upload = [...slack.uploads.values()].find((u) => u.completed?.channel_id === ch)!;
+    expect(upload).toMatchObject({ filename: expect.stringMatching(/^reply-\d+\.py$/), snippetType: 'python' });
+    expect(upload.body).toContain('print("line 399")');
+    expect(upload.body).not.toContain('```');
+
+    // A process uploaded this reply and died before recording it: the next one finds it in the thread.
+    const ledger = new DeliveryLedger(db.prisma);
+    const lane = { platform: 'slack', workspace: TEAM, channel: ch, thread: '1700.1' };
+    const entry = (await ledger.record({ lane, messageKey: `${ch}:1700.1`, kind: 'message', user: 'U1', text: 'q', delivery: { ts: '1700.1' } }, false))!;
+    const name = `reply-${entry.id}.md`;
+    await ledger.saveReply(entry.id, [{ text: 'The reply is long', file: { name, content: 'x'.repeat(9_000), language: 'markdown' } }]);
+    slack.threads.set('1700.1', [{ ts: '1700.5', bot_id: 'BBOT', text: 'The reply is long', files: [{ id: 'FPOSTED', name }] }]);
+    const uploadsBefore = slack.callsTo('files.getUploadURLExternal').length;
+    await expect.poll(() => db.prisma.inboxEntry.findUnique({ where: { id: BigInt(entry.id) } }).then((r) => r?.status)).toBe('answered');
+    expect(slack.callsTo('files.getUploadURLExternal')).toHaveLength(uploadsBefore);
+    expect((await db.prisma.outboxChunk.findMany({ where: { inboxId: BigInt(entry.id) } })).map((c) => c.platformMessageId)).toEqual(['FPOSTED']);
   });
 
   it('never sends the bot token to a file URL on another host', async () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +35,21 @@ describe('the console with MCP tools', () => {
     expect(run.stdout).toBe('Summary: # The workspace\n');
     expect(fake.requests[1]!.messages.at(-1)!.content).toContain('[FILE] README.md');
     expect(fake.rejections).toEqual([]);
+  });
+
+  it('writes the whole stored result of an earlier tool run to a file with /result', async () => {
+    fake.requests.length = 0;
+    fake.enqueue({ toolCalls: [{ id: 'read', name: 'fs__read_text_file', arguments: '{"path":"README.md"}' }] }, { content: 'Read it.' });
+    await runSpool(['chat', '--session', `result-${Date.now()}`], { env: { ...env, MCP_CONFIG: 'mcp.example.json' }, input: 'read the readme\n' });
+    const id = fake.requests[1]!.messages.at(-1)!.tool_call_id!;
+    const path = join(dataDir, 'readme-result.txt');
+    const run = await runSpool(['chat', '--session', `result-${Date.now()}`], { env: { ...env, MCP_CONFIG: 'mcp.example.json' }, input: `/result ${id} ${path}\n/result call_unknown ${path}\n` });
+    const readme = await readFile('workspace/README.md', 'utf8');
+    expect(run.stdout).toBe(
+      `The full result of fs__read_text_file (${id}): ${readme.length} characters. Written to ${path}.\nNo tool run with tool_call_id "call_unknown" in this channel. Recall shows the ids.\n`,
+    );
+    expect(await readFile(path, 'utf8')).toBe(readme);
+    expect(fake.requests).toHaveLength(2);
   });
 
   it('recovers a conversation whose process was killed between a tool call and its result', async () => {

@@ -64,7 +64,7 @@ describe('the inbox', () => {
     const lane = message().lane;
     const done = (await ledger.record(message({ lane }), false))!;
     const pending = (await ledger.record(message({ lane }), false))!;
-    await ledger.saveReply(done.id, ['reply']);
+    await ledger.saveReply(done.id, [{ text: 'reply' }]);
     await ledger.finish(done.id, 'answered');
     const longAgo = new Date(Date.now() - 8 * 86_400_000);
     await db.prisma.inboxEntry.updateMany({ where: { id: { in: [BigInt(done.id), BigInt(pending.id)] } }, data: { receivedAt: longAgo } });
@@ -99,9 +99,9 @@ describe('lane leases', () => {
 
   it('keeps a reply once, with the platform id of each chunk posted', async () => {
     const entry = (await ledger.record(message(), false))!;
-    const [first, second] = await ledger.saveReply(entry.id, ['one', 'two']);
+    const [first, second] = await ledger.saveReply(entry.id, [{ text: 'one' }, { text: 'two' }]);
     await ledger.markPosted(first!.id, 'ts-1');
-    expect(await ledger.saveReply(entry.id, ['other', 'chunks'])).toEqual([
+    expect(await ledger.saveReply(entry.id, [{ text: 'other' }, { text: 'chunks' }])).toEqual([
       { id: first!.id, seq: 0, text: 'one', platformMessageId: 'ts-1' },
       { id: second!.id, seq: 1, text: 'two' },
     ]);

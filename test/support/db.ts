@@ -41,6 +41,6 @@ export function uniqueKey(overrides: Partial<ConversationKey> = {}): Conversatio
 export function testPipeline(db: Database, agent: Agent, options: Partial<PipelineOptions> = {}): InboundPipeline {
   return new InboundPipeline(
     { agent, inbox: new DeliveryLedger(db.prisma), search: testSearch(db), files: fileReader({ binaryMaxBytes: 1_000_000 }), logger: silentLogger },
-    { holder: `test-${randomUUID()}`, leaseMs: 3_000, pollMs: 200, maxAttempts: 3, files: { maxBytes: 1_000_000, maxPerMessage: 3 }, ...options },
+    { holder: `test-${randomUUID()}`, leaseMs: 3_000, pollMs: 200, maxAttempts: 3, files: { maxBytes: 1_000_000, maxPerMessage: 3 }, replyFileChars: 8_000, ...options },
   );
 }

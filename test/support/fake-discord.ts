@@ -10,12 +10,24 @@ export interface DiscordCall {
   /** Decoded path below /api/v10 (the @original segment arrives URL-encoded). */
   path: string;
   body: Record<string, unknown> | undefined;
+  /** Files sent with a multipart request, as Discord takes attachments. */
+  files?: Array<{ name: string; content: string }>;
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A request's JSON body, from payload_json when it is multipart, with the files sent beside it. */
+async function parseRequest(req: IncomingMessage): Promise<{ body?: Record<string, unknown>; files?: DiscordCall['files'] }> {
+  const raw = await readBody(req);
+  const type = req.headers['content-type'] ?? '';
+  if (!type.startsWith('multipart/form-data')) return { body: raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined };
+  const form = await new Response(raw, { headers: { 'content-type': type } }).formData();
+  const files = await Promise.all([...form.entries()].filter(([key]) => key.startsWith('files[')).map(async ([, file]) => ({ name: (file as File).name, content: await (file as File).text() })));
+  return { body: JSON.parse(String(form.get('payload_json'))) as Record<string, unknown>, files };
 }
 
 let snowflake = 200_000_000_000_000_000n;
@@ -195,8 +207,7 @@ export class FakeDiscord {
   }
 
   private async route(req: IncomingMessage): Promise<{ status: number; body?: unknown; headers?: Record<string, string> }> {
-    const raw = await readBody(req);
-    const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
+    const { body, files } = await parseRequest(req);
     const path = decodeURIComponent((req.url ?? '').split('?')[0]!).replace(/^\/api\/v10/, '');
     const method = req.method ?? 'GET';
     // Refused before anything happens, as Discord refuses a rate-limited call: nothing was created.
@@ -209,7 +220,7 @@ export class FakeDiscord {
       this.refusedCalls.push({ method, path, body });
       return { status: refused, body: { message: 'upstream error', code: 0 } };
     }
-    this.calls.push({ method, path, body });
+    this.calls.push({ method, path, body, ...(files ? { files } : {}) });
     const token = /^\/webhooks\/\d+\/([^/]+)/.exec(path)?.[1];
     if (token && this.expiredTokens.has(token)) return { status: 401, body: { message: 'Invalid Webhook Token', code: 50027 } };
 

@@ -31,7 +31,7 @@ function parseArgs(body: string, contentType = ''): Record<string, unknown> {
 export class FakeSlack {
   readonly calls: SlackCall[] = [];
   /** conversations.replies answers, by thread ts; replies the app posts are added, with their metadata. */
-  readonly threads = new Map<string, Array<{ ts: string; user?: string; bot_id?: string; text: string; metadata?: unknown }>>();
+  readonly threads = new Map<string, Array<{ ts: string; user?: string; bot_id?: string; text: string; metadata?: unknown; files?: Array<{ id: string; name: string }> }>>();
   /** Whether assistant.threads.setStatus is allowed for this app. */
   statusApi = true;
   /** Web API calls to refuse (429 with Retry-After, or 5xx), decided per call; refused ones are kept apart. */
@@ -40,6 +40,8 @@ export class FakeSlack {
   /** Files served as Slack's file host serves them, to the bot token only; and every download asked for. */
   private readonly files = new Map<string, Buffer>();
   readonly downloads: Array<{ path: string; authorization?: string }> = [];
+  /** Files the app uploaded (files.uploadV2: an upload URL, the bytes, then completion), by file id. */
+  readonly uploads = new Map<string, { filename: string; snippetType?: string; body?: string; completed?: Record<string, unknown> }>();
   private server?: Server;
   private readonly sockets = new WebSocketServer({ noServer: true });
   private socket?: WebSocket;
@@ -65,6 +67,13 @@ export class FakeSlack {
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
       if (req.url?.startsWith('/files/')) return this.download(req, res);
+      if (req.url?.startsWith('/upload/')) {
+        const upload = this.uploads.get(req.url.slice('/upload/'.length));
+        return void readBody(req).then((body) => {
+          if (upload) upload.body = body;
+          res.writeHead(upload ? 200 : 404).end('OK');
+        });
+      }
       void this.handle(req).then((body) => {
         if ('refused' in body) {
           const { status, headers } = body.refused as { status: number; headers?: Record<string, string> };
@@ -176,6 +185,28 @@ export class FakeSlack {
         const oldest = Number(args.oldest ?? 0);
         const messages = (this.threads.get(String(args.ts)) ?? []).filter((m) => Number(m.ts) >= oldest);
         return { ok: true, messages: args.include_all_metadata ? messages : messages.map(({ metadata: _, ...m }) => m), has_more: false };
+      }
+      case 'conversations.open':
+        return { ok: true, channel: { id: `D${String(args.users)}` } };
+      case 'files.getUploadURLExternal': {
+        const id = `F${randomUUID().slice(0, 8).toUpperCase()}`;
+        this.uploads.set(id, { filename: String(args.filename), snippetType: args.snippet_type === undefined ? undefined : String(args.snippet_type) });
+        return { ok: true, upload_url: `http://127.0.0.1:${this.port}/upload/${id}`, file_id: id };
+      }
+      case 'files.completeUploadExternal': {
+        const files = (typeof args.files === 'string' ? JSON.parse(args.files) : args.files) as Array<{ id: string; title?: string }>;
+        for (const { id } of files) {
+          const upload = this.uploads.get(id);
+          if (!upload) return { ok: false, error: 'file_not_found' };
+          upload.completed = args;
+        }
+        // Shared into the thread as one message: the comment, with the files.
+        if (args.thread_ts) {
+          const thread = this.threads.get(String(args.thread_ts)) ?? [];
+          const shared = files.map(({ id }) => ({ id, name: this.uploads.get(id)!.filename }));
+          this.threads.set(String(args.thread_ts), [...thread, { ts: this.nextTs(), bot_id: 'BBOT', text: String(args.initial_comment ?? ''), files: shared }]);
+        }
+        return { ok: true, files: files.map(({ id }) => ({ id, name: this.uploads.get(id)!.filename })) };
       }
       case 'assistant.threads.setStatus':
         return this.statusApi ? { ok: true } : { ok: false, error: 'not_allowed_token_type' };

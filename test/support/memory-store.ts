@@ -1,5 +1,5 @@
 import type { Conversation, ConversationKey, Message } from '../../src/core/ports/conversation.ts';
-import type { InboundMessage, InboxEntry, InboxPort, ReplyChunk } from '../../src/core/ports/inbox.ts';
+import type { InboundMessage, InboxEntry, InboxPort, ReplyChunk, ReplyPart } from '../../src/core/ports/inbox.ts';
 import type { StepRecords, StorePort } from '../../src/core/ports/store.ts';
 
 /**
@@ -100,8 +100,8 @@ export class MemoryInbox implements InboxPort {
     return (this.chunks.get(inboxId) ?? []).map((c) => ({ ...c }));
   }
 
-  async saveReply(inboxId: string, texts: string[]): Promise<ReplyChunk[]> {
-    if (!this.chunks.has(inboxId)) this.chunks.set(inboxId, texts.map((text, seq) => ({ id: `${inboxId}.${seq}`, seq, text })));
+  async saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]> {
+    if (!this.chunks.has(inboxId)) this.chunks.set(inboxId, parts.map((part, seq) => ({ ...part, id: `${inboxId}.${seq}`, seq })));
     return this.replyOf(inboxId);
   }
 

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout } from 'node:timers/promises';
 import { NotRecordedError, type InboundMessage, type Outbound } from '../../core/ports/inbox.ts';
 import type { Handled, InboundPipeline } from '../../core/inbound/pipeline.ts';
+import { resultAsFile } from '../../core/inbound/recall.ts';
 import type { ConsoleScreen } from './screen.ts';
 
 export interface ConsoleOptions {
@@ -37,6 +39,19 @@ export function consoleOutbound(options: Pick<ConsoleOptions, 'output' | 'screen
 /** What a person at the terminal sees first: what answers them, and how to leave. */
 export function welcomeLine(info: { model: string; database: string; tools: number }): string {
   return `Spool · model ${info.model} · ${info.database} · ${info.tools} tool${info.tools === 1 ? '' : 's'} · Ctrl-D or Ctrl-C quits\n`;
+}
+
+/** `/result <tool_call_id> <path>`: the whole stored result, written to a file; says what happened. */
+async function writeResult(pipeline: InboundPipeline, lane: InboundMessage['lane'], toolCallId: string, path: string): Promise<string> {
+  const found = await pipeline.result({ lane, user: 'local' }, toolCallId);
+  const { text, file } = resultAsFile(toolCallId, found === 'refused' ? undefined : found);
+  if (!file) return text;
+  try {
+    await writeFile(path, file.content);
+    return `${text} Written to ${path}.`;
+  } catch (error) {
+    return `Could not write ${path}: ${(error as Error).message}`;
+  }
 }
 
 /** A line typed while the database is away waits, and is stored (then answered) once it answers. */
@@ -78,7 +93,9 @@ export async function runConsole(pipeline: InboundPipeline, options: ConsoleOpti
   prompt();
   for await (const line of lines) {
     const text = line.trim();
-    if (text) {
+    const result = /^\/result\s+(\S+)\s+(.+)$/.exec(text);
+    if (result) options.output.write(`${await writeResult(pipeline, lane, result[1]!, result[2]!)}\n`);
+    else if (text) {
       const handled = await handleOnceStored(pipeline, { lane, messageKey: randomUUID(), kind: 'message', user: 'local', text, delivery: {} });
       if (handled.status !== 'accepted' || (await handled.answered) === 'failed') failed++;
     }

@@ -14,10 +14,10 @@ import {
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { Dispatcher } from 'undici';
-import { NotRecordedError, type InboundKind, type InboundMessage, type Outbound, type OutgoingChunk } from '../../core/ports/inbox.ts';
+import { NotRecordedError, type InboundKind, type InboundMessage, type Outbound, type OutgoingChunk, type ReplyFile } from '../../core/ports/inbox.ts';
 import { FAILURE_REPLY, NOT_RECORDED_REPLY, type InboundPipeline } from '../../core/inbound/pipeline.ts';
 import type { Logger } from '../../core/logger.ts';
-import { formatHits } from '../../core/inbound/recall.ts';
+import { formatHits, resultAsFile } from '../../core/inbound/recall.ts';
 import type { DiscordSettings } from './settings.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import { splitMessage } from '../shared/split-message.ts';
@@ -53,9 +53,20 @@ export const DISCORD_COMMANDS: RESTPostAPIChatInputApplicationCommandsJSONBody[]
     .setDescription('Find earlier tool runs and messages in this channel')
     .addStringOption((o) => o.setName('query').setDescription('Words to look for').setRequired(true))
     .toJSON(),
+  new SlashCommandBuilder()
+    .setName('result')
+    .setDescription('The whole result of a tool run that /recall found, as a file only you see')
+    .addStringOption((o) => o.setName('id').setDescription('The tool_call_id /recall shows').setRequired(true))
+    .toJSON(),
   new SlashCommandBuilder().setName('new').setDescription('Start a fresh conversation in this channel or thread').toJSON(),
   new SlashCommandBuilder().setName('help').setDescription('What Spool can do').toJSON(),
 ];
+
+/** A reply's file as discord.js sends it, and the attachment list that makes it the message's only one. */
+function attached(file: ReplyFile | undefined): { files?: Array<{ name: string; data: Buffer }>; attachments: { attachments?: Array<{ id: number; filename: string }> } } {
+  if (!file) return { attachments: {} };
+  return { files: [{ name: file.name, data: Buffer.from(file.content) }], attachments: { attachments: [{ id: 0, filename: file.name }] } };
+}
 
 /** Where Discord serves attachments. */
 const DISCORD_CDN_ORIGINS = ['https://cdn.discordapp.com', 'https://media.discordapp.net'];
@@ -66,6 +77,7 @@ export const DISCORD_HELP = [
   '**Spool** answers with the help of its tools.',
   '• `/ask prompt:<text>`: ask; later `/ask` calls in this channel or thread continue the conversation.',
   '• `/recall query:<text>`: earlier tool runs and messages in this channel that match (only you see them).',
+  '• `/result id:<tool_call_id>`: the whole result of a tool run /recall found, as a file only you see.',
   '• `/new`: start a fresh conversation here; the old one stays searchable.',
 ].join('\n');
 
@@ -195,9 +207,19 @@ export class DiscordAdapter {
         return;
       case 'recall':
         return this.recall(interaction);
+      case 'result':
+        return this.result(interaction);
       default:
         await interaction.reply({ content: DISCORD_HELP, flags: MessageFlags.Ephemeral });
     }
+  }
+
+  private async result(interaction: ChatInputCommandInteraction): Promise<void> {
+    const id = interaction.options.getString('id', true);
+    const found = await this.pipeline.result(this.inbound(interaction, 'message', id), id);
+    if (found === 'refused') return void (await interaction.reply({ content: DISCORD_REFUSAL, flags: MessageFlags.Ephemeral }));
+    const { text, file } = resultAsFile(id, found);
+    await interaction.reply({ content: text, flags: MessageFlags.Ephemeral, files: file ? [{ attachment: Buffer.from(file.content), name: file.name }] : [] });
   }
 
   private async recall(interaction: ChatInputCommandInteraction): Promise<void> {
@@ -215,13 +237,16 @@ export class DiscordAdapter {
     const rest = this.client.rest;
     return {
       render: (reply) => splitMessage(reply, DISCORD_MESSAGE_LIMIT),
+      postsFiles: true,
       post: async (message, chunk) => {
         const { applicationId, token } = message.delivery;
-        const body = { content: chunk.text, allowed_mentions: NO_MENTIONS };
+        // A file replaces the message's attachments: editing the original again never adds a second.
+        const { files, attachments } = attached(chunk.file);
+        const body = { content: chunk.text, allowed_mentions: NO_MENTIONS, ...attachments };
         try {
           const sent = chunk.seq === 0
-            ? await rest.patch(Routes.webhookMessage(applicationId!, token!, '@original'), { body, auth: false })
-            : await rest.post(Routes.webhook(applicationId!, token!), { body, auth: false });
+            ? await rest.patch(Routes.webhookMessage(applicationId!, token!, '@original'), { body, files, auth: false })
+            : await rest.post(Routes.webhook(applicationId!, token!), { body, files, auth: false });
           return (sent as { id: string }).id;
         } catch (error) {
           // Only /ask outlives its token publicly; anything else would leak or make no sense in the channel.
@@ -249,11 +274,15 @@ export class DiscordAdapter {
     this.logger.warn('Discord: interaction expired before the reply was ready; posting it to the channel', { interaction: message.messageKey });
     // The same nonce for the same chunk on every attempt: with enforce_nonce, Discord answers a
     // repeat (a crash between posting and recording it) with the message it already created.
-    const post = (content: string, part: string) =>
-      this.client.rest.post(Routes.channelMessages(message.lane.channel), {
-        body: { content, allowed_mentions: { parse: [], users: [message.user] }, ...(chunk.inboxId ? { nonce: channelNonce(chunk.inboxId, part), enforce_nonce: true } : {}) },
+    const post = (content: string, part: string, file?: ReplyFile) => {
+      const { files, attachments } = attached(file);
+      const nonce = chunk.inboxId ? { nonce: channelNonce(chunk.inboxId, part), enforce_nonce: true } : {};
+      return this.client.rest.post(Routes.channelMessages(message.lane.channel), {
+        body: { content, allowed_mentions: { parse: [], users: [message.user] }, ...nonce, ...attachments },
+        files,
       }) as Promise<{ id: string }>;
+    };
     if (chunk.seq === 0) await post(`<@${message.user}>, your \`/ask\` took longer than Discord waits for a reply, so here it is:`, 'intro');
-    return (await post(chunk.text, String(chunk.seq))).id;
+    return (await post(chunk.text, String(chunk.seq), chunk.file)).id;
   }
 }

@@ -3,12 +3,12 @@ import { App, HTTPReceiver, LogLevel, webApi, type Logger as BoltLogger } from '
 import type { WebClient } from '@slack/web-api';
 import slackifyMarkdown from 'slackify-markdown';
 import type { Dispatcher } from 'undici';
-import type { InboundFile, InboundMessage, Outbound } from '../../core/ports/inbox.ts';
+import type { InboundFile, InboundMessage, Outbound, ReplyFile } from '../../core/ports/inbox.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { InboundPipeline } from '../../core/inbound/pipeline.ts';
 import { fetchThrough } from '../../proxy.ts';
-import { formatHits } from '../../core/inbound/recall.ts';
+import { formatHits, resultAsFile } from '../../core/inbound/recall.ts';
 import type { SlackSettings } from './settings.ts';
 import { splitMessage } from '../shared/split-message.ts';
 import { AckAfterListenerReceiver } from './socket-receiver.ts';
@@ -159,11 +159,12 @@ export class SlackAdapter {
       await ack();
       const [verb = 'help', ...rest] = command.text.trim().split(/\s+/);
       const query = rest.join(' ');
+      const lane = { platform: 'slack', workspace: command.team_id, channel: command.channel_id, thread: '' };
+      if (verb === 'result' && query) return this.sendResult(lane, command.user_id, query, respond);
       if (verb !== 'recall' || !query) {
         await respond({ response_type: 'ephemeral', text: SLACK_HELP });
         return;
       }
-      const lane = { platform: 'slack', workspace: command.team_id, channel: command.channel_id, thread: '' };
       const hits = await this.pipeline.recall({ lane, user: command.user_id }, query);
       const text = hits ? formatHits(query, hits) : SLACK_REFUSAL;
       for (const chunk of splitMessage(text, SLACK_MESSAGE_LIMIT)) await respond({ response_type: 'ephemeral', text: chunk });
@@ -240,7 +241,9 @@ export class SlackAdapter {
     const client = this.app.client;
     return {
       render: toSlackMessages,
+      postsFiles: true,
       post: async ({ lane }, chunk) => {
+        if (chunk.file) return this.upload(client, lane, chunk.text, chunk.file);
         const metadata = chunk.inboxId ? { event_type: REPLY_EVENT, event_payload: { inbox: chunk.inboxId, seq: chunk.seq } } : undefined;
         const sent = await client.chat.postMessage({ channel: lane.channel, thread_ts: lane.thread, text: chunk.text, unfurl_links: false, metadata });
         return sent.ts ?? '';
@@ -248,6 +251,8 @@ export class SlackAdapter {
       findPosted: async ({ lane, delivery }, chunk) => {
         const replies = await client.conversations.replies({ channel: lane.channel, ts: lane.thread, oldest: delivery.ts, include_all_metadata: true, limit: 200 });
         const payload = (m: { metadata?: { event_type?: string; event_payload?: Record<string, unknown> } }) => m.metadata?.event_type === REPLY_EVENT && m.metadata.event_payload;
+        // An upload carries no metadata: its file's name, unique to the reply, finds it.
+        if (chunk.file) return replies.messages?.flatMap((m) => m.files ?? []).find((f) => f.name === chunk.file!.name)?.id;
         return replies.messages?.find((m) => {
           const p = payload(m);
           return p && String(p.inbox) === chunk.inboxId && Number(p.seq) === chunk.seq;
@@ -266,6 +271,26 @@ export class SlackAdapter {
       // Mentioned into a thread that already has messages: what was said before, so it has the context.
       threadContext: (message) => (message.lane.thread === message.delivery.ts ? Promise.resolve(undefined) : this.withThreadHistory(client, message)),
     };
+  }
+
+  /** A stored result, whole, as a file in a direct message to the person who asked: it never lands in the channel. */
+  private async sendResult(lane: InboundMessage['lane'], user: string, toolCallId: string, respond: (message: { response_type: 'ephemeral'; text: string }) => Promise<unknown>): Promise<void> {
+    const found = await this.pipeline.result({ lane, user }, toolCallId);
+    if (found === 'refused') return void (await respond({ response_type: 'ephemeral', text: SLACK_REFUSAL }));
+    const { text, file } = resultAsFile(toolCallId, found);
+    if (!file) return void (await respond({ response_type: 'ephemeral', text }));
+    const client = this.app.client;
+    const dm = await client.conversations.open({ users: user });
+    await this.upload(client, { channel: dm.channel?.id ?? user }, text, file);
+    await respond({ response_type: 'ephemeral', text: 'Sent you the full result in a direct message.' });
+  }
+
+  /** A file with its message, in a thread or a DM; returns the file's id. */
+  private async upload(client: WebClient, where: { channel: string; thread?: string }, text: string, file: ReplyFile): Promise<string> {
+    const upload = { initial_comment: text, filename: file.name, title: file.name, content: file.content, ...(file.language ? { snippet_type: file.language } : {}) };
+    const sent = await client.files.uploadV2(where.thread ? { ...upload, channel_id: where.channel, thread_ts: where.thread } : { ...upload, channel_id: where.channel });
+    const [completed] = (sent as { files?: Array<{ files?: Array<{ id?: string }> }> }).files ?? [];
+    return completed?.files?.[0]?.id ?? file.name;
   }
 
   private async withThreadHistory(client: WebClient, message: InboundMessage): Promise<string | undefined> {
@@ -304,5 +329,6 @@ export class SlackAdapter {
 export const SLACK_HELP = [
   '*Spool* answers in threads. Mention me in a channel, or message me directly; in a thread I have joined, just keep talking.',
   '• `/spool recall <words>`: earlier tool runs and messages in this channel that match (only you see the answer).',
+  '• `/spool result <tool_call_id>`: the whole result of a tool run recall found, as a file in a direct message.',
   '• `/spool help`: this message.',
 ].join('\n');

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { FAILURE_REPLY, InboundPipeline } from './pipeline.ts';
-import { NotRecordedError, type InboundMessage, type Outbound } from '../ports/inbox.ts';
+import { NotRecordedError, type InboundMessage, type Outbound, type OutgoingChunk } from '../ports/inbox.ts';
 import type { TurnResult, TurnRunner } from '../ports/turns.ts';
 import { silentLogger } from '../../../test/support/logger.ts';
 import { MemoryInbox } from '../../../test/support/memory-store.ts';
 
 /** A platform that keeps what was posted, and says it found nothing a crashed process posted. */
 function recordingOutbound() {
-  const posted: Array<{ inboxId?: string; seq: number; text: string }> = [];
+  const posted: OutgoingChunk[] = [];
   const refused: string[] = [];
   const outbound: Outbound = {
     render: (reply) => reply.match(/[^]{1,10}/g) ?? [''],
@@ -44,7 +44,7 @@ const message = (key: string, text: string, thread = 't1', user = 'U1'): Inbound
 });
 
 function pipelineOver(inbox: MemoryInbox, agent: TurnRunner, maxAttempts = 3) {
-  return new InboundPipeline({ agent, inbox, search: { searchHistory: async () => [] }, logger: silentLogger }, { holder: 'me', leaseMs: 5_000, pollMs: 50, maxAttempts, files: { maxBytes: 1_000, maxPerMessage: 2 } });
+  return new InboundPipeline({ agent, inbox, search: { searchHistory: async () => [], storedResult: async () => undefined }, logger: silentLogger }, { holder: 'me', leaseMs: 5_000, pollMs: 50, maxAttempts, files: { maxBytes: 1_000, maxPerMessage: 2 }, replyFileChars: 8_000 });
 }
 
 const until = async (condition: () => boolean) => {
@@ -71,6 +71,20 @@ describe('InboundPipeline over an in-memory inbox', () => {
     expect(posted.map((p) => p.text).join('')).toBe('re: first questionre: second');
     expect(inbox.rows.map((r) => r.status)).toEqual(['answered', 'answered']);
     await pipeline.stop(0);
+  });
+
+  it('posts a reply longer than replyFileChars as one file where the platform posts files, and as messages where not', async () => {
+    const long = 'x'.repeat(8_001);
+    for (const postsFiles of [true, false]) {
+      const inbox = new MemoryInbox();
+      const { outbound, posted } = recordingOutbound();
+      const pipeline = pipelineOver(inbox, { runTurn: async () => ({ reply: long, status: 'ok' }) });
+      pipeline.register('test', { ...outbound, postsFiles });
+      const handled = await pipeline.handleIncoming(message('m1', 'everything'), { waitForReply: true });
+      expect(handled.status === 'accepted' && (await handled.answered)).toBe('ok');
+      if (postsFiles) expect(posted).toEqual([{ inboxId: '1', seq: 0, text: expect.stringContaining('8,001 characters'), file: { name: 'reply-1.md', content: long, language: 'markdown' } }]);
+      else expect(posted.map((p) => p.text).join('')).toBe(long);
+    }
   });
 
   it('refuses whom the allow-lists leave out, privately, and runs no turn for them', async () => {
@@ -112,7 +126,7 @@ describe('InboundPipeline over an in-memory inbox', () => {
   it('posts a reply stored before a crash without running its turn again', async () => {
     const inbox = new MemoryInbox();
     const entry = (await inbox.record(message('m1', 'asked before the crash'), false))!;
-    await inbox.saveReply(entry.id, ['stored ', 'reply']);
+    await inbox.saveReply(entry.id, [{ text: 'stored ' }, { text: 'reply' }]);
     const { outbound, posted } = recordingOutbound();
     const pipeline = pipelineOver(inbox, { runTurn: () => Promise.reject(new Error('the turn ran again')) });
     pipeline.register('test', outbound);

@@ -3,10 +3,11 @@ import { NotRecordedError, type InboundMessage, type InboxEntry, type InboxPort,
 import { permits, type Access } from './access.ts';
 import { withLogFields, type Logger } from '../logger.ts';
 import { wellFormed } from '../well-formed.ts';
-import type { HistoryHit, HistorySearchPort } from '../ports/history.ts';
+import type { HistoryHit, HistorySearchPort, StoredResult } from '../ports/history.ts';
 import type { TurnRunner } from '../ports/turns.ts';
 import type { FileReader } from '../ports/files.ts';
 import { readSharedFiles, type FileLimits } from './shared-files.ts';
+import { replyAsFile } from './reply-file.ts';
 
 export const FAILURE_REPLY = 'Sorry, something went wrong on my side. Please try again.';
 /** To someone whose message could not be stored, where the platform will not send it again (Discord). */
@@ -24,6 +25,8 @@ export interface PipelineOptions {
   maxAttempts: number;
   /** What of the files shared with a message is read. */
   files: FileLimits;
+  /** A longer reply is posted as a file, where the platform posts files. */
+  replyFileChars: number;
 }
 
 export interface PipelineDeps {
@@ -117,6 +120,12 @@ export class InboundPipeline {
     return this.deps.search.searchHistory(who.lane, { text: query, maxResults: 10 });
   }
 
+  /** A stored result in full for a person, behind the same allow-lists as their messages; 'refused' when they may not. */
+  async result(who: Pick<InboundMessage, 'lane' | 'user' | 'roles'>, toolCallId: string): Promise<StoredResult | 'refused' | undefined> {
+    if (!permits(this.platform(who.lane.platform).access, who)) return 'refused';
+    return this.deps.search.storedResult(who.lane, toolCallId);
+  }
+
   /** Starts taking over lanes: at once (what an earlier run left pending), then every `pollMs`. */
   start(): void {
     const every = (ms: number, task: () => Promise<void>) => {
@@ -202,14 +211,15 @@ export class InboundPipeline {
         else {
           const reply = await this.reply(entry, outbound, signal);
           outcome = reply.outcome;
-          chunks = await inbox.saveReply(entry.id, outbound.render(reply.text));
+          const asFile = outbound.postsFiles && reply.text.length > this.options.replyFileChars;
+          chunks = await inbox.saveReply(entry.id, asFile ? [replyAsFile(reply.text, entry.id)] : outbound.render(reply.text).map((text) => ({ text })));
         }
       } finally {
         await clearWorking();
       }
       for (const chunk of chunks) {
         if (chunk.platformMessageId) continue;
-        const outgoing = { inboxId: entry.id, seq: chunk.seq, text: chunk.text };
+        const outgoing = { inboxId: entry.id, seq: chunk.seq, text: chunk.text, ...(chunk.file ? { file: chunk.file } : {}) };
         // A chunk stored before this attempt may have been posted by a process that died before recording it.
         const found = stored.length > 0 ? await outbound.findPosted?.(entry, outgoing) : undefined;
         await inbox.markPosted(chunk.id, found ?? (await outbound.post(entry, outgoing)));

@@ -1,4 +1,5 @@
-import type { HistoryHit } from '../ports/history.ts';
+import type { HistoryHit, StoredResult } from '../ports/history.ts';
+import type { ReplyPart } from '../ports/inbox.ts';
 
 const LABEL: Record<HistoryHit['kind'], string> = {
   user: 'USER',
@@ -24,4 +25,11 @@ export function formatHits(query: string, hits: HistoryHit[]): string {
     return lines.join('\n');
   });
   return `${hits.length} match${hits.length === 1 ? '' : 'es'} for "${query}", newest first:\n\n${blocks.join('\n\n')}`;
+}
+
+/** A stored result as a message and the file that holds it, for `/spool result` and its kin; only the message when there is none. */
+export function resultAsFile(toolCallId: string, result: StoredResult | undefined): ReplyPart {
+  if (!result) return { text: `No tool run with tool_call_id "${toolCallId}" in this channel. Recall shows the ids.` };
+  const name = `${toolCallId.replace(/[^\w.-]/g, '_')}.txt`;
+  return { text: `The full result of ${result.toolName} (${toolCallId}): ${result.content.length.toLocaleString('en-US')} characters.`, file: { name, content: result.content } };
 }

@@ -13,5 +13,6 @@ export function deliverySettings(r: SettingsReader): DeliverySettings {
     pollMs: 1_000,
     maxAttempts: 3,
     files: { maxBytes: r.int('FILE_MAX_BYTES', 20_000_000), maxPerMessage: r.int('FILES_MAX_PER_MESSAGE', 10) },
+    replyFileChars: r.int('REPLY_FILE_CHARS', 8_000),
   };
 }

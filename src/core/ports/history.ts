@@ -28,7 +28,15 @@ export interface HistoryQuery {
   excludeTurn?: { conversationId: string; turn: number };
 }
 
+/** A tool run's whole result, as stored. */
+export interface StoredResult {
+  toolName: string;
+  content: string;
+}
+
 export interface HistorySearchPort {
   /** Entries from the channel of `scope` (all its threads, nothing else), newest first. */
   searchHistory(scope: ChannelScope, query: HistoryQuery): Promise<HistoryHit[]>;
+  /** The whole stored result of a tool call in the channel of `scope`, by the id recall shows. */
+  storedResult(scope: ChannelScope, toolCallId: string): Promise<StoredResult | undefined>;
 }

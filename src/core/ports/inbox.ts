@@ -61,10 +61,24 @@ export interface InboxEntry extends InboundMessage {
   attempts: number;
 }
 
-export interface ReplyChunk {
+/** A reply longer than a few messages, posted as one file. */
+export interface ReplyFile {
+  /** Unique to its reply, so that a file posted before a crash is recognised. */
+  name: string;
+  content: string;
+  /** A code-only reply's language, for the platform's highlighting. */
+  language?: string;
+}
+
+/** One message of a reply, with the file it carries, if any. */
+export interface ReplyPart {
+  text: string;
+  file?: ReplyFile;
+}
+
+export interface ReplyChunk extends ReplyPart {
   id: string;
   seq: number;
-  text: string;
   /** Set once the platform accepted it. */
   platformMessageId?: string;
 }
@@ -88,30 +102,31 @@ export interface InboxPort {
   /** Points the lane at a new conversation. */
   startConversation(entry: InboxEntry): Promise<void>;
   replyOf(inboxId: string): Promise<ReplyChunk[]>;
-  saveReply(inboxId: string, chunks: string[]): Promise<ReplyChunk[]>;
+  saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]>;
   markPosted(chunkId: string, platformMessageId: string): Promise<void>;
   finish(inboxId: string, status: 'answered' | 'failed'): Promise<void>;
   retryLater(inboxId: string, delayMs: number): Promise<void>;
 }
 
 /** One message to post: chunk `seq` of the reply to inbox row `inboxId` (none for a failure notice). */
-export interface OutgoingChunk {
+export interface OutgoingChunk extends ReplyPart {
   inboxId?: string;
   seq: number;
-  text: string;
 }
 
 /** What a platform does for the pipeline. */
 export interface Outbound {
   /** The reply as the platform's messages, each within its size limit. */
   render(reply: string): string[];
+  /** It posts a file with a message: a reply longer than a few messages goes as one file. */
+  postsFiles?: boolean;
   /** Posts one chunk; returns the platform's id for it. */
   post(message: InboundMessage, chunk: OutgoingChunk): Promise<string>;
   /**
    * The platform id of a chunk that a crashed process may have posted without recording it, where
    * the platform can tell. A chunk it cannot find is posted.
    */
-  findPosted?(message: InboundMessage, chunk: Required<Omit<OutgoingChunk, 'text'>>): Promise<string | undefined>;
+  findPosted?(message: InboundMessage, chunk: OutgoingChunk & { inboxId: string }): Promise<string | undefined>;
   /** Tells the sender, privately, that Spool is not enabled for them here. */
   refuse(message: InboundMessage): Promise<void>;
   /** Shows that Spool is working; resolves to the function that clears it. Never throws. */
