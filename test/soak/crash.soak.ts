@@ -3,7 +3,8 @@
  * events, a real slow MCP tool and the strict fake model, SIGKILLed at random moments and
  * restarted, while several threads keep talking and unacknowledged events are retried as Slack
  * does (with a duplicate delivery now and then). At the end every acknowledged message must be
- * answered exactly once, in order within its thread.
+ * answered exactly once, in order within its thread. Odd threads ask for long answers, which are
+ * posted as file uploads: no upload may be posted twice either.
  *
  * SOAK_KILLS (default 30), SOAK_THREADS (default 4), SOAK_DB=postgres|embedded (default postgres),
  * SOAK_KILL=process|group (default process): `group` kills the bot's whole process group (its
@@ -49,6 +50,8 @@ beforeAll(async () => {
     MCP_CONFIG: join(dir, 'mcp.json'),
     DATA_DIR: join(dir, 'data'),
     LEASE_TTL_MS: '2000',
+    // "answer to <an odd thread's long question>" is longer: it goes as an upload.
+    REPLY_FILE_CHARS: '80',
     ...(scratch ? { DATABASE_URL: scratch.url } : {}),
   };
 });
@@ -68,7 +71,7 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
     const talk = async (t: number) => {
       const root = slackTs();
       for (let m = 1; kills < KILLS; m++) {
-        const text = `t${t} m${m}`;
+        const text = `t${t} m${m}${t % 2 ? ` ${'please answer at length '.repeat(3)}`.trimEnd() : ''}`;
         const body =
           m === 1
             ? eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> ${text}`, ts: root, channel: CHANNEL })
@@ -95,7 +98,12 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
     };
     const [, ...roots] = await Promise.all([crash(), ...Array.from({ length: THREADS }, (_, t) => talk(t))]);
 
-    const replies = (root: string) => slack.callsTo('chat.postMessage').filter((m) => m.thread_ts === root).map((m) => String(m.text));
+    const uploaded = (root: string) =>
+      slack.callsTo('files.completeUploadExternal').filter((c) => c.thread_ts === root).map((c) => {
+        const files = (typeof c.files === 'string' ? JSON.parse(c.files) : c.files) as Array<{ id: string }>;
+        return slack.uploads.get(files[0]!.id)!.body ?? '';
+      });
+    const replies = (root: string) => [...slack.callsTo('chat.postMessage').filter((m) => m.thread_ts === root).map((m) => String(m.text)), ...uploaded(root)];
     const answered = () => roots.every((root, t) => replies(root).length >= acked[t]!.length);
     await slack.waitFor(answered, 180_000).catch(() => {});
     bot!.child.kill('SIGTERM');
@@ -108,9 +116,11 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
     const duplicates = got.flatMap((texts) => texts.filter((text, i) => texts.indexOf(text) !== i)).length;
     const outOfOrder = got.filter((texts, t) => JSON.stringify(texts.filter((x) => expected[t]!.includes(x))) !== JSON.stringify(expected[t]!.filter((x) => texts.includes(x)))).length;
     const deaf = got.filter((texts, t) => texts.length === 0 && expected[t]!.length > 0).length;
-    console.log(`soak: ${kills} kills, ${sent} messages acknowledged, ${lost} lost, ${duplicates} duplicates, ${outOfOrder} threads out of order, ${deaf} deaf threads, ${llm.rejections.length} rejected requests`);
+    const uploads = roots.flatMap(uploaded).length;
+    console.log(`soak: ${kills} kills, ${sent} messages acknowledged (${uploads} answers uploaded as files), ${lost} lost, ${duplicates} duplicates, ${outOfOrder} threads out of order, ${deaf} deaf threads, ${llm.rejections.length} rejected requests`);
 
     expect({ lost, duplicates, outOfOrder, deaf, rejections: llm.rejections }).toEqual({ lost: 0, duplicates: 0, outOfOrder: 0, deaf: 0, rejections: [] });
+    expect(uploads).toBeGreaterThan(0);
     expect(got).toEqual(expected);
     expect(exit.code).toBe(0);
   });

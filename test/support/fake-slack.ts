@@ -19,6 +19,16 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The file a multipart upload carries (Slack's SDK posts it as a form), or the raw body. */
+async function uploadedFile(req: IncomingMessage): Promise<string> {
+  const raw = await readBody(req);
+  const type = req.headers['content-type'] ?? '';
+  if (!type.startsWith('multipart/form-data')) return raw;
+  const form = await new Response(raw, { headers: { 'content-type': type } }).formData();
+  const file = [...form.values()].find((value): value is File => typeof value !== 'string');
+  return file ? file.text() : raw;
+}
+
 function parseArgs(body: string, contentType = ''): Record<string, unknown> {
   if (contentType.includes('application/json')) return body ? (JSON.parse(body) as Record<string, unknown>) : {};
   return Object.fromEntries(new URLSearchParams(body));
@@ -69,7 +79,7 @@ export class FakeSlack {
       if (req.url?.startsWith('/files/')) return this.download(req, res);
       if (req.url?.startsWith('/upload/')) {
         const upload = this.uploads.get(req.url.slice('/upload/'.length));
-        return void readBody(req).then((body) => {
+        return void uploadedFile(req).then((body) => {
           if (upload) upload.body = body;
           res.writeHead(upload ? 200 : 404).end('OK');
         });
