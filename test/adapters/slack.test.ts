@@ -458,6 +458,15 @@ describe('files shared in Slack', () => {
     expect(log.slice(found!.offset!).startsWith('disk full on /dev/sdz')).toBe(true);
   });
 
+  it('answers a top-level mention with a file that Slack sent only as a message event', async () => {
+    const ch = channel();
+    llm.fallback = grepper;
+    const note = slack.shareFile('note.txt', Buffer.from('the deploy is at noon'), 'text/plain');
+    await post(eventBody({ type: 'message', subtype: 'file_share', channel_type: 'channel', user: 'U1', text: `<@${BOT_USER}> when?`, ts: '300.1', channel: ch, files: [note] }));
+    await slack.waitFor(() => repliesIn(ch).length === 1);
+    expect(repliesIn(ch)[0]).toMatchObject({ thread_ts: '300.1', text: 'shown: the deploy is at noon' });
+  });
+
   it('keeps a CSV over the store cap up to the cap, with the marker the model reads', async () => {
     const ch = channel();
     await startThread(ch);

@@ -147,12 +147,14 @@ export class SlackAdapter {
       const files = 'files' in message ? (message.files as SlackFile[] | undefined) : undefined;
       const threadTs = 'thread_ts' in message ? message.thread_ts : undefined;
       const isDirect = message.channel_type === 'im';
-      // In a channel, a top-level message is for Spool only with a mention, which arrives as app_mention.
-      if (!isDirect && !threadTs) return;
-      // A thread follow-up is for Spool only in a thread it takes part in; a mention there is the
-      // same inbox row as its app_mention delivery.
+      // A mention arrives as app_mention too, and is the same inbox row; but Slack sends a mention
+      // with a file only as this message event now and then, so the mention is honoured here too.
+      const mentioned = this.botUserId !== '' && text.includes(`<@${this.botUserId}>`);
+      // In a channel, a top-level message is for Spool only with a mention.
+      if (!isDirect && !threadTs && !mentioned) return;
+      // A thread follow-up is for Spool only in a thread it takes part in.
       if (!user) return;
-      await this.receive({ team: body.team_id, channel, user, text, ts, threadTs, files }, !isDirect);
+      await this.receive({ team: body.team_id, channel, user, text, ts, threadTs, files }, !isDirect && !mentioned);
     });
 
     this.app.command('/spool', async ({ command, ack, respond }) => {
