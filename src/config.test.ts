@@ -124,3 +124,19 @@ describe('.env.example', () => {
     expect(plain(Object.fromEntries(shown.filter(([, value]) => value !== '')))).toEqual(plain({}));
   });
 });
+
+describe('POLICY_FILE', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'spool-policy-'));
+
+  it('is read once at startup, and every bad entry is named by its path', () => {
+    const good = join(dir, 'good.json');
+    writeFileSync(good, JSON.stringify({ rules: [{ match: { platform: 'slack', channel: 'C1' }, tools: ['fs__*'] }] }));
+    expect(loadConfig({ ...base, POLICY_FILE: good }).delivery.policy).toEqual({ rules: [{ match: { platform: 'slack', channel: 'C1' }, tools: ['fs__*'] }] });
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ rules: [{ match: { channel: 'C1' }, tools: [1] }, { match: {}, model: 2 }] }));
+    expect(problems({ POLICY_FILE: bad })).toEqual(['POLICY_FILE: rules[0].tools[0]: must be a non-empty string', 'POLICY_FILE: rules[1].model: must be a non-empty string']);
+    writeFileSync(bad, '{ rules: [');
+    expect(problems({ POLICY_FILE: bad })[0]).toMatch(/^POLICY_FILE is not valid JSON: /);
+    expect(problems({ POLICY_FILE: join(dir, 'missing.json') })[0]).toMatch(/^POLICY_FILE could not be read \(ENOENT/);
+  });
+});

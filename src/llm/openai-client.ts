@@ -105,7 +105,7 @@ export function chatRequestBody(
     function: { name: t.name, description: t.description, parameters: t.parameters },
   }));
   return {
-    model: options.model,
+    model: request.model ?? options.model,
     [tokenParam]: request.maxTokens ?? options.maxTokens,
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
     ...(options.reasoningEffort === undefined ? {} : { reasoning_effort: options.reasoningEffort }),

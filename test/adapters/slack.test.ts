@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SlackAdapter, SLACK_MESSAGE_LIMIT, SLACK_REFUSAL, type SlackAdapterConfig } from '../../src/adapters/slack/slack-adapter.ts';
-import type { InboundPipeline } from '../../src/core/inbound/pipeline.ts';
+import type { InboundPipeline, PipelineOptions } from '../../src/core/inbound/pipeline.ts';
 import type { Database } from '../../src/store/database.ts';
 import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
 import { searchHistoryTool } from '../../src/tools/search-history.ts';
@@ -32,11 +32,11 @@ interface Started {
   stop(): Promise<void>;
 }
 
-async function startAdapter(overrides: Partial<SlackAdapterConfig> = {}, database = db, agentOptions: Partial<AgentOptions> = {}): Promise<Started> {
+async function startAdapter(overrides: Partial<SlackAdapterConfig> = {}, database = db, agentOptions: Partial<AgentOptions> = {}, pipelineOptions: Partial<PipelineOptions> = {}): Promise<Started> {
   const port = await freePort();
   const adapterStore = testStore(database);
   const agent = testAgent({ fake: llm, store: adapterStore, tools: [lookup, searchHistoryTool(testSearch(database))], overrides: agentOptions });
-  const pipeline = testPipeline(database, agent);
+  const pipeline = testPipeline(database, agent, pipelineOptions);
   const adapter = new SlackAdapter({ botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl, ...overrides }, pipeline, silentLogger);
   await adapter.start();
   const server = overrides.appToken ? undefined : await serveSlackEvents(adapter, port);
@@ -567,6 +567,47 @@ describe('files shared in Slack', () => {
       expect(repliesIn(ch).slice(1).map((m) => String(m.text)).join('')).toContain("plans.txt was not read: it could not be fetched (it is not on Slack's file host");
     } finally {
       elsewhere.close();
+    }
+  });
+});
+
+describe('a per-channel policy', () => {
+  it('offers a tool in the channel that allows it and not in another, where a call to it is refused; and sets the model, prompt and who may talk', async () => {
+    const [ops, general] = [channel(), channel()];
+    const policy = {
+      rules: [
+        { match: { platform: 'slack' }, tools: ['search_history', 'get_continuation'] },
+        { match: { platform: 'slack', workspace: TEAM, channel: ops }, tools: ['lookup', 'get_continuation'], model: 'gpt-4o', systemPromptAddition: 'This is the ops channel.', users: ['U1'] },
+      ],
+    };
+    const started = await startAdapter({ allowedUsers: ['U1', 'U2'] }, db, {}, { policy });
+    const post = (body: Record<string, unknown>) => fetch(`http://127.0.0.1:${started.port}/slack/events`, signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json'));
+    const repliesIn = (ch: string) => slack.callsTo('chat.postMessage').filter((m) => m.channel === ch);
+    try {
+      llm.requests.length = 0;
+      // The model tries the lookup tool everywhere; only the ops channel runs it.
+      llm.fallback = (request) =>
+        request.messages.at(-1)!.role === 'user' ? { toolCalls: [{ id: 'l', name: 'lookup', arguments: '{"sku":"SKU-1"}' }] } : { content: `tool said: ${request.messages.at(-1)!.content}` };
+      const before = lookup.calls.length;
+      await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> stock?`, ts: '1800.1', channel: ops }));
+      await slack.waitFor(() => repliesIn(ops).length === 1);
+      await post(eventBody({ type: 'app_mention', user: 'U2', text: `<@${BOT_USER}> stock?`, ts: '1801.1', channel: general }));
+      await slack.waitFor(() => repliesIn(general).length === 1);
+      const [inOps, , inGeneral] = llm.requests;
+      expect(inOps!.tools!.map((t) => t.function.name).sort()).toEqual(['get_continuation', 'lookup']);
+      expect(inGeneral!.tools!.map((t) => t.function.name).sort()).toEqual(['get_continuation', 'search_history']);
+      expect([inOps!.model, inGeneral!.model]).toEqual(['gpt-4o', 'fake-model']);
+      expect(inOps!.messages[0]!.content).toMatch(/\n\nThis is the ops channel\.$/);
+      expect(inGeneral!.messages[0]!.content).not.toContain('ops channel');
+      expect(repliesIn(ops)[0]!.text).toBe('tool said: inventory for SKU-1: 42 units in warehouse-7');
+      expect(repliesIn(general)[0]!.text).toMatch(/^tool said: \{"error":"Unknown tool \\?"lookup\\?"\. Available tools: search_history, get_continuation/);
+      expect(lookup.calls.length - before).toBe(1);
+      // The ops channel lets only U1 talk; the platform's list still lets U2 talk elsewhere.
+      await post(eventBody({ type: 'app_mention', user: 'U2', text: `<@${BOT_USER}> me too`, ts: '1802.1', channel: ops }));
+      await slack.waitFor(() => slack.callsTo('chat.postEphemeral').some((c) => c.channel === ops && c.user === 'U2'));
+    } finally {
+      llm.fallback = undefined;
+      await started.stop();
     }
   });
 });

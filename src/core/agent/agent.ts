@@ -47,8 +47,11 @@ interface Turn {
   number: number;
   /** The stored transcript, appended to as the turn goes. */
   transcript: Message[];
-  /** The tools offered, as listed when the turn began. */
+  /** The tools offered, as listed when the turn began and as the channel's policy allows. */
   tools: ToolSpec[];
+  /** The system prompt and model of this turn's requests. */
+  system: string;
+  model?: string;
   signal: AbortSignal;
   /** Results ready before their calls are made: the shared files, by call id. */
   ready: Map<string, ToolOutcome>;
@@ -111,7 +114,10 @@ export class Agent implements TurnRunner {
     const transcript = await this.store.loadTranscript(conversation);
     const started = options.inboxId === undefined ? undefined : transcript.find((m) => m.role === 'user' && m.inboxId === options.inboxId);
     const number = started?.turn ?? transcript.reduce((max, m) => Math.max(max, m.turn), 0) + 1;
-    const turn: Turn = { conversation, number, transcript, tools: this.deps.tools.list(), signal: options.signal ?? new AbortController().signal, ready: new Map(), images: new Map() };
+    const { policy = {} } = options;
+    const tools = this.deps.tools.list().filter((t) => policy.offersTool?.(t.name) ?? true);
+    const system = [policy.systemPrompt ?? this.options.systemPrompt, policy.systemPromptAddition].filter(Boolean).join('\n\n');
+    const turn: Turn = { conversation, number, transcript, tools, system, model: policy.model, signal: options.signal ?? new AbortController().signal, ready: new Map(), images: new Map() };
     const fit = { level: this.overflow.levelFor(conversation.id), viewChars: this.options.budget.turnBudgetChars };
     const state = startState(turnProgress(started ? transcript : [], number, turn.tools), fit);
     // Committed before the model is asked, so a crash never loses what the user said.
@@ -160,7 +166,7 @@ export class Agent implements TurnRunner {
       userPreview: this.options.userPreview,
       transform: transformContext && ((ms) => transformContext(ms, { conversation: turn.conversation, turn: turn.number })),
     });
-    const request = { ...this.emptyRequest(turn.tools, toolChoice), messages, maxTokens: state.maxTokens, ...(turn.images.size ? { images: turn.images } : {}) };
+    const request: LlmRequest = { system: turn.system, messages, tools: turn.tools, toolChoice, maxTokens: state.maxTokens, ...(turn.model ? { model: turn.model } : {}), ...(turn.images.size ? { images: turn.images } : {}) };
     try {
       // Some servers cut an over-long prompt without a word (Ollama): what is known not to fit is never sent.
       if (llm.fits && !(await llm.fits(request))) throw new ContextLengthError('The request is estimated to exceed OPENAI_CONTEXT_TOKENS.');

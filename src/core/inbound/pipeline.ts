@@ -4,10 +4,11 @@ import { permits, type Access } from './access.ts';
 import { withLogFields, type Logger } from '../logger.ts';
 import { wellFormed } from '../well-formed.ts';
 import type { HistoryHit, HistorySearchPort, StoredResult } from '../ports/history.ts';
-import type { TurnRunner } from '../ports/turns.ts';
+import type { TurnPolicy, TurnRunner } from '../ports/turns.ts';
 import type { FileReader } from '../ports/files.ts';
 import { readSharedFiles, type FileLimits } from './shared-files.ts';
 import { replyAsFile } from './reply-file.ts';
+import { policyFor, toolAllowed, type Policy } from './policy.ts';
 
 export const FAILURE_REPLY = 'Sorry, something went wrong on my side. Please try again.';
 /** To someone whose message could not be stored, where the platform will not send it again (Discord). */
@@ -27,6 +28,8 @@ export interface PipelineOptions {
   files: FileLimits;
   /** A longer reply is posted as a file, where the platform posts files. */
   replyFileChars: number;
+  /** Per-channel rules over the defaults (the platform's allow-lists, the agent's prompt, model and tools). */
+  policy?: Policy;
 }
 
 export interface PipelineDeps {
@@ -92,8 +95,8 @@ export class InboundPipeline {
   async handleIncoming(unchecked: InboundMessage, options: HandleOptions = {}): Promise<Handled> {
     // Stored before anything else, so made storable first (NUL and lone surrogates; see wellFormed).
     const message = { ...unchecked, text: wellFormed(unchecked.text) };
-    const { outbound, access } = this.platform(message.lane.platform);
-    const refused = !permits(access, message);
+    const { outbound } = this.platform(message.lane.platform);
+    const refused = !this.permits(message);
     let entry: InboxEntry | undefined;
     try {
       // One lane's messages are stored in the order they arrived here: their inbox ids are their order.
@@ -116,13 +119,13 @@ export class InboundPipeline {
 
   /** search_history for a person, behind the same allow-lists as their messages; undefined when refused. */
   async recall(who: Pick<InboundMessage, 'lane' | 'user' | 'roles'>, query: string): Promise<HistoryHit[] | undefined> {
-    if (!permits(this.platform(who.lane.platform).access, who)) return undefined;
+    if (!this.permits(who)) return undefined;
     return this.deps.search.searchHistory(who.lane, { text: query, maxResults: 10 });
   }
 
   /** A stored result in full for a person, behind the same allow-lists as their messages; 'refused' when they may not. */
   async result(who: Pick<InboundMessage, 'lane' | 'user' | 'roles'>, toolCallId: string): Promise<StoredResult | 'refused' | undefined> {
-    if (!permits(this.platform(who.lane.platform).access, who)) return 'refused';
+    if (!this.permits(who)) return 'refused';
     return this.deps.search.storedResult(who.lane, toolCallId);
   }
 
@@ -151,6 +154,18 @@ export class InboundPipeline {
     for (const work of this.lanes.values()) work.abort.abort(new Error('shutting down'));
     await running();
     this.timers.forEach(clearInterval);
+  }
+
+  /** The platform's allow-lists, with the users or roles the channel's policy names in place of its own. */
+  private permits(who: Pick<InboundMessage, 'lane' | 'user' | 'roles'>): boolean {
+    const { users, roles } = policyFor(this.options.policy, who.lane);
+    return permits({ ...this.platform(who.lane.platform).access, ...(users ? { users } : {}), ...(roles ? { roles } : {}) }, who);
+  }
+
+  /** The channel's own prompt, model and tools, as the turn takes them. */
+  private turnPolicy(lane: InboundMessage['lane']): TurnPolicy {
+    const { systemPrompt, systemPromptAddition, model, tools } = policyFor(this.options.policy, lane);
+    return { systemPrompt, systemPromptAddition, model, ...(tools ? { offersTool: (name: string) => toolAllowed(tools, name) } : {}) };
   }
 
   private platform(name: string): { outbound: Outbound; access: Access } {
@@ -250,7 +265,7 @@ export class InboundPipeline {
           return read.files;
         }
       : undefined;
-    const { reply, status } = await this.deps.agent.runTurn(conversation, text, { inboxId: entry.id, signal, files });
+    const { reply, status } = await this.deps.agent.runTurn(conversation, text, { inboxId: entry.id, signal, files, policy: this.turnPolicy(entry.lane) });
     // A turn cut short by shutdown is resumed later, not answered with its cancellation.
     signal.throwIfAborted();
     return { text: [reply, ...notes.map((note) => `_(${note})_`)].join('\n\n'), outcome: status === 'failed' ? 'failed' : 'ok' };

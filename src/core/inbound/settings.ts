@@ -1,9 +1,27 @@
 import type { PipelineOptions } from './pipeline.ts';
 import type { SettingsReader } from '../ports/settings.ts';
+import type { Policy } from './policy.ts';
+import { parsePolicy } from './policy-file.ts';
 
 export interface DeliverySettings extends Omit<PipelineOptions, 'holder'> {
   /** On SIGTERM, how long running turns may finish before they are cut short (and resumed later). */
   shutdownGraceMs: number;
+}
+
+/** POLICY_FILE: per-channel rules, read once and validated here, every bad entry named by its path. */
+function policy(r: SettingsReader): { policy?: Policy } {
+  const text = r.file('POLICY_FILE');
+  if (text === undefined) return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    r.problem(`POLICY_FILE is not valid JSON: ${(error as Error).message}`);
+    return {};
+  }
+  const parsed = parsePolicy(json);
+  if ('problems' in parsed) parsed.problems.forEach((problem) => r.problem(`POLICY_FILE: ${problem}`));
+  return 'policy' in parsed ? { policy: parsed.policy } : {};
 }
 
 export function deliverySettings(r: SettingsReader): DeliverySettings {
@@ -14,5 +32,6 @@ export function deliverySettings(r: SettingsReader): DeliverySettings {
     maxAttempts: 3,
     files: { maxBytes: r.int('FILE_MAX_BYTES', 20_000_000), maxPerMessage: r.int('FILES_MAX_PER_MESSAGE', 10) },
     replyFileChars: r.int('REPLY_FILE_CHARS', 8_000),
+    ...policy(r),
   };
 }

@@ -5,6 +5,8 @@ import type { ToolSpec } from './tools.ts';
 
 export interface LlmRequest {
   system: string;
+  /** The model, when it differs from the client's (a channel's policy). */
+  model?: string;
   messages: Message[];
   tools: ToolSpec[];
   /** 'none' asks for a final answer without further tool calls. */

@@ -22,6 +22,19 @@ export interface TurnOptions {
    * first asked. A turn resumed past that point does not ask for them again.
    */
   files?: () => Promise<SharedFile[]>;
+  /** What the channel's policy changes for this turn. */
+  policy?: TurnPolicy;
+}
+
+/** A channel's own prompt, model and tools. */
+export interface TurnPolicy {
+  /** In place of the system prompt. */
+  systemPrompt?: string;
+  /** After the system prompt. */
+  systemPromptAddition?: string;
+  model?: string;
+  /** Whether a tool is offered here; a call to one that is not is refused. */
+  offersTool?(name: string): boolean;
 }
 
 export interface TurnRunner {

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { policyFor, toolAllowed, type Policy } from './policy.ts';
+import { parsePolicy } from './policy-file.ts';
+
+const lane = (workspace: string, channel: string) => ({ platform: 'slack', workspace, channel });
+
+describe('policyFor', () => {
+  const policy: Policy = {
+    rules: [
+      { match: { channel: 'C1' }, model: 'channel-model' },
+      { match: { platform: 'slack' }, model: 'slack-model', tools: ['search_history'], systemPromptAddition: 'Be brief.' },
+      { match: { platform: 'slack', workspace: 'T1' }, tools: ['fs__*'], users: ['U1'] },
+      { match: { platform: 'slack', workspace: 'T1' }, users: ['U2'] },
+    ],
+  };
+
+  it('takes each field from the most specific rule that sets it, a later rule breaking a tie', () => {
+    expect(policyFor(policy, lane('T1', 'C1'))).toEqual({ model: 'channel-model', tools: ['fs__*'], systemPromptAddition: 'Be brief.', users: ['U2'] });
+    expect(policyFor(policy, lane('T2', 'C9'))).toEqual({ model: 'slack-model', tools: ['search_history'], systemPromptAddition: 'Be brief.' });
+    expect(policyFor(policy, { platform: 'discord', workspace: 'G', channel: 'C1' })).toEqual({ model: 'channel-model' });
+    expect(policyFor(undefined, lane('T1', 'C1'))).toEqual({});
+  });
+});
+
+describe('toolAllowed', () => {
+  it('matches names, with * for any run of characters, and allows all without a list', () => {
+    expect(toolAllowed(['fs__*', 'search_history'], 'fs__read_text_file')).toBe(true);
+    expect(toolAllowed(['fs__*', 'search_history'], 'search_history')).toBe(true);
+    expect(toolAllowed(['fs__*', 'search_history'], 'github__create_issue')).toBe(false);
+    expect(toolAllowed(['fs__*'], 'xfs__read')).toBe(false);
+    expect(toolAllowed(['a.b'], 'aXb')).toBe(false);
+    expect(toolAllowed(undefined, 'anything')).toBe(true);
+  });
+});
+
+describe('parsePolicy', () => {
+  it('accepts a well-formed file', () => {
+    const json = { rules: [{ match: { platform: 'discord', workspace: 'G1' }, systemPrompt: 'You help the ops team.', tools: ['ops__*'], roles: ['R1'] }] };
+    expect(parsePolicy(json)).toEqual({ policy: json });
+  });
+
+  it('names every bad entry by its path', () => {
+    const json = {
+      rules: [
+        { match: { platform: 'teams', room: 'x' }, model: '', tools: 'fs__*' },
+        'not a rule',
+        { match: { channel: 'C1' }, users: ['U1', 7], approvers: ['U1'] },
+        { model: 'm' },
+      ],
+      defaults: {},
+    };
+    expect(parsePolicy(json)).toEqual({
+      problems: [
+        'defaults: is not a setting of the policy (rules is)',
+        'rules[0].match.room: is not one of platform, workspace, channel',
+        'rules[0].match.platform: must be one of slack, discord, console',
+        'rules[0].model: must be a non-empty string',
+        'rules[0].tools: must be a list of strings',
+        'rules[1]: must be an object',
+        'rules[2].approvers: is not a setting of a rule',
+        'rules[2].users[1]: must be a non-empty string',
+        'rules[3].match: must be an object naming a platform, workspace or channel',
+      ],
+    });
+    expect(parsePolicy([])).toEqual({ problems: ['must be an object with a "rules" array'] });
+  });
+});
