@@ -39,5 +39,8 @@ describe('fileReader', () => {
     const broken = await reader.read(file('b.pdf', 'application/pdf'), bytes('%PDF-1.4 not really'));
     expect(broken.isError).toBe(true);
     expect(broken.content).toMatch(/^\[PDF that could not be read \(.+\) "b\.pdf"/);
+    // pdf.js works in a worker of its own, given a time limit: a PDF that stalls it is let go.
+    const stalled = await fileReader({ binaryMaxBytes: 10, pdfTimeoutMs: 1 }).read(file('r.pdf', 'application/pdf'), minimalPdf(['slow']));
+    expect(stalled.content).toMatch(/^\[PDF that could not be read \(it took over 0\.001 s\) "r\.pdf"/);
   });
 });

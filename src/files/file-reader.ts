@@ -1,4 +1,5 @@
 import type { FileReader } from '../core/ports/files.ts';
+import { pdfText } from './pdf-text.ts';
 import type { InboundFile } from '../core/ports/inbox.ts';
 import type { BinaryPart, ToolOutcome } from '../core/ports/tools.ts';
 
@@ -29,24 +30,6 @@ function looksLikeText(bytes: Uint8Array): boolean {
   }
 }
 
-/** The text layer of a PDF, page by page; pdf.js is loaded the first time one arrives. */
-async function pdfText(bytes: Uint8Array): Promise<string> {
-  const { getDocument } = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  // Fonts are not rendered and no code is evaluated: only the text is wanted.
-  // pdf.js takes a plain Uint8Array (not a Buffer) and detaches it: a copy is handed over.
-  const document = await getDocument({ data: new Uint8Array(bytes), isEvalSupported: false, disableFontFace: true, verbosity: 0 }).promise;
-  try {
-    const pages: string[] = [];
-    for (let number = 1; number <= document.numPages; number++) {
-      const { items } = await (await document.getPage(number)).getTextContent();
-      pages.push(items.map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : '') : '')).join(''));
-    }
-    return pages.map((text, i) => `[page ${i + 1}]\n${text.trim()}`).join('\n\n');
-  } finally {
-    await document.destroy();
-  }
-}
-
 const described = (file: InboundFile, what: string, bytes: Uint8Array, kind: string, binaryMaxBytes: number): ToolOutcome => {
   const kept = bytes.length <= binaryMaxBytes;
   const binary: BinaryPart = { kind, mimeType: file.mimeType, sizeBytes: bytes.length, ...(kept ? { base64: Buffer.from(bytes).toString('base64') } : {}) };
@@ -59,7 +42,7 @@ const described = (file: InboundFile, what: string, bytes: Uint8Array, kind: str
  * well-formed); a PDF's text layer; an image or any other file described, with its bytes kept up
  * to `binaryMaxBytes`, as a tool's binary output is.
  */
-export function fileReader(options: { binaryMaxBytes: number }): FileReader {
+export function fileReader(options: { binaryMaxBytes: number; pdfTimeoutMs?: number }): FileReader {
   return {
     async read(file, bytes) {
       switch (kindOf(file, bytes)) {
@@ -67,8 +50,9 @@ export function fileReader(options: { binaryMaxBytes: number }): FileReader {
           return { content: new TextDecoder('utf-8').decode(bytes), isError: false };
         case 'pdf':
           try {
-            const text = await pdfText(bytes);
-            if (text.replace(/\[page \d+\]/g, '').trim()) return { content: text, isError: false };
+            const pages = await pdfText(bytes, options.pdfTimeoutMs);
+            const text = pages.map((page, i) => `[page ${i + 1}]\n${page.trim()}`).join('\n\n');
+            if (pages.some((page) => page.trim())) return { content: text, isError: false };
             return described(file, 'PDF with no text layer (a scan?)', bytes, 'pdf', options.binaryMaxBytes);
           } catch (error) {
             return { ...described(file, `PDF that could not be read (${(error as Error).message})`, bytes, 'pdf', options.binaryMaxBytes), isError: true };

@@ -282,9 +282,14 @@ export class SlackAdapter {
     const { text, file } = resultAsFile(toolCallId, found);
     if (!file) return void (await respond({ response_type: 'ephemeral', text }));
     const client = this.app.client;
-    const dm = await client.conversations.open({ users: user });
-    await this.upload(client, { channel: dm.channel?.id ?? user }, text, file);
-    await respond({ response_type: 'ephemeral', text: 'Sent you the full result in a direct message.' });
+    try {
+      const dm = await client.conversations.open({ users: user });
+      await this.upload(client, { channel: dm.channel?.id ?? user }, text, file);
+      await respond({ response_type: 'ephemeral', text: 'Sent you the full result in a direct message.' });
+    } catch (error) {
+      this.logger.warn('Slack: could not send a stored result', { error: (error as Error).message });
+      await respond({ response_type: 'ephemeral', text: `Sorry, I could not send the result: ${(error as Error).message}. Please try again.` });
+    }
   }
 
   /** A file with its message, in a thread or a DM; returns the file's id. */

@@ -1,5 +1,5 @@
 import { KeyedQueue } from './keyed-queue.ts';
-import { NotRecordedError, type InboundMessage, type InboxEntry, type InboxPort, type Outbound, type ReplyChunk } from '../ports/inbox.ts';
+import { NotRecordedError, type InboundMessage, type InboxEntry, type InboxPort, type Outbound, type ReplyChunk, type ReplyPart } from '../ports/inbox.ts';
 import { permits, type Access } from './access.ts';
 import { withLogFields, type Logger } from '../logger.ts';
 import { wellFormed } from '../well-formed.ts';
@@ -226,8 +226,7 @@ export class InboundPipeline {
         else {
           const reply = await this.reply(entry, outbound, signal);
           outcome = reply.outcome;
-          const asFile = outbound.postsFiles && reply.text.length > this.options.replyFileChars;
-          chunks = await inbox.saveReply(entry.id, asFile ? [replyAsFile(reply.text, entry.id)] : outbound.render(reply.text).map((text) => ({ text })));
+          chunks = await inbox.saveReply(entry.id, this.replyParts(entry, outbound, reply.text));
         }
       } finally {
         await clearWorking();
@@ -247,6 +246,12 @@ export class InboundPipeline {
       if (signal.aborted) return false;
       return this.failed(entry, outbound, error);
     }
+  }
+
+  /** The reply as the platform's messages, or, longer than a few of them, as one file with a message. */
+  private replyParts(entry: InboxEntry, outbound: Outbound, text: string): ReplyPart[] {
+    if (outbound.postsFiles && text.length > this.options.replyFileChars) return [replyAsFile(text, entry.id)];
+    return outbound.render(text).map((part) => ({ text: part }));
   }
 
   private async reply(entry: InboxEntry, outbound: Outbound, signal: AbortSignal): Promise<{ text: string; outcome: Answered }> {
