@@ -44,7 +44,8 @@ const message = (key: string, text: string, thread = 't1', user = 'U1'): Inbound
 });
 
 function pipelineOver(inbox: MemoryInbox, agent: TurnRunner, maxAttempts = 3) {
-  return new InboundPipeline({ agent, inbox, search: { searchHistory: async () => [], storedResult: async () => undefined }, logger: silentLogger }, { holder: 'me', leaseMs: 5_000, pollMs: 50, maxAttempts, files: { maxBytes: 1_000, maxPerMessage: 2 }, replyFileChars: 8_000 });
+  const files = { read: async () => ({ content: 'a file', isError: false }) };
+  return new InboundPipeline({ agent, inbox, search: { searchHistory: async () => [], storedResult: async () => undefined }, files, logger: silentLogger }, { holder: 'me', leaseMs: 5_000, pollMs: 50, maxAttempts, files: { maxBytes: 1_000, maxPerMessage: 2 }, replyFileChars: 8_000 });
 }
 
 const until = async (condition: () => boolean) => {
@@ -85,6 +86,25 @@ describe('InboundPipeline over an in-memory inbox', () => {
       if (postsFiles) expect(posted).toEqual([{ inboxId: '1', seq: 0, text: expect.stringContaining('8,001 characters'), file: { name: 'reply-1.md', content: long, language: 'markdown' } }]);
       else expect(posted.map((p) => p.text).join('')).toBe(long);
     }
+  });
+
+  it("hands a message's files to its turn, and names below the reply each one it could not read", async () => {
+    const inbox = new MemoryInbox();
+    const { outbound, posted } = recordingOutbound();
+    const read: string[] = [];
+    const agent: TurnRunner = {
+      runTurn: async (_c, _text, options) => {
+        for (const file of (await options?.files?.()) ?? []) read.push(`${file.name}: ${file.outcome.content}`);
+        return { reply: 'done', status: 'ok' };
+      },
+    };
+    const pipeline = pipelineOver(inbox, agent);
+    pipeline.register('test', { ...outbound, render: (reply) => [reply] });
+    const files = [{ name: 'a.txt', mimeType: 'text/plain', sizeBytes: 5, url: 'https://files.example/a.txt' }];
+    const handled = await pipeline.handleIncoming({ ...message('m1', 'see this'), files }, { waitForReply: true });
+    expect(handled.status === 'accepted' && (await handled.answered)).toBe('ok');
+    expect(read).toEqual(['a.txt: {"error":"The shared file \\"a.txt\\" was not read: files cannot be fetched from this platform."}']);
+    expect(posted.map((p) => p.text)).toEqual(['done\n\n_(a.txt was not read: files cannot be fetched from this platform.)_']);
   });
 
   it('refuses whom the allow-lists leave out, privately, and runs no turn for them', async () => {

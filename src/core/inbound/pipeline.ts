@@ -36,8 +36,8 @@ export interface PipelineDeps {
   agent: TurnRunner;
   inbox: InboxPort;
   search: HistorySearchPort;
-  /** Reads shared files; without it, files are described as not readable here. */
-  files?: FileReader;
+  /** What a shared file becomes for the model: its text, or a description. */
+  files: FileReader;
   logger: Logger;
   /** Told each time a reply (or the failure reply) has been delivered: for metrics. */
   onAnswered?(platform: string, outcome: Answered): void;
@@ -262,10 +262,9 @@ export class InboundPipeline {
     const { conversation, fresh } = await this.deps.inbox.conversationFor(entry);
     const text = (fresh && (await outbound.threadContext?.(entry))) || entry.text;
     const notes: string[] = [];
-    const reader = this.deps.files;
-    const files = entry.files?.length && reader
+    const files = entry.files?.length
       ? async () => {
-          const read = await readSharedFiles(entry, outbound, reader, this.options.files, signal);
+          const read = await readSharedFiles(entry, outbound, this.deps.files, this.options.files, signal);
           notes.push(...read.notes);
           return read.files;
         }
