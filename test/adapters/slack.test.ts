@@ -467,6 +467,19 @@ describe('files shared in Slack', () => {
     expect(repliesIn(ch)[0]).toMatchObject({ thread_ts: '300.1', text: 'shown: the deploy is at noon' });
   });
 
+  // Bolt's ignoreSelf drops events of the app's own user, uploads included: a reply posted as a file never loops back.
+  it("never answers its own upload, which Slack sends back as a file_share of the bot's user", async () => {
+    const ch = channel();
+    await startThread(ch);
+    const own = slack.shareFile(`reply-1.md`, Buffer.from('a long reply'), 'text/markdown');
+    await post(eventBody({ type: 'message', subtype: 'file_share', channel_type: 'channel', user: BOT_USER, text: 'The reply is long', ts: '100.2', thread_ts: '100.1', channel: ch, files: [own] }));
+    // One more message: had the upload been taken for a question, it would be answered first.
+    await post(eventBody({ type: 'message', channel_type: 'channel', user: 'U1', text: 'and now?', ts: '100.3', thread_ts: '100.1', channel: ch }));
+    await slack.waitFor(() => repliesIn(ch).length === 2);
+    expect(llm.requests.map((r) => userTexts(r).at(-1))).toEqual(['hello', 'and now?']);
+    expect(slack.downloads).toEqual([]);
+  });
+
   it('keeps a CSV over the store cap up to the cap, with the marker the model reads', async () => {
     const ch = channel();
     await startThread(ch);
