@@ -11,6 +11,7 @@ import type { Logger } from './core/logger.ts';
 import { observers } from './core/agent/hooks.ts';
 import { InboundPipeline } from './core/inbound/pipeline.ts';
 import { secretMasker } from './core/redact.ts';
+import { ApprovalLedger } from './store/approval-ledger.ts';
 import { getContinuationTool } from './core/agent/results/get-continuation.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
 import { fileReader } from './files/file-reader.ts';
@@ -107,7 +108,7 @@ async function main(): Promise<number> {
   // Nobody else can reach the embedded database: leases left by a killed run are ours to take now.
   if (db.embedded) await ledger.releaseAll();
   const pipeline = new InboundPipeline(
-    { agent, inbox: ledger, search, files: fileReader({ binaryMaxBytes: config.tools.binaryMaxBytes }), logger, onAnswered: replyMetrics(registry) },
+    { agent, inbox: ledger, search, files: fileReader({ binaryMaxBytes: config.tools.binaryMaxBytes }), approvals: new ApprovalLedger(db.prisma), mask: secretMasker(secretsOf()), logger, onAnswered: replyMetrics(registry) },
     { holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ...config.delivery },
   );
 

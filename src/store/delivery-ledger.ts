@@ -1,7 +1,7 @@
-import type { InboundFile, InboundKind, InboundMessage, InboxEntry, InboxPort, ReplyChunk, ReplyPart } from '../core/ports/inbox.ts';
+import type { ApprovalButtons, InboundFile, InboundKind, InboundMessage, InboxEntry, InboxPort, ReplyChunk, ReplyPart } from '../core/ports/inbox.ts';
 import type { Conversation } from '../core/ports/conversation.ts';
 import { conversationAt } from './conversations.ts';
-import type { PrismaClient } from './generated/client.ts';
+import type { OutboxChunk, PrismaClient } from './generated/client.ts';
 
 interface InboxRow {
   id: bigint;
@@ -39,6 +39,15 @@ const toConversation = (row: Conversation): Conversation => ({
   workspace: row.workspace,
   channel: row.channel,
   thread: row.thread,
+});
+
+const toChunk = (r: OutboxChunk): ReplyChunk => ({
+  id: String(r.id),
+  seq: r.seq,
+  text: r.text,
+  ...(r.fileName === null ? {} : { file: { name: r.fileName, content: r.fileContent ?? '', ...(r.fileLanguage ? { language: r.fileLanguage } : {}) } }),
+  ...(r.toolCallId === null ? {} : { approval: { toolCallId: r.toolCallId } }),
+  ...(r.platformMessageId ? { platformMessageId: r.platformMessageId } : {}),
 });
 
 /**
@@ -139,14 +148,18 @@ export class DeliveryLedger implements InboxPort {
   }
 
   async replyOf(inboxId: string): Promise<ReplyChunk[]> {
-    const rows = await this.prisma.outboxChunk.findMany({ where: { inboxId: BigInt(inboxId) }, orderBy: { seq: 'asc' } });
-    return rows.map((r) => ({
-      id: String(r.id),
-      seq: r.seq,
-      text: r.text,
-      ...(r.fileName === null ? {} : { file: { name: r.fileName, content: r.fileContent ?? '', ...(r.fileLanguage ? { language: r.fileLanguage } : {}) } }),
-      ...(r.platformMessageId ? { platformMessageId: r.platformMessageId } : {}),
-    }));
+    const rows = await this.prisma.outboxChunk.findMany({ where: { inboxId: BigInt(inboxId), seq: { gte: 0 } }, orderBy: { seq: 'asc' } });
+    return rows.map(toChunk);
+  }
+
+  async savePrompt(inboxId: string, { text, approval }: ReplyPart & { approval: ApprovalButtons }): Promise<ReplyChunk> {
+    const id = BigInt(inboxId);
+    // One lane is worked by one holder at a time, so the next free seq below the others is this one's.
+    await this.prisma.$executeRaw`
+      INSERT INTO outbox (inbox_id, seq, text, tool_call_id)
+      SELECT ${id}, least(coalesce(min(seq), 0), 0) - 1, ${text}, ${approval.toolCallId} FROM outbox WHERE inbox_id = ${id}
+      ON CONFLICT DO NOTHING`;
+    return toChunk(await this.prisma.outboxChunk.findUniqueOrThrow({ where: { inboxId_toolCallId: { inboxId: id, toolCallId: approval.toolCallId } } }));
   }
 
   async saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]> {

@@ -5,6 +5,7 @@ import { fileReader } from '../../src/files/file-reader.ts';
 import { InboundPipeline, type PipelineOptions } from '../../src/core/inbound/pipeline.ts';
 import type { ConversationKey } from '../../src/core/ports/conversation.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
+import { ApprovalLedger } from '../../src/store/approval-ledger.ts';
 import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
 import { HistorySearch } from '../../src/store/history-search.ts';
 import { ResultIndexer } from '../../src/store/result-index.ts';
@@ -40,7 +41,7 @@ export function uniqueKey(overrides: Partial<ConversationKey> = {}): Conversatio
 /** The inbound pipeline over the test database, quick to take over lanes; stop it after the test. */
 export function testPipeline(db: Database, agent: Agent, options: Partial<PipelineOptions> = {}): InboundPipeline {
   return new InboundPipeline(
-    { agent, inbox: new DeliveryLedger(db.prisma), search: testSearch(db), files: fileReader({ binaryMaxBytes: 1_000_000 }), logger: silentLogger },
-    { holder: `test-${randomUUID()}`, leaseMs: 3_000, pollMs: 200, maxAttempts: 3, files: { maxBytes: 1_000_000, maxPerMessage: 3 }, replyFileChars: 8_000, ...options },
+    { agent, inbox: new DeliveryLedger(db.prisma), search: testSearch(db), files: fileReader({ binaryMaxBytes: 1_000_000 }), approvals: new ApprovalLedger(db.prisma), logger: silentLogger },
+    { holder: `test-${randomUUID()}`, leaseMs: 3_000, pollMs: 200, maxAttempts: 3, files: { maxBytes: 1_000_000, maxPerMessage: 3 }, replyFileChars: 8_000, approvalTimeoutMs: 600_000, ...options },
   );
 }

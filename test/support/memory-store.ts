@@ -1,5 +1,6 @@
-import type { Conversation, ConversationKey, Message } from '../../src/core/ports/conversation.ts';
-import type { InboundMessage, InboxEntry, InboxPort, ReplyChunk, ReplyPart } from '../../src/core/ports/inbox.ts';
+import type { ApprovalPort, ApprovalState, Decision } from '../../src/core/ports/approvals.ts';
+import type { ChannelScope, Conversation, ConversationKey, Message } from '../../src/core/ports/conversation.ts';
+import type { ApprovalButtons, InboundMessage, InboxEntry, InboxPort, ReplyChunk, ReplyPart } from '../../src/core/ports/inbox.ts';
 import type { StepRecords, StorePort } from '../../src/core/ports/store.ts';
 
 /**
@@ -42,6 +43,8 @@ interface Row extends InboxEntry {
 export class MemoryInbox implements InboxPort {
   readonly rows: Row[] = [];
   readonly chunks = new Map<string, ReplyChunk[]>();
+  /** Approval prompts, by inbox row and call. */
+  readonly prompts = new Map<string, ReplyChunk>();
   private readonly lanes = new Map<string, { id: string; holder?: string; until: number; conversation?: Conversation }>();
   /** Set to make `record` fail, as a database that went away does. */
   failRecords = false;
@@ -105,8 +108,14 @@ export class MemoryInbox implements InboxPort {
     return this.replyOf(inboxId);
   }
 
+  async savePrompt(inboxId: string, prompt: ReplyPart & { approval: ApprovalButtons }): Promise<ReplyChunk> {
+    const key = `${inboxId}:${prompt.approval.toolCallId}`;
+    if (!this.prompts.has(key)) this.prompts.set(key, { ...prompt, id: `prompt-${key}`, seq: -1 - [...this.prompts.keys()].filter((k) => k.startsWith(`${inboxId}:`)).length });
+    return { ...this.prompts.get(key)! };
+  }
+
   async markPosted(chunkId: string, platformMessageId: string): Promise<void> {
-    const chunk = [...this.chunks.values()].flat().find((c) => c.id === chunkId)!;
+    const chunk = [...this.chunks.values(), [...this.prompts.values()]].flat().find((c) => c.id === chunkId)!;
     chunk.platformMessageId = platformMessageId;
   }
 
@@ -126,5 +135,38 @@ export class MemoryInbox implements InboxPort {
 
   private row(id: string): Row {
     return this.rows.find((r) => r.id === id)!;
+  }
+}
+
+/** The approval port in memory, with the ledger's rules: the first decision wins, expiry only once due, an approved call starts once. */
+export class MemoryApprovals implements ApprovalPort {
+  readonly calls = new Map<string, ApprovalState>();
+  /** How often a turn asked where a call stands: once, and once more on each resume. */
+  requests = 0;
+
+  async request(_scope: ChannelScope, toolCallId: string, timeoutMs: number): Promise<ApprovalState> {
+    this.requests++;
+    if (!this.calls.has(toolCallId)) this.calls.set(toolCallId, { status: 'pending', expiresAt: new Date(Date.now() + timeoutMs), started: false });
+    return { ...this.calls.get(toolCallId)! };
+  }
+
+  async state(_scope: ChannelScope, toolCallId: string): Promise<ApprovalState | undefined> {
+    const state = this.calls.get(toolCallId);
+    return state && { ...state };
+  }
+
+  async decide(_scope: ChannelScope, toolCallId: string, decision: Decision): Promise<{ won: boolean; state: ApprovalState } | undefined> {
+    const state = this.calls.get(toolCallId);
+    if (!state) return undefined;
+    const won = state.status === 'pending' && (decision.status !== 'expired' || state.expiresAt.getTime() <= Date.now());
+    if (won) Object.assign(state, { ...decision, at: new Date() });
+    return { won, state: { ...state } };
+  }
+
+  async start(_scope: ChannelScope, toolCallId: string): Promise<boolean> {
+    const state = this.calls.get(toolCallId);
+    if (state?.status !== 'approved' || state.started) return false;
+    state.started = true;
+    return true;
   }
 }

@@ -10,7 +10,7 @@ import { nextStep, type ModelOutcome, type Step, type StepLimits } from './next-
 import { OverflowMemory } from './overflow-memory.ts';
 import { applyResultBudget, type ResultBudget } from './results/budget.ts';
 import { admitResult, type ResultIntake } from './results/result-intake.ts';
-import { turnProgress } from './resume.ts';
+import { turnProgress, unansweredCalls } from './resume.ts';
 import { failedTurn } from './turn-replies.ts';
 import { advance, startState, stepEvent, type ModelCall, type StepRun, type TurnState } from './turn-state.ts';
 import { withLogFields, type Logger } from '../logger.ts';
@@ -19,7 +19,7 @@ import { ContextLengthError, type ImagePart, type LlmPort, type LlmRequest, type
 import { StoreError, typedStoreErrors, type StepRecords, type StorePort } from '../ports/store.ts';
 import type { SharedFile } from '../ports/files.ts';
 import { errorResult, type ToolOutcome, type ToolPort, type ToolSpec } from '../ports/tools.ts';
-import type { TurnOptions, TurnResult, TurnRunner } from '../ports/turns.ts';
+import type { ApprovalGate, TurnOptions, TurnResult, TurnRunner } from '../ports/turns.ts';
 import { wellFormed, wellFormedMessage } from '../well-formed.ts';
 
 export interface AgentOptions extends StepLimits {
@@ -57,6 +57,8 @@ interface Turn {
   ready: Map<string, ToolOutcome>;
   /** The shared images, for a model that takes image input; only the turn they came with sees them. */
   images: Map<string, ImagePart[]>;
+  /** Which calls wait for a person's decision, and the wait. */
+  approval?: ApprovalGate;
 }
 
 /** The call Spool makes for each file shared with a message, so that the file is a result of its turn. */
@@ -117,13 +119,28 @@ export class Agent implements TurnRunner {
     const { policy = {} } = options;
     const tools = this.deps.tools.list().filter((t) => policy.offersTool?.(t.name) ?? true);
     const system = [policy.systemPrompt ?? this.options.systemPrompt, policy.systemPromptAddition].filter(Boolean).join('\n\n');
-    const turn: Turn = { conversation, number, transcript, tools, system, model: policy.model, signal: options.signal ?? new AbortController().signal, ready: new Map(), images: new Map() };
+    const signal = options.signal ?? new AbortController().signal;
+    const turn: Turn = { conversation, number, transcript, tools, system, model: policy.model, signal, ready: new Map(), images: new Map(), approval: policy.approval };
     const fit = { level: this.overflow.levelFor(conversation.id), viewChars: this.options.budget.turnBudgetChars };
     const state = startState(turnProgress(started ? transcript : [], number, turn.tools), fit);
     // Committed before the model is asked, so a crash never loses what the user said.
     if (!started) await this.append(turn, [{ role: 'user', content: userText, turn: number, ...(options.inboxId === undefined ? {} : { inboxId: options.inboxId }) }]);
     const asked = transcript.some((m) => m.turn === number && m.role !== 'user');
-    return { turn, state: options.files && !asked ? await this.shareFiles(turn, state, await options.files()) : state };
+    if (options.files && !asked) return { turn, state: await this.shareFiles(turn, state, await options.files()) };
+    return { turn, state: started ? await this.resumeWaitingCalls(turn, state) : state };
+  }
+
+  /**
+   * A turn cut short while calls waited for approval waits on for the same decisions: were it
+   * left to pairing's repair, the model would ask again and an approval on the first prompt
+   * would be lost. Other unanswered calls are left to it, since they may have run already.
+   */
+  private async resumeWaitingCalls(turn: Turn, state: TurnState): Promise<TurnState> {
+    const { approval } = turn;
+    const calls = approval ? unansweredCalls(turn.transcript, turn.number).filter((c) => approval.needs(c.name)) : [];
+    if (calls.length === 0) return state;
+    const step: Step = { action: 'resume_calls', calls };
+    return advance(state, step, await this.act(turn, state, step, undefined));
   }
 
   private async shareFiles(turn: Turn, state: TurnState, files: SharedFile[]): Promise<TurnState> {
@@ -187,7 +204,7 @@ export class Agent implements TurnRunner {
   private async act(turn: Turn, state: TurnState, step: Step, usage: LlmUsage | undefined): Promise<StepRun | undefined> {
     const store = 'store' in step ? step.store : [];
     if (store.length > 0 || usage) await this.append(turn, store, { usage });
-    return step.action === 'run_calls' || step.action === 'share_files' ? this.dispatch(turn, state, step.calls) : undefined;
+    return 'calls' in step ? this.dispatch(turn, state, step.calls) : undefined;
   }
 
   /** Runs the calls concurrently; their results and tool messages are stored together, in one write. */
@@ -221,6 +238,10 @@ export class Agent implements TurnRunner {
     if (!turn.tools.some((t) => t.name === call.name)) return errorResult(`Unknown tool "${call.name}". Available tools: ${turn.tools.map((t) => t.name).join(', ')}`);
     const refusal = callLimitRefusal(turn.tools, turn.transcript, turn.number, call);
     if (refusal) return errorResult(refusal);
+    if (turn.approval?.needs(call.name)) {
+      const answer = await turn.approval.wait({ id: call.id, name: call.name, args: parsed.args }, turn.signal);
+      if (!answer.approved) return errorResult(answer.reason);
+    }
     try {
       const reading = { transcript: turn.transcript, viewChars: state.fit.viewChars };
       return await this.deps.tools.call(call.name, parsed.args, { ...info, signal: turn.signal, reading });

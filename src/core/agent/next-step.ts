@@ -23,6 +23,8 @@ export type Step =
    * the model is first asked: previewed, paged, searched and compacted like any result.
    */
   | { action: 'share_files'; calls: ToolCall[]; store: Message[] }
+  /** A restarted turn's calls that wait for approval: stored already, they are run (once decided) without asking the model again. */
+  | { action: 'resume_calls'; calls: ToolCall[] }
   /** Cut off at the output limit with text: store the part with the continue prompt, and ask for the rest. */
   | { action: 'continue'; part: string; store: Message[] }
   /** Cut off before any text, so the budget went on reasoning: ask once more with a larger one. */

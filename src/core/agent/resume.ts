@@ -1,5 +1,5 @@
 import { flagsOf } from './accepted-calls.ts';
-import type { Message } from '../ports/conversation.ts';
+import type { Message, ToolCall } from '../ports/conversation.ts';
 import type { ToolSpec } from '../ports/tools.ts';
 
 /** The user message the agent adds when a reply was cut at max_tokens. */
@@ -38,4 +38,16 @@ export function turnProgress(transcript: readonly Message[], turn: number, tools
     toolIterations: rounds.filter((calls) => calls.some((c) => !flagsOf(tools, c.name).freeIteration)).length,
     continuations: own.filter(isContinuePrompt).length,
   };
+}
+
+/**
+ * The calls of the turn's last stored round that have no result: a crash (or shutdown) came
+ * between storing them and storing their results.
+ */
+export function unansweredCalls(transcript: readonly Message[], turn: number): ToolCall[] {
+  const own = transcript.filter((m) => m.turn === turn);
+  const last = [...own].reverse().find((m) => m.role === 'assistant');
+  if (last?.role !== 'assistant' || !last.toolCalls?.length) return [];
+  const answered = new Set(own.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
+  return last.toolCalls.filter((c) => !answered.has(c.id));
 }

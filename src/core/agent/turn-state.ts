@@ -45,7 +45,8 @@ export function advance(state: TurnState, step: Step, run: StepRun = NOTHING_RAN
       // The model did not answer: not a step.
       return { ...state, fit: step.fit };
     case 'share_files':
-      // Nor was it asked; the files count toward the turn's budget like any result.
+    case 'resume_calls':
+      // Nor was it asked; the results count toward the turn's budget like any.
       return { ...state, resultChars: state.resultChars + run.resultChars };
     case 'answer':
     case 'stop':

@@ -3,7 +3,7 @@ import { FAILURE_REPLY, InboundPipeline } from './pipeline.ts';
 import { NotRecordedError, type InboundMessage, type Outbound, type OutgoingChunk } from '../ports/inbox.ts';
 import type { TurnResult, TurnRunner } from '../ports/turns.ts';
 import { silentLogger } from '../../../test/support/logger.ts';
-import { MemoryInbox } from '../../../test/support/memory-store.ts';
+import { MemoryApprovals, MemoryInbox } from '../../../test/support/memory-store.ts';
 
 /** A platform that keeps what was posted, and says it found nothing a crashed process posted. */
 function recordingOutbound() {
@@ -45,7 +45,7 @@ const message = (key: string, text: string, thread = 't1', user = 'U1'): Inbound
 
 function pipelineOver(inbox: MemoryInbox, agent: TurnRunner, maxAttempts = 3) {
   const files = { read: async () => ({ content: 'a file', isError: false }) };
-  return new InboundPipeline({ agent, inbox, search: { searchHistory: async () => [], storedResult: async () => undefined }, files, logger: silentLogger }, { holder: 'me', leaseMs: 5_000, pollMs: 50, maxAttempts, files: { maxBytes: 1_000, maxPerMessage: 2 }, replyFileChars: 8_000 });
+  return new InboundPipeline({ agent, inbox, search: { searchHistory: async () => [], storedResult: async () => undefined }, files, approvals: new MemoryApprovals(), logger: silentLogger }, { holder: 'me', leaseMs: 5_000, pollMs: 50, maxAttempts, files: { maxBytes: 1_000, maxPerMessage: 2 }, replyFileChars: 8_000, approvalTimeoutMs: 600_000 });
 }
 
 const until = async (condition: () => boolean) => {

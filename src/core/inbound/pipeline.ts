@@ -8,7 +8,9 @@ import type { TurnPolicy, TurnRunner } from '../ports/turns.ts';
 import type { FileReader } from '../ports/files.ts';
 import { readSharedFiles, type FileLimits } from './shared-files.ts';
 import { replyAsFile } from './reply-file.ts';
-import { policyFor, toolAllowed, type Policy } from './policy.ts';
+import { policyFor, toolAllowed, toolMatches, type Policy } from './policy.ts';
+import { ApprovalDesk } from './approvals.ts';
+import type { ApprovalPort, ApprovalState } from '../ports/approvals.ts';
 
 export const FAILURE_REPLY = 'Sorry, something went wrong on my side. Please try again.';
 /** To someone whose message could not be stored, where the platform will not send it again (Discord). */
@@ -30,6 +32,8 @@ export interface PipelineOptions {
   replyFileChars: number;
   /** Per-channel rules over the defaults (the platform's allow-lists, the agent's prompt, model and tools). */
   policy?: Policy;
+  /** A call that needs approval and is not decided within this long is denied. */
+  approvalTimeoutMs: number;
 }
 
 export interface PipelineDeps {
@@ -38,6 +42,9 @@ export interface PipelineDeps {
   search: HistorySearchPort;
   /** What a shared file becomes for the model: its text, or a description. */
   files: FileReader;
+  approvals: ApprovalPort;
+  /** Masks the bot's own secrets in what a prompt shows of a call's arguments. */
+  mask?: (text: string) => string;
   logger: Logger;
   /** Told each time a reply (or the failure reply) has been delivered: for metrics. */
   onAnswered?(platform: string, outcome: Answered): void;
@@ -52,6 +59,15 @@ export interface HandleOptions {
 
 /** How a delivered reply came about: `failed` when it tells the user the turn failed. */
 export type Answered = 'ok' | 'failed';
+
+/** A click on an approval prompt's button. */
+export interface ApprovalClick extends Pick<InboundMessage, 'lane' | 'user' | 'roles'> {
+  toolCallId: string;
+  approve: boolean;
+}
+
+/** What a click came to: `decided` when it was the first decision, `already` when one came before it. */
+export type ClickOutcome = { status: 'decided' | 'already'; state: ApprovalState } | { status: 'not_allowed' | 'unknown' };
 
 export type Handled = { status: 'accepted'; answered?: Promise<Answered> } | { status: 'duplicate' | 'refused' };
 
@@ -81,11 +97,14 @@ export class InboundPipeline {
   private timers: ReturnType<typeof setInterval>[] = [];
   private lastRenewal = Date.now();
   private draining = false;
+  private readonly desk: ApprovalDesk;
 
   constructor(
     private readonly deps: PipelineDeps,
     private readonly options: PipelineOptions,
-  ) {}
+  ) {
+    this.desk = new ApprovalDesk({ approvals: deps.approvals, inbox: deps.inbox, mask: deps.mask }, { timeoutMs: options.approvalTimeoutMs, pollMs: options.pollMs });
+  }
 
   register(platform: string, outbound: Outbound, access: Access = {}): void {
     this.platforms.set(platform, { outbound, access });
@@ -129,6 +148,15 @@ export class InboundPipeline {
     return this.deps.search.storedResult(who.lane, toolCallId);
   }
 
+  /** Only an approver's click counts (the channel's approvers, else whoever may talk to Spool there), and only the first decision. */
+  async decideApproval(click: ApprovalClick): Promise<ClickOutcome> {
+    const { approvers } = policyFor(this.options.policy, click.lane);
+    if (!(approvers ? approvers.includes(click.user) : this.permits(click))) return { status: 'not_allowed' };
+    const decided = await this.desk.decide(click.lane, click.toolCallId, { status: click.approve ? 'approved' : 'denied', by: click.user });
+    if (!decided) return { status: 'unknown' };
+    return { status: decided.won ? 'decided' : 'already', state: decided.state };
+  }
+
   /** Starts taking over lanes: at once (what an earlier run left pending), then every `pollMs`. */
   start(): void {
     const every = (ms: number, task: () => Promise<void>) => {
@@ -162,10 +190,16 @@ export class InboundPipeline {
     return permits({ ...this.platform(who.lane.platform).access, ...(users ? { users } : {}), ...(roles ? { roles } : {}) }, who);
   }
 
-  /** The channel's own prompt, model and tools, as the turn takes them. */
-  private turnPolicy(lane: InboundMessage['lane']): TurnPolicy {
-    const { systemPrompt, systemPromptAddition, model, tools } = policyFor(this.options.policy, lane);
-    return { systemPrompt, systemPromptAddition, model, ...(tools ? { offersTool: (name: string) => toolAllowed(tools, name) } : {}) };
+  /** The channel's own prompt, model, tools and approvals, as the turn takes them. */
+  private turnPolicy(entry: InboxEntry, outbound: Outbound): TurnPolicy {
+    const { systemPrompt, systemPromptAddition, model, tools, approve } = policyFor(this.options.policy, entry.lane);
+    return {
+      systemPrompt,
+      systemPromptAddition,
+      model,
+      ...(tools ? { offersTool: (name: string) => toolAllowed(tools, name) } : {}),
+      ...(approve ? { approval: this.desk.gate(entry, outbound, (name) => toolMatches(approve, name)) } : {}),
+    };
   }
 
   private platform(name: string): { outbound: Outbound; access: Access } {
@@ -269,7 +303,7 @@ export class InboundPipeline {
           return read.files;
         }
       : undefined;
-    const { reply, status } = await this.deps.agent.runTurn(conversation, text, { inboxId: entry.id, signal, files, policy: this.turnPolicy(entry.lane) });
+    const { reply, status } = await this.deps.agent.runTurn(conversation, text, { inboxId: entry.id, signal, files, policy: this.turnPolicy(entry, outbound) });
     // A turn cut short by shutdown is resumed later, not answered with its cancellation.
     signal.throwIfAborted();
     return { text: [reply, ...notes.map((note) => `_(${note})_`)].join('\n\n'), outcome: status === 'failed' ? 'failed' : 'ok' };

@@ -1,7 +1,7 @@
 import type { Policy, PolicyRule } from './policy.ts';
 
 const STRINGS = ['systemPrompt', 'systemPromptAddition', 'model'] as const;
-const LISTS = ['tools', 'users', 'roles'] as const;
+const LISTS = ['tools', 'users', 'roles', 'approve', 'approvers'] as const;
 const MATCH = ['platform', 'workspace', 'channel'] as const;
 const PLATFORMS = ['slack', 'discord', 'console'];
 

@@ -44,7 +44,7 @@ describe('parsePolicy', () => {
       rules: [
         { match: { platform: 'teams', room: 'x' }, model: '', tools: 'fs__*' },
         'not a rule',
-        { match: { channel: 'C1' }, users: ['U1', 7], approvers: ['U1'] },
+        { match: { channel: 'C1' }, users: ['U1', 7], approvers: 'U1', approve: ['deploy', ''], escalate: true },
         { model: 'm' },
       ],
       defaults: {},
@@ -57,8 +57,10 @@ describe('parsePolicy', () => {
         'rules[0].model: must be a non-empty string',
         'rules[0].tools: must be a list of strings',
         'rules[1]: must be an object',
-        'rules[2].approvers: is not a setting of a rule',
+        'rules[2].escalate: is not a setting of a rule',
         'rules[2].users[1]: must be a non-empty string',
+        'rules[2].approve[1]: must be a non-empty string',
+        'rules[2].approvers: must be a list of strings',
         'rules[3].match: must be an object naming a platform, workspace or channel',
       ],
     });

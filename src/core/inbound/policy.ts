@@ -20,6 +20,10 @@ export interface ChannelPolicy {
   users?: string[];
   /** Any one of these roles lets a person talk to Spool here (Discord). */
   roles?: string[];
+  /** The tools whose calls wait for an approver's click, by name with `*`. */
+  approve?: string[];
+  /** Who may approve (user ids); without it, anyone who may talk to Spool here. */
+  approvers?: string[];
 }
 
 export interface PolicyRule extends ChannelPolicy {
@@ -43,6 +47,10 @@ export function policyFor(policy: Policy | undefined, lane: Pick<LaneKey, 'platf
 
 /** Whether a tool name is among the patterns (all are offered when there are none). */
 export function toolAllowed(patterns: string[] | undefined, name: string): boolean {
-  if (!patterns) return true;
+  return !patterns || toolMatches(patterns, name);
+}
+
+/** Whether a tool name is among the patterns. */
+export function toolMatches(patterns: string[], name: string): boolean {
   return patterns.some((pattern) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(name));
 }

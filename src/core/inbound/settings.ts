@@ -32,6 +32,7 @@ export function deliverySettings(r: SettingsReader): DeliverySettings {
     maxAttempts: 3,
     files: { maxBytes: r.int('FILE_MAX_BYTES', 20_000_000), maxPerMessage: r.int('FILES_MAX_PER_MESSAGE', 10) },
     replyFileChars: r.int('REPLY_FILE_CHARS', 8_000),
+    approvalTimeoutMs: r.int('APPROVAL_TIMEOUT_MS', 600_000, 1_000),
     ...policy(r),
   };
 }

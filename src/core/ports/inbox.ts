@@ -70,10 +70,16 @@ export interface ReplyFile {
   language?: string;
 }
 
-/** One message of a reply, with the file it carries, if any. */
+/** Approve and Deny buttons under a message, for one call that waits for a decision. */
+export interface ApprovalButtons {
+  toolCallId: string;
+}
+
+/** One message of a reply, with the file it carries, if any; or an approval prompt, with its buttons. */
 export interface ReplyPart {
   text: string;
   file?: ReplyFile;
+  approval?: ApprovalButtons;
 }
 
 export interface ReplyChunk extends ReplyPart {
@@ -103,6 +109,8 @@ export interface InboxPort {
   startConversation(entry: InboxEntry): Promise<void>;
   replyOf(inboxId: string): Promise<ReplyChunk[]>;
   saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]>;
+  /** The approval prompt of a call, stored once, before the reply's chunks (its seq is negative). */
+  savePrompt(inboxId: string, prompt: ReplyPart & { approval: ApprovalButtons }): Promise<ReplyChunk>;
   markPosted(chunkId: string, platformMessageId: string): Promise<void>;
   finish(inboxId: string, status: 'answered' | 'failed'): Promise<void>;
   retryLater(inboxId: string, delayMs: number): Promise<void>;
@@ -127,6 +135,13 @@ export interface Outbound {
    * the platform can tell. A chunk it cannot find is posted.
    */
   findPosted?(message: InboundMessage, chunk: OutgoingChunk & { inboxId: string }): Promise<string | undefined>;
+  /** Rewrites a posted message, without its buttons: an approval prompt, once decided. */
+  edit?(message: InboundMessage, platformMessageId: string, chunk: OutgoingChunk): Promise<void>;
+  /**
+   * Asks the person at hand to approve a call, in place of a prompt with buttons (the console):
+   * resolves with their answer, or a refusal saying why they cannot be asked.
+   */
+  askApproval?(message: InboundMessage, prompt: string): Promise<{ approved: boolean; note?: string }>;
   /** Tells the sender, privately, that Spool is not enabled for them here. */
   refuse(message: InboundMessage): Promise<void>;
   /** Shows that Spool is working; resolves to the function that clears it. Never throws. */

@@ -35,6 +35,27 @@ export interface TurnPolicy {
   model?: string;
   /** Whether a tool is offered here; a call to one that is not is refused. */
   offersTool?(name: string): boolean;
+  /** Calls that wait for a person's decision before they run. */
+  approval?: ApprovalGate;
+}
+
+/** A stored call, about to run. */
+export interface PendingCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+/** Approved means: run it now. Otherwise the reason is what the model reads. */
+export type ApprovalAnswer = { approved: true } | { approved: false; reason: string };
+
+export interface ApprovalGate {
+  needs(toolName: string): boolean;
+  /**
+   * Resolves once the call is decided, or its time is up; a resumed turn waits on for the same
+   * decision. Approved at most once per call, even across a restart. Rejects when `signal` aborts.
+   */
+  wait(call: PendingCall, signal: AbortSignal): Promise<ApprovalAnswer>;
 }
 
 export interface TurnRunner {

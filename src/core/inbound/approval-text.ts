@@ -1,0 +1,45 @@
+import type { ApprovalState } from '../ports/approvals.ts';
+import type { PendingCall } from '../ports/turns.ts';
+import { redactSecretPatterns } from '../redact.ts';
+import { headAtLineBreak, tailAtLineBreak } from '../text.ts';
+
+/** What of a call's arguments a prompt shows: enough to judge, never a wall of text. */
+const ARGS_PREVIEW_CHARS = 1_200;
+
+/** The arguments as people read them: indented JSON, secrets masked, long values cut in the middle. */
+export function argumentsPreview(args: Record<string, unknown>, mask: (text: string) => string = (t) => t): string {
+  const json = mask(redactSecretPatterns(JSON.stringify(args, null, 2)));
+  if (json.length <= ARGS_PREVIEW_CHARS) return json;
+  const head = headAtLineBreak(json, ARGS_PREVIEW_CHARS * 0.75);
+  const tail = tailAtLineBreak(json, ARGS_PREVIEW_CHARS * 0.2);
+  return `${head}\n… ${json.length - head.length - tail.length} more characters …\n${tail}`;
+}
+
+export function approvalPrompt(call: PendingCall, mask?: (text: string) => string): string {
+  return `Spool wants to run \`${call.name}\` with:\n\`\`\`\n${argumentsPreview(call.args, mask)}\n\`\`\`\nAn approver's click decides.`;
+}
+
+/** A person as the platform shows them: a mention on Slack and Discord. */
+const person = (platform: string, user: string) => (platform === 'console' ? user : `<@${user}>`);
+const when = (at: Date | undefined) => (at ?? new Date()).toISOString().replace(/\.\d+Z$/, ' UTC').replace('T', ' ');
+
+/** The prompt once decided: who decided, which way and when; its buttons are gone. */
+export function decidedPrompt(call: PendingCall, state: ApprovalState, platform: string): string {
+  const by = state.by ? ` by ${person(platform, state.by)}` : '';
+  const outcome = { approved: '✅ Approved', denied: '❌ Denied', expired: '⌛ Nobody decided in time:', pending: '' }[state.status];
+  const suffix = state.status === 'expired' ? ' not run' : '';
+  return `${outcome}${by} at ${when(state.at)}: \`${call.name}\`${suffix}.`;
+}
+
+const duration = (ms: number) => {
+  const [n, unit] = ms >= 120_000 ? [Math.round(ms / 60_000), 'minute'] : [Math.ceil(ms / 1_000), 'second'];
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+};
+
+/** Why a call did not run, as the model reads it and can tell the user. */
+export function refusalReason(state: ApprovalState, platform: string, timeoutMs: number): string {
+  const by = state.by ? ` ${person(platform, state.by)}` : ' the approver';
+  if (state.status === 'denied') return `The call was not run:${by} denied it${state.note ? ` (${state.note})` : ''}.`;
+  if (state.status === 'expired') return `The call was not run: nobody approved it within ${duration(timeoutMs)}.`;
+  return 'The call was approved, but Spool restarted while it was running, so whether it finished is unknown; it was not run again. Check before calling it again.';
+}
