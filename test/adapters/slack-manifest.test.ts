@@ -8,6 +8,7 @@ const SCOPES_BY_METHOD: Record<string, string[]> = {
   'auth.test': [],
   'chat.postMessage': ['chat:write'],
   'chat.postEphemeral': ['chat:write'],
+  'chat.update': ['chat:write'],
   'assistant.threads.setStatus': ['chat:write'],
   'conversations.replies': ['channels:history', 'groups:history', 'im:history', 'mpim:history'],
   'reactions.add': ['reactions:write'],
@@ -38,6 +39,12 @@ describe("the README's Slack app manifest", () => {
     const source = readFileSync(join(REPO_ROOT, 'src/adapters/slack/slack-adapter.ts'), 'utf8');
     expect(source).toMatch(/fetchFileBytes\(/);
     expect(listUnder('bot')).toContain('files:read');
+  });
+
+  it('turns interactivity on, since approval prompts have buttons the adapter listens to', () => {
+    const source = readFileSync(join(REPO_ROOT, 'src/adapters/slack/slack-adapter.ts'), 'utf8');
+    expect(source).toMatch(/this\.app\.action\(/);
+    expect(manifest).toMatch(/interactivity:\n\s+is_enabled: true/);
   });
 
   it('subscribes to the events the adapter handles, DMs and group DMs included, with the messages tab on', () => {

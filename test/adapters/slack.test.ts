@@ -11,7 +11,7 @@ import { minimalPdf } from '../support/pdf.ts';
 import { createServer } from 'node:http';
 import { testDatabase, testPipeline, testSearch, testStore } from '../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../support/fake-openai.ts';
-import { BOT_USER, eventBody, FakeSlack, signedRequest, TEAM } from '../support/fake-slack.ts';
+import { BOT_USER, buttonClick, eventBody, FakeSlack, signedRequest, TEAM } from '../support/fake-slack.ts';
 import { silentLogger } from '../support/logger.ts';
 import { freePort } from '../support/process.ts';
 import { serveSlackEvents } from '../support/slack-bot.ts';
@@ -621,6 +621,107 @@ describe('a per-channel policy', () => {
     } finally {
       llm.fallback = undefined;
       await started.stop();
+    }
+  });
+});
+
+describe('approvals in Slack threads', () => {
+  const policy = { rules: [{ match: { platform: 'slack' }, approve: ['lookup'], approvers: ['U9'] }] };
+  const asksLookup = (request: ChatRequest) =>
+    request.messages.at(-1)!.role === 'user' ? { toolCalls: [{ id: 'l', name: 'lookup', arguments: '{"sku":"SKU-9"}' }] } : { content: `tool said: ${request.messages.at(-1)!.content}` };
+  const approvalRow = (toolCallId: string) =>
+    db.prisma.toolCall.findFirstOrThrow({ where: { toolCallId }, select: { approval: true, approvalBy: true, approvalAt: true, runStartedAt: true } });
+
+  let started: Started;
+  const post = (body: Record<string, unknown>) => fetch(`http://127.0.0.1:${started.port}/slack/events`, signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json'));
+  const click = (ch: string, user: string, actionId: 'spool_approve' | 'spool_deny') => {
+    const prompt = slack.prompts(ch)[0]!;
+    const payload = buttonClick({ user, channel: ch, messageTs: prompt.ts, threadTs: prompt.threadTs, actionId, value: prompt.toolCallId, responseUrl: slack.responseUrl(`${ch}-${user}-${Math.random()}`) });
+    return fetch(`http://127.0.0.1:${started.port}/slack/events`, signedRequest(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), SIGNING_SECRET, 'application/x-www-form-urlencoded'));
+  };
+  const replyIn = (ch: string) => slack.callsTo('chat.postMessage').find((m) => m.channel === ch && !m.blocks);
+  /** Asks in a new channel and waits for the approval prompt there. */
+  async function ask(ts: string): Promise<string> {
+    const ch = channel();
+    await post(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> stock of SKU-9?`, ts, channel: ch }));
+    await slack.waitFor(() => slack.prompts(ch).length === 1);
+    return ch;
+  }
+
+  beforeAll(async () => {
+    started = await startAdapter({ allowedUsers: ['U1', 'U9'] }, db, {}, { policy });
+    llm.fallback = asksLookup;
+  });
+  afterAll(async () => {
+    llm.fallback = undefined;
+    await started.stop();
+  });
+
+  it("posts Approve and Deny, runs nothing on a non-approver's click, and runs once on an approver's double click", async () => {
+    const before = lookup.calls.length;
+    const ch = await ask('1900.1');
+    const prompt = slack.prompts(ch)[0]!;
+    expect(prompt).toMatchObject({ threadTs: '1900.1', text: expect.stringContaining('`lookup`') });
+    expect(prompt.text).toContain('"sku": "SKU-9"');
+    expect((await click(ch, 'U1', 'spool_approve')).status).toBe(200);
+    await slack.waitFor(() => slack.callsTo('response_url').some((c) => String(c.text).includes('not allowed')));
+    expect(slack.callsTo('response_url').find((c) => String(c.text).includes('not allowed'))).toMatchObject({ response_type: 'ephemeral' });
+    expect(await approvalRow(prompt.toolCallId)).toMatchObject({ approval: 'pending', approvalBy: null, runStartedAt: null });
+    expect(lookup.calls.length).toBe(before);
+    const clicks = await Promise.all([click(ch, 'U9', 'spool_approve'), click(ch, 'U9', 'spool_approve')]);
+    expect(clicks.map((r) => r.status)).toEqual([200, 200]);
+    await slack.waitFor(() => replyIn(ch) !== undefined);
+    expect(replyIn(ch)!.text).toBe('tool said: inventory for SKU-9: 42 units in warehouse-7');
+    expect(lookup.calls.length - before).toBe(1);
+    expect(slack.callsTo('response_url').some((c) => String(c.text) === 'This call was already approved by <@U9>.')).toBe(true);
+    const row = await approvalRow(prompt.toolCallId);
+    expect(row).toMatchObject({ approval: 'approved', approvalBy: 'U9' });
+    expect(row.runStartedAt).not.toBeNull();
+    const update = slack.callsTo('chat.update').find((c) => c.channel === ch)!;
+    expect(update.ts).toBe(prompt.ts);
+    expect(update.text).toMatch(/^✅ Approved by <@U9> at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: `lookup`\.$/);
+    expect(JSON.parse(String(update.blocks))).toEqual([]);
+  });
+
+  it('gives the model a denial it tells the user about, and the prompt says who denied it', async () => {
+    const before = lookup.calls.length;
+    const ch = await ask('1901.1');
+    await click(ch, 'U9', 'spool_deny');
+    await slack.waitFor(() => replyIn(ch) !== undefined);
+    expect(replyIn(ch)!.text).toContain('The call was not run: <@U9> denied it.');
+    expect(lookup.calls.length).toBe(before);
+    expect(await approvalRow(slack.prompts(ch)[0]!.toolCallId)).toMatchObject({ approval: 'denied', approvalBy: 'U9', runStartedAt: null });
+    await slack.waitFor(() => slack.callsTo('chat.update').some((c) => c.channel === ch));
+    expect(slack.callsTo('chat.update').find((c) => c.channel === ch)!.text).toMatch(/^❌ Denied by <@U9> at /);
+  });
+
+  it('denies a call nobody decides on in time, with a reason the model reads', async () => {
+    const quick = await startAdapter({ allowedUsers: ['U1', 'U9'] }, db, {}, { policy, approvalTimeoutMs: 1_000 });
+    try {
+      const before = lookup.calls.length;
+      const ch = channel();
+      await fetch(`http://127.0.0.1:${quick.port}/slack/events`, signedRequest(JSON.stringify(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> stock?`, ts: '1902.1', channel: ch })), SIGNING_SECRET, 'application/json'));
+      await slack.waitFor(() => replyIn(ch) !== undefined);
+      expect(replyIn(ch)!.text).toContain('nobody approved it within 1 second');
+      expect(lookup.calls.length).toBe(before);
+      expect(await approvalRow(slack.prompts(ch)[0]!.toolCallId)).toMatchObject({ approval: 'expired', approvalBy: null });
+    } finally {
+      await quick.stop();
+    }
+  });
+
+  it('takes a click over Socket Mode', async () => {
+    const overSocket = await startAdapter({ appToken: 'xapp-test', signingSecret: undefined }, db, {}, { policy });
+    try {
+      const ch = channel();
+      await slack.sendSocketEvent(eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> stock?`, ts: '1903.1', channel: ch }));
+      await slack.waitFor(() => slack.prompts(ch).length === 1);
+      const prompt = slack.prompts(ch)[0]!;
+      await slack.sendSocketInteraction(buttonClick({ user: 'U9', channel: ch, messageTs: prompt.ts, threadTs: prompt.threadTs, actionId: 'spool_approve', value: prompt.toolCallId, responseUrl: slack.responseUrl('socket') }));
+      await slack.waitFor(() => replyIn(ch) !== undefined);
+      expect(replyIn(ch)!.text).toBe('tool said: inventory for SKU-9: 42 units in warehouse-7');
+    } finally {
+      await overSocket.stop();
     }
   });
 });

@@ -57,6 +57,8 @@ export class FakeSlack {
   private socket?: WebSocket;
   private readonly acks = new Map<string, () => void>();
   private sequence = 0;
+  /** The ts each chat.postMessage got, by the index of its call. */
+  private readonly posted = new Map<number, string>();
   /** Like Slack's: seconds since the epoch, unique and growing, so `oldest` filters work. */
   private nextTs(): string {
     return `${Math.floor(Date.now() / 1000)}.${String(++this.sequence).padStart(6, '0')}`;
@@ -149,14 +151,29 @@ export class FakeSlack {
   }
 
   /** Delivers an event over Socket Mode without waiting: `isAcked` tells whether the app has acknowledged it yet. */
-  async pushSocketEvent(payload: Record<string, unknown>, retryAttempt = 0): Promise<{ acked: Promise<void>; isAcked(): boolean }> {
+  async pushSocketEvent(payload: Record<string, unknown>, retryAttempt = 0, type = 'events_api'): Promise<{ acked: Promise<void>; isAcked(): boolean }> {
     await this.waitFor(() => this.socket !== undefined);
     const envelopeId = randomUUID();
     let done = false;
     const acked = new Promise<void>((resolve) => this.acks.set(envelopeId, () => ((done = true), resolve())));
     const retry = retryAttempt > 0 ? 'timeout' : '';
-    this.socket!.send(JSON.stringify({ envelope_id: envelopeId, type: 'events_api', payload, accepts_response_payload: false, retry_attempt: retryAttempt, retry_reason: retry }));
+    this.socket!.send(JSON.stringify({ envelope_id: envelopeId, type, payload, accepts_response_payload: type === 'interactive', retry_attempt: retryAttempt, retry_reason: retry }));
     return { acked, isAcked: () => done };
+  }
+
+  /** Delivers a click (an interactive payload) over Socket Mode; resolves when the app acknowledges it. */
+  async sendSocketInteraction(payload: Record<string, unknown>): Promise<void> {
+    await (await this.pushSocketEvent(payload, 0, 'interactive')).acked;
+  }
+
+  /** The approval prompts the app posted (messages with buttons), oldest first. */
+  prompts(channel: string): Array<{ ts: string; toolCallId: string; threadTs: string; text: string }> {
+    return this.calls.flatMap((c, i) => {
+      if (c.method !== 'chat.postMessage' || c.args.channel !== channel || !c.args.blocks) return [];
+      const blocks = (typeof c.args.blocks === 'string' ? JSON.parse(c.args.blocks) : c.args.blocks) as Array<{ elements?: Array<{ value?: string }> }>;
+      const toolCallId = blocks.flatMap((b) => b.elements ?? [])[0]?.value ?? '';
+      return [{ ts: this.posted.get(i) ?? '', toolCallId, threadTs: String(c.args.thread_ts), text: String(c.args.text) }];
+    });
   }
 
   private async handle(req: IncomingMessage): Promise<object> {
@@ -182,6 +199,7 @@ export class FakeSlack {
         return { ok: true, url: `ws://127.0.0.1:${this.port}/link` };
       case 'chat.postMessage': {
         const ts = this.nextTs();
+        this.posted.set(this.calls.length - 1, ts);
         if (args.thread_ts) {
           const metadata = typeof args.metadata === 'string' ? JSON.parse(args.metadata) : args.metadata;
           const thread = this.threads.get(String(args.thread_ts)) ?? [];
@@ -250,5 +268,22 @@ export function eventBody(event: Record<string, unknown>, eventId = `Ev${++event
     event_id: eventId,
     event_time: Math.floor(Date.now() / 1000),
     authorizations: [{ team_id: TEAM, user_id: BOT_USER, is_bot: true }],
+  };
+}
+
+/** A click on one of a message's buttons, as Slack sends it (block_actions). */
+export function buttonClick(click: { user: string; channel: string; messageTs: string; threadTs: string; actionId: string; value: string; responseUrl: string }): Record<string, unknown> {
+  return {
+    type: 'block_actions',
+    team: { id: TEAM, domain: 'test' },
+    user: { id: click.user, username: click.user, team_id: TEAM },
+    api_app_id: 'A1',
+    token: 'verification-token',
+    container: { type: 'message', message_ts: click.messageTs, channel_id: click.channel, is_ephemeral: false },
+    trigger_id: `trigger-${randomUUID()}`,
+    channel: { id: click.channel, name: 'ops' },
+    message: { type: 'message', ts: click.messageTs, thread_ts: click.threadTs, text: 'prompt', user: BOT_USER },
+    response_url: click.responseUrl,
+    actions: [{ type: 'button', action_id: click.actionId, block_id: 'approval', value: click.value, action_ts: String(Date.now() / 1000) }],
   };
 }

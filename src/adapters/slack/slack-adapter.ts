@@ -3,10 +3,10 @@ import { App, HTTPReceiver, LogLevel, webApi, type Logger as BoltLogger } from '
 import type { WebClient } from '@slack/web-api';
 import slackifyMarkdown from 'slackify-markdown';
 import type { Dispatcher } from 'undici';
-import type { InboundFile, InboundMessage, Outbound, ReplyFile } from '../../core/ports/inbox.ts';
+import type { ApprovalButtons, InboundFile, InboundMessage, Outbound, ReplyFile } from '../../core/ports/inbox.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { InboundPipeline } from '../../core/inbound/pipeline.ts';
+import type { ClickOutcome, InboundPipeline } from '../../core/inbound/pipeline.ts';
 import { fetchThrough } from '../../proxy.ts';
 import { formatHits, resultAsFile } from '../../core/inbound/recall.ts';
 import type { SlackSettings } from './settings.ts';
@@ -23,6 +23,26 @@ const THINKING_REACTION = 'hourglass_flowing_sand';
 const HISTORY_MESSAGES = 50;
 /** Message metadata on every reply chunk, so a resumed delivery can find what a crash left unrecorded. */
 const REPLY_EVENT = 'spool_reply';
+/** The action ids of an approval prompt's buttons; each button's value is the call's id. */
+const APPROVE_ACTION = 'spool_approve';
+const DENY_ACTION = 'spool_deny';
+
+/** An approval prompt as Block Kit: its text, then Approve and Deny. */
+function approvalBlocks(text: string, { toolCallId }: ApprovalButtons) {
+  const button = (label: string, actionId: string, style: 'primary' | 'danger') => ({ type: 'button' as const, text: { type: 'plain_text' as const, text: label }, action_id: actionId, value: toolCallId, style });
+  return [
+    { type: 'section' as const, text: { type: 'mrkdwn' as const, text } },
+    { type: 'actions' as const, block_id: `approval-${toolCallId}`.slice(0, 255), elements: [button('Approve', APPROVE_ACTION, 'primary'), button('Deny', DENY_ACTION, 'danger')] },
+  ];
+}
+
+/** What the person who clicked is told, only when their click changed nothing. */
+export function clickReply(outcome: ClickOutcome, mention: (user: string) => string): string | undefined {
+  if (outcome.status === 'not_allowed') return 'You are not allowed to approve this call.';
+  if (outcome.status === 'unknown') return 'This call is not waiting for a decision.';
+  if (outcome.status === 'already') return `This call was already ${outcome.state.status}${outcome.state.by ? ` by ${mention(outcome.state.by)}` : ''}.`;
+  return undefined;
+}
 
 export interface SlackAdapterConfig extends SlackSettings {
   /** After the status API fails, how long reactions stand in before it is tried again (default 10 minutes). */
@@ -157,6 +177,16 @@ export class SlackAdapter {
       await this.receive({ team: body.team_id, channel, user, text, ts, threadTs, files }, !isDirect && !mentioned);
     });
 
+    this.app.action({ type: 'block_actions', action_id: new RegExp(`^(${APPROVE_ACTION}|${DENY_ACTION})$`) }, async ({ ack, body, action, respond }) => {
+      await ack();
+      if (action.type !== 'button' || !body.channel) return;
+      const thread = body.message?.thread_ts ?? body.message?.ts ?? '';
+      const lane = { platform: 'slack', workspace: body.team?.id ?? '', channel: body.channel.id, thread };
+      const outcome = await this.pipeline.decideApproval({ lane, user: body.user.id, toolCallId: action.value ?? '', approve: action.action_id === APPROVE_ACTION });
+      const text = clickReply(outcome, (user) => `<@${user}>`);
+      if (text) await respond({ response_type: 'ephemeral', replace_original: false, text });
+    });
+
     this.app.command('/spool', async ({ command, ack, respond }) => {
       await ack();
       const [verb = 'help', ...rest] = command.text.trim().split(/\s+/);
@@ -247,8 +277,13 @@ export class SlackAdapter {
       post: async ({ lane }, chunk) => {
         if (chunk.file) return this.upload(client, lane, chunk.text, chunk.file);
         const metadata = chunk.inboxId ? { event_type: REPLY_EVENT, event_payload: { inbox: chunk.inboxId, seq: chunk.seq } } : undefined;
-        const sent = await client.chat.postMessage({ channel: lane.channel, thread_ts: lane.thread, text: chunk.text, unfurl_links: false, metadata });
+        const blocks = chunk.approval ? approvalBlocks(toSlackMessages(chunk.text)[0]!, chunk.approval) : undefined;
+        const sent = await client.chat.postMessage({ channel: lane.channel, thread_ts: lane.thread, text: chunk.text, unfurl_links: false, metadata, ...(blocks ? { blocks } : {}) });
         return sent.ts ?? '';
+      },
+      // The text alone, with no blocks: the buttons go.
+      edit: async ({ lane }, ts, chunk) => {
+        await client.chat.update({ channel: lane.channel, ts, text: chunk.text, blocks: [] });
       },
       findPosted: async ({ lane, delivery }, chunk) => {
         const replies = await client.conversations.replies({ channel: lane.channel, ts: lane.thread, oldest: delivery.ts, include_all_metadata: true, limit: 200 });
