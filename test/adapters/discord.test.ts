@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DISCORD_COMMANDS, DISCORD_REFUSAL, DiscordAdapter, type DiscordAdapterConfig } from '../../src/adapters/discord/discord-adapter.ts';
-import { NOT_RECORDED_REPLY, type InboundPipeline } from '../../src/core/inbound/pipeline.ts';
+import { NOT_RECORDED_REPLY, type InboundPipeline, type PipelineOptions } from '../../src/core/inbound/pipeline.ts';
 import type { Database } from '../../src/store/database.ts';
 import { testAgent, testTool } from '../support/agent.ts';
 import { testDatabase, testPipeline, testStore } from '../support/db.ts';
@@ -25,8 +25,8 @@ interface Started {
   stop(): Promise<void>;
 }
 
-async function startAdapter(overrides: Partial<DiscordAdapterConfig> = {}, log = new RecordingLogger(), database = db): Promise<Started> {
-  const pipeline = testPipeline(database, testAgent({ fake: llm, store: testStore(database), tools: [ticket] }));
+async function startAdapter(overrides: Partial<DiscordAdapterConfig> = {}, log = new RecordingLogger(), database = db, pipelineOptions: Partial<PipelineOptions> = {}): Promise<Started> {
+  const pipeline = testPipeline(database, testAgent({ fake: llm, store: testStore(database), tools: [ticket] }), pipelineOptions);
   const started = new DiscordAdapter({ token: 'bot-token', applicationId: APP_ID, guildId: GUILD, apiUrl: discord.apiUrl, allowedGuilds: [GUILD], ...overrides }, pipeline, log);
   await started.start();
   pipeline.start();
@@ -327,6 +327,44 @@ describe('Discord through a proxy (HTTPS_PROXY / HTTP_PROXY)', () => {
     } finally {
       await started.stop();
       proxy.stop();
+    }
+  });
+});
+
+describe('approvals with Discord buttons', () => {
+  const APPROVER = '300000000000000009';
+  const policy = { rules: [{ match: { platform: 'discord' }, approve: ['ticket'], approvers: [APPROVER] }] };
+
+  it("posts Approve and Deny as components, answers a non-approver's click privately, and runs the tool once an approver clicks", async () => {
+    const started = await startAdapter({}, new RecordingLogger(), db, { policy });
+    try {
+      llm.fallback = (request) =>
+        request.messages.at(-1)!.role === 'user' ? { toolCalls: [{ id: 't', name: 'ticket', arguments: '{"id":7}' }] } : { content: `tool said: ${request.messages.at(-1)!.content}` };
+      const before = ticket.calls.length;
+      const ch = channel();
+      const { token } = ask(ch, 'what is ticket 7?');
+      const prompts = () => followUps(token).filter((c) => Array.isArray(c.body?.components));
+      await discord.waitFor(() => prompts().length === 1);
+      // The deferred response says it waits, so that the prompt is a message of its own.
+      expect(edits(token)[0]!.body).toMatchObject({ content: 'Waiting for an approver…' });
+      const buttons = (prompts()[0]!.body!.components as Array<{ components: Array<{ custom_id: string; label: string }> }>)[0]!.components;
+      expect(buttons.map((b) => b.label)).toEqual(['Approve', 'Deny']);
+      expect(prompts()[0]!.body!.content).toContain('`ticket`');
+      const messageId = nextId();
+      const stranger = discord.clickButton({ customId: buttons[0]!.custom_id, messageId, guildId: GUILD, channelId: ch });
+      await discord.waitFor(() => callbacks(stranger.token).length === 1);
+      expect(callbacks(stranger.token)[0]!.body).toMatchObject({ type: 4, data: { content: 'You are not allowed to approve this call.', flags: 64 } });
+      expect(ticket.calls.length).toBe(before);
+      const approver = discord.clickButton({ customId: buttons[0]!.custom_id, messageId, guildId: GUILD, channelId: ch, userId: APPROVER });
+      await discord.waitFor(() => edits(token).some((e) => String(e.body?.content).startsWith('tool said')));
+      expect(callbacks(approver.token)[0]!.body).toMatchObject({ type: 6 });
+      expect(edits(token).at(-1)!.body).toMatchObject({ content: 'tool said: ticket 7: printer on floor 3 jammed' });
+      expect(ticket.calls.length - before).toBe(1);
+      const promptEdit = discord.callsTo('PATCH', new RegExp(`/${token}/messages/\\d+$`));
+      expect(promptEdit).toHaveLength(1);
+      expect(promptEdit[0]!.body).toMatchObject({ content: expect.stringMatching(new RegExp(`^✅ Approved by <@${APPROVER}> at `)), components: [] });
+    } finally {
+      await started.stop();
     }
   });
 });

@@ -114,13 +114,24 @@ export class FakeDiscord {
     /** Sent as /ask's `file` option, resolved as Discord resolves an uploaded attachment. */
     attachment?: { filename: string; contentType: string; bytes: Buffer };
   }): { id: string; token: string } {
+    const data = { id: nextId(), name: options.name, type: 1, options: [...(options.options ?? []).map((o) => ({ ...o, type: 3 })), ...this.attachmentOption(options.attachment)], ...this.resolved(options.attachment) };
+    return this.interact(2, data, options);
+  }
+
+  /** Dispatches a click on a button of a message Spool posted, as the gateway would; returns the interaction (id, token). */
+  clickButton(options: { customId: string; messageId: string; guildId?: string; channelId: string; userId?: string; roles?: string[] }): { id: string; token: string } {
+    const message = { ...this.message(options.channelId, { content: 'prompt' }), id: options.messageId };
+    return this.interact(3, { custom_id: options.customId, component_type: 2 }, options, { message });
+  }
+
+  private interact(type: number, data: unknown, options: { guildId?: string; channelId: string; userId?: string; roles?: string[]; id?: string; token?: string }, extra: Record<string, unknown> = {}): { id: string; token: string } {
     const id = options.id ?? nextId();
     const token = options.token ?? `token-${id}`;
     const user = { id: options.userId ?? '300000000000000001', username: 'alice', discriminator: '0', global_name: 'Alice', avatar: null };
     const interaction = {
       id,
       application_id: APP_ID,
-      type: 2,
+      type,
       token,
       version: 1,
       locale: 'en-US',
@@ -131,7 +142,8 @@ export class FakeDiscord {
       context: options.guildId ? 0 : 1,
       channel_id: options.channelId,
       channel: { id: options.channelId, type: options.guildId ? 0 : 1, guild_id: options.guildId, name: 'general' },
-      data: { id: nextId(), name: options.name, type: 1, options: [...(options.options ?? []).map((o) => ({ ...o, type: 3 })), ...this.attachmentOption(options.attachment)], ...this.resolved(options.attachment) },
+      data,
+      ...extra,
       ...(options.guildId
         ? { guild_id: options.guildId, member: { user, roles: options.roles ?? [], permissions: '0', joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0, nick: null, avatar: null } }
         : { user }),
@@ -233,7 +245,7 @@ export class FakeDiscord {
     }
     if (method === 'POST' && /^\/interactions\/\d+\/[^/]+\/callback$/.test(path)) return { status: 204 };
     const channelId = '0';
-    if (method === 'PATCH' && /^\/webhooks\/\d+\/[^/]+\/messages\/@original$/.test(path)) return { status: 200, body: this.message(channelId, body) };
+    if (method === 'PATCH' && /^\/webhooks\/\d+\/[^/]+\/messages\/[^/]+$/.test(path)) return { status: 200, body: this.message(channelId, body) };
     if (method === 'POST' && /^\/webhooks\/\d+\/[^/]+$/.test(path)) return { status: 200, body: this.message(channelId, body) };
     const channel = /^\/channels\/(\d+)\/messages$/.exec(path);
     if (method === 'POST' && channel) {

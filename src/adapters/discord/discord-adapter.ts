@@ -8,13 +8,15 @@ import {
   PermissionFlagsBits,
   Routes,
   SlashCommandBuilder,
+  type ButtonInteraction,
   type ChatInputCommandInteraction,
   type Interaction,
   type RESTOptions,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { Dispatcher } from 'undici';
-import { NotRecordedError, type InboundKind, type InboundMessage, type Outbound, type OutgoingChunk, type ReplyFile } from '../../core/ports/inbox.ts';
+import { NotRecordedError, type ApprovalButtons, type InboundKind, type InboundMessage, type Outbound, type OutgoingChunk, type ReplyFile } from '../../core/ports/inbox.ts';
+import { clickReply } from '../../core/inbound/approval-text.ts';
 import { FAILURE_REPLY, NOT_RECORDED_REPLY, type InboundPipeline } from '../../core/inbound/pipeline.ts';
 import type { Logger } from '../../core/logger.ts';
 import { formatHits, resultAsFile } from '../../core/inbound/recall.ts';
@@ -67,6 +69,21 @@ function attached(file: ReplyFile | undefined): { files?: Array<{ name: string; 
   if (!file) return { attachments: {} };
   return { files: [{ name: file.name, data: Buffer.from(file.content) }], attachments: { attachments: [{ id: 0, filename: file.name }] } };
 }
+
+/** A button's custom_id names the decision and the call: `spool:approve:<tool_call_id>`. */
+const APPROVAL_BUTTON = /^spool:(approve|deny):(.+)$/;
+const WAITING_FOR_APPROVAL = 'Waiting for an approver…';
+
+/** Approve and Deny, as one row of message components. */
+const approvalComponents = ({ toolCallId }: ApprovalButtons) => [
+  {
+    type: 1,
+    components: [
+      { type: 2, style: 3, label: 'Approve', custom_id: `spool:approve:${toolCallId}` },
+      { type: 2, style: 4, label: 'Deny', custom_id: `spool:deny:${toolCallId}` },
+    ],
+  },
+];
 
 /** Where Discord serves attachments. */
 const DISCORD_CDN_ORIGINS = ['https://cdn.discordapp.com', 'https://media.discordapp.net'];
@@ -180,6 +197,7 @@ export class DiscordAdapter {
 
   /** Never throws: whatever fails, the user hears about it and other channels carry on. */
   private async handleSafely(interaction: Interaction): Promise<void> {
+    if (interaction.isButton()) return this.click(interaction).catch((error: unknown) => this.logger.error('Discord: a click failed', { error: (error as Error).message }));
     if (!interaction.isChatInputCommand()) return;
     try {
       await this.handle(interaction);
@@ -214,6 +232,22 @@ export class DiscordAdapter {
     }
   }
 
+  /** A click on an approval prompt: a click that changes nothing is answered privately; the prompt is edited by the turn that waits. */
+  private async click(interaction: ButtonInteraction): Promise<void> {
+    const [, decision, toolCallId] = APPROVAL_BUTTON.exec(interaction.customId) ?? [];
+    if (!toolCallId) return;
+    const roles = interaction.member?.roles;
+    const outcome = await this.pipeline.decideApproval({
+      lane: { platform: 'discord', workspace: interaction.guildId ?? 'dm', channel: interaction.channelId, thread: 'main' },
+      user: interaction.user.id,
+      roles: Array.isArray(roles) ? roles : roles ? [...roles.cache.keys()] : [],
+      toolCallId,
+      approve: decision === 'approve',
+    });
+    const text = clickReply(outcome, 'discord');
+    await (text ? interaction.reply({ content: text, flags: MessageFlags.Ephemeral }) : interaction.deferUpdate());
+  }
+
   private async result(interaction: ChatInputCommandInteraction): Promise<void> {
     const id = interaction.options.getString('id', true);
     const found = await this.pipeline.result(this.inbound(interaction, 'message', id), id);
@@ -242,8 +276,11 @@ export class DiscordAdapter {
         const { applicationId, token } = message.delivery;
         // A file replaces the message's attachments: editing the original again never adds a second.
         const { files, attachments } = attached(chunk.file);
-        const body = { content: chunk.text, allowed_mentions: NO_MENTIONS, ...attachments };
+        const body = { content: chunk.text, allowed_mentions: NO_MENTIONS, ...attachments, ...(chunk.approval ? { components: approvalComponents(chunk.approval) } : {}) };
         try {
+          // The first follow-up of a deferred response takes the response's place: the prompt
+          // must be a message of its own, edited once decided, so the response says it waits.
+          if (chunk.approval) await rest.patch(Routes.webhookMessage(applicationId!, token!, '@original'), { body: { content: WAITING_FOR_APPROVAL }, auth: false });
           const sent = chunk.seq === 0
             ? await rest.patch(Routes.webhookMessage(applicationId!, token!, '@original'), { body, files, auth: false })
             : await rest.post(Routes.webhook(applicationId!, token!), { body, files, auth: false });
@@ -253,6 +290,11 @@ export class DiscordAdapter {
           if (!isExpired(error) || message.kind !== 'message') throw error;
           return this.postToChannel(message, chunk);
         }
+      },
+      // The text alone: the buttons go.
+      edit: async ({ delivery }, messageId, chunk) => {
+        const body = { content: chunk.text, components: [], allowed_mentions: NO_MENTIONS };
+        await rest.patch(Routes.webhookMessage(delivery.applicationId!, delivery.token!, messageId), { body, auth: false });
       },
       refuse: async ({ delivery }) => {
         const body = { type: 4, data: { content: DISCORD_REFUSAL, flags: MessageFlags.Ephemeral } };

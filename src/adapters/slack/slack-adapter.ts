@@ -6,7 +6,8 @@ import type { Dispatcher } from 'undici';
 import type { ApprovalButtons, InboundFile, InboundMessage, Outbound, ReplyFile } from '../../core/ports/inbox.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { ClickOutcome, InboundPipeline } from '../../core/inbound/pipeline.ts';
+import type { InboundPipeline } from '../../core/inbound/pipeline.ts';
+import { clickReply } from '../../core/inbound/approval-text.ts';
 import { fetchThrough } from '../../proxy.ts';
 import { formatHits, resultAsFile } from '../../core/inbound/recall.ts';
 import type { SlackSettings } from './settings.ts';
@@ -36,13 +37,6 @@ function approvalBlocks(text: string, { toolCallId }: ApprovalButtons) {
   ];
 }
 
-/** What the person who clicked is told, only when their click changed nothing. */
-export function clickReply(outcome: ClickOutcome, mention: (user: string) => string): string | undefined {
-  if (outcome.status === 'not_allowed') return 'You are not allowed to approve this call.';
-  if (outcome.status === 'unknown') return 'This call is not waiting for a decision.';
-  if (outcome.status === 'already') return `This call was already ${outcome.state.status}${outcome.state.by ? ` by ${mention(outcome.state.by)}` : ''}.`;
-  return undefined;
-}
 
 export interface SlackAdapterConfig extends SlackSettings {
   /** After the status API fails, how long reactions stand in before it is tried again (default 10 minutes). */
@@ -183,7 +177,7 @@ export class SlackAdapter {
       const thread = body.message?.thread_ts ?? body.message?.ts ?? '';
       const lane = { platform: 'slack', workspace: body.team?.id ?? '', channel: body.channel.id, thread };
       const outcome = await this.pipeline.decideApproval({ lane, user: body.user.id, toolCallId: action.value ?? '', approve: action.action_id === APPROVE_ACTION });
-      const text = clickReply(outcome, (user) => `<@${user}>`);
+      const text = clickReply(outcome, 'slack');
       if (text) await respond({ response_type: 'ephemeral', replace_original: false, text });
     });
 

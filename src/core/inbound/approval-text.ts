@@ -1,5 +1,6 @@
 import type { ApprovalState } from '../ports/approvals.ts';
 import type { PendingCall } from '../ports/turns.ts';
+import type { ClickOutcome } from './pipeline.ts';
 import { redactSecretPatterns } from '../redact.ts';
 import { headAtLineBreak, tailAtLineBreak } from '../text.ts';
 
@@ -42,4 +43,12 @@ export function refusalReason(state: ApprovalState, platform: string, timeoutMs:
   if (state.status === 'denied') return `The call was not run:${by} denied it${state.note ? ` (${state.note})` : ''}.`;
   if (state.status === 'expired') return `The call was not run: nobody approved it within ${duration(timeoutMs)}.`;
   return 'The call was approved, but Spool restarted while it was running, so whether it finished is unknown; it was not run again. Check before calling it again.';
+}
+
+/** What the person who clicked is told, only when their click changed nothing. */
+export function clickReply(outcome: ClickOutcome, platform: string): string | undefined {
+  if (outcome.status === 'not_allowed') return 'You are not allowed to approve this call.';
+  if (outcome.status === 'unknown') return 'This call is not waiting for a decision.';
+  if (outcome.status === 'already') return `This call was already ${outcome.state.status}${outcome.state.by ? ` by ${person(platform, outcome.state.by)}` : ''}.`;
+  return undefined;
 }
