@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -52,5 +52,50 @@ describe('npm run chat on a terminal', () => {
     const tty = onTerminal(['chat', '--help'], env);
     await tty.waitFor('Usage:');
     expect(await tty.exited).toBe(0);
+  });
+});
+
+describe('approvals in the console', () => {
+  let policyFile: string;
+  const asksSearch: FakeOpenAi['fallback'] = (request) =>
+    request.messages.at(-1)!.role === 'user'
+      ? { toolCalls: [{ id: 's', name: 'search_history', arguments: JSON.stringify({ query: request.messages.at(-1)!.content }) }] }
+      : { content: `tool said: ${request.messages.at(-1)!.content}` };
+
+  beforeAll(async () => {
+    policyFile = join(dataDir, 'policy.json');
+    await writeFile(policyFile, JSON.stringify({ rules: [{ match: { platform: 'console' }, approve: ['search_history'] }] }));
+  });
+
+  it('asks y/N on a terminal: y runs the call, anything else denies it', async () => {
+    fake.fallback = asksSearch;
+    const tty = onTerminal(['chat', '--session', `approve-${Date.now()}`], { ...env, POLICY_FILE: policyFile });
+    try {
+      await tty.waitFor('you › ');
+      tty.type('zebra\r');
+      await tty.waitFor('Approve? [y/N] ');
+      expect(tty.screen()).toContain('Spool wants to run `search_history` with:');
+      tty.type('y\r');
+      await tty.waitFor('tool said: No earlier messages or tool runs in this channel match');
+      const before = tty.screen().length;
+      tty.type('okapi\r');
+      await tty.waitFor('Approve? [y/N] ', before);
+      tty.type('\r');
+      await tty.waitFor('The call was not run: local denied it.', before);
+      tty.type('\x03');
+      expect(await tty.exited).toBe(0);
+    } finally {
+      fake.fallback = undefined;
+    }
+  });
+
+  it('denies the call when there is no terminal to ask on, and says why', async () => {
+    fake.fallback = asksSearch;
+    try {
+      const piped = await runSpool(['chat', '--session', `piped-${Date.now()}`], { env: { ...env, POLICY_FILE: policyFile }, input: 'zebra\n' });
+      expect(piped.stdout).toContain('The call was not run: local denied it (there is no terminal to ask on, so nobody could approve it).');
+    } finally {
+      fake.fallback = undefined;
+    }
   });
 });

@@ -29,6 +29,12 @@ export function consoleOutbound(options: Pick<ConsoleOptions, 'output' | 'screen
       return `console-${chunk.seq}`;
     },
     refuse: async () => {},
+    // Whoever sits at the terminal decides; with no terminal, nobody can, and the call is denied.
+    askApproval: async (_message, prompt) => {
+      if (!options.screen) return { approved: false, note: 'there is no terminal to ask on, so nobody could approve it' };
+      const answer = await options.screen.ask(`${prompt}\nApprove? [y/N] `);
+      return { approved: /^y(es)?$/i.test(answer.trim()) };
+    },
     showWorking: async () => {
       const clear = options.screen?.showWorking();
       return async () => clear?.();

@@ -44,6 +44,13 @@ export class ConsoleScreen {
     };
   }
 
+  /** Asks on the bottom line, in place of "thinking…" or the prompt; resolves with the line typed. */
+  ask(question: string): Promise<string> {
+    this.working = false;
+    this.terminal.write(CLEAR_LINE);
+    return new Promise((resolve) => this.prompt!.question(question, resolve));
+  }
+
   private redraw(): void {
     if (this.working) this.terminal.write(WORKING);
     // `true` keeps what the user has typed so far, and the cursor where it was.
