@@ -23,6 +23,9 @@ interface SearchRow {
   before_text: string | null;
   after_role: string | null;
   after_text: string | null;
+  approval: string | null;
+  approval_by: string | null;
+  approval_at: Date | null;
 }
 
 /** Full-text search over a channel's transcripts, tool calls and every character of its tool results. */
@@ -84,9 +87,11 @@ export class HistorySearch implements HistorySearchPort {
              h.base_offset + char_length(regexp_replace(left(h.body, greatest(strpos(lower(h.body), ${words[0]}) - 1, 0)), ${NOT_ASTRAL}, '', 'g'))
                + greatest(strpos(lower(h.body), ${words[0]}) - 1, 0) AS match_offset,
              b.role AS before_role, left(b.content, 300) AS before_text,
-             a.role AS after_role, left(a.content, 300) AS after_text
+             a.role AS after_role, left(a.content, 300) AS after_text,
+             d.approval, d.approval_by, d.approval_at
         FROM (SELECT * FROM hits ORDER BY created_at DESC, anchor DESC LIMIT ${limit}) h
         JOIN conversations v ON v.id = h.conversation_id
+        LEFT JOIN tool_calls d ON d.conversation_id = h.conversation_id AND d.tool_call_id = h.tool_call_id
         LEFT JOIN LATERAL (
           SELECT t.role, t.content FROM transcript_messages t
            WHERE t.conversation_id = h.conversation_id AND t.id < h.anchor AND t.role IN ('user', 'assistant') AND t.content <> ''
@@ -106,6 +111,7 @@ export class HistorySearch implements HistorySearchPort {
       excerpt: safeSlice(r.excerpt, 0, 300),
       ...(r.before_role ? { before: { role: r.before_role, text: r.before_text ?? '' } } : {}),
       ...(r.after_role ? { after: { role: r.after_role, text: r.after_text ?? '' } } : {}),
+      ...(r.approval ? { approval: { status: r.approval, ...(r.approval_by ? { by: r.approval_by } : {}), ...(r.approval_at ? { at: r.approval_at } : {}) } } : {}),
     }));
   }
 }

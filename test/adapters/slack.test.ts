@@ -693,6 +693,11 @@ describe('approvals in Slack threads', () => {
     expect(await approvalRow(slack.prompts(ch)[0]!.toolCallId)).toMatchObject({ approval: 'denied', approvalBy: 'U9', runStartedAt: null });
     await slack.waitFor(() => slack.callsTo('chat.update').some((c) => c.channel === ch));
     expect(slack.callsTo('chat.update').find((c) => c.channel === ch)!.text).toMatch(/^❌ Denied by <@U9> at /);
+    // Recall shows the decision with the call.
+    const fields = { command: '/spool', text: 'recall sku', team_id: TEAM, channel_id: ch, user_id: 'U1', response_url: slack.responseUrl(`recall-${ch}`), trigger_id: 't' };
+    await fetch(`http://127.0.0.1:${started.port}/slack/events`, signedRequest(new URLSearchParams(fields).toString(), SIGNING_SECRET, 'application/x-www-form-urlencoded'));
+    await slack.waitFor(() => slack.callsTo('response_url').some((c) => String(c.text).includes('TOOL CALL lookup')));
+    expect(String(slack.callsTo('response_url').find((c) => String(c.text).includes('TOOL CALL lookup'))!.text)).toMatch(/approval: denied by U9 at \d{4}-/);
   });
 
   it('denies a call nobody decides on in time, with a reason the model reads', async () => {

@@ -20,6 +20,7 @@ export function formatHits(query: string, hits: HistoryHit[]): string {
     if (hit.before) lines.push(`   before: ${hit.before.role.toUpperCase()}: ${oneLine(hit.before.text)}`);
     lines.push(`   match: ${oneLine(hit.excerpt)}`);
     if (hit.after) lines.push(`   after: ${hit.after.role.toUpperCase()}: ${oneLine(hit.after.text)}`);
+    if (hit.approval) lines.push(`   approval: ${hit.approval.status}${hit.approval.by ? ` by ${hit.approval.by}` : ''}${hit.approval.at ? ` at ${hit.approval.at.toISOString()}` : ''}`);
     if (hit.offset !== undefined) lines.push(`   read on from the match: get_continuation(tool_call_id="${hit.toolCallId}", offset=${hit.offset})`);
     else if (hit.kind === 'tool_call') lines.push(`   full result: get_continuation(tool_call_id="${hit.toolCallId}", offset=0)`);
     return lines.join('\n');

@@ -17,6 +17,8 @@ export interface HistoryHit {
   excerpt: string;
   before?: { role: string; text: string };
   after?: { role: string; text: string };
+  /** For a call that needed approval: where it stands, who decided and when. */
+  approval?: { status: string; by?: string; at?: Date };
 }
 
 export interface HistoryQuery {
