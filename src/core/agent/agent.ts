@@ -119,8 +119,7 @@ export class Agent implements TurnRunner {
     const { policy = {} } = options;
     const tools = this.deps.tools.list().filter((t) => policy.offersTool?.(t.name) ?? true);
     const system = [policy.systemPrompt ?? this.options.systemPrompt, policy.systemPromptAddition].filter(Boolean).join('\n\n');
-    const signal = options.signal ?? new AbortController().signal;
-    const turn: Turn = { conversation, number, transcript, tools, system, model: policy.model, signal, ready: new Map(), images: new Map(), approval: policy.approval };
+    const turn: Turn = { conversation, number, transcript, tools, system, model: policy.model, signal: options.signal ?? new AbortController().signal, ready: new Map(), images: new Map(), approval: policy.approval };
     const fit = { level: this.overflow.levelFor(conversation.id), viewChars: this.options.budget.turnBudgetChars };
     const state = startState(turnProgress(started ? transcript : [], number, turn.tools), fit);
     // Committed before the model is asked, so a crash never loses what the user said.

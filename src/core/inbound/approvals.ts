@@ -47,30 +47,33 @@ export class ApprovalDesk {
     const { approvals } = this.deps;
     const scope = entry.lane;
     let state = await approvals.request(scope, call.id, this.options.timeoutMs);
-    let prompt: ReplyChunk | undefined;
-    if (state.status === 'pending' && outbound.askApproval) {
-      const answer = await outbound.askApproval(entry, approvalPrompt(call, this.deps.mask));
-      state = (await this.decide(scope, call.id, { status: answer.approved ? 'approved' : 'denied', by: entry.user, ...(answer.note ? { note: answer.note } : {}) }))!.state;
-    } else if (state.status === 'pending') {
-      prompt = await this.post(entry, outbound, call);
+    if (outbound.askApproval) {
+      if (state.status === 'pending') {
+        const answer = await outbound.askApproval(entry, approvalPrompt(call, this.deps.mask));
+        state = (await this.decide(scope, call.id, { status: answer.approved ? 'approved' : 'denied', by: entry.user, ...(answer.note ? { note: answer.note } : {}) }))!.state;
+      }
+    } else {
+      // A call decided while no process waited (a click during a restart) has its prompt edited too.
+      const prompt = await this.promptOf(entry, outbound, call, state.status === 'pending');
       state = await this.decision(scope, call.id, state, signal);
-    }
-    if (prompt?.platformMessageId) {
-      const text = decidedPrompt(call, state, scope.platform);
-      await outbound.edit?.(entry, prompt.platformMessageId, { inboxId: entry.id, seq: prompt.seq, text });
+      if (prompt.platformMessageId) await outbound.edit?.(entry, prompt.platformMessageId, { inboxId: entry.id, seq: prompt.seq, text: decidedPrompt(call, state, scope.platform) });
     }
     if (state.status !== 'approved') return { approved: false, reason: refusalReason(state, scope.platform, this.options.timeoutMs) };
     if (await approvals.start(scope, call.id)) return { approved: true };
     return { approved: false, reason: refusalReason({ ...state, started: true }, scope.platform, this.options.timeoutMs) };
   }
 
-  /** The prompt, posted once: a prompt stored before a crash is found where the platform can tell. */
-  private async post(entry: InboxEntry, outbound: Outbound, call: PendingCall): Promise<ReplyChunk> {
+  /**
+   * The call's prompt, posted once (when `post`): one a crashed process posted without recording
+   * it is found where the platform can tell.
+   */
+  private async promptOf(entry: InboxEntry, outbound: Outbound, call: PendingCall, post: boolean): Promise<ReplyChunk> {
     const { inbox } = this.deps;
     const chunk = await inbox.savePrompt(entry.id, { text: approvalPrompt(call, this.deps.mask), approval: { toolCallId: call.id } });
     if (chunk.platformMessageId) return chunk;
     const outgoing = { inboxId: entry.id, seq: chunk.seq, text: chunk.text, approval: chunk.approval };
-    const platformMessageId = (await outbound.findPosted?.(entry, outgoing)) ?? (await outbound.post(entry, outgoing));
+    const platformMessageId = (await outbound.findPosted?.(entry, outgoing)) ?? (post ? await outbound.post(entry, outgoing) : undefined);
+    if (!platformMessageId) return chunk;
     await inbox.markPosted(chunk.id, platformMessageId);
     return { ...chunk, platformMessageId };
   }
