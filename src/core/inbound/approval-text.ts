@@ -8,7 +8,7 @@ import { headAtLineBreak, tailAtLineBreak } from '../text.ts';
 const ARGS_PREVIEW_CHARS = 1_200;
 
 /** The arguments as people read them: indented JSON, secrets masked, long values cut in the middle. */
-export function argumentsPreview(args: Record<string, unknown>, mask: (text: string) => string = (t) => t): string {
+function argumentsPreview(args: Record<string, unknown>, mask: (text: string) => string = (t) => t): string {
   const json = mask(redactSecretPatterns(JSON.stringify(args, null, 2)));
   if (json.length <= ARGS_PREVIEW_CHARS) return json;
   const head = headAtLineBreak(json, ARGS_PREVIEW_CHARS * 0.75);
@@ -26,10 +26,9 @@ const when = (at: Date | undefined) => (at ?? new Date()).toISOString().replace(
 
 /** The prompt once decided: who decided, which way and when; its buttons are gone. */
 export function decidedPrompt(call: PendingCall, state: ApprovalState, platform: string): string {
+  if (state.status === 'expired') return `⌛ Expired at ${when(state.at)} with no decision: \`${call.name}\` was not run.`;
   const by = state.by ? ` by ${person(platform, state.by)}` : '';
-  const outcome = { approved: '✅ Approved', denied: '❌ Denied', expired: '⌛ Nobody decided in time:', pending: '' }[state.status];
-  const suffix = state.status === 'expired' ? ' not run' : '';
-  return `${outcome}${by} at ${when(state.at)}: \`${call.name}\`${suffix}.`;
+  return `${state.status === 'approved' ? '✅ Approved' : '❌ Denied'}${by} at ${when(state.at)}: \`${call.name}\`.`;
 }
 
 const duration = (ms: number) => {

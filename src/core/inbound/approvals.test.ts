@@ -98,7 +98,7 @@ describe('approvals through the pipeline and the agent', () => {
       expect(handled.status === 'accepted' && (await handled.answered)).toBe('ok');
       expect(shared.runs).toEqual([]);
       expect(posted.at(-1)!.text).toContain(reason);
-      expect(edits[0]!.text).toMatch(decide ? /^❌ Denied by <@U9>/ : /^⌛ Nobody decided in time/);
+      expect(edits[0]!.text).toMatch(decide ? /^❌ Denied by <@U9>/ : /^⌛ Expired at .+ with no decision: `deploy` was not run\.$/);
       await pipeline.stop(0);
     }
   });
