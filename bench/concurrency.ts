@@ -133,7 +133,7 @@ try {
 } finally {
   llm.stop();
   await scratch.drop();
-  await rm(dir, { recursive: true, force: true });
+  if (process.env.KEEP_PROFILES) console.error('kept', dir); else await rm(dir, { recursive: true, force: true });
 }
 
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;

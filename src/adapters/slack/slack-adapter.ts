@@ -342,13 +342,14 @@ export class SlackAdapter {
     }
   }
 
-  /** "is thinking…" in the thread where Slack supports it, else a reaction; returns its undo. */
-  private async showStatus(client: WebClient, { lane, delivery }: InboundMessage): Promise<() => Promise<void>> {
+  /** "is thinking…" in the thread where Slack supports it, else a reaction; returns its end. */
+  private async showStatus(client: WebClient, { lane, delivery }: InboundMessage): Promise<(replyFollows: boolean) => Promise<void>> {
     if (Date.now() >= this.statusApiAfter) {
       try {
         await client.assistant.threads.setStatus({ channel_id: lane.channel, thread_ts: lane.thread, status: 'is thinking…' });
-        return async () => {
-          await client.assistant.threads.setStatus({ channel_id: lane.channel, thread_ts: lane.thread, status: '' }).catch(() => {});
+        // Slack clears the status when the app replies in the thread: one call per turn, not two.
+        return async (replyFollows) => {
+          if (!replyFollows) await client.assistant.threads.setStatus({ channel_id: lane.channel, thread_ts: lane.thread, status: '' }).catch(() => {});
         };
       } catch {
         this.statusApiAfter = Date.now() + (this.config.statusRetryMs ?? 600_000);

@@ -9,6 +9,8 @@ import { MemoryApprovals, MemoryInbox } from '../../../test/support/memory-store
 function recordingOutbound() {
   const posted: OutgoingChunk[] = [];
   const refused: string[] = [];
+  /** For each turn, whether a reply followed when its working indicator ended. */
+  const replyFollowed: boolean[] = [];
   const outbound: Outbound = {
     render: (reply) => reply.match(/[^]{1,10}/g) ?? [''],
     post: async (_message, chunk) => {
@@ -16,9 +18,9 @@ function recordingOutbound() {
       return `ts-${posted.length}`;
     },
     refuse: async (message) => void refused.push(message.messageKey),
-    showWorking: async () => async () => {},
+    showWorking: async () => async (replyFollows) => void replyFollowed.push(replyFollows),
   };
-  return { outbound, posted, refused };
+  return { outbound, posted, refused, replyFollowed };
 }
 
 /** Turns that wait until the test lets each go, so the order they run in shows. */
@@ -130,7 +132,7 @@ describe('InboundPipeline over an in-memory inbox', () => {
 
   it('tells the user a turn failed once its attempts are spent, and goes on with the lane', async () => {
     const inbox = new MemoryInbox();
-    const { outbound, posted } = recordingOutbound();
+    const { outbound, posted, replyFollowed } = recordingOutbound();
     let calls = 0;
     const runner: TurnRunner = { runTurn: async (_c, text) => (calls++ === 0 ? Promise.reject(new Error('boom')) : { reply: `ok ${text}`, status: 'ok' }) };
     const pipeline = pipelineOver(inbox, runner, 1);
@@ -141,6 +143,8 @@ describe('InboundPipeline over an in-memory inbox', () => {
     expect(next.status === 'accepted' && (await next.answered)).toBe('ok');
     expect(posted.map((p) => p.text)).toEqual([FAILURE_REPLY, 'ok two']);
     expect(inbox.rows.map((r) => r.status)).toEqual(['failed', 'answered']);
+    // The failed turn's indicator is ended outright; the answered one's is left to its reply.
+    expect(replyFollowed).toEqual([false, true]);
   });
 
   it('posts a reply stored before a crash without running its turn again', async () => {

@@ -249,9 +249,9 @@ export class InboundPipeline {
     const { inbox } = this.deps;
     try {
       // Shown on a resumed message too, so that whatever a crashed process showed is cleared.
-      const clearWorking = await outbound.showWorking(entry);
+      const endWorking = await outbound.showWorking(entry);
       let stored: ReplyChunk[];
-      let chunks: ReplyChunk[];
+      let chunks: ReplyChunk[] = [];
       // A reply stored by an earlier attempt came from a turn that ran to its end.
       let outcome: Answered = 'ok';
       try {
@@ -263,7 +263,7 @@ export class InboundPipeline {
           chunks = await inbox.saveReply(entry.id, this.replyParts(entry, outbound, reply.text));
         }
       } finally {
-        await clearWorking();
+        await endWorking(chunks.some((chunk) => !chunk.platformMessageId));
       }
       for (const chunk of chunks) {
         if (chunk.platformMessageId) continue;

@@ -144,8 +144,11 @@ export interface Outbound {
   askApproval?(message: InboundMessage, prompt: string): Promise<{ approved: boolean; note?: string }>;
   /** Tells the sender, privately, that Spool is not enabled for them here. */
   refuse(message: InboundMessage): Promise<void>;
-  /** Shows that Spool is working; resolves to the function that clears it. Never throws. */
-  showWorking(message: InboundMessage): Promise<() => Promise<void>>;
+  /**
+   * Shows that Spool is working; resolves to the function that ends it, told whether a reply is
+   * about to be posted (on some platforms a reply ends it by itself). Never throws.
+   */
+  showWorking(message: InboundMessage): Promise<(replyFollows: boolean) => Promise<void>>;
   /** What was said in the lane before Spool joined it, for a fresh conversation. */
   threadContext?(message: InboundMessage): Promise<string | undefined>;
   /**
