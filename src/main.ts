@@ -100,7 +100,7 @@ async function main(): Promise<number> {
   const llm = new OpenAiChatClient({ ...config.openai, dispatcher });
   const endpointProblem = config.openai.startupCheck ? await llm.checkEndpoint() : undefined;
   if (endpointProblem) logger.warn(`Model endpoint check, starting anyway: ${endpointProblem}`);
-  const ledger = new DeliveryLedger(db.prisma);
+  const ledger = new DeliveryLedger(db.prisma, db.ackPrisma);
   const agent = new Agent({ llm, tools, store, logger, hooks: observers(agentMetrics(registry, ledger), logAgentEvents(logger)) }, config.agent.loop);
   const windowProblem = await llm.windowProblem(agent.emptyRequest());
   if (windowProblem) logger.warn(windowProblem);

@@ -1,14 +1,15 @@
 import type { Conversation, ConversationKey } from '../core/ports/conversation.ts';
 import type { PrismaClient } from './generated/client.ts';
 
-/** The conversation at a place, created the first time: one row per key, whichever store asks. */
+/**
+ * The conversation at a place, created the first time: one row per key, whichever store asks.
+ * One statement: the conflict's no-op update makes the row that exists come back too.
+ */
 export async function conversationAt(prisma: PrismaClient, key: ConversationKey): Promise<Conversation> {
   const { platform, workspace, channel, thread } = key;
-  const row = await prisma.conversation.upsert({
-    where: { platform_workspace_channel_thread: { platform, workspace, channel, thread } },
-    create: { platform, workspace, channel, thread },
-    update: {},
-    select: { id: true },
-  });
-  return { id: row.id, platform, workspace, channel, thread };
+  const [row] = await prisma.$queryRaw<Array<{ id: string }>>`
+    INSERT INTO conversations (id, platform, workspace, channel, thread) VALUES (gen_random_uuid(), ${platform}, ${workspace}, ${channel}, ${thread})
+    ON CONFLICT (platform, workspace, channel, thread) DO UPDATE SET thread = EXCLUDED.thread
+    RETURNING id::text`;
+  return { id: row!.id, platform, workspace, channel, thread };
 }

@@ -13,6 +13,8 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', i
 export interface Database {
   prisma: PrismaClient;
   pool: pg.Pool;
+  /** For the inbox's acknowledgements alone, on connections of their own: an ack never queues behind turns' writes. */
+  ackPrisma: PrismaClient;
   /** Where the data lives, without credentials: fit for logs. */
   description: string;
   /** The embedded database: no other process can reach it. */
@@ -33,6 +35,9 @@ export interface DatabaseOptions {
   /** The embedded server stopped and could not be started again: the bot cannot go on. */
   onLost?(reason: string): void;
 }
+
+/** Connections kept for acknowledgements: one statement each, so a few serve any burst. */
+const ACK_CONNECTIONS = 2;
 
 /** How often the embedded server is checked, and how many failed restarts in a row it gets. */
 const KEEPER_MS = 2_000;
@@ -90,13 +95,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const url = options.databaseUrl ?? embedded!.url;
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
   // A server that accepts connections but never answers would otherwise hang startup (and every turn) for good.
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: options.poolSize ?? 10,
-    connectionTimeoutMillis: connectTimeoutMs,
-    statement_timeout: options.statementTimeoutMs ?? 60_000,
-  });
-  pool.on('error', (error) => options.logger.error('Database connection error', { error: error.message }));
+  const poolOf = (max: number) => {
+    const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: connectTimeoutMs, statement_timeout: options.statementTimeoutMs ?? 60_000 });
+    pool.on('error', (error) => options.logger.error('Database connection error', { error: error.message }));
+    return pool;
+  };
+  const pool = poolOf(options.poolSize ?? 10);
   const description = embedded ? `embedded PostgreSQL in ${join(options.dataDir, 'postgres')}` : describeUrl(url);
   try {
     const client = await pool.connect().catch((error: Error) => {
@@ -118,16 +122,19 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     throw error;
   }
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const ackPool = poolOf(ACK_CONNECTIONS);
+  const ackPrisma = new PrismaClient({ adapter: new PrismaPg(ackPool) });
   const stopKeeping = embedded ? keepRunning(embedded, options.logger, options.onLost ?? ((reason) => options.logger.error(reason))) : () => {};
   return {
     prisma,
     pool,
+    ackPrisma,
     description,
     embedded: Boolean(embedded),
     async close() {
       stopKeeping();
-      await prisma.$disconnect();
-      await pool.end();
+      await Promise.all([prisma.$disconnect(), ackPrisma.$disconnect()]);
+      await Promise.all([pool.end(), ackPool.end()]);
       await embedded?.stop();
     },
   };

@@ -1,4 +1,4 @@
-import type { ApprovalButtons, InboundFile, InboundKind, InboundMessage, InboxEntry, InboxPort, ReplyChunk, ReplyPart } from '../core/ports/inbox.ts';
+import type { ApprovalButtons, InboundFile, InboundKind, InboundMessage, InboxEntry, InboxPort, PendingEntry, ReplyChunk, ReplyPart } from '../core/ports/inbox.ts';
 import type { Conversation } from '../core/ports/conversation.ts';
 import { conversationAt } from './conversations.ts';
 import type { OutboxChunk, PrismaClient } from './generated/client.ts';
@@ -17,7 +17,16 @@ interface InboxRow {
   delivery: Record<string, string>;
   files: InboundFile[] | null;
   attempts: number;
+}
+
+interface PendingRow extends InboxRow {
   due: boolean;
+  reply_saved: boolean;
+  conversation_id: string | null;
+  c_platform: string;
+  c_workspace: string;
+  c_channel: string;
+  c_thread: string;
 }
 
 const toEntry = (r: InboxRow): InboxEntry => ({
@@ -31,14 +40,6 @@ const toEntry = (r: InboxRow): InboxEntry => ({
   delivery: r.delivery,
   ...(r.files?.length ? { files: r.files } : {}),
   attempts: r.attempts,
-});
-
-const toConversation = (row: Conversation): Conversation => ({
-  id: row.id,
-  platform: row.platform,
-  workspace: row.workspace,
-  channel: row.channel,
-  thread: row.thread,
 });
 
 const toChunk = (r: OutboxChunk): ReplyChunk => ({
@@ -55,7 +56,11 @@ const toChunk = (r: OutboxChunk): ReplyChunk => ({
  * one conditional statement on the database's clock, so replicas never disagree about time.
  */
 export class DeliveryLedger implements InboxPort {
-  constructor(private readonly prisma: PrismaClient) {}
+  /** `ack` records inbound messages: a client on connections of its own (Database.ackPrisma), where there is one. */
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly ack: PrismaClient = prisma,
+  ) {}
 
   async record(message: InboundMessage, refused: boolean): Promise<InboxEntry | undefined> {
     const { lane, messageKey, kind, user, text } = message;
@@ -65,20 +70,20 @@ export class DeliveryLedger implements InboxPort {
     // The lane is created with the message (so the thread is known from its first mention on),
     // except for a refused message, which must not make a thread known.
     const rows = refused
-      ? await this.prisma.$queryRaw<Array<{ id: bigint }>>`
+      ? await this.ack.$queryRaw<Array<{ id: bigint }>>`
           INSERT INTO inbox (platform, message_key, kind, user_id, text, delivery, status, answered_at)
           SELECT ${lane.platform}, ${messageKey}, ${kind}, ${user}, ${text}, ${delivery}::jsonb, 'refused', now()
            WHERE NOT ${knownLaneOnly} OR EXISTS (SELECT 1 FROM lanes WHERE platform = ${lane.platform} AND workspace = ${lane.workspace} AND channel = ${lane.channel} AND thread = ${lane.thread})
           ON CONFLICT (platform, message_key) DO NOTHING
           RETURNING id`
       : knownLaneOnly
-        ? await this.prisma.$queryRaw<Array<{ id: bigint; lane_id: bigint }>>`
+        ? await this.ack.$queryRaw<Array<{ id: bigint; lane_id: bigint }>>`
             INSERT INTO inbox (platform, message_key, lane_id, kind, user_id, text, delivery, files, status)
             SELECT ${lane.platform}, ${messageKey}, l.id, ${kind}, ${user}, ${text}, ${delivery}::jsonb, ${files}::jsonb, 'pending'
               FROM lanes l WHERE l.platform = ${lane.platform} AND l.workspace = ${lane.workspace} AND l.channel = ${lane.channel} AND l.thread = ${lane.thread}
             ON CONFLICT (platform, message_key) DO NOTHING
             RETURNING id, lane_id`
-        : await this.prisma.$queryRaw<Array<{ id: bigint; lane_id: bigint }>>`
+        : await this.ack.$queryRaw<Array<{ id: bigint; lane_id: bigint }>>`
             WITH lane AS (
               INSERT INTO lanes (platform, workspace, channel, thread) VALUES (${lane.platform}, ${lane.workspace}, ${lane.channel}, ${lane.thread})
               ON CONFLICT (platform, workspace, channel, thread) DO UPDATE SET thread = EXCLUDED.thread
@@ -114,7 +119,7 @@ export class DeliveryLedger implements InboxPort {
   }
 
   async release(laneId: string, holder: string): Promise<void> {
-    await this.prisma.lane.updateMany({ where: { id: BigInt(laneId), holder }, data: { holder: null, leaseExpiresAt: null } });
+    await this.prisma.$executeRaw`UPDATE lanes SET holder = NULL, lease_expires_at = NULL WHERE id = ${BigInt(laneId)} AND holder = ${holder}`;
   }
 
   /** Every lease, whoever held it: for a database only this process can reach (the embedded one). */
@@ -122,29 +127,39 @@ export class DeliveryLedger implements InboxPort {
     await this.prisma.lane.updateMany({ where: { holder: { not: null } }, data: { holder: null, leaseExpiresAt: null } });
   }
 
-  async nextPending(laneId: string): Promise<InboxEntry | undefined> {
-    const [row] = await this.prisma.$queryRaw<InboxRow[]>`
+  /** One statement for what a turn needs to start: the message, the lane's conversation, and whether a reply was saved. */
+  async nextPending(laneId: string): Promise<PendingEntry | undefined> {
+    const [row] = await this.prisma.$queryRaw<PendingRow[]>`
       SELECT i.id, i.lane_id, l.platform, l.workspace, l.channel, l.thread, i.message_key, i.kind, i.user_id, i.text,
-             i.delivery, i.files, i.attempts, i.available_at <= now() AS due
-        FROM inbox i JOIN lanes l ON l.id = i.lane_id
+             i.delivery, i.files, i.attempts, i.available_at <= now() AS due,
+             EXISTS (SELECT 1 FROM outbox o WHERE o.inbox_id = i.id AND o.seq >= 0) AS reply_saved,
+             c.id::text AS conversation_id, c.platform AS c_platform, c.workspace AS c_workspace, c.channel AS c_channel, c.thread AS c_thread
+        FROM inbox i JOIN lanes l ON l.id = i.lane_id LEFT JOIN conversations c ON c.id = l.conversation_id
        WHERE i.lane_id = ${BigInt(laneId)} AND i.status = 'pending'
        ORDER BY i.id LIMIT 1`;
     // The oldest message waits for its retry, and everything behind it waits too: order first.
-    return row?.due ? toEntry(row) : undefined;
+    if (!row?.due) return undefined;
+    const conversation = row.conversation_id === null ? {} : { conversation: { id: row.conversation_id, platform: row.c_platform, workspace: row.c_workspace, channel: row.c_channel, thread: row.c_thread } };
+    return { ...toEntry(row), ...conversation, replySaved: row.reply_saved };
   }
 
   async conversationFor(entry: InboxEntry): Promise<{ conversation: Conversation; fresh: boolean }> {
     const id = BigInt(entry.laneId);
-    const lane = await this.prisma.lane.findUniqueOrThrow({ where: { id }, select: { conversation: true } });
-    if (lane.conversation) return { conversation: toConversation(lane.conversation), fresh: false };
+    const [known] = await this.prisma.$queryRaw<Conversation[]>`
+      SELECT c.id::text, c.platform, c.workspace, c.channel, c.thread FROM lanes l JOIN conversations c ON c.id = l.conversation_id WHERE l.id = ${id}`;
+    if (known) return { conversation: known, fresh: false };
     const conversation = await conversationAt(this.prisma, entry.lane);
-    await this.prisma.lane.update({ where: { id }, data: { conversationId: conversation.id } });
+    await this.link(id, conversation);
     return { conversation, fresh: true };
   }
 
   async startConversation(entry: InboxEntry): Promise<void> {
     const conversation = await conversationAt(this.prisma, { ...entry.lane, thread: `new-${entry.messageKey}` });
-    await this.prisma.lane.update({ where: { id: BigInt(entry.laneId) }, data: { conversationId: conversation.id } });
+    await this.link(BigInt(entry.laneId), conversation);
+  }
+
+  private async link(laneId: bigint, conversation: Conversation): Promise<void> {
+    await this.prisma.$executeRaw`UPDATE lanes SET conversation_id = ${conversation.id}::uuid WHERE id = ${laneId}`;
   }
 
   async replyOf(inboxId: string): Promise<ReplyChunk[]> {
@@ -165,16 +180,17 @@ export class DeliveryLedger implements InboxPort {
   async saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]> {
     const id = BigInt(inboxId);
     const data = parts.map(({ text, file }, seq) => ({ inboxId: id, seq, text, fileName: file?.name, fileContent: file?.content, fileLanguage: file?.language }));
-    await this.prisma.outboxChunk.createMany({ data, skipDuplicates: true });
-    return this.replyOf(inboxId);
+    const created = await this.prisma.outboxChunk.createManyAndReturn({ data, skipDuplicates: true });
+    // Another attempt saved some first: the reply is what is stored.
+    return created.length === parts.length ? created.sort((a, b) => a.seq - b.seq).map(toChunk) : this.replyOf(inboxId);
   }
 
   async markPosted(chunkId: string, platformMessageId: string): Promise<void> {
-    await this.prisma.outboxChunk.update({ where: { id: BigInt(chunkId) }, data: { platformMessageId, postedAt: new Date() } });
+    await this.prisma.$executeRaw`UPDATE outbox SET platform_message_id = ${platformMessageId}, posted_at = now() WHERE id = ${BigInt(chunkId)}`;
   }
 
   async finish(inboxId: string, status: 'answered' | 'failed'): Promise<void> {
-    await this.prisma.inboxEntry.update({ where: { id: BigInt(inboxId) }, data: { status, answeredAt: new Date() } });
+    await this.prisma.$executeRaw`UPDATE inbox SET status = ${status}, answered_at = now() WHERE id = ${BigInt(inboxId)}`;
   }
 
   async retryLater(inboxId: string, delayMs: number): Promise<void> {

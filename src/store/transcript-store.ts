@@ -1,6 +1,7 @@
 import type { ChannelScope, Conversation, ConversationKey, Message, ToolCall } from '../core/ports/conversation.ts';
 import type { StepRecords, StorePort } from '../core/ports/store.ts';
 import { conversationAt } from './conversations.ts';
+import { GroupCommit } from './group-commit.ts';
 import { storedResultIn } from './stored-result.ts';
 import type { PrismaClient } from './generated/client.ts';
 
@@ -32,6 +33,13 @@ function toMessage(row: MessageRow): Message {
   }
 }
 
+/** One step's writes, as the agent hands them over. */
+interface Step {
+  conversation: Conversation;
+  messages: Message[];
+  records: StepRecords;
+}
+
 /** A transcript read so far: its messages and the id of the last row they include. */
 interface CachedTranscript {
   messages: Message[];
@@ -40,12 +48,15 @@ interface CachedTranscript {
 
 /**
  * The conversation history behind the core's StorePort. Each step is one SQL statement (its
- * messages, their tool calls, the results and the usage), and a transcript is read from the
- * database once per process: later turns read only the rows added since.
+ * messages, their tool calls, the results and the usage), shared with the steps of other
+ * conversations written at the same moment, and a transcript is read from the database once per
+ * process: later turns read only the rows added since.
  */
 export class TranscriptStore implements StorePort {
   /** Most recently used last; the oldest entry goes when the cache is full. */
   private readonly transcripts = new Map<string, CachedTranscript>();
+  /** Steps of turns running at once are written together (see GroupCommit). */
+  private readonly steps = new GroupCommit<Step>((steps) => this.writeSteps(steps), { inFlight: 2, maxBatch: 64 });
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -71,64 +82,79 @@ export class TranscriptStore implements StorePort {
     return [...next.messages];
   }
 
-  async appendMessages(conversation: Conversation, messages: Message[], records: StepRecords = {}): Promise<void> {
-    const channelKey = channelKeyOf(conversation);
-    const rows = messages.map((m, ord) => ({
-      ord,
-      turn: m.turn,
-      role: m.role,
-      content: m.content,
-      tool_calls: m.role === 'assistant' && m.toolCalls?.length ? m.toolCalls : null,
-      tool_call_id: m.role === 'tool' ? m.toolCallId : null,
-      inbox_id: m.role === 'user' && m.inboxId !== undefined ? m.inboxId : null,
-    }));
-    const results = (records.results ?? []).map((r) => ({
+  appendMessages(conversation: Conversation, messages: Message[], records: StepRecords = {}): Promise<void> {
+    return this.steps.submit({ conversation, messages, records });
+  }
+
+  /**
+   * Steps of many conversations as one statement: one round trip, and atomic. Rows are numbered
+   * in input order; results join calls stored by an earlier step (a statement's parts cannot see
+   * each other's rows).
+   */
+  private async writeSteps(steps: Step[]): Promise<void> {
+    const rows = steps.flatMap(({ conversation, messages }, step) =>
+      messages.map((m, ord) => ({
+        step,
+        ord,
+        conversation_id: conversation.id,
+        channel_key: channelKeyOf(conversation),
+        turn: m.turn,
+        role: m.role,
+        content: m.content,
+        tool_calls: m.role === 'assistant' && m.toolCalls?.length ? m.toolCalls : null,
+        tool_call_id: m.role === 'tool' ? m.toolCallId : null,
+        inbox_id: m.role === 'user' && m.inboxId !== undefined ? m.inboxId : null,
+      })),
+    );
+    const resultsOf = ({ conversation, records }: Step) => (records.results ?? []).map((r) => ({ conversation, r }));
+    const results = steps.flatMap(resultsOf).map(({ conversation, r }) => ({
+      conversation_id: conversation.id,
+      channel_key: channelKeyOf(conversation),
       tool_call_id: r.toolCallId,
       content: r.content,
       content_chars: r.content.length,
       is_error: r.isError,
       duration_ms: Math.round(r.durationMs),
     }));
-    const binaries = (records.results ?? []).flatMap((r) =>
-      (r.binaries ?? []).map((b, position) => ({ tool_call_id: r.toolCallId, position, kind: b.kind, mime_type: b.mimeType ?? null, size_bytes: b.sizeBytes, base64: b.base64 ?? null })),
+    const binaries = steps.flatMap(resultsOf).flatMap(({ conversation, r }) =>
+      (r.binaries ?? []).map((b, position) => ({ conversation_id: conversation.id, tool_call_id: r.toolCallId, position, kind: b.kind, mime_type: b.mimeType ?? null, size_bytes: b.sizeBytes, base64: b.base64 ?? null })),
     );
-    const usage = records.usage ? [records.usage] : [];
-    // One statement, so one round trip and atomic. Rows are numbered in input order; results join
-    // calls stored by an earlier step (a statement's parts cannot see each other's rows).
+    const usage = steps.flatMap(({ conversation, records }) => (records.usage ? [{ ...records.usage, conversation_id: conversation.id }] : []));
+    const conversations = steps.map((s) => s.conversation.id);
     await this.prisma.$executeRaw`
       WITH input AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-          AS x(ord int, turn int, role text, content text, tool_calls jsonb, tool_call_id text, inbox_id bigint)
+          AS x(step int, ord int, conversation_id uuid, channel_key text, turn int, role text, content text, tool_calls jsonb, tool_call_id text, inbox_id bigint)
       ), messages AS (
         INSERT INTO transcript_messages (conversation_id, channel_key, turn, role, content, tool_calls, tool_call_id, inbox_id)
-        SELECT ${conversation.id}::uuid, ${channelKey}, turn, role, content, tool_calls, tool_call_id, inbox_id FROM input ORDER BY ord
-        RETURNING id, turn, tool_calls
+        SELECT conversation_id, channel_key, turn, role, content, tool_calls, tool_call_id, inbox_id FROM input ORDER BY step, ord
+        RETURNING id, conversation_id, channel_key, turn, tool_calls
       ), calls AS (
         INSERT INTO tool_calls (conversation_id, channel_key, message_id, tool_call_id, model_call_id, tool_name, arguments, turn, derived)
-        SELECT ${conversation.id}::uuid, ${channelKey}, m.id, c->>'id', c->>'modelId', c->>'name', c->>'arguments', m.turn, coalesce((c->>'derived')::boolean, false)
+        SELECT m.conversation_id, m.channel_key, m.id, c->>'id', c->>'modelId', c->>'name', c->>'arguments', m.turn, coalesce((c->>'derived')::boolean, false)
           FROM messages m CROSS JOIN LATERAL jsonb_array_elements(m.tool_calls) c
          WHERE m.tool_calls IS NOT NULL
       ), results AS (
         INSERT INTO tool_results (call_id, tool_name, channel_key, content, content_chars, is_error, duration_ms, derived)
-        SELECT c.id, c.tool_name, ${channelKey}, r.content, r.content_chars, r.is_error, r.duration_ms, c.derived
+        SELECT c.id, c.tool_name, r.channel_key, r.content, r.content_chars, r.is_error, r.duration_ms, c.derived
           FROM jsonb_to_recordset(${JSON.stringify(results)}::jsonb)
-            AS r(tool_call_id text, content text, content_chars int, is_error boolean, duration_ms int)
-          JOIN tool_calls c ON c.conversation_id = ${conversation.id}::uuid AND c.tool_call_id = r.tool_call_id
+            AS r(conversation_id uuid, channel_key text, tool_call_id text, content text, content_chars int, is_error boolean, duration_ms int)
+          JOIN tool_calls c ON c.conversation_id = r.conversation_id AND c.tool_call_id = r.tool_call_id
         RETURNING id, call_id
       ), binaries AS (
         INSERT INTO tool_result_binaries (result_id, position, kind, mime_type, size_bytes, data)
         SELECT r.id, b.position, b.kind, b.mime_type, b.size_bytes, decode(b.base64, 'base64')
           FROM jsonb_to_recordset(${JSON.stringify(binaries)}::jsonb)
-            AS b(tool_call_id text, position int, kind text, mime_type text, size_bytes int, base64 text)
-          JOIN tool_calls c ON c.conversation_id = ${conversation.id}::uuid AND c.tool_call_id = b.tool_call_id
+            AS b(conversation_id uuid, tool_call_id text, position int, kind text, mime_type text, size_bytes int, base64 text)
+          JOIN tool_calls c ON c.conversation_id = b.conversation_id AND c.tool_call_id = b.tool_call_id
           JOIN results r ON r.call_id = c.id
       ), usage AS (
         INSERT INTO llm_usage (conversation_id, model, prompt_tokens, completion_tokens, total_tokens)
-        SELECT ${conversation.id}::uuid, model, "promptTokens", "completionTokens", "totalTokens"
+        SELECT conversation_id, model, "promptTokens", "completionTokens", "totalTokens"
           FROM jsonb_to_recordset(${JSON.stringify(usage)}::jsonb)
-            AS u(model text, "promptTokens" int, "completionTokens" int, "totalTokens" int)
+            AS u(conversation_id uuid, model text, "promptTokens" int, "completionTokens" int, "totalTokens" int)
       )
-      UPDATE conversations SET updated_at = now() WHERE id = ${conversation.id}::uuid`;
+      UPDATE conversations SET updated_at = now() WHERE id = ANY(${conversations}::uuid[])`;
   }
 
   async readToolResult(conversation: Conversation, toolCallId: string): Promise<string | undefined> {

@@ -60,6 +60,18 @@ describe('the inbox', () => {
     expect(await ledger.nextPending(b.laneId)).toMatchObject({ id: b.id, text: 'b', attempts: 0 });
   });
 
+  it("hands out a message with its lane's conversation and whether a reply was saved, so its turn need not ask", async () => {
+    const lane = message().lane;
+    const a = (await ledger.record(message({ lane }), false))!;
+    expect(await ledger.nextPending(a.laneId)).toMatchObject({ id: a.id, replySaved: false });
+    expect((await ledger.nextPending(a.laneId))?.conversation).toBeUndefined();
+    const { conversation } = await ledger.conversationFor(a);
+    expect(await ledger.saveReply(a.id, [{ text: 'one' }, { text: 'two' }])).toMatchObject([{ seq: 0, text: 'one' }, { seq: 1, text: 'two' }]);
+    expect(await ledger.nextPending(a.laneId)).toMatchObject({ id: a.id, replySaved: true, conversation });
+    // A second attempt's reply does not replace the first one's.
+    expect((await ledger.saveReply(a.id, [{ text: 'other' }])).map((c) => c.text)).toEqual(['one', 'two']);
+  });
+
   it('prunes handled messages after the retention time, never pending ones', async () => {
     const lane = message().lane;
     const done = (await ledger.record(message({ lane }), false))!;

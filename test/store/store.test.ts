@@ -52,6 +52,25 @@ describe('TranscriptStore', () => {
     expect(call).toMatchObject({ toolCallId: 'c1', toolName: 'fs__read', arguments: '{"path":"/a"}', turn: 1 });
   });
 
+  it('writes the steps of conversations running at once in a few statements, each transcript whole and in order', async () => {
+    const conversations = await Promise.all(Array.from({ length: 20 }, () => store.openConversation(uniqueKey())));
+    const ids = conversations.map((c) => c.id);
+    await Promise.all(conversations.map((c, n) => toolRun(c, 1, `call_${n}`, 'fs__read', `{"n":${n}}`, `result ${n}`, `answer ${n}`)));
+    for (const [n, c] of conversations.entries()) {
+      expect(await store.loadTranscript(c)).toEqual([
+        { role: 'user', content: 'please run fs__read', turn: 1 },
+        { role: 'assistant', content: '', toolCalls: [{ id: `call_${n}`, name: 'fs__read', arguments: `{"n":${n}}` }], turn: 1 },
+        { role: 'tool', toolCallId: `call_${n}`, content: `result ${n}`, turn: 1 },
+        { role: 'assistant', content: `answer ${n}`, turn: 1 },
+      ]);
+      expect(await store.readToolResult(c, `call_${n}`)).toBe(`result ${n}`);
+    }
+    // Rows written by one statement share its transaction id: 20 conversations' 60 steps took far fewer.
+    const [row] = await db.prisma.$queryRaw<Array<{ statements: number }>>`
+      SELECT count(DISTINCT xmin::text)::int AS statements FROM transcript_messages WHERE conversation_id = ANY(${ids}::uuid[])`;
+    expect(row?.statements).toBeLessThanOrEqual(9);
+  });
+
   it('serves a stored result to its conversation and to sibling threads of the channel only', async () => {
     const key = uniqueKey();
     const owner = await store.openConversation(key);

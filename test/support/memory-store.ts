@@ -1,6 +1,6 @@
 import type { ApprovalPort, ApprovalState, Decision } from '../../src/core/ports/approvals.ts';
 import type { ChannelScope, Conversation, ConversationKey, Message } from '../../src/core/ports/conversation.ts';
-import type { ApprovalButtons, InboundMessage, InboxEntry, InboxPort, ReplyChunk, ReplyPart } from '../../src/core/ports/inbox.ts';
+import type { ApprovalButtons, InboundMessage, InboxEntry, InboxPort, PendingEntry, ReplyChunk, ReplyPart } from '../../src/core/ports/inbox.ts';
 import type { StepRecords, StorePort } from '../../src/core/ports/store.ts';
 
 /**
@@ -83,9 +83,11 @@ export class MemoryInbox implements InboxPort {
     if (lane.holder === holder) Object.assign(lane, { holder: undefined, until: 0 });
   }
 
-  async nextPending(laneId: string): Promise<InboxEntry | undefined> {
+  async nextPending(laneId: string): Promise<PendingEntry | undefined> {
     const next = this.rows.find((r) => r.laneId === laneId && r.status === 'pending');
-    return next && next.availableAt <= Date.now() ? { ...next } : undefined;
+    if (!next || next.availableAt > Date.now()) return undefined;
+    const { conversation } = this.lane(laneId);
+    return { ...next, ...(conversation ? { conversation: { ...conversation } } : {}), replySaved: this.chunks.has(next.id) };
   }
 
   async conversationFor(entry: InboxEntry): Promise<{ conversation: Conversation; fresh: boolean }> {

@@ -1,5 +1,5 @@
 import { KeyedQueue } from './keyed-queue.ts';
-import { NotRecordedError, type InboundMessage, type InboxEntry, type InboxPort, type Outbound, type ReplyChunk, type ReplyPart } from '../ports/inbox.ts';
+import { NotRecordedError, type InboundMessage, type InboxEntry, type InboxPort, type Outbound, type PendingEntry, type ReplyChunk, type ReplyPart } from '../ports/inbox.ts';
 import { permits, type Access } from './access.ts';
 import { withLogFields, type Logger } from '../logger.ts';
 import { wellFormed } from '../well-formed.ts';
@@ -244,7 +244,7 @@ export class InboundPipeline {
   }
 
   /** Answers one message; false when the lane must stop (a retry is due later, or the lease is gone). */
-  private async process(entry: InboxEntry, signal: AbortSignal): Promise<boolean> {
+  private async process(entry: PendingEntry, signal: AbortSignal): Promise<boolean> {
     const { outbound } = this.platform(entry.lane.platform);
     const { inbox } = this.deps;
     try {
@@ -255,7 +255,7 @@ export class InboundPipeline {
       // A reply stored by an earlier attempt came from a turn that ran to its end.
       let outcome: Answered = 'ok';
       try {
-        stored = await inbox.replyOf(entry.id);
+        stored = entry.replySaved ? await inbox.replyOf(entry.id) : [];
         if (stored.length > 0) chunks = stored;
         else {
           const reply = await this.reply(entry, outbound, signal);
@@ -288,12 +288,12 @@ export class InboundPipeline {
     return outbound.render(text).map((part) => ({ text: part }));
   }
 
-  private async reply(entry: InboxEntry, outbound: Outbound, signal: AbortSignal): Promise<{ text: string; outcome: Answered }> {
+  private async reply(entry: PendingEntry, outbound: Outbound, signal: AbortSignal): Promise<{ text: string; outcome: Answered }> {
     if (entry.kind === 'new_conversation') {
       await this.deps.inbox.startConversation(entry);
       return { text: NEW_CONVERSATION_REPLY, outcome: 'ok' };
     }
-    const { conversation, fresh } = await this.deps.inbox.conversationFor(entry);
+    const { conversation, fresh } = entry.conversation ? { conversation: entry.conversation, fresh: false } : await this.deps.inbox.conversationFor(entry);
     const text = (fresh && (await outbound.threadContext?.(entry))) || entry.text;
     const notes: string[] = [];
     const files = entry.files?.length

@@ -61,6 +61,14 @@ export interface InboxEntry extends InboundMessage {
   attempts: number;
 }
 
+/** A message due to be answered, with what its turn would otherwise ask the store for again. */
+export interface PendingEntry extends InboxEntry {
+  /** The lane's conversation, when it has one already. */
+  conversation?: Conversation;
+  /** An earlier attempt saved a reply (`replyOf` holds it). */
+  replySaved: boolean;
+}
+
 /** A reply longer than a few messages, posted as one file. */
 export interface ReplyFile {
   /** Unique to its reply, so that a file posted before a crash is recognised. */
@@ -102,7 +110,7 @@ export interface InboxPort {
   renew(holder: string, leaseMs: number): Promise<string[]>;
   release(laneId: string, holder: string): Promise<void>;
   /** The lane's oldest pending message, unless it waits for a retry. */
-  nextPending(laneId: string): Promise<InboxEntry | undefined>;
+  nextPending(laneId: string): Promise<PendingEntry | undefined>;
   /** The lane's current conversation; `fresh` when it was created now. */
   conversationFor(entry: InboxEntry): Promise<{ conversation: Conversation; fresh: boolean }>;
   /** Points the lane at a new conversation. */
