@@ -42,7 +42,9 @@ const toEntry = (r: InboxRow): InboxEntry => ({
   attempts: r.attempts,
 });
 
-const toChunk = (r: OutboxChunk): ReplyChunk => ({
+type ChunkRow = Pick<OutboxChunk, 'id' | 'seq' | 'text' | 'fileName' | 'fileContent' | 'fileLanguage' | 'toolCallId' | 'platformMessageId'>;
+
+const toChunk = (r: ChunkRow): ReplyChunk => ({
   id: String(r.id),
   seq: r.seq,
   text: r.text,
@@ -178,9 +180,13 @@ export class DeliveryLedger implements InboxPort {
   }
 
   async saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]> {
-    const id = BigInt(inboxId);
-    const data = parts.map(({ text, file }, seq) => ({ inboxId: id, seq, text, fileName: file?.name, fileContent: file?.content, fileLanguage: file?.language }));
-    const created = await this.prisma.outboxChunk.createManyAndReturn({ data, skipDuplicates: true });
+    const rows = parts.map(({ text, file }, seq) => ({ seq, text, file_name: file?.name ?? null, file_content: file?.content ?? null, file_language: file?.language ?? null }));
+    const created = await this.prisma.$queryRaw<ChunkRow[]>`
+      INSERT INTO outbox (inbox_id, seq, text, file_name, file_content, file_language)
+      SELECT ${BigInt(inboxId)}, seq, text, file_name, file_content, file_language
+        FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(seq int, text text, file_name text, file_content text, file_language text)
+      ON CONFLICT DO NOTHING
+      RETURNING id, seq, text, file_name AS "fileName", file_content AS "fileContent", file_language AS "fileLanguage", tool_call_id AS "toolCallId", platform_message_id AS "platformMessageId"`;
     // Another attempt saved some first: the reply is what is stored.
     return created.length === parts.length ? created.sort((a, b) => a.seq - b.seq).map(toChunk) : this.replyOf(inboxId);
   }
