@@ -8,20 +8,24 @@
  * Spool runs on a scratch database on the PostgreSQL server at SPOOL_BENCH_POSTGRES_URL (default:
  * the local test server) and on its embedded database. THREADS=200 by default. PROFILE=1 also
  * profiles each Spool run's CPU (node --cpu-prof) and prints its self time by package.
+ *
+ * CPU per turn counts every process of each side: the bot and whatever it started (the embedded
+ * server and its backends), and on the PostgreSQL server the backends serving the bot's database.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { BOT_USER, eventBody, FakeSlack } from '../test/support/fake-slack.ts';
 import { createScratchDatabase } from '../test/support/global-db.ts';
 import { freePort } from '../test/support/process.ts';
 import { deliver, SIGNING_SECRET, startSlackBot } from '../test/support/slack-bot.ts';
 import { renderChart } from './lib/chart.ts';
 import { startLlmProcess } from './lib/llm-process.ts';
-import { profileByOwner } from './lib/profile.ts';
+import { profileByOwner, topFunctions } from './lib/profile.ts';
 import { percentile } from './lib/stats.ts';
 
 const THREADS = Number(process.env.THREADS ?? 200);
@@ -37,18 +41,68 @@ interface Outcome {
   ackP99Ms: number;
   inOrder: boolean;
   cpuMsPerTurn: number;
+  /** Of which the database's processes. */
+  dbCpuMsPerTurn: number;
+  /** Web API calls per turn besides chat.postMessage, and new TCP connections per turn to Slack and to the model. */
+  otherSlackCalls: number;
+  connections: number;
+  /** Transactions committed per turn in the bot's database (PostgreSQL only: the server counts them). */
+  transactions?: number;
 }
 
-/** CPU time a process has used so far, in ms (utime + stime from /proc, in clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+/** /proc/PID/stat after the command name: [0] state, [1] ppid, [11..14] utime, stime, cutime, cstime. */
+function stat(pid: number): string[] | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  } catch {
+    return undefined; // gone
+  }
 }
 
-async function drive(bot: string, pid: number, port: number, slack: FakeSlack, messages: number): Promise<Outcome> {
+/** CPU time in ms (clock ticks of 10 ms) of a process and, through cutime/cstime, its reaped children. */
+const cpuOf = (pid: number) => (stat(pid)?.slice(11, 15).reduce((sum, ticks) => sum + Number(ticks), 0) ?? 0) * 10;
+
+/** A process and every process below it. */
+function tree(root: number): number[] {
+  const parents = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map((d) => [Number(d), Number(stat(Number(d))?.[1])] as const);
+  const pids = [root];
+  for (let i = 0; i < pids.length; i++) for (const [pid, ppid] of parents) if (ppid === pids[i]) pids.push(pid);
+  return pids;
+}
+
+/** A connection to the bench's scratch database on the PostgreSQL server, for its statistics. */
+interface Scratch {
+  query<T>(sql: string): Promise<T[]>;
+}
+
+/** The backends of the PostgreSQL server that serve `database`, by pid. */
+async function backends(scratch: Scratch): Promise<number[]> {
+  const rows = await scratch.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+  return rows.map((r) => r.pid);
+}
+
+async function committed(scratch: Scratch): Promise<number> {
+  const [row] = await scratch.query<{ n: string }>('SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()');
+  return Number(row!.n);
+}
+
+/** CPU of each process now, so that a later reading counts only what was spent in between. */
+const cpuByPid = (pids: number[]) => new Map(pids.map((pid) => [pid, cpuOf(pid)]));
+const spentSince = (before: Map<number, number>, pids: number[]) => pids.reduce((sum, pid) => sum + cpuOf(pid) - (before.get(pid) ?? 0), 0);
+
+/** The embedded server's processes: its postmaster (the first line of postmaster.pid) and every backend below it. */
+const embeddedPids = (dataDir: string) => async () => tree(Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]));
+
+async function drive(bot: string, pid: number, port: number, slack: FakeSlack, messages: number, db?: { pids(): Promise<number[]>; scratch?: Scratch }): Promise<Outcome> {
   const sentAt = new Map<string, number>();
   const acks: number[] = [];
-  const cpuBefore = cpuMs(pid);
+  const scratch = db?.scratch;
+  const dbPids = async () => (await db?.pids()) ?? [];
+  const botBefore = cpuByPid([pid]);
+  const dbBefore = cpuByPid(await dbPids());
+  const connectionsBefore = slack.connections + (await llm.connections());
+  const slackCallsBefore = slack.calls.length;
+  const transactionsBefore = scratch && (await committed(scratch));
   // A channel per run: the 3-message run reuses the 1-message run's database and thread ids.
   const channel = `CLOAD${messages}`;
   const start = Date.now();
@@ -71,7 +125,11 @@ async function drive(bot: string, pid: number, port: number, slack: FakeSlack, m
   const posts = () => slack.calls.filter((c) => c.method === 'chat.postMessage');
   await slack.waitFor(() => posts().length >= THREADS * messages, 600_000);
   const totalMs = Math.max(...posts().map((c) => c.at)) - start;
-  const cpu = cpuMs(pid) - cpuBefore;
+  const turns = THREADS * messages;
+  const dbCpu = spentSince(dbBefore, await dbPids());
+  const cpu = spentSince(botBefore, [pid]) + dbCpu;
+  const connections = slack.connections + (await llm.connections()) - connectionsBefore;
+  const otherSlackCalls = slack.calls.slice(slackCallsBefore).filter((c) => c.method !== 'chat.postMessage').length;
   const latencies = posts().map((c) => c.at - sentAt.get(/answer to (t\d+ m\d+)/.exec(String(c.args.text))![1]!)!).sort((a, b) => a - b);
   const byThread = new Map<string, string[]>();
   for (const c of posts()) byThread.set(String(c.args.thread_ts), [...(byThread.get(String(c.args.thread_ts)) ?? []), /m\d+/.exec(String(c.args.text))![0]]);
@@ -84,8 +142,12 @@ async function drive(bot: string, pid: number, port: number, slack: FakeSlack, m
     p95Ms: percentile(latencies, 95),
     ackP95Ms: percentile(acks, 95),
     ackP99Ms: percentile(acks, 99),
-    inOrder: posts().length === THREADS * messages && [...byThread.values()].every((v) => JSON.stringify(v) === expected),
-    cpuMsPerTurn: cpu / (THREADS * messages),
+    inOrder: posts().length === turns && [...byThread.values()].every((v) => JSON.stringify(v) === expected),
+    cpuMsPerTurn: cpu / turns,
+    dbCpuMsPerTurn: dbCpu / turns,
+    otherSlackCalls: otherSlackCalls / turns,
+    connections: connections / turns,
+    transactions: scratch && ((await committed(scratch)) - transactionsBefore!) / turns,
   };
 }
 
@@ -100,6 +162,9 @@ async function floorBot(port: number, llmUrl: string, slackUrl: string): Promise
 const llm = await startLlmProcess('echo', LLM_MS);
 const dir = await mkdtemp(join(tmpdir(), 'spool-bench-'));
 const scratch = await createScratchDatabase('spool_bench_concurrency');
+const stats = new pg.Client({ connectionString: scratch.url });
+await stats.connect();
+const scratchStats: Scratch = { query: async <T>(sql: string) => (await stats.query(sql)).rows as T[] };
 const outcomes: Outcome[] = [];
 const profileDir = (name: string, messages: number) => join(dir, `profile-${name}-${messages}`);
 const profiles: string[] = [];
@@ -116,7 +181,8 @@ try {
       const port = await freePort();
       const child = await start(port, slack);
       try {
-        outcomes.push(await drive(name, child.pid!, port, slack, messages));
+        const db = name.endsWith('PostgreSQL') ? { pids: () => backends(scratchStats), scratch: scratchStats } : name.endsWith('embedded') ? { pids: embeddedPids(join(dir, 'embedded')) } : undefined;
+        outcomes.push(await drive(name, child.pid!, port, slack, messages, db));
       } finally {
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
@@ -125,27 +191,34 @@ try {
       }
       console.error(`done: ${name}, ${THREADS} × ${messages}`);
       if (PROFILE && name !== 'floor') {
-        const rows = profileByOwner(profileDir(name.endsWith('embedded') ? 'embedded' : 'pg', messages));
-        profiles.push(`\nCPU self time of ${name}, ${THREADS} × ${messages} (whole process life, start-up included):\n\n| code | self time | share |\n|---|---|---|\n${rows.join('\n')}`);
+        const profile = profileDir(name.endsWith('embedded') ? 'embedded' : 'pg', messages);
+        profiles.push(`\nCPU self time of ${name}, ${THREADS} × ${messages} (whole process life, start-up included):\n\n| code | self time | share |\n|---|---|---|\n${profileByOwner(profile).join('\n')}`);
+        profiles.push(`\nThe functions with the most self time:\n\n| function | called from | self time |\n|---|---|---|\n${topFunctions(profile).join('\n')}`);
       }
     }
   }
 } finally {
   llm.stop();
+  await stats.end();
   await scratch.drop();
-  if (process.env.KEEP_PROFILES) console.error('kept', dir); else await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true });
 }
 
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 console.log(`\n${THREADS} threads at once, model ${LLM_MS} ms per call, Slack HTTP path:\n`);
-console.log('| bot | messages per thread | total | total / ideal | total / floor | reply p95 | ack p95 | ack p99 | CPU per turn | every thread in order |');
+console.log('| bot | messages per thread | total | total / floor | reply p95 | ack p95 | ack p99 | CPU per turn (of it, database) | CPU / floor | every thread in order |');
 console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const o of outcomes) {
   const floor = outcomes.find((f) => f.bot === 'floor' && f.messages === o.messages)!;
+  const db = o.bot === 'floor' ? '' : ` (${o.dbCpuMsPerTurn.toFixed(1)} ms)`;
   console.log(
-    `| ${o.bot} | ${o.messages} | ${s(o.totalMs)} | ${(o.totalMs / (o.messages * LLM_MS)).toFixed(1)}x | ${(o.totalMs / floor.totalMs).toFixed(2)}x | ${s(o.p95Ms)} | ${o.ackP95Ms} ms | ${o.ackP99Ms} ms | ${o.cpuMsPerTurn.toFixed(1)} ms | ${o.inOrder ? 'yes' : 'NO'} |`,
+    `| ${o.bot} | ${o.messages} | ${s(o.totalMs)} | ${(o.totalMs / floor.totalMs).toFixed(2)}x | ${s(o.p95Ms)} | ${o.ackP95Ms} ms | ${o.ackP99Ms} ms | ${o.cpuMsPerTurn.toFixed(1)} ms${db} | ${(o.cpuMsPerTurn / floor.cpuMsPerTurn).toFixed(1)}x | ${o.inOrder ? 'yes' : 'NO'} |`,
   );
 }
+console.log('\nPer turn: Slack Web API calls besides chat.postMessage, new TCP connections to Slack and the model, and database transactions:\n');
+console.log('| bot | messages per thread | other Slack calls | new connections | transactions |');
+console.log('|---|---|---|---|---|');
+for (const o of outcomes) console.log(`| ${o.bot} | ${o.messages} | ${o.otherSlackCalls.toFixed(2)} | ${o.connections.toFixed(2)} | ${o.transactions?.toFixed(1) ?? '–'} |`);
 
 for (const table of profiles) console.log(table);
 

@@ -1,12 +1,18 @@
 /**
  * Spool's own work per turn: a turn of 3 tool calls in a conversation of 50, 500 and 2,000
  * messages, against a model that answers at once, so what is timed is Spool's: the store, the
- * transforms and the HTTP client (the fake model runs in a process of its own). Side by side in the same run, the same agent over an in-memory
- * store: the floor that no database can beat. Each turn adds 8 messages to its conversation.
+ * transforms and the HTTP client (the fake model runs in a process of its own). Side by side in the
+ * same run, turn for turn, the same agent over an in-memory store: the floor that no database can
+ * beat.
+ *
+ * SAMPLES (default 200) timed turns per size and store, spread over 25 conversations seeded to the
+ * size, so that each grows by only 8 turns of 8 messages; each conversation first has one untimed
+ * turn, so that what is timed is a turn of a conversation already in use, not a cold read.
  *
  * Databases: an embedded server in a scratch directory, and a scratch database on the PostgreSQL
- * server at SPOOL_BENCH_POSTGRES_URL (default: the local test server). TURNS=40 by default.
+ * server at SPOOL_BENCH_POSTGRES_URL (default: the local test server).
  */
+import { performance } from 'node:perf_hooks';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,38 +29,60 @@ import { silentLogger } from '../test/support/logger.ts';
 import { MemoryStore } from '../test/support/memory-store.ts';
 import { renderChart } from './lib/chart.ts';
 import { startLlmProcess, THREE_TOOLS } from './lib/llm-process.ts';
-import { ms, time, type Timing } from './lib/stats.ts';
+import { ms, timingOf, type Timing } from './lib/stats.ts';
 
 const SIZES = [50, 500, 2_000];
-const TURNS = Number(process.env.TURNS ?? 40);
+const SAMPLES = Number(process.env.SAMPLES ?? 200);
+const CONVERSATIONS = 25;
 const LLM_CALL_MS = 500;
 const RESULT = `${'a line of tool output, as a listing or a log would have it\n'.repeat(35)}`;
 
-/** `size` messages of earlier turns: a question, a tool call, its 2 kB result, an answer. */
+/** `size` messages of earlier turns (a question, a tool call, its 2 kB result, an answer), in two writes. */
 async function seed(store: StorePort, conversation: Conversation, size: number): Promise<void> {
-  for (let turn = 1; turn <= size / 4; turn++) {
-    const id = `call_seed_${turn}`;
-    await store.appendMessages(conversation, [
-      { role: 'user', content: `question ${turn}`, turn },
-      { role: 'assistant', content: '', toolCalls: [{ id, name: 'read', arguments: '{"path":"notes.md"}' }], turn },
-    ]);
-    await store.appendMessages(conversation, [{ role: 'tool', toolCallId: id, content: RESULT, turn }], {
-      results: [{ toolCallId: id, content: RESULT, isError: false, durationMs: 1 }],
-    });
-    await store.appendMessages(conversation, [{ role: 'assistant', content: `answer ${turn}`, turn }]);
-  }
+  const turns = Array.from({ length: size / 4 }, (_, i) => ({ turn: i + 1, id: `call_seed_${i + 1}` }));
+  await store.appendMessages(
+    conversation,
+    turns.flatMap(({ turn, id }) => [
+      { role: 'user' as const, content: `question ${turn}`, turn },
+      { role: 'assistant' as const, content: '', toolCalls: [{ id, name: 'read', arguments: '{"path":"notes.md"}' }], turn },
+      { role: 'tool' as const, toolCallId: id, content: RESULT, turn },
+      { role: 'assistant' as const, content: `answer ${turn}`, turn },
+    ]),
+  );
+  // Results join calls already stored, so they follow in a write of their own.
+  await store.appendMessages(conversation, [], { results: turns.map(({ id }) => ({ toolCallId: id, content: RESULT, isError: false, durationMs: 1 })) });
 }
 
-async function measure(llm: { baseURL: string }, store: StorePort, size: number): Promise<Timing> {
+/** A turn of one of `CONVERSATIONS` conversations of `size` messages, by number, each used once already. */
+async function turnsOf(llm: { baseURL: string }, store: StorePort, size: number): Promise<(n: number) => Promise<unknown>> {
   const client = new OpenAiChatClient({ apiKey: 'sk-bench', baseURL: llm.baseURL, model: 'bench', maxTokens: 256, maxRetries: 0, timeoutMs: 10_000 });
   const tools = THREE_TOOLS.map((name) => ({
     spec: { name, description: name, parameters: { type: 'object', properties: {} } },
     run: async () => ({ content: RESULT, isError: false }),
   }));
   const agent = new Agent({ llm: client, tools: toolsWithPages(store, [builtinSource(tools)]), store, logger: silentLogger }, defaultAgentOptions);
-  const conversation = await store.openConversation({ platform: 'bench', workspace: `w${process.pid}`, channel: 'c', thread: `${size}-${Math.random()}` });
-  await seed(store, conversation, size);
-  return time(TURNS, () => agent.runTurn(conversation, 'what do the three files say?'));
+  const conversations: Conversation[] = [];
+  for (let i = 0; i < CONVERSATIONS; i++) {
+    const conversation = await store.openConversation({ platform: 'bench', workspace: `w${process.pid}`, channel: 'c', thread: `${size}-${Math.random()}` });
+    await seed(store, conversation, size);
+    await agent.runTurn(conversation, 'what do the three files say?');
+    conversations.push(conversation);
+  }
+  return (n) => agent.runTurn(conversations[n % CONVERSATIONS]!, 'what do the three files say?');
+}
+
+/** SAMPLES turns on each store, in turn, so that both see the same moments of the machine's load. */
+async function measure(llm: { baseURL: string }, store: StorePort, size: number): Promise<{ t: Timing; floor: Timing }> {
+  const sides = [await turnsOf(llm, store, size), await turnsOf(llm, new MemoryStore(), size)];
+  const samples: number[][] = [[], []];
+  for (let n = 0; n < SAMPLES; n++) {
+    for (const [side, turn] of sides.entries()) {
+      const start = performance.now();
+      await turn(n);
+      samples[side]!.push(performance.now() - start);
+    }
+  }
+  return { t: timingOf(samples[0]!), floor: timingOf(samples[1]!) };
 }
 
 async function withDatabases(run: (name: string, db: Database) => Promise<void>): Promise<void> {
@@ -76,16 +104,11 @@ const llm = await startLlmProcess('tools');
 
 const rows: Array<{ db: string; size: number; t: Timing; floor: Timing }> = [];
 await withDatabases(async (name, db) => {
-  for (const size of SIZES) {
-    // The floor is measured right beside each database figure, so both see the same machine load.
-    const floor = await measure(llm, new MemoryStore(), size);
-    const t = await measure(llm, new TranscriptStore(db.prisma), size);
-    rows.push({ db: name, size, t, floor });
-  }
+  for (const size of SIZES) rows.push({ db: name, size, ...(await measure(llm, new TranscriptStore(db.prisma), size)) });
 });
 llm.stop();
 
-console.log(`\nOwn work per turn (3 tool calls, model answers at once), ${TURNS} turns each:\n`);
+console.log(`\nOwn work per turn (3 tool calls, model answers at once), ${SAMPLES} turns each:\n`);
 console.log('| database | messages | median | p99 | p99 / 500 ms LLM call | in-memory floor median / p99 | p99 / floor p99 |');
 console.log('|---|---|---|---|---|---|---|');
 for (const { db, size, t, floor } of rows) {

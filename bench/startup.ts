@@ -1,63 +1,93 @@
 /**
  * Time to the console's first reply (`spool chat`, one line in, its answer out) against a model
  * that answers at once, from a first-ever start (an empty DATA_DIR: the embedded server is
- * initialised and migrated) and from a warm one. Side by side, round-robin in the same run: an
- * empty `node` start and an empty `tsx` start (to exit), the floor any TypeScript bot starts from.
- * `npm start` rows run the compiled dist/ (build it first: `npm run build`); one row runs the
- * source through tsx, as `npm run dev` and the tests do. RUNS=5 by default.
+ * initialised and migrated) and from a warm one. Each is divided by an empty start of the same
+ * kind, launched the same way, measured round-robin in the same run:
+ * - `node dist/main.js` (build it first: `npm run build`) against `node` running an empty file;
+ * - `npm start`, as users start it, against `npm start` in a package whose start script runs an
+ *   empty file with the same node flags;
+ * - the source through tsx (`npm run dev`, the tests) against tsx running an empty file.
+ * RUNS=5 by default.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createScratchDatabase } from '../test/support/global-db.ts';
-import { REPO_ROOT, startSpool } from '../test/support/process.ts';
+import { REPO_ROOT } from '../test/support/process.ts';
 import { renderChart } from './lib/chart.ts';
 import { startLlmProcess } from './lib/llm-process.ts';
 import { percentile } from './lib/stats.ts';
 
 const RUNS = Number(process.env.RUNS ?? 5);
 
-async function toExit(args: string[]): Promise<number> {
+/** How a start is launched: a command, its arguments before Spool's, and where. */
+interface Launch {
+  command: string;
+  args: string[];
+  cwd: string;
+}
+
+const env = (extra: Record<string, string> = {}) => ({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...extra });
+
+async function toExit({ command, args, cwd }: Launch): Promise<number> {
   const start = performance.now();
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: 'ignore' });
-  await new Promise((resolve) => child.once('exit', resolve));
+  const child = spawn(command, args, { cwd, env: env(), stdio: 'ignore' });
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`${command} ${args.join(' ')} exited ${String(code)}`);
   return performance.now() - start;
 }
 
 /** Milliseconds from spawn to the first reply on stdout; the process is then let exit cleanly. */
-async function toFirstReply(env: Record<string, string>, built = false): Promise<number> {
+async function toFirstReply({ command, args, cwd }: Launch, extra: Record<string, string>): Promise<number> {
   const start = performance.now();
-  const spool = startSpool(['chat', '--session', 'startup'], { env, built });
-  const replied = new Promise<number>((resolve) => spool.child.stdout.once('data', () => resolve(performance.now() - start)));
-  spool.child.stdin.write('hi\n');
+  const child = spawn(command, [...args, 'chat', '--session', 'startup'], { cwd, env: env(extra) });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const replied = new Promise<number>((resolve) => child.stdout.once('data', () => resolve(performance.now() - start)));
+  child.stdin.write('hi\n');
   const ms = await replied;
-  spool.child.stdin.end();
-  const { code, stderr } = await spool.done;
-  if (code !== 0) throw new Error(`spool exited ${code}: ${stderr}`);
+  child.stdin.end();
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`spool exited ${String(code)}: ${stderr}`);
   return ms;
 }
 
 const llm = await startLlmProcess('echo');
 const dir = await mkdtemp(join(tmpdir(), 'spool-bench-startup-'));
 const scratch = await createScratchDatabase('spool_bench_startup');
-const empty = join(dir, 'empty.ts');
-await writeFile(empty, 'export {};\n');
+// The empty starts: a JavaScript file, a TypeScript one, and a package whose start script runs the first.
+const emptyPackage = join(dir, 'empty');
+await mkdir(emptyPackage);
+await writeFile(join(emptyPackage, 'main.js'), 'export {};\n');
+await writeFile(join(dir, 'empty.ts'), 'export {};\n');
+await writeFile(join(emptyPackage, 'package.json'), JSON.stringify({ name: 'empty', type: 'module', scripts: { start: 'node --enable-source-maps main.js' } }));
+
+const node: Launch = { command: process.execPath, args: ['--enable-source-maps', 'dist/main.js'], cwd: REPO_ROOT };
+const npm: Launch = { command: 'npm', args: ['--silent', 'start', '--'], cwd: REPO_ROOT };
+const tsx: Launch = { command: process.execPath, args: ['--import', 'tsx', 'src/main.ts'], cwd: REPO_ROOT };
 const base = { OPENAI_BASE_URL: llm.baseURL };
-const cases: Array<[string, (run: number) => Promise<number>]> = [
-  ['empty node', () => toExit(['-e', ''])],
-  ['empty tsx', () => toExit(['--import', 'tsx', empty])],
-  ['npm start, embedded, first-ever start', (run) => toFirstReply({ ...base, DATA_DIR: join(dir, `fresh-${run}`) }, true)],
-  ['npm start, embedded, warm start', () => toFirstReply({ ...base, DATA_DIR: join(dir, 'warm') }, true)],
-  ['npm start, PostgreSQL, warm start', () => toFirstReply({ ...base, DATA_DIR: join(dir, 'pg'), DATABASE_URL: scratch.url }, true)],
-  ['npm run dev (tsx), embedded, warm start', () => toFirstReply({ ...base, DATA_DIR: join(dir, 'warm') })],
+const embedded = (name: string) => ({ ...base, DATA_DIR: join(dir, name) });
+const postgres = { ...base, DATA_DIR: join(dir, 'pg'), DATABASE_URL: scratch.url };
+
+/** Each row: its name, the empty start it is divided by (none for the empty starts), and how to time it. */
+const cases: Array<[string, string | undefined, (run: number) => Promise<number>]> = [
+  ['empty node', undefined, () => toExit({ command: process.execPath, args: ['--enable-source-maps', 'main.js'], cwd: emptyPackage })],
+  ['node dist/main.js, embedded, first-ever start', 'empty node', (run) => toFirstReply(node, embedded(`node-fresh-${run}`))],
+  ['node dist/main.js, embedded, warm start', 'empty node', () => toFirstReply(node, embedded('warm'))],
+  ['node dist/main.js, PostgreSQL, warm start', 'empty node', () => toFirstReply(node, postgres)],
+  ['empty npm start', undefined, () => toExit({ command: 'npm', args: ['--silent', 'start'], cwd: emptyPackage })],
+  ['npm start, embedded, first-ever start', 'empty npm start', (run) => toFirstReply(npm, embedded(`npm-fresh-${run}`))],
+  ['npm start, embedded, warm start', 'empty npm start', () => toFirstReply(npm, embedded('warm'))],
+  ['empty tsx', undefined, () => toExit({ command: process.execPath, args: ['--import', 'tsx', join(dir, 'empty.ts')], cwd: REPO_ROOT })],
+  ['tsx src/main.ts, embedded, warm start', 'empty tsx', () => toFirstReply(tsx, embedded('warm'))],
 ];
 const samples = new Map(cases.map(([name]) => [name, [] as number[]]));
 try {
   // Warm-ups: the warm cases start from an initialised, migrated database.
-  await toFirstReply({ ...base, DATA_DIR: join(dir, 'warm') }, true);
-  await toFirstReply({ ...base, DATA_DIR: join(dir, 'pg'), DATABASE_URL: scratch.url }, true);
-  for (let run = 0; run < RUNS; run++) for (const [name, measure] of cases) samples.get(name)!.push(await measure(run));
+  await toFirstReply(node, embedded('warm'));
+  await toFirstReply(node, postgres);
+  for (let run = 0; run < RUNS; run++) for (const [name, , measure] of cases) samples.get(name)!.push(await measure(run));
 } finally {
   llm.stop();
   await scratch.drop();
@@ -65,16 +95,17 @@ try {
 }
 
 const median = (name: string) => percentile([...samples.get(name)!].sort((a, b) => a - b), 50);
-const tsx = median('empty tsx');
-const goal: Record<string, number> = { 'npm start, embedded, first-ever start': 8, 'npm start, embedded, warm start': 5 };
+const goalOf = (name: string) => (name.includes('first-ever') ? 8 : name.includes('embedded, warm') ? 5 : undefined);
 console.log(`\nStart to first reply, median of ${RUNS} runs each, interleaved:\n`);
-console.log('| start | median | min | max | × empty tsx | goal |');
+console.log('| start | median | min | max | × the empty start of its kind | goal |');
 console.log('|---|---|---|---|---|---|');
-for (const [name] of cases) {
+for (const [name, kind] of cases) {
   const all = samples.get(name)!;
   const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-  const g = goal[name] ? `≤ ${goal[name]}×: ${median(name) / tsx <= goal[name]! ? 'met' : 'MISSED'}` : '';
-  console.log(`| ${name} | ${s(median(name))} | ${s(Math.min(...all))} | ${s(Math.max(...all))} | ${(median(name) / tsx).toFixed(1)}× | ${g} |`);
+  const ratio = kind ? median(name) / median(kind) : undefined;
+  const goal = goalOf(name);
+  const g = ratio !== undefined && goal ? `≤ ${goal}×: ${ratio <= goal ? 'met' : 'MISSED'}` : '';
+  console.log(`| ${name} | ${s(median(name))} | ${s(Math.min(...all))} | ${s(Math.max(...all))} | ${ratio === undefined ? '' : `${ratio.toFixed(1)}× ${kind}`} | ${g} |`);
 }
 
 await renderChart(new URL('charts/startup.png', import.meta.url).pathname, {

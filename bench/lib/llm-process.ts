@@ -27,11 +27,13 @@ export async function startLlmProcess(
   mode: 'tools' | 'echo',
   latencyMs = 0,
   calls: BenchCall[] = THREE_TOOLS.map((name) => ({ name, arguments: {} })),
-): Promise<{ baseURL: string; stop(): void }> {
+): Promise<{ baseURL: string; connections(): Promise<number>; stop(): void }> {
   const args = [fileURLToPath(import.meta.url), mode, String(latencyMs), JSON.stringify(calls)];
   const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const first = await createInterface({ input: child.stdout })[Symbol.asyncIterator]().next();
-  return { baseURL: first.value as string, stop: () => child.kill() };
+  const baseURL = first.value as string;
+  const connections = async () => Number(await (await fetch(new URL('/connections', baseURL))).text());
+  return { baseURL, connections, stop: () => child.kill() };
 }
 
 function toolsReply(body: string, calls: BenchCall[]): { message: unknown; finish: string } {
@@ -61,7 +63,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const calls = JSON.parse(process.argv[4] ?? '[]') as BenchCall[];
   const reply = process.argv[2] === 'echo' ? echoReply : (body: string) => toolsReply(body, calls);
   const latencyMs = Number(process.argv[3] ?? 0);
+  let connections = 0;
   const server = createServer((req, res) => {
+    // TCP connections accepted so far: a client that keeps them alive opens few.
+    if (req.url === '/connections') return void res.writeHead(200).end(String(connections));
     // Spool's startup check lists the models once.
     if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
     const chunks: Buffer[] = [];
@@ -74,5 +79,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       }, latencyMs);
     });
   });
+  server.on('connection', () => connections++);
   server.listen(0, '127.0.0.1', () => console.log(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`));
 }

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 interface CpuProfile {
-  nodes: Array<{ id: number; callFrame: { functionName: string; url: string } }>;
+  nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }>;
   samples: number[];
   timeDeltas: number[];
 }
@@ -38,4 +38,37 @@ export function profileByOwner(dir: string, top = 12): string[] {
     .sort((a, b) => b[1] - a[1])
     .slice(0, top)
     .map(([who, ms]) => `| ${who} | ${ms.toFixed(0)} ms | ${((100 * ms) / all).toFixed(1)}% |`);
+}
+
+/**
+ * The functions with the most self time in every `.cpuprofile` under `dir`, as Markdown rows
+ * `| function | called from | ms |`. A native function (a syscall such as `writev`, JSON.parse)
+ * is named with the package of the nearest JavaScript frame that called it, so that the socket
+ * writes of the database driver and of the HTTP client stand apart.
+ */
+export function topFunctions(dir: string, top = 15): string[] {
+  const totals = new Map<string, number>();
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
+    const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const parent = new Map(profile.nodes.flatMap((n) => (n.children ?? []).map((c) => [c, n.id] as const)));
+    const caller = (id: number): string => {
+      for (let at = parent.get(id); at !== undefined; at = parent.get(at)) {
+        const who = owner(byId.get(at)!.callFrame);
+        if (who !== 'node internals' && !who.startsWith('V8') && !who.startsWith('(')) return who;
+      }
+      return '';
+    };
+    profile.samples.forEach((id, i) => {
+      const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+      if (functionName === '(idle)') return;
+      const where = url.startsWith('node:') || url === '' ? caller(id) : `${url.replace(/.*node_modules\//, '').replace(/.*\/src\//, 'src/')}:${lineNumber + 1}`;
+      const key = `| ${functionName || '(anonymous)'} | ${where} |`;
+      totals.set(key, (totals.get(key) ?? 0) + profile.timeDeltas[i]! / 1000);
+    });
+  }
+  return [...totals.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([key, ms]) => `${key} ${ms.toFixed(0)} ms |`);
 }

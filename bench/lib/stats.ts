@@ -19,8 +19,12 @@ export async function time(runs: number, fn: () => Promise<unknown>): Promise<Ti
     await fn();
     samples.push(performance.now() - start);
   }
-  samples.sort((a, b) => a - b);
-  return { median: percentile(samples, 50), p95: percentile(samples, 95), p99: percentile(samples, 99) };
+  return timingOf(samples);
+}
+
+export function timingOf(samples: number[]): Timing {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { median: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99) };
 }
 
 export const ms = (n: number) => `${n.toFixed(1)} ms`;

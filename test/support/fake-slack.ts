@@ -53,6 +53,8 @@ export class FakeSlack {
   /** Files the app uploaded (files.uploadV2: an upload URL, the bytes, then completion), by file id. */
   readonly uploads = new Map<string, { filename: string; snippetType?: string; body?: string; completed?: Record<string, unknown> }>();
   private server?: Server;
+  /** TCP connections accepted: a client that keeps them alive opens few. */
+  connections = 0;
   private readonly sockets = new WebSocketServer({ noServer: true });
   private socket?: WebSocket;
   private readonly acks = new Map<string, () => void>();
@@ -96,6 +98,7 @@ export class FakeSlack {
         res.end(JSON.stringify(body));
       });
     });
+    this.server.on('connection', () => this.connections++);
     this.server.on('upgrade', (req, socket, head) => {
       this.sockets.handleUpgrade(req, socket, head, (ws) => {
         this.socket = ws;
