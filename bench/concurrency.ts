@@ -75,7 +75,7 @@ interface Scratch {
   query<T>(sql: string): Promise<T[]>;
 }
 
-/** The backends of the PostgreSQL server that serve `database`, by pid. */
+/** The pids of the PostgreSQL backends serving the scratch database, but for the statistics connection itself. */
 async function backends(scratch: Scratch): Promise<number[]> {
   const rows = await scratch.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
   return rows.map((r) => r.pid);
