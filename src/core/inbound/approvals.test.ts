@@ -6,6 +6,7 @@ import type { InboundMessage, Outbound, OutgoingChunk } from '../ports/inbox.ts'
 import { builtinSource, ToolRegistry } from '../../tools/registry.ts';
 import { defaultAgentOptions, testTool } from '../../../test/support/agent.ts';
 import { silentLogger } from '../../../test/support/logger.ts';
+import { until } from '../../../test/support/process.ts';
 import { MemoryApprovals, MemoryInbox, MemoryStore } from '../../../test/support/memory-store.ts';
 
 const SECRET = 'sk-live-secret-value-1234567890';
@@ -54,9 +55,8 @@ function bot(shared: { store: MemoryStore; inbox: MemoryInbox; approvals: Memory
 }
 
 const fresh = () => ({ store: new MemoryStore(), inbox: new MemoryInbox(), approvals: new MemoryApprovals(), runs: [] as string[] });
-const until = async (condition: () => boolean) => {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
-};
+/** Until `condition` holds (the shared poller, which gives up after 15 s). */
+const whenTrue = (condition: () => boolean) => until(() => condition() || undefined);
 const click = (toolCallId: string, user: string, approve = true): ApprovalClick => ({ lane: message('x').lane, user, toolCallId, approve });
 
 describe('approvals through the pipeline and the agent', () => {
@@ -65,7 +65,7 @@ describe('approvals through the pipeline and the agent', () => {
     const { outbound, posted, edits } = platform();
     const { pipeline } = bot(shared, outbound);
     const handled = await pipeline.handleIncoming(message('m1'), { waitForReply: true });
-    await until(() => posted.length === 1);
+    await whenTrue(() => posted.length === 1);
     const prompt = posted[0]!;
     expect(prompt.seq).toBeLessThan(0);
     expect(prompt.text).toContain('`deploy`');
@@ -93,7 +93,7 @@ describe('approvals through the pipeline and the agent', () => {
       const { outbound, posted, edits } = platform();
       const { pipeline } = bot(shared, outbound, 200);
       const handled = await pipeline.handleIncoming(message('m1'), { waitForReply: true });
-      await until(() => posted.length === 1);
+      await whenTrue(() => posted.length === 1);
       if (decide) expect((await pipeline.decideApproval(click(posted[0]!.approval!.toolCallId, 'U9', false))).status).toBe('decided');
       expect(handled.status === 'accepted' && (await handled.answered)).toBe('ok');
       expect(shared.runs).toEqual([]);
@@ -108,17 +108,17 @@ describe('approvals through the pipeline and the agent', () => {
     const before = platform();
     const first = bot(shared, before.outbound);
     await first.pipeline.handleIncoming(message('m1'));
-    await until(() => before.posted.length === 1);
+    await whenTrue(() => before.posted.length === 1);
     // Cut short while it waits, as a shutdown or a lost lease does.
     await first.pipeline.stop(0);
     const after = platform();
     const second = bot(shared, after.outbound);
     second.pipeline.start();
     // The restarted turn asks where the approval stands, and waits on.
-    await until(() => shared.approvals.requests === 2);
+    await whenTrue(() => shared.approvals.requests === 2);
     const id = before.posted[0]!.approval!.toolCallId;
     expect((await second.pipeline.decideApproval(click(id, 'U9'))).status).toBe('decided');
-    await until(() => after.posted.length === 1);
+    await whenTrue(() => after.posted.length === 1);
     // The first post after the restart is the reply: the prompt was not posted again.
     expect(after.posted.map((p) => p.text)).toEqual(['tool said: deployed to prod']);
     expect(shared.runs).toEqual(['prod']);
