@@ -1,12 +1,37 @@
 import js from '@eslint/js';
+import importPlugin from 'eslint-plugin-import';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 const PORTS_ONLY = 'src/core depends only on its ports.';
 /** What no file of the core may import: an outer layer, or a platform, database, LLM or MCP SDK. */
 const outerLayers = [
-  { group: ['**/llm/**', '**/tools/**', '**/store/**', '**/adapters/**', '**/main*', '**/config*', '**/logging*', '**/observability*', '**/proxy*'], message: PORTS_ONLY },
-  { group: ['openai', 'openai/*', '@slack/*', 'discord.js', '@prisma/*', 'pg', '@modelcontextprotocol/*'], message: PORTS_ONLY },
+  {
+    group: [
+      '**/llm/**',
+      '**/tools/**',
+      '**/store/**',
+      '**/adapters/**',
+      '**/main*',
+      '**/config*',
+      '**/logging*',
+      '**/observability*',
+      '**/proxy*',
+    ],
+    message: PORTS_ONLY,
+  },
+  {
+    group: [
+      'openai',
+      'openai/*',
+      '@slack/*',
+      'discord.js',
+      '@prisma/*',
+      'pg',
+      '@modelcontextprotocol/*',
+    ],
+    message: PORTS_ONLY,
+  },
 ];
 const restrict = (files, ...patterns) => ({
   files,
@@ -25,9 +50,35 @@ export default tseslint.config(
       'no-restricted-imports': 'off',
     },
   },
-  // The core is channel-agnostic. Its two engines meet only through the ports: the pipeline runs
-  // turns through the turn port, and the loop knows nothing of delivery.
+  // No import loops, and no function a reader cannot hold in their head.
+  {
+    files: ['src/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts'],
+    plugins: { import: importPlugin },
+    // The plugin reads each imported file to follow the graph: with TypeScript's parser.
+    settings: {
+      'import/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import/resolver': { node: { extensions: ['.ts', '.js', '.mjs'] } },
+    },
+    rules: { 'import/no-cycle': 'error' },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.test.ts'],
+    rules: {
+      complexity: ['error', { max: 20, variant: 'modified' }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  // The core is channel-agnostic. Its two engines meet only through the ports: the delivery engine
+  // runs turns through the turn port, and the loop knows nothing of delivery.
   restrict(['src/core/*.ts', 'src/core/ports/**/*.ts']),
-  restrict(['src/core/agent/**/*.ts'], { group: ['**/inbound/**'], message: 'The turn loop knows nothing of delivery.' }),
-  restrict(['src/core/inbound/**/*.ts'], { group: ['**/agent/**'], message: 'The pipeline runs turns through the turn port (ports/turns.ts), not the agent.' }),
+  restrict(['src/core/agent/**/*.ts'], {
+    group: ['**/delivery/**'],
+    message: 'The turn loop knows nothing of delivery.',
+  }),
+  restrict(['src/core/delivery/**/*.ts'], {
+    group: ['**/agent/**'],
+    message:
+      'The delivery engine runs turns through the turn port (ports/turns.ts), not the agent.',
+  }),
 );

@@ -15,7 +15,13 @@ const integration = (db: 'embedded' | 'postgres', include: string[], exclude: st
   },
 });
 
-const POSTGRES_URL = process.env.SPOOL_TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
+/** Replicas, outages and shutdown under load: processes sharing one server. */
+const POSTGRES_ONLY = ['concurrency', 'database-outage', 'replicas', 'shutdown'].map(
+  (name) => `test/core/delivery/${name}.test.ts`,
+);
+
+const POSTGRES_URL =
+  process.env.SPOOL_TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
 
 /** Whether the PostgreSQL server for the second pass answers. */
 async function postgresAnswers(): Promise<boolean> {
@@ -35,8 +41,11 @@ const postgres = await postgresAnswers();
 if (!postgres) {
   const message = `PostgreSQL at ${POSTGRES_URL} does not answer`;
   const hint = 'Point SPOOL_TEST_POSTGRES_URL at a server to run the postgres pass.';
-  if (process.env.SPOOL_REQUIRE_POSTGRES === '1') throw new Error(`${message}, and SPOOL_REQUIRE_POSTGRES=1 requires the postgres pass. ${hint}`);
-  console.warn(`\n${message}: the postgres pass (and test/delivery) is skipped. ${hint}\n`);
+  if (process.env.SPOOL_REQUIRE_POSTGRES === '1')
+    throw new Error(`${message}, and SPOOL_REQUIRE_POSTGRES=1 requires the postgres pass. ${hint}`);
+  console.warn(
+    `\n${message}: the postgres pass (and the delivery tests across processes) is skipped. ${hint}\n`,
+  );
 }
 
 export default defineConfig({
@@ -44,9 +53,21 @@ export default defineConfig({
     projects: [
       { test: { name: 'unit', include: ['src/**/*.test.ts'] } },
       // Delivery across processes needs a server several processes share: PostgreSQL only.
-      integration('embedded', ['test/**/*.test.ts'], ['test/delivery/**']),
+      integration('embedded', ['test/**/*.test.ts'], POSTGRES_ONLY),
       ...(postgres
-        ? [integration('postgres', ['test/store/**/*.test.ts', 'test/agent/**/*.test.ts', 'test/console/**/*.test.ts', 'test/delivery/**/*.test.ts'])]
+        ? [
+            integration(
+              'postgres',
+              [
+                'test/store/**/*.test.ts',
+                'test/core/**/*.test.ts',
+                'test/adapters/console/**/*.test.ts',
+                // The corpora of real platform payloads: nothing lost, nothing invented, on both databases.
+                'test/adapters/*/*-payloads.test.ts',
+              ],
+              ['test/store/embedded-postgres.test.ts'],
+            ),
+          ]
         : []),
     ],
   },
