@@ -6,19 +6,32 @@ import { spanChars, subtract, unite, type Span } from './spans.ts';
  * pure function of its arguments, and this module alone owns their wording.
  */
 
-const call = (toolCallId: string, offset: number) => `get_continuation(tool_call_id="${toolCallId}", offset=${offset})`;
+/** The call that reads a stored result from `offset`, as the model writes it and people read it. */
+export const continuationCall = (toolCallId: string, offset: number) =>
+  `get_continuation(tool_call_id="${toolCallId}", offset=${offset})`;
+const call = continuationCall;
 const BOTH_WAYS = 'or give it a pattern to find lines anywhere in the result';
 
 /** Between the head and the tail of a preview. */
-export function previewMarker(toolCallId: string, shown: number, total: number, next: number): string {
+export function previewMarker(
+  toolCallId: string,
+  shown: number,
+  total: number,
+  next: number,
+): string {
   return `[truncated — showing ${shown}/${total} chars. Read on with ${call(toolCallId, next)}, ${BOTH_WAYS}.]`;
 }
 
-/** Room a preview (or a page) keeps for its marker and the line breaks around it: the longest marker, with a 64-char id. */
-export const PREVIEW_MARKER_CHARS = previewMarker('i'.repeat(64), 999_999_999, 999_999_999, 999_999_999).length + 2;
+/**
+ * Room a preview (or a page) keeps for its marker and the line breaks around it: the longest
+ * marker, with a 64-char id.
+ */
+export const PREVIEW_MARKER_CHARS =
+  previewMarker('i'.repeat(64), 999_999_999, 999_999_999, 999_999_999).length + 2;
 
 // Also reads the wording of earlier versions, still held in stored transcripts.
-const PREVIEW_TOTAL = /\[truncated — showing \d+\/(\d+) chars\. (?:Read on with|Call) get_continuation/;
+const PREVIEW_TOTAL =
+  /\[truncated — showing \d+\/(\d+) chars\. (?:Read on with|Call) get_continuation/;
 
 /** The size of the full result behind a preview, or undefined when `content` is not one. */
 export function previewedTotal(content: string): number | undefined {
@@ -26,36 +39,58 @@ export function previewedTotal(content: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-/** After each page as stored: where it lies in the result. The request shows `pageInViewMarker` instead. */
+/**
+ * After each page as stored: where it lies in the result. The request shows `pageInViewMarker`
+ * instead.
+ */
 export function pageMarker(toolCallId: string, start: number, end: number, total: number): string {
-  const next = end < total ? `. Read on with ${call(toolCallId, end)}, ${BOTH_WAYS}.` : ': the end of it.';
+  const next =
+    end < total ? `. Read on with ${call(toolCallId, end)}, ${BOTH_WAYS}.` : ': the end of it.';
   return `[showing ${start}-${end}/${total} chars of "${toolCallId}"${next}]`;
 }
 
-const PAGE = /\n\[showing (\d+)-(\d+)\/(\d+) chars of "([^"\n]+)"(?:\. Read on with [^\n]*|: the end of it\.)\]$/;
+const PAGE =
+  /\n\[showing (\d+)-(\d+)\/(\d+) chars of "([^"\n]+)"(?:\. Read on with [^\n]*|: the end of it\.)\]$/;
 
 /** A stored page: its text and where it lies in which result; undefined for anything else. */
-export function parsePage(content: string): { toolCallId: string; text: string; span: Span; total: number } | undefined {
+export function parsePage(
+  content: string,
+): { toolCallId: string; text: string; span: Span; total: number } | undefined {
   const match = PAGE.exec(content);
   if (!match) return undefined;
   const [start, end, total] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const text = content.slice(0, match.index);
-  return text.length === end - start ? { toolCallId: match[4]!, text, span: [start, end], total } : undefined;
+  return text.length === end - start
+    ? { toolCallId: match[4]!, text, span: [start, end], total }
+    : undefined;
 }
 
-const PREVIEW = /\[truncated — showing (\d+)\/(\d+) chars\. Read on with get_continuation\(tool_call_id="([^"\n]+)", offset=(\d+)\)/;
+const PREVIEW =
+  /\[truncated — showing (\d+)\/(\d+) chars\. Read on with get_continuation\(tool_call_id="([^"\n]+)", offset=(\d+)\)/;
 
 /** What a preview shows of its result: the head and the tail. */
-export function previewSpans(content: string): { toolCallId: string; spans: Span[]; total: number } | undefined {
+export function previewSpans(
+  content: string,
+): { toolCallId: string; spans: Span[]; total: number } | undefined {
   const match = PREVIEW.exec(content);
   if (!match) return undefined;
   const [shown, total, head] = [Number(match[1]), Number(match[2]), Number(match[4])];
-  return { toolCallId: match[3]!, spans: unite([[0, head], [total - (shown - head), total]]), total };
+  return {
+    toolCallId: match[3]!,
+    spans: unite([
+      [0, head],
+      [total - (shown - head), total],
+    ]),
+    total,
+  };
 }
 
 /** Spans as `0-4000, 9000-9500`: at most three, so that a marker's length is bounded. */
 function spanList(spans: readonly Span[]): string {
-  const listed = spans.slice(0, 3).map(([a, b]) => `${a}-${b}`).join(', ');
+  const listed = spans
+    .slice(0, 3)
+    .map(([a, b]) => `${a}-${b}`)
+    .join(', ');
   return spans.length > 3 ? `${listed} and ${spans.length - 3} more` : listed;
 }
 
@@ -63,11 +98,21 @@ function spanList(spans: readonly Span[]): string {
  * After a page as the request shows it: what of the result the model now has in view, what it
  * read this turn that gave way to the budget, and where to read on (`next`) if anything is unread.
  */
-export function pageInViewMarker(toolCallId: string, page: Span, seen: { inView: readonly Span[]; read: readonly Span[] }, total: number, next: number | undefined): string {
+export function pageInViewMarker(
+  toolCallId: string,
+  page: Span,
+  seen: { inView: readonly Span[]; read: readonly Span[] },
+  total: number,
+  next: number | undefined,
+): string {
   const all = spanChars(seen.inView) === total;
   const gaveWay = seen.read.flatMap((span) => subtract(span, seen.inView));
-  const held = all ? `you have all ${total} chars of it in view` : `you have ${spanList(seen.inView)} of ${total} in view (${spanChars(seen.inView)} chars)`;
-  const left = gaveWay.length ? `; ${spanList(gaveWay)} read earlier this turn, left out to fit the budget` : '';
+  const held = all
+    ? `you have all ${total} chars of it in view`
+    : `you have ${spanList(seen.inView)} of ${total} in view (${spanChars(seen.inView)} chars)`;
+  const left = gaveWay.length
+    ? `; ${spanList(gaveWay)} read earlier this turn, left out to fit the budget`
+    : '';
   const on = next === undefined ? '' : ` Read on with ${call(toolCallId, next)}, ${BOTH_WAYS}.`;
   return `[showing ${page[0]}-${page[1]}/${total} chars of "${toolCallId}"; ${held}${left}.${on}]`;
 }
@@ -75,13 +120,29 @@ export function pageInViewMarker(toolCallId: string, page: Span, seen: { inView:
 /** Inside a page, in place of a part that an earlier message of the request shows already. */
 export const inViewAboveNote = (span: Span): string => `[${span[0]}-${span[1]}: in view above]`;
 
-// The longest marker: a 64-char id, nine-digit offsets, more spans in view and given way than are listed.
-const spansFrom = (first: number): Span[] => [0, 2, 4, 6].map((i) => [(first + i) * 100_000_000, (first + i) * 100_000_000 + 99_999_999]);
-/** Room a page keeps for its longest marker as the request shows it, and two notes of what is in view above. */
+// The longest marker: a 64-char id, nine-digit offsets, more spans in view and given way than are
+// listed.
+const spansFrom = (first: number): Span[] =>
+  [0, 2, 4, 6].map((i) => [(first + i) * 100_000_000, (first + i) * 100_000_000 + 99_999_999]);
+/**
+ * Room a page keeps for its longest marker as the request shows it, and two notes of what is in
+ * view above.
+ */
 export const PAGE_MARKER_CHARS =
-  pageInViewMarker('i'.repeat(64), spansFrom(1)[0]!, { inView: spansFrom(1), read: spansFrom(2) }, 999_999_999, 999_999_999).length + 2 * (inViewAboveNote(spansFrom(1)[0]!).length + 1) + 1;
+  pageInViewMarker(
+    'i'.repeat(64),
+    spansFrom(1)[0]!,
+    { inView: spansFrom(1), read: spansFrom(2) },
+    999_999_999,
+    999_999_999,
+  ).length +
+  2 * (inViewAboveNote(spansFrom(1)[0]!).length + 1) +
+  1;
 
-/** In place of the pages of one result read earlier: left out for the turn's budget, or compacted after their turn. */
+/**
+ * In place of the pages of one result read earlier: left out for the turn's budget, or compacted
+ * after their turn.
+ */
 export function pageLeftOutMarker(toolCallId: string, spans: readonly Span[]): string {
   return `[chars ${spanList(spans)} of "${toolCallId}", read earlier, left out here; read them again with ${call(toolCallId, spans[0]![0])}]`;
 }
@@ -91,16 +152,25 @@ export function clearedMarker(toolCallId: string, description: string): string {
   return `[Old tool result cleared -- ${description}; call ${call(toolCallId, 0)} to read it again]`;
 }
 
-/** In place of a page, matches or hits the model has moved past: they are derived, so asking again is cheap. */
+/**
+ * In place of a page, matches or hits the model has moved past: they are derived, so asking again
+ * is cheap.
+ */
 export function movedPastMarker(toolName: string, args: string, chars: number): string {
   return `[${chars} chars of ${toolName} output, read in an earlier step, left out here; call ${toolName} with ${args} to see them again]`;
 }
 
 /** After the part of matching lines or search hits that fits the context window. */
-export const viewCutMarker = (chars: number): string => `[${chars} more chars cut here to fit the model's context window; ask for fewer at a time]`;
+export const viewCutMarker = (chars: number): string =>
+  `[${chars} more chars cut here to fit the model's context window; ask for fewer at a time]`;
 
 /** After the matches shown, when more follow. */
-export function moreMatchesMarker(toolCallId: string, more: number, pattern: string, next: number): string {
+export function moreMatchesMarker(
+  toolCallId: string,
+  more: number,
+  pattern: string,
+  next: number,
+): string {
   return `[${more} more matching lines; the next: get_continuation(tool_call_id="${toolCallId}", pattern=${JSON.stringify(pattern)}, offset=${next})]`;
 }
 

@@ -24,7 +24,7 @@ const KEY_END = /-----END [A-Z ]{0,40}PRIVATE KEY-----/g;
 function redactPrivateKeys(text: string): string {
   let out = '';
   let from = 0;
-  for (KEY_BEGIN.lastIndex = 0; ; ) {
+  for (KEY_BEGIN.lastIndex = 0; ;) {
     const begin = KEY_BEGIN.exec(text);
     if (!begin) break;
     KEY_END.lastIndex = KEY_BEGIN.lastIndex;
@@ -46,7 +46,10 @@ export function redactSecretPatterns(text: string): string {
   });
 }
 
-/** A secret as text may hold it: as is, and escaped once or twice by JSON (a field, or JSON inside a field). */
+/**
+ * A secret as text may hold it: as is, and escaped once or twice by JSON (a field, or JSON inside a
+ * field).
+ */
 function spellings(secret: string): string[] {
   const once = JSON.stringify(secret).slice(1, -1);
   return [...new Set([secret, once, JSON.stringify(once).slice(1, -1)])];
@@ -58,6 +61,12 @@ function spellings(secret: string): string[] {
  * characters are skipped: they would mask ordinary words.
  */
 export function secretMasker(secrets: readonly string[]): (text: string) => string {
-  const all = [...new Set(secrets.filter((s) => s.length >= 6).flatMap(spellings))].sort((a, b) => b.length - a.length);
-  return (text) => all.reduce((out, secret) => (out.includes(secret) ? out.split(secret).join('[redacted]') : out), text);
+  const all = [...new Set(secrets.filter((s) => s.length >= 6).flatMap(spellings))].sort(
+    (a, b) => b.length - a.length,
+  );
+  return (text) =>
+    all.reduce(
+      (out, secret) => (out.includes(secret) ? out.split(secret).join('[redacted]') : out),
+      text,
+    );
 }

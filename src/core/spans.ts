@@ -29,10 +29,18 @@ export function subtract(span: Span, covered: readonly Span[]): Span[] {
   return out;
 }
 
-export const spanChars = (spans: readonly Span[]): number => spans.reduce((n, [a, b]) => n + b - a, 0);
+export const spanChars = (spans: readonly Span[]): number =>
+  spans.reduce((n, [a, b]) => n + b - a, 0);
 
-/** The first offset at or after `from` that `covered` (united) leaves out, wrapping to 0; undefined when all of `[0, total)` is covered. */
-export function firstGap(covered: readonly Span[], from: number, total: number): number | undefined {
+/**
+ * The first offset at or after `from` that `covered` (united) leaves out, wrapping to 0; undefined
+ * when all of `[0, total)` is covered.
+ */
+export function firstGap(
+  covered: readonly Span[],
+  from: number,
+  total: number,
+): number | undefined {
   const gaps = subtract([0, total], covered);
   const ahead = gaps.find(([, b]) => b > from);
   return ahead ? Math.max(ahead[0], from) : gaps[0]?.[0];

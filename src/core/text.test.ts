@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { codePointBoundary, countLines, headAtLineBreak, safeSlice, tailAtLineBreak } from './text.ts';
+import {
+  codePointBoundary,
+  countLines,
+  headAtLineBreak,
+  safeSlice,
+  tailAtLineBreak,
+} from './text.ts';
 
 const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 

@@ -9,7 +9,12 @@ const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
 /** Moves `index` back by one when it would split a surrogate pair. */
 export function codePointBoundary(text: string, index: number): number {
   const at = Math.max(0, Math.min(index, text.length));
-  if (at > 0 && at < text.length && isLowSurrogate(text.charCodeAt(at)) && isHighSurrogate(text.charCodeAt(at - 1))) {
+  if (
+    at > 0 &&
+    at < text.length &&
+    isLowSurrogate(text.charCodeAt(at)) &&
+    isHighSurrogate(text.charCodeAt(at - 1))
+  ) {
     return at - 1;
   }
   return at;
@@ -39,6 +44,7 @@ export function tailAtLineBreak(text: string, chars: number): string {
 export function countLines(text: string): number {
   if (text.length === 0) return 0;
   let lines = 1;
-  for (let i = text.indexOf('\n'); i !== -1 && i < text.length - 1; i = text.indexOf('\n', i + 1)) lines++;
+  for (let i = text.indexOf('\n'); i !== -1 && i < text.length - 1; i = text.indexOf('\n', i + 1))
+    lines++;
   return lines;
 }

@@ -11,4 +11,3 @@ describe('wellFormed', () => {
     expect(wellFormed('plain 😀 text')).toBe('plain 😀 text');
   });
 });
-

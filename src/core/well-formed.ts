@@ -12,15 +12,28 @@ export function wellFormed(text: string): string {
   return text.replace(ILL_FORMED, '\ufffd');
 }
 
-/** Forms already checked, per message object: a transcript's messages are the same objects on every request. */
+/**
+ * Forms already checked, per message object: a transcript's messages are the same objects on every
+ * request.
+ */
 const checked = new WeakMap<Message, Message>();
 
-/** `wellFormed` over everything in a message that is stored or sent: its text and its tool calls' arguments. */
+/**
+ * `wellFormed` over everything in a message that is stored or sent: its text and its tool calls'
+ * arguments.
+ */
 export function wellFormedMessage(m: Message): Message {
   let out = checked.get(m);
   if (out) return out;
   const content = wellFormed(m.content);
-  out = m.role === 'assistant' && m.toolCalls ? { ...m, content, toolCalls: m.toolCalls.map((c) => ({ ...c, arguments: wellFormed(c.arguments) })) } : { ...m, content };
+  out =
+    m.role === 'assistant' && m.toolCalls
+      ? {
+          ...m,
+          content,
+          toolCalls: m.toolCalls.map((c) => ({ ...c, arguments: wellFormed(c.arguments) })),
+        }
+      : { ...m, content };
   checked.set(m, out);
   // What the agent stores is this output: the request builder then finds it checked already.
   checked.set(out, out);

@@ -7,7 +7,8 @@ import type { ToolFlags, ToolSpec } from '../ports/tools.ts';
 export const newToolCallId = () => `call_${crypto.randomUUID().replaceAll('-', '')}`;
 
 /** A tool's flags, or none for a tool the model made up. */
-export const flagsOf = (tools: readonly ToolSpec[], name: string): ToolFlags => tools.find((t) => t.name === name)?.flags ?? {};
+export const flagsOf = (tools: readonly ToolSpec[], name: string): ToolFlags =>
+  tools.find((t) => t.name === name)?.flags ?? {};
 
 /**
  * Tool calls worth running. A reply cut off at max_tokens may end inside a call's arguments: only
@@ -16,7 +17,10 @@ export const flagsOf = (tools: readonly ToolSpec[], name: string): ToolFlags => 
  * a derived tool says so, so that the transcript alone tells what to leave out later.
  */
 export function acceptedCalls(response: LlmResponse, tools: readonly ToolSpec[]): ToolCall[] {
-  const calls = response.finishReason === 'length' ? response.toolCalls.filter((c) => isJsonObject(c.arguments)) : response.toolCalls;
+  const calls =
+    response.finishReason === 'length'
+      ? response.toolCalls.filter((c) => isJsonObject(c.arguments))
+      : response.toolCalls;
   return calls.map(({ id, ...call }) => ({
     ...call,
     id: newToolCallId(),

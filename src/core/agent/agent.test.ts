@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { Agent } from './agent.ts';
 import type { StepEvent } from './hooks.ts';
-import { getContinuationTool } from './results/get-continuation.ts';
+import { getContinuationTool } from '../builtins/get-continuation.ts';
 import { TURN_REPLIES } from './turn-replies.ts';
-import { ContextLengthError, type LlmPort, type LlmRequest, type LlmResponse } from '../ports/llm.ts';
+import {
+  ContextLengthError,
+  type LlmPort,
+  type LlmRequest,
+  type LlmResponse,
+} from '../ports/llm.ts';
 import { StoreError } from '../ports/store.ts';
 import { builtinSource, ToolRegistry } from '../../tools/registry.ts';
 import { defaultAgentOptions, testTool } from '../../../test/support/agent.ts';
@@ -11,7 +16,9 @@ import { silentLogger } from '../../../test/support/logger.ts';
 import { MemoryStore } from '../../../test/support/memory-store.ts';
 
 /** A model that answers from a script, one reply a request, and keeps what it was asked. */
-function scriptedModel(...replies: Array<Partial<LlmResponse> | ((request: LlmRequest) => Partial<LlmResponse> | Error)>) {
+function scriptedModel(
+  ...replies: Array<Partial<LlmResponse> | ((request: LlmRequest) => Partial<LlmResponse> | Error)>
+) {
   const requests: LlmRequest[] = [];
   const llm: LlmPort = {
     async complete(request) {
@@ -19,17 +26,42 @@ function scriptedModel(...replies: Array<Partial<LlmResponse> | ((request: LlmRe
       const next = replies.length > 1 ? replies.shift()! : replies[0]!;
       const reply = typeof next === 'function' ? next(request) : next;
       if (reply instanceof Error) throw reply;
-      return { content: '', toolCalls: [], finishReason: 'stop', usage: { model: 'm', promptTokens: 10, completionTokens: 1, totalTokens: 11 }, ...reply };
+      return {
+        content: '',
+        toolCalls: [],
+        finishReason: 'stop',
+        usage: { model: 'm', promptTokens: 10, completionTokens: 1, totalTokens: 11 },
+        ...reply,
+      };
     },
   };
   return { llm, requests };
 }
 
-const call = (name: string, args: unknown = {}) => ({ toolCalls: [{ id: 'model-id', name, arguments: JSON.stringify(args) }], finishReason: 'tool_calls' as const });
+const call = (name: string, args: unknown = {}) => ({
+  toolCalls: [{ id: 'model-id', name, arguments: JSON.stringify(args) }],
+  finishReason: 'tool_calls' as const,
+});
 
-function agentWith(llm: LlmPort, store: MemoryStore, tools: ReturnType<typeof testTool>[] = [], steps: StepEvent[] = []) {
-  const registry = new ToolRegistry([builtinSource([...tools, getContinuationTool(store, { chunkChars: 1_000, maxPages: 2 })])]);
-  return new Agent({ llm, tools: registry, store, logger: silentLogger, hooks: { onStepFinish: (e) => steps.push(e) } }, defaultAgentOptions);
+function agentWith(
+  llm: LlmPort,
+  store: MemoryStore,
+  tools: ReturnType<typeof testTool>[] = [],
+  steps: StepEvent[] = [],
+) {
+  const registry = new ToolRegistry([
+    builtinSource([...tools, getContinuationTool(store, { chunkChars: 1_000, maxPages: 2 })]),
+  ]);
+  return new Agent(
+    {
+      llm,
+      tools: registry,
+      store,
+      logger: silentLogger,
+      hooks: { onStepFinish: (e) => steps.push(e) },
+    },
+    defaultAgentOptions,
+  );
 }
 
 const key = { platform: 'test', workspace: 'w', channel: 'c', thread: 't' };
@@ -44,12 +76,22 @@ describe('Agent over an in-memory store', () => {
     });
     const { llm } = scriptedModel(call('look'), { content: 'done' });
     const conversation = await store.openConversation(key);
-    expect(await agentWith(llm, store, [tool]).runTurn(conversation, 'look')).toEqual({ reply: 'done', status: 'ok' });
+    expect(await agentWith(llm, store, [tool]).runTurn(conversation, 'look')).toEqual({
+      reply: 'done',
+      status: 'ok',
+    });
     // user, the call (with the usage of the step that made it), its result, the answer.
-    expect(store.steps.map((s) => s.messages.map((m) => m.role))).toEqual([['user'], ['assistant'], ['tool'], ['assistant']]);
+    expect(store.steps.map((s) => s.messages.map((m) => m.role))).toEqual([
+      ['user'],
+      ['assistant'],
+      ['tool'],
+      ['assistant'],
+    ]);
     expect(seen).toEqual([2]);
     expect(store.steps[1]!.records.usage?.promptTokens).toBe(10);
-    expect(store.steps[2]!.records.results).toMatchObject([{ content: 'found it', isError: false }]);
+    expect(store.steps[2]!.records.results).toMatchObject([
+      { content: 'found it', isError: false },
+    ]);
   });
 
   it('goes on from the stored transcript when the turn was cut short, without running a stored call again', async () => {
@@ -60,17 +102,27 @@ describe('Agent over an in-memory store', () => {
     await agentWith(first.llm, store, [tool]).runTurn(conversation, 'deploy it', { inboxId: '7' });
     expect(tool.calls).toHaveLength(1);
     const second = scriptedModel({ content: 'it is deployed' });
-    expect((await agentWith(second.llm, store, [tool]).runTurn(conversation, 'deploy it', { inboxId: '7' })).reply).toBe('it is deployed');
+    expect(
+      (
+        await agentWith(second.llm, store, [tool]).runTurn(conversation, 'deploy it', {
+          inboxId: '7',
+        })
+      ).reply,
+    ).toBe('it is deployed');
     expect(tool.calls).toHaveLength(1);
     expect(second.requests[0]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
-    expect((await store.loadTranscript(conversation)).filter((m) => m.role === 'user')).toHaveLength(1);
+    expect(
+      (await store.loadTranscript(conversation)).filter((m) => m.role === 'user'),
+    ).toHaveLength(1);
   });
 
   it('rethrows a store failure for the pipeline to retry, instead of answering it', async () => {
     const store = new MemoryStore();
     const conversation = await store.openConversation(key);
     store.failWrites = true;
-    await expect(agentWith(scriptedModel({ content: 'hi' }).llm, store).runTurn(conversation, 'hello')).rejects.toBeInstanceOf(StoreError);
+    await expect(
+      agentWith(scriptedModel({ content: 'hi' }).llm, store).runTurn(conversation, 'hello'),
+    ).rejects.toBeInstanceOf(StoreError);
   });
 
   it('answers a made-up tool and a failing one with error results the model reads', async () => {
@@ -79,7 +131,10 @@ describe('Agent over an in-memory store', () => {
     const { llm, requests } = scriptedModel(call('invented'), call('broken'), { content: 'sorry' });
     await agentWith(llm, store, [broken]).runTurn(await store.openConversation(key), 'try');
     const results = requests.slice(1).map((r) => JSON.parse(r.messages.at(-1)!.content).error);
-    expect(results).toEqual(['Unknown tool "invented". Available tools: broken, get_continuation', 'Tool broken failed: disk on fire']);
+    expect(results).toEqual([
+      'Unknown tool "invented". Available tools: broken, get_continuation',
+      'Tool broken failed: disk on fire',
+    ]);
   });
 
   it('refuses calls past a tool’s own limit, then asks for an answer, reading the limit from its flags', async () => {
@@ -88,12 +143,19 @@ describe('Agent over an in-memory store', () => {
     const { llm, requests } = scriptedModel((r) => {
       const dumped = r.messages.find((m) => m.role === 'tool');
       if (r.toolChoice === 'none') return { content: 'answered' };
-      return dumped?.role === 'tool' ? call('get_continuation', { tool_call_id: dumped.toolCallId, offset: 0 }) : call('dump');
+      return dumped?.role === 'tool'
+        ? call('get_continuation', { tool_call_id: dumped.toolCallId, offset: 0 })
+        : call('dump');
     });
     const steps: StepEvent[] = [];
-    await agentWith(llm, store, [dump], steps).runTurn(await store.openConversation(key), 'read it all');
+    await agentWith(llm, store, [dump], steps).runTurn(
+      await store.openConversation(key),
+      'read it all',
+    );
     expect(requests.map((r) => r.toolChoice)).toEqual(['auto', 'auto', 'auto', 'auto', 'none']);
-    expect(requests[4]!.messages.at(-1)!.content).toMatch(/get_continuation may be called 2 times in one turn/);
+    expect(requests[4]!.messages.at(-1)!.content).toMatch(
+      /get_continuation may be called 2 times in one turn/,
+    );
     expect(steps.map((s) => [s.action, s.derivedCalls])).toEqual([
       ['run_calls', 0],
       ['run_calls', 1],
@@ -110,5 +172,57 @@ describe('Agent over an in-memory store', () => {
     expect(result).toEqual({ reply: TURN_REPLIES.tooLong, status: 'failed' });
     // Levels 0, 1 and 2; with nothing read this turn, narrowing the view would change nothing.
     expect(requests).toHaveLength(3);
+  });
+
+  it('offers a tool a server adds during the turn from the next request on', async () => {
+    const store = new MemoryStore();
+    const tools: ReturnType<typeof testTool>[] = [];
+    const added = testTool('added', () => ({ content: 'added ran', isError: false }));
+    const install = testTool('install', () => {
+      tools.push(added);
+      return { content: 'installed', isError: false };
+    });
+    tools.push(install);
+    const { llm, requests } = scriptedModel(call('install'), call('added'), { content: 'done' });
+    const agent = new Agent(
+      {
+        llm,
+        tools: new ToolRegistry([{ tools: () => tools, close: async () => {} }]),
+        store,
+        logger: silentLogger,
+      },
+      defaultAgentOptions,
+    );
+    expect(await agent.runTurn(await store.openConversation(key), 'go')).toEqual({
+      reply: 'done',
+      status: 'ok',
+    });
+    expect(requests.map((r) => r.tools.map((t) => t.name))).toEqual([
+      ['install'],
+      ['install', 'added'],
+      ['install', 'added'],
+    ]);
+    expect(added.calls).toHaveLength(1);
+  });
+
+  it("sends a tool result's image to the model in the turn, beside the result's description", async () => {
+    const store = new MemoryStore();
+    const base64 = Buffer.from('png bytes').toString('base64');
+    const screenshot = testTool('screenshot', () => ({
+      content: '[image: image/png, 9 bytes, stored, not shown]',
+      isError: false,
+      binaries: [{ kind: 'image', mimeType: 'image/png', sizeBytes: 9, base64 }],
+    }));
+    const { llm, requests } = scriptedModel(call('screenshot'), { content: 'a cat' });
+    const agent = agentWith(llm, store, [screenshot]);
+    expect(await agent.runTurn(await store.openConversation(key), 'what is on screen?')).toEqual({
+      reply: 'a cat',
+      status: 'ok',
+    });
+    const [result] = requests[1]!.messages.flatMap((m) => (m.role === 'tool' ? [m] : []));
+    expect(requests[1]!.images?.get(result!.toolCallId)).toEqual([
+      { mimeType: 'image/png', base64 },
+    ]);
+    expect(requests[0]!.images).toBeUndefined();
   });
 });

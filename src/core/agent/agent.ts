@@ -12,15 +12,35 @@ import { applyResultBudget, type ResultBudget } from './results/budget.ts';
 import { admitResult, type ResultIntake } from './results/result-intake.ts';
 import { turnProgress, unansweredCalls } from './resume.ts';
 import { failedTurn } from './turn-replies.ts';
-import { advance, startState, stepEvent, type ModelCall, type StepRun, type TurnState } from './turn-state.ts';
+import {
+  advance,
+  startState,
+  stepEvent,
+  type ModelCall,
+  type StepRun,
+  type TurnState,
+} from './turn-state.ts';
 import { withLogFields, type Logger } from '../logger.ts';
 import type { Conversation, Message, ToolCall } from '../ports/conversation.ts';
-import { ContextLengthError, type ImagePart, type LlmPort, type LlmRequest, type LlmUsage } from '../ports/llm.ts';
+import {
+  ContextLengthError,
+  type ImagePart,
+  type LlmPort,
+  type LlmRequest,
+  type LlmUsage,
+} from '../ports/llm.ts';
 import { StoreError, typedStoreErrors, type StepRecords, type StorePort } from '../ports/store.ts';
 import type { SharedFile } from '../ports/files.ts';
 import { errorResult, type ToolOutcome, type ToolPort, type ToolSpec } from '../ports/tools.ts';
-import type { ApprovalGate, TurnOptions, TurnResult, TurnRunner } from '../ports/turns.ts';
+import type {
+  ApprovalGate,
+  PendingCall,
+  TurnOptions,
+  TurnResult,
+  TurnRunner,
+} from '../ports/turns.ts';
 import { wellFormed, wellFormedMessage } from '../well-formed.ts';
+import { errorMessage } from '../errors.ts';
 
 export interface AgentOptions extends StepLimits {
   systemPrompt: string;
@@ -29,7 +49,9 @@ export interface AgentOptions extends StepLimits {
   /** A longer user message is stored whole and shown to the model as a pageable preview. */
   userPreview: UserPreview;
   maxToolIterations: number;
-  /** What a tool's output goes through before anything reads it: the store's cap, secret masking. */
+  /**
+   * What a tool's output goes through before anything reads it: the store's cap, secret masking.
+   */
   resultIntake: ResultIntake;
 }
 
@@ -47,21 +69,56 @@ interface Turn {
   number: number;
   /** The stored transcript, appended to as the turn goes. */
   transcript: Message[];
-  /** The tools offered, as listed when the turn began and as the channel's policy allows. */
+  /**
+   * The tools offered, as the channel's policy allows: listed again before each request, so that
+   * a tool a server adds mid-turn is there for the next one.
+   */
   tools: ToolSpec[];
+  offers(name: string): boolean;
   /** The system prompt and model of this turn's requests. */
   system: string;
   model?: string;
   signal: AbortSignal;
   /** Results ready before their calls are made: the shared files, by call id. */
   ready: Map<string, ToolOutcome>;
-  /** The shared images, for a model that takes image input; only the turn they came with sees them. */
+  /**
+   * The images of files shared and of tool results, for a model that takes image input; only the
+   * turn they came with sees them.
+   */
   images: Map<string, ImagePart[]>;
   /** Which calls wait for a person's decision, and the wait. */
   approval?: ApprovalGate;
 }
 
-/** The call Spool makes for each file shared with a message, so that the file is a result of its turn. */
+/**
+ * The prompt, then what each offered tool says of its own use: a tool not offered is not mentioned.
+ */
+const systemPrompt = (base: string, tools: ToolSpec[]) =>
+  [base, ...tools.flatMap((t) => (t.guidance ? [t.guidance] : []))].join('\n');
+
+/** A result's images go to a model that takes image input, in this turn, as shared images do. */
+function showImages(turn: Turn, toolCallId: string, outcome: ToolOutcome): void {
+  const images = (outcome.binaries ?? []).flatMap((b) =>
+    b.kind === 'image' && b.mimeType && b.base64
+      ? [{ mimeType: b.mimeType, base64: b.base64 }]
+      : [],
+  );
+  if (images.length) turn.images.set(toolCallId, images);
+}
+
+/** What `execute` says of a call that waits for a person's decision: it did not run. */
+const AWAITING = Symbol('awaiting approval');
+
+/** A stored call's arguments as an object (a call reaches the gate only once they parse). */
+const parseArgs = (call: ToolCall): Record<string, unknown> => {
+  const parsed = parseToolArguments(call.arguments);
+  return parsed.ok ? parsed.args : {};
+};
+
+/**
+ * The call Spool makes for each file shared with a message, so that the file is a result of its
+ * turn.
+ */
 const SHARED_FILE = 'shared_file';
 
 /**
@@ -80,8 +137,14 @@ export class Agent implements TurnRunner {
     this.store = typedStoreErrors(deps.store);
   }
 
-  /** Every line logged during the turn, by any module, carries the conversation's id and the turn. */
-  runTurn(conversation: Conversation, userText: string, options: TurnOptions = {}): Promise<TurnResult> {
+  /**
+   * Every line logged during the turn, by any module, carries the conversation's id and the turn.
+   */
+  runTurn(
+    conversation: Conversation,
+    userText: string,
+    options: TurnOptions = {},
+  ): Promise<TurnResult> {
     const started = Date.now();
     const { logger, hooks } = this.deps;
     const failed = (error: unknown) => {
@@ -90,14 +153,19 @@ export class Agent implements TurnRunner {
       return failedTurn(conversation, error, logger);
     };
     const finish = (result: TurnResult, turn = 0, steps = 0): TurnResult => {
-      notify(hooks, 'onTurnFinish', { conversation, turn, status: result.status, steps, durationMs: Date.now() - started }, logger);
+      notify(
+        hooks,
+        'onTurnFinish',
+        { conversation, turn, status: result.status, steps, durationMs: Date.now() - started },
+        logger,
+      );
       return result;
     };
     return withLogFields(logger, { conversation: conversation.id }, () =>
       this.startTurn(conversation, userText, options).then(
-        ({ turn, state }) =>
+        ({ turn, state, awaiting }) =>
           withLogFields(logger, { turn: turn.number }, () =>
-            this.loop(turn, state).then(
+            this.loop(turn, state, awaiting).then(
               ({ result, steps }) => finish(result, turn.number, steps),
               (error: unknown) => finish(failed(error), turn.number),
             ),
@@ -107,71 +175,167 @@ export class Agent implements TurnRunner {
     );
   }
 
-  /** What every request carries besides the conversation: the system prompt and the tools' schemas. */
-  emptyRequest(tools: ToolSpec[] = this.deps.tools.list(), toolChoice: 'auto' | 'none' = 'auto'): LlmRequest {
-    return { system: this.options.systemPrompt, messages: [], tools, toolChoice };
+  /**
+   * What every request carries besides the conversation: the system prompt and the tools' schemas.
+   */
+  emptyRequest(
+    tools: ToolSpec[] = this.deps.tools.list(),
+    toolChoice: 'auto' | 'none' = 'auto',
+  ): LlmRequest {
+    return {
+      system: systemPrompt(this.options.systemPrompt, tools),
+      messages: [],
+      tools,
+      toolChoice,
+    };
   }
 
-  private async startTurn(conversation: Conversation, userText: string, options: TurnOptions): Promise<{ turn: Turn; state: TurnState }> {
+  private async startTurn(
+    conversation: Conversation,
+    userText: string,
+    options: TurnOptions,
+  ): Promise<{ turn: Turn; state: TurnState; awaiting?: PendingCall[] }> {
     const transcript = await this.store.loadTranscript(conversation);
-    const started = options.inboxId === undefined ? undefined : transcript.find((m) => m.role === 'user' && m.inboxId === options.inboxId);
+    const started =
+      options.inboxId === undefined
+        ? undefined
+        : transcript.find((m) => m.role === 'user' && m.inboxId === options.inboxId);
     const number = started?.turn ?? transcript.reduce((max, m) => Math.max(max, m.turn), 0) + 1;
     const { policy = {} } = options;
-    const tools = this.deps.tools.list().filter((t) => policy.offersTool?.(t.name) ?? true);
-    const system = [policy.systemPrompt ?? this.options.systemPrompt, policy.systemPromptAddition].filter(Boolean).join('\n\n');
-    const turn: Turn = { conversation, number, transcript, tools, system, model: policy.model, signal: options.signal ?? new AbortController().signal, ready: new Map(), images: new Map(), approval: policy.approval };
-    const fit = { level: this.overflow.levelFor(conversation.id), viewChars: this.options.budget.turnBudgetChars };
+    const offers = (name: string) => policy.offersTool?.(name) ?? true;
+    const tools = this.deps.tools.list().filter((t) => offers(t.name));
+    const system = [
+      systemPrompt(policy.systemPrompt ?? this.options.systemPrompt, tools),
+      policy.systemPromptAddition,
+    ]
+      .filter(Boolean)
+      .join('\n\n');
+    const turn: Turn = {
+      conversation,
+      number,
+      transcript,
+      tools,
+      offers,
+      system,
+      model: policy.model,
+      signal: options.signal ?? new AbortController().signal,
+      ready: new Map(),
+      images: new Map(),
+      approval: policy.approval,
+    };
+    const fit = {
+      level: this.overflow.levelFor(conversation.id),
+      viewChars: this.options.budget.turnBudgetChars,
+    };
     const state = startState(turnProgress(started ? transcript : [], number, turn.tools), fit);
     // Committed before the model is asked, so a crash never loses what the user said.
-    if (!started) await this.append(turn, [{ role: 'user', content: userText, turn: number, ...(options.inboxId === undefined ? {} : { inboxId: options.inboxId }) }]);
+    if (!started)
+      await this.append(turn, [
+        {
+          role: 'user',
+          content: userText,
+          turn: number,
+          ...(options.inboxId === undefined ? {} : { inboxId: options.inboxId }),
+        },
+      ]);
     const asked = transcript.some((m) => m.turn === number && m.role !== 'user');
-    if (options.files && !asked) return { turn, state: await this.shareFiles(turn, state, await options.files()) };
-    return { turn, state: started ? await this.resumeWaitingCalls(turn, state) : state };
+    if (options.files && !asked)
+      return { turn, state: await this.shareFiles(turn, state, await options.files()) };
+    return started ? { turn, ...(await this.resumeWaitingCalls(turn, state)) } : { turn, state };
   }
 
   /**
-   * A turn cut short while calls waited for approval waits on for the same decisions: were it
-   * left to pairing's repair, the model would ask again and an approval on the first prompt
-   * would be lost. Other unanswered calls are left to it, since they may have run already.
+   * A turn that stopped at calls awaiting approval goes on with their decisions: were they left to
+   * pairing's repair, the model would ask again and the decision on the first prompt would be
+   * lost. Other unanswered calls are left to it, since they may have run already.
    */
-  private async resumeWaitingCalls(turn: Turn, state: TurnState): Promise<TurnState> {
+  private async resumeWaitingCalls(
+    turn: Turn,
+    state: TurnState,
+  ): Promise<{ state: TurnState; awaiting?: PendingCall[] }> {
     const { approval } = turn;
-    const calls = approval ? unansweredCalls(turn.transcript, turn.number).filter((c) => approval.needs(c.name)) : [];
-    if (calls.length === 0) return state;
+    const calls = approval
+      ? unansweredCalls(turn.transcript, turn.number).filter((c) => approval.needs(c.name))
+      : [];
+    if (calls.length === 0) return { state };
     const step: Step = { action: 'resume_calls', calls };
-    return advance(state, step, await this.act(turn, state, step, undefined));
+    const run = await this.act(turn, state, step, undefined);
+    return { state: advance(state, step, run), awaiting: run?.awaiting };
   }
 
   private async shareFiles(turn: Turn, state: TurnState, files: SharedFile[]): Promise<TurnState> {
     if (files.length === 0) return state;
-    const calls = files.map(({ name, mimeType, sizeBytes }) => ({ id: newToolCallId(), name: SHARED_FILE, arguments: JSON.stringify({ name, type: mimeType ?? 'unknown', bytes: sizeBytes }) }));
+    const calls = files.map(({ name, mimeType, sizeBytes }) => ({
+      id: newToolCallId(),
+      name: SHARED_FILE,
+      arguments: JSON.stringify({ name, type: mimeType ?? 'unknown', bytes: sizeBytes }),
+    }));
     calls.forEach((call, i) => {
       const { outcome } = files[i]!;
       turn.ready.set(call.id, outcome);
-      const images = (outcome.binaries ?? []).flatMap((b) => (b.kind === 'image' && b.mimeType && b.base64 ? [{ mimeType: b.mimeType, base64: b.base64 }] : []));
-      if (images.length) turn.images.set(call.id, images);
+      showImages(turn, call.id, outcome);
     });
-    const step: Step = { action: 'share_files', calls, store: [{ role: 'assistant', content: '', toolCalls: calls, turn: turn.number }] };
+    const step: Step = {
+      action: 'share_files',
+      calls,
+      store: [{ role: 'assistant', content: '', toolCalls: calls, turn: turn.number }],
+    };
     return advance(state, step, await this.act(turn, state, step, undefined));
   }
 
-  private async loop(turn: Turn, state: TurnState): Promise<{ result: TurnResult; steps: number }> {
-    if (state.finished) return { result: { reply: state.replyParts.join(''), status: 'ok' }, steps: 0 };
+  private async loop(
+    turn: Turn,
+    state: TurnState,
+    awaiting: PendingCall[] = [],
+  ): Promise<{ result: TurnResult; steps: number }> {
+    if (awaiting.length > 0)
+      return { result: { reply: '', status: 'awaiting_approval', calls: awaiting }, steps: 0 };
+    if (state.finished)
+      return { result: { reply: state.replyParts.join(''), status: 'ok' }, steps: 0 };
     for (;;) {
+      turn.tools = this.deps.tools.list().filter((t) => turn.offers(t.name));
       // Past a cap the model must answer: a model that keeps calling would otherwise loop forever.
-      const mustAnswer = state.toolIterations >= this.options.maxToolIterations || pastCallLimit(turn.tools, turn.transcript, turn.number);
+      const mustAnswer =
+        state.toolIterations >= this.options.maxToolIterations ||
+        pastCallLimit(turn.tools, turn.transcript, turn.number);
       const call = await this.ask(turn, state, mustAnswer ? 'none' : 'auto');
-      const step = nextStep(call?.outcome ?? { kind: 'too_long', readChars: readingChars(turn.transcript, turn.number) }, state, turn, this.options);
+      const step = nextStep(
+        call?.outcome ?? {
+          kind: 'too_long',
+          readChars: readingChars(turn.transcript, turn.number),
+        },
+        state,
+        turn,
+        this.options,
+      );
       const run = await this.act(turn, state, step, call?.outcome.response.usage);
       state = advance(state, step, run);
       const info = { conversation: turn.conversation, turn: turn.number };
-      if (call) notify(this.deps.hooks, 'onStepFinish', stepEvent(info, state, step, call, derivedCallCount(turn.transcript, turn.number), run), this.deps.logger);
-      if (step.action === 'answer' || step.action === 'stop') return { result: step.reply, steps: state.steps };
+      if (call)
+        notify(
+          this.deps.hooks,
+          'onStepFinish',
+          stepEvent(info, state, step, call, derivedCallCount(turn.transcript, turn.number), run),
+          this.deps.logger,
+        );
+      if (step.action === 'answer' || step.action === 'stop')
+        return { result: step.reply, steps: state.steps };
+      // An interruption, not an error: what ran is stored, and the turn goes on once they are
+      // decided.
+      if (run?.awaiting.length)
+        return {
+          result: { reply: '', status: 'awaiting_approval', calls: run.awaiting },
+          steps: state.steps,
+        };
     }
   }
 
   /** One request, fitted as the state says; undefined when it does not fit the model's window. */
-  private async ask(turn: Turn, state: TurnState, toolChoice: 'auto' | 'none'): Promise<ModelCall | undefined> {
+  private async ask(
+    turn: Turn,
+    state: TurnState,
+    toolChoice: 'auto' | 'none',
+  ): Promise<ModelCall | undefined> {
     const { llm, logger } = this.deps;
     const { level, viewChars } = state.fit;
     const { transformContext } = this.deps.hooks ?? {};
@@ -180,74 +344,159 @@ export class Agent implements TurnRunner {
       level,
       viewChars,
       userPreview: this.options.userPreview,
-      transform: transformContext && ((ms) => transformContext(ms, { conversation: turn.conversation, turn: turn.number })),
+      transform:
+        transformContext &&
+        ((ms) => transformContext(ms, { conversation: turn.conversation, turn: turn.number })),
     });
-    const request: LlmRequest = { system: turn.system, messages, tools: turn.tools, toolChoice, maxTokens: state.maxTokens, ...(turn.model ? { model: turn.model } : {}), ...(turn.images.size ? { images: turn.images } : {}) };
+    const request: LlmRequest = {
+      system: turn.system,
+      messages,
+      tools: turn.tools,
+      toolChoice,
+      maxTokens: state.maxTokens,
+      ...(turn.model ? { model: turn.model } : {}),
+      ...(turn.images.size ? { images: turn.images } : {}),
+    };
     try {
-      // Some servers cut an over-long prompt without a word (Ollama): what is known not to fit is never sent.
-      if (llm.fits && !(await llm.fits(request))) throw new ContextLengthError('The request is estimated to exceed OPENAI_CONTEXT_TOKENS.');
+      // Some servers cut an over-long prompt without a word (Ollama): what is known not to fit is
+      // never sent.
+      if (llm.fits && !(await llm.fits(request)))
+        throw new ContextLengthError('The request is estimated to exceed OPENAI_CONTEXT_TOKENS.');
       const started = Date.now();
       const response = await llm.complete(request, turn.signal);
       this.overflow.remember(turn.conversation.id, level);
       const calls = toolChoice === 'none' ? [] : acceptedCalls(response, turn.tools);
-      const outcome: ModelOutcome & { kind: 'response' } = { kind: 'response', response, calls, toolChoice };
+      const outcome: ModelOutcome & { kind: 'response' } = {
+        kind: 'response',
+        response,
+        calls,
+        toolChoice,
+      };
       return { outcome, llmMs: Date.now() - started, repairs };
     } catch (error) {
       if (!(error instanceof ContextLengthError)) throw error;
-      logger.warn(`[overflow] Context too long at level ${level} with ${viewChars} chars of reading in view; compacting harder`);
+      logger.warn(
+        `[overflow] Context too long at level ${level} with ${viewChars} chars of reading in view; compacting harder`,
+      );
       return undefined;
     }
   }
 
-  /** Does what the step says. What it stores is written first, with the usage of the model call that led to it. */
-  private async act(turn: Turn, state: TurnState, step: Step, usage: LlmUsage | undefined): Promise<StepRun | undefined> {
+  /**
+   * Does what the step says. What it stores is written first, with the usage of the model call that
+   * led to it.
+   */
+  private async act(
+    turn: Turn,
+    state: TurnState,
+    step: Step,
+    usage: LlmUsage | undefined,
+  ): Promise<StepRun | undefined> {
     const store = 'store' in step ? step.store : [];
     if (store.length > 0 || usage) await this.append(turn, store, { usage });
     return 'calls' in step ? this.dispatch(turn, state, step.calls) : undefined;
   }
 
-  /** Runs the calls concurrently; their results and tool messages are stored together, in one write. */
+  /**
+   * Runs the calls concurrently; their results and tool messages are stored together, in one
+   * write. A call awaiting a decision is not run and gets no result yet.
+   */
   private async dispatch(turn: Turn, state: TurnState, calls: ToolCall[]): Promise<StepRun> {
-    const results = await Promise.all(
+    const ran = await Promise.all(
       calls.map(async (call) => {
         const started = Date.now();
-        const outcome = admitResult(await this.execute(turn, state, call), this.options.resultIntake);
-        return { toolCallId: call.id, ...outcome, durationMs: Date.now() - started, bounded: flagsOf(turn.tools, call.name).bounded };
+        const outcome = await this.execute(turn, state, call);
+        if (outcome === AWAITING) return undefined;
+        showImages(turn, call.id, outcome);
+        return {
+          toolCallId: call.id,
+          ...admitResult(outcome, this.options.resultIntake),
+          durationMs: Date.now() - started,
+          name: call.name,
+          bounded: flagsOf(turn.tools, call.name).bounded,
+        };
       }),
     );
+    const results = ran.filter((r) => r !== undefined);
+    const awaiting = calls
+      .filter((_, i) => !ran[i])
+      .map((c) => ({ id: c.id, name: c.name, args: parseArgs(c) }));
     const budgeted = applyResultBudget(results, this.options.budget, state.resultChars);
-    const messages = budgeted.map((r): Message => ({ role: 'tool', toolCallId: r.toolCallId, content: r.content, turn: turn.number }));
-    await this.append(turn, messages, { results: results.map(({ bounded: _, ...r }) => r) });
+    const messages = budgeted.map((r): Message => ({
+      role: 'tool',
+      toolCallId: r.toolCallId,
+      content: r.content,
+      turn: turn.number,
+    }));
+    if (messages.length > 0)
+      await this.append(turn, messages, {
+        results: results.map(({ bounded: _, name: __, ...r }) => r),
+      });
     return {
-      toolCalls: calls.map((c, i) => ({ name: c.name, isError: results[i]!.isError, durationMs: results[i]!.durationMs })),
+      toolCalls: results.map((r) => ({
+        name: r.name,
+        isError: r.isError,
+        durationMs: r.durationMs,
+      })),
+      awaiting,
       previewed: budgeted.filter((r, i) => r.content !== results[i]!.content).length,
       resultChars: budgeted.reduce((sum, r) => sum + r.content.length, 0),
     };
   }
 
-  private async execute(turn: Turn, state: TurnState, call: ToolCall): Promise<ToolOutcome> {
+  private async execute(
+    turn: Turn,
+    state: TurnState,
+    call: ToolCall,
+  ): Promise<ToolOutcome | typeof AWAITING> {
     const ready = turn.ready.get(call.id);
     if (ready) return ready;
     const parsed = parseToolArguments(call.arguments);
-    if (!parsed.ok) return errorResult(`Invalid arguments for ${call.name}: ${parsed.error}. Call it again with a JSON object.`);
+    if (!parsed.ok)
+      return errorResult(
+        `Invalid arguments for ${call.name}: ${parsed.error}. Call it again with a JSON object.`,
+      );
     const info = { conversation: turn.conversation, turn: turn.number };
-    const decision = (await this.deps.hooks?.beforeToolCall?.({ name: call.name, args: parsed.args }, info)) ?? { action: 'allow' };
-    if (decision.action === 'deny') return errorResult(`The call to ${call.name} was not allowed: ${decision.reason}`);
+    const decision = (await this.deps.hooks?.beforeToolCall?.(
+      { name: call.name, args: parsed.args },
+      info,
+    )) ?? { action: 'allow' };
+    if (decision.action === 'deny')
+      return errorResult(`The call to ${call.name} was not allowed: ${decision.reason}`);
     if (decision.action === 'answer') return decision.outcome;
-    if (!turn.tools.some((t) => t.name === call.name)) return errorResult(`Unknown tool "${call.name}". Available tools: ${turn.tools.map((t) => t.name).join(', ')}`);
+    if (!turn.tools.some((t) => t.name === call.name))
+      return errorResult(
+        `Unknown tool "${call.name}". Available tools: ${turn.tools.map((t) => t.name).join(', ')}`,
+      );
     const refusal = callLimitRefusal(turn.tools, turn.transcript, turn.number, call);
     if (refusal) return errorResult(refusal);
     if (turn.approval?.needs(call.name)) {
-      const answer = await turn.approval.wait({ id: call.id, name: call.name, args: parsed.args }, turn.signal);
+      const answer = await turn.approval.decision({
+        id: call.id,
+        name: call.name,
+        args: parsed.args,
+      });
+      if (answer === 'pending') return AWAITING;
       if (!answer.approved) return errorResult(answer.reason);
     }
     try {
       const reading = { transcript: turn.transcript, viewChars: state.fit.viewChars };
-      return await this.deps.tools.call(call.name, parsed.args, { ...info, signal: turn.signal, reading });
+      return await this.deps.tools.call(call.name, parsed.args, {
+        ...info,
+        signal: turn.signal,
+        reading,
+        onProgress: (progress) =>
+          notify(
+            this.deps.hooks,
+            'onToolProgress',
+            { ...info, toolCallId: call.id, name: call.name, progress },
+            this.deps.logger,
+          ),
+      });
     } catch (error) {
       // The store failing is not the tool's failure: the turn is tried again later.
       if (error instanceof StoreError) throw error;
-      return errorResult(`Tool ${call.name} failed: ${(error as Error).message}`);
+      return errorResult(`Tool ${call.name} failed: ${errorMessage(error)}`);
     }
   }
 
@@ -258,7 +507,10 @@ export class Agent implements TurnRunner {
   private async append(turn: Turn, unchecked: Message[], records: StepRecords = {}): Promise<void> {
     const messages = unchecked.map(wellFormedMessage);
     const results = records.results?.map((r) => ({ ...r, content: wellFormed(r.content) }));
-    await this.store.appendMessages(turn.conversation, messages, { ...(results ? { results } : {}), ...(records.usage ? { usage: records.usage } : {}) });
+    await this.store.appendMessages(turn.conversation, messages, {
+      ...(results ? { results } : {}),
+      ...(records.usage ? { usage: records.usage } : {}),
+    });
     turn.transcript.push(...messages);
   }
 }

@@ -1,6 +1,8 @@
 import { jsonrepair } from 'jsonrepair';
+import { errorMessage } from '../errors.ts';
 
-export type ParsedArguments = { ok: true; args: Record<string, unknown>; repaired: boolean } | { ok: false; error: string };
+export type ParsedArguments =
+  { ok: true; args: Record<string, unknown>; repaired: boolean } | { ok: false; error: string };
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -22,7 +24,9 @@ export function parseToolArguments(raw: string): ParsedArguments {
   if (raw.trim() === '') return { ok: true, args: {}, repaired: false };
   try {
     const value: unknown = JSON.parse(raw);
-    return isPlainObject(value) ? { ok: true, args: value, repaired: false } : { ok: false, error: 'arguments must be a JSON object' };
+    return isPlainObject(value)
+      ? { ok: true, args: value, repaired: false }
+      : { ok: false, error: 'arguments must be a JSON object' };
   } catch (parseError) {
     try {
       const value: unknown = JSON.parse(jsonrepair(raw));
@@ -30,6 +34,6 @@ export function parseToolArguments(raw: string): ParsedArguments {
     } catch {
       // unrepairable: report the original parse error, which names the position
     }
-    return { ok: false, error: `arguments are not valid JSON (${(parseError as Error).message})` };
+    return { ok: false, error: `arguments are not valid JSON (${errorMessage(parseError)})` };
   }
 }

@@ -4,7 +4,8 @@ import type { Step } from './next-step.ts';
 import type { TurnStatus } from '../ports/turns.ts';
 import type { Conversation, Message } from '../ports/conversation.ts';
 import type { FinishReason, LlmUsage } from '../ports/llm.ts';
-import type { ToolOutcome } from '../ports/tools.ts';
+import type { ToolOutcome, ToolProgress } from '../ports/tools.ts';
+import { errorMessage } from '../errors.ts';
 
 /** Where in a conversation a hook is called. */
 export interface TurnInfo {
@@ -12,8 +13,14 @@ export interface TurnInfo {
   turn: number;
 }
 
-/** What a `beforeToolCall` hook decides: run the call, refuse it (the model reads why), or answer it. */
-export type ToolDecision = { action: 'allow' } | { action: 'deny'; reason: string } | { action: 'answer'; outcome: ToolOutcome };
+/**
+ * What a `beforeToolCall` hook decides: run the call, refuse it (the model reads why), or answer
+ * it.
+ */
+export type ToolDecision =
+  | { action: 'allow' }
+  | { action: 'deny'; reason: string }
+  | { action: 'answer'; outcome: ToolOutcome };
 
 /** One model call and the tool calls it made. */
 export interface StepEvent extends TurnInfo {
@@ -30,12 +37,18 @@ export interface StepEvent extends TurnInfo {
   toolCalls: Array<{ name: string; isError: boolean; durationMs: number }>;
   /** Results of this step sent as previews, being over a budget. */
   previewed: number;
-  /** Calls so far this turn of tools whose output is a view of stored results: pages, matches, search hits. */
+  /**
+   * Calls so far this turn of tools whose output is a view of stored results: pages, matches,
+   * search hits.
+   */
   derivedCalls: number;
 }
 
 export interface TurnEvent extends TurnInfo {
-  status: TurnStatus;
+  /**
+   * `awaiting_approval`: the turn stopped at calls that wait for a decision, to go on once decided.
+   */
+  status: TurnStatus | 'awaiting_approval';
   steps: number;
   durationMs: number;
 }
@@ -46,21 +59,40 @@ export interface TurnEvent extends TurnInfo {
  * never fail a turn.
  */
 export interface AgentHooks {
-  /** The messages of each request after compaction; pairing repair runs after it, as the safety net. */
+  /**
+   * The messages of each request after compaction; pairing repair runs after it, as the safety net.
+   */
   transformContext?(messages: Message[], info: TurnInfo): Message[];
-  beforeToolCall?(call: { name: string; args: Record<string, unknown> }, info: TurnInfo): ToolDecision | Promise<ToolDecision>;
+  beforeToolCall?(
+    call: { name: string; args: Record<string, unknown> },
+    info: TurnInfo,
+  ): ToolDecision | Promise<ToolDecision>;
   onStepFinish?(event: StepEvent): void;
   onTurnFinish?(event: TurnEvent): void;
+  /** A running call reported progress (an MCP progress notification). */
+  onToolProgress?(event: ToolProgressEvent): void;
 }
 
-type Observer = 'onStepFinish' | 'onTurnFinish';
+/** A running call's progress, as its server reported it. */
+export interface ToolProgressEvent extends TurnInfo {
+  toolCallId: string;
+  name: string;
+  progress: ToolProgress;
+}
+
+type Observer = 'onStepFinish' | 'onTurnFinish' | 'onToolProgress';
 
 /** Tells an observer; its error is logged, never thrown into the turn it observes. */
-export function notify<K extends Observer>(hooks: AgentHooks | undefined, observer: K, event: Parameters<NonNullable<AgentHooks[K]>>[0], logger: Logger): void {
+export function notify<K extends Observer>(
+  hooks: AgentHooks | undefined,
+  observer: K,
+  event: Parameters<NonNullable<AgentHooks[K]>>[0],
+  logger: Logger,
+): void {
   try {
     (hooks?.[observer] as ((e: typeof event) => void) | undefined)?.call(hooks, event);
   } catch (error) {
-    logger.warn(`The ${observer} hook failed`, { error: (error as Error).message });
+    logger.warn(`The ${observer} hook failed`, { error: errorMessage(error) });
   }
 }
 
@@ -69,5 +101,6 @@ export function observers(...all: Array<Pick<AgentHooks, Observer>>): Pick<Agent
   return {
     onStepFinish: (event) => all.forEach((o) => o.onStepFinish?.(event)),
     onTurnFinish: (event) => all.forEach((o) => o.onTurnFinish?.(event)),
+    onToolProgress: (event) => all.forEach((o) => o.onToolProgress?.(event)),
   };
 }

@@ -12,8 +12,15 @@ const tools: ToolSpec[] = [
 ];
 const turn = { number: 4, tools };
 const limits = { retryMaxTokens: 16_384, maxContinuations: 3 };
-const fresh = startState({ replyParts: [], finished: false, toolIterations: 0, continuations: 0 }, { level: 0, viewChars: 200_000 });
-const reply = (content: string, finishReason: LlmResponse['finishReason'] = 'stop', toolChoice: 'auto' | 'none' = 'auto'): ModelOutcome => ({
+const fresh = startState(
+  { replyParts: [], finished: false, toolIterations: 0, continuations: 0 },
+  { level: 0, viewChars: 200_000 },
+);
+const reply = (
+  content: string,
+  finishReason: LlmResponse['finishReason'] = 'stop',
+  toolChoice: 'auto' | 'none' = 'auto',
+): ModelOutcome => ({
   kind: 'response',
   response: { content, toolCalls: [], finishReason },
   calls: [],
@@ -29,26 +36,59 @@ describe('nextStep', () => {
       store: [{ role: 'assistant', content: 'done', turn: 4 }],
       reply: { reply: 'part one, done', status: 'ok' },
     });
-    expect(nextStep(reply(''), fresh, turn, limits)).toMatchObject({ action: 'answer', store: [], reply: { reply: TURN_REPLIES.empty } });
-    expect(nextStep(reply('', 'stop', 'none'), fresh, turn, limits)).toMatchObject({ reply: { reply: TURN_REPLIES.toolLimit, status: 'ok' } });
+    expect(nextStep(reply(''), fresh, turn, limits)).toMatchObject({
+      action: 'answer',
+      store: [],
+      reply: { reply: TURN_REPLIES.empty },
+    });
+    expect(nextStep(reply('', 'stop', 'none'), fresh, turn, limits)).toMatchObject({
+      reply: { reply: TURN_REPLIES.toolLimit, status: 'ok' },
+    });
   });
 
   it('runs calls, counting an iteration only when some tool counts as work', () => {
-    const calls = (...names: string[]): ModelOutcome => ({ ...reply('thinking', 'length'), calls: names.map((name, i) => ({ id: `c${i}`, name, arguments: '{}' })) } as ModelOutcome);
-    expect(nextStep(calls('page'), fresh, turn, limits)).toMatchObject({ action: 'run_calls', countsIteration: false, store: [{ role: 'assistant', content: 'thinking', turn: 4 }] });
-    expect(nextStep(calls('page', 'read'), fresh, turn, limits)).toMatchObject({ action: 'run_calls', countsIteration: true });
+    const calls = (...names: string[]): ModelOutcome =>
+      ({
+        ...reply('thinking', 'length'),
+        calls: names.map((name, i) => ({ id: `c${i}`, name, arguments: '{}' })),
+      }) as ModelOutcome;
+    expect(nextStep(calls('page'), fresh, turn, limits)).toMatchObject({
+      action: 'run_calls',
+      countsIteration: false,
+      store: [{ role: 'assistant', content: 'thinking', turn: 4 }],
+    });
+    expect(nextStep(calls('page', 'read'), fresh, turn, limits)).toMatchObject({
+      action: 'run_calls',
+      countsIteration: true,
+    });
     // A model that made the tool up: it counts, so it cannot loop for free.
-    expect(nextStep(calls('invented'), fresh, turn, limits)).toMatchObject({ action: 'run_calls', countsIteration: true });
+    expect(nextStep(calls('invented'), fresh, turn, limits)).toMatchObject({
+      action: 'run_calls',
+      countsIteration: true,
+    });
   });
 
   it('asks once more with a larger budget when a cut-off reply said nothing, then stops', () => {
-    expect(nextStep(cut('  '), fresh, turn, limits)).toEqual({ action: 'retry_larger', maxTokens: 16_384 });
-    expect(nextStep(cut(''), after({ maxTokens: 16_384 }), turn, limits)).toEqual({ action: 'stop', why: 'nothing new', store: [], reply: { reply: TURN_REPLIES.nothingSaid, status: 'cut_off' } });
-    expect(nextStep(cut(''), fresh, turn, { maxContinuations: 3 })).toMatchObject({ action: 'stop', why: 'nothing new' });
+    expect(nextStep(cut('  '), fresh, turn, limits)).toEqual({
+      action: 'retry_larger',
+      maxTokens: 16_384,
+    });
+    expect(nextStep(cut(''), after({ maxTokens: 16_384 }), turn, limits)).toEqual({
+      action: 'stop',
+      why: 'nothing new',
+      store: [],
+      reply: { reply: TURN_REPLIES.nothingSaid, status: 'cut_off' },
+    });
+    expect(nextStep(cut(''), fresh, turn, { maxContinuations: 3 })).toMatchObject({
+      action: 'stop',
+      why: 'nothing new',
+    });
   });
 
   it('stops at once, with what came, when a continuation adds no text', () => {
-    expect(nextStep(cut(''), after({ replyParts: ['so far'], continuations: 1 }), turn, limits)).toEqual({
+    expect(
+      nextStep(cut(''), after({ replyParts: ['so far'], continuations: 1 }), turn, limits),
+    ).toEqual({
       action: 'stop',
       why: 'nothing new',
       store: [],
@@ -65,7 +105,14 @@ describe('nextStep', () => {
         { role: 'user', content: CONTINUE_PROMPT, turn: 4 },
       ],
     });
-    expect(nextStep(cut('four'), after({ replyParts: ['one ', 'two ', 'three '], continuations: 3 }), turn, limits)).toEqual({
+    expect(
+      nextStep(
+        cut('four'),
+        after({ replyParts: ['one ', 'two ', 'three '], continuations: 3 }),
+        turn,
+        limits,
+      ),
+    ).toEqual({
       action: 'stop',
       why: 'max continuations',
       store: [{ role: 'assistant', content: 'four', turn: 4 }],
@@ -74,9 +121,26 @@ describe('nextStep', () => {
   });
 
   it('compacts a request that does not fit, smaller each time, and fails the turn when nothing smaller is left', () => {
-    expect(nextStep({ kind: 'too_long', readChars: 9_000 }, fresh, turn, limits)).toEqual({ action: 'compact', fit: { level: 1, viewChars: 200_000 } });
-    expect(nextStep({ kind: 'too_long', readChars: 9_000 }, after({ fit: { level: 2, viewChars: 200_000 } }), turn, limits)).toEqual({ action: 'compact', fit: { level: 2, viewChars: 4_500 } });
-    expect(nextStep({ kind: 'too_long', readChars: 0 }, after({ fit: { level: 2, viewChars: 200_000 } }), turn, limits)).toEqual({
+    expect(nextStep({ kind: 'too_long', readChars: 9_000 }, fresh, turn, limits)).toEqual({
+      action: 'compact',
+      fit: { level: 1, viewChars: 200_000 },
+    });
+    expect(
+      nextStep(
+        { kind: 'too_long', readChars: 9_000 },
+        after({ fit: { level: 2, viewChars: 200_000 } }),
+        turn,
+        limits,
+      ),
+    ).toEqual({ action: 'compact', fit: { level: 2, viewChars: 4_500 } });
+    expect(
+      nextStep(
+        { kind: 'too_long', readChars: 0 },
+        after({ fit: { level: 2, viewChars: 200_000 } }),
+        turn,
+        limits,
+      ),
+    ).toEqual({
       action: 'stop',
       why: 'too long',
       store: [],

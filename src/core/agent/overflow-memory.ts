@@ -23,6 +23,7 @@ export class OverflowMemory {
     this.levels.delete(conversationId);
     if (level === 0) return;
     this.levels.set(conversationId, { level, until: Date.now() + this.ttlMs });
-    if (this.levels.size > this.maxConversations) this.levels.delete(this.levels.keys().next().value!);
+    if (this.levels.size > this.maxConversations)
+      this.levels.delete(this.levels.keys().next().value!);
   }
 }

@@ -15,16 +15,23 @@ export interface TurnProgress {
   continuations: number;
 }
 
-const isContinuePrompt = (m: Message) => m.role === 'user' && m.content === CONTINUE_PROMPT && m.inboxId === undefined;
+const isContinuePrompt = (m: Message) =>
+  m.role === 'user' && m.content === CONTINUE_PROMPT && m.inboxId === undefined;
 
 /**
  * Where `turn` stands, so a turn cut short by a crash goes on from its last stored step instead
  * of starting over. The agent stores a cut-off reply together with its continue prompt, so a
  * turn whose last message is a plain assistant message has its final answer.
  */
-export function turnProgress(transcript: readonly Message[], turn: number, tools: readonly ToolSpec[]): TurnProgress {
+export function turnProgress(
+  transcript: readonly Message[],
+  turn: number,
+  tools: readonly ToolSpec[],
+): TurnProgress {
   const own = transcript.filter((m) => m.turn === turn);
-  const rounds = own.flatMap((m) => (m.role === 'assistant' && m.toolCalls?.length ? [m.toolCalls] : []));
+  const rounds = own.flatMap((m) =>
+    m.role === 'assistant' && m.toolCalls?.length ? [m.toolCalls] : [],
+  );
   const replyParts: string[] = [];
   for (let i = own.length - 1; i >= 0; i--) {
     const m = own[i]!;
@@ -35,7 +42,9 @@ export function turnProgress(transcript: readonly Message[], turn: number, tools
   return {
     replyParts,
     finished: last?.role === 'assistant' && !last.toolCalls?.length,
-    toolIterations: rounds.filter((calls) => calls.some((c) => !flagsOf(tools, c.name).freeIteration)).length,
+    toolIterations: rounds.filter((calls) =>
+      calls.some((c) => !flagsOf(tools, c.name).freeIteration),
+    ).length,
     continuations: own.filter(isContinuePrompt).length,
   };
 }

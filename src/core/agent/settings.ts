@@ -1,18 +1,18 @@
 import type { AgentOptions } from './agent.ts';
 import type { PreviewSizes } from './results/preview.ts';
-import type { PageOptions } from './results/get-continuation.ts';
+import type { PageOptions } from '../builtins/get-continuation.ts';
 import { PAGE_MARKER_CHARS, PREVIEW_MARKER_CHARS } from '../markers.ts';
 import type { SettingsReader } from '../ports/settings.ts';
 import { secretMasker } from '../redact.ts';
 
+/** Who Spool is; what each offered tool adds comes from the tool itself (its `guidance`). */
 export const DEFAULT_SYSTEM_PROMPT = `You are Spool, a helpful assistant working with a team in chat.
-Use the tools you have when they help, then answer concisely in Markdown.
-Long tool results are shown as a head and tail preview with a [truncated …] marker: call get_continuation with the tool_call_id and offset it names to read on, or with a pattern to find the lines you need anywhere in the result, before you rely on what is missing.
-Pages you read stay in view for the rest of the turn; each page's marker says how much of the result you have in view, and what you read that had to be left out.
-Old tool results may be cleared from the context the same way; get_continuation reads them again.
-To recall what was said or what a tool returned earlier in this channel, call search_history.`;
+Use the tools you have when they help, then answer concisely in Markdown.`;
 
-/** The turn loop's section, and get_continuation's: every size derived from TOOL_RESULT_MAX_CHARS is derived here. */
+/**
+ * The turn loop's section, and get_continuation's: every size derived from TOOL_RESULT_MAX_CHARS is
+ * derived here.
+ */
 export interface AgentSettings {
   loop: AgentOptions;
   pages: PageOptions;
@@ -22,26 +22,49 @@ export function agentSettings(r: SettingsReader): AgentSettings {
   const maxChars = r.int('TOOL_RESULT_MAX_CHARS', 20_000);
   const preview = previewSizes(r, maxChars);
   const storeMaxChars = r.int('TOOL_RESULT_STORE_MAX_CHARS', 20_000_000, maxChars);
-  // A step is written as one jsonb value, which PostgreSQL caps at 255 MB (3 bytes a char at worst).
-  if (storeMaxChars > 80_000_000) r.problem(`TOOL_RESULT_STORE_MAX_CHARS must be at most 80000000 (got ${storeMaxChars})`);
+  // A step is written as one jsonb value, which PostgreSQL caps at 255 MB (3 bytes a char at
+  // worst).
+  if (storeMaxChars > 80_000_000)
+    r.problem(`TOOL_RESULT_STORE_MAX_CHARS must be at most 80000000 (got ${storeMaxChars})`);
   const truncateTurns = r.int('MICROCOMPACT_TRUNCATE_TURNS', 2);
   const summarizeTurns = r.int('MICROCOMPACT_SUMMARIZE_TURNS', 4);
-  if (summarizeTurns < truncateTurns) r.problem(`MICROCOMPACT_SUMMARIZE_TURNS (${summarizeTurns}) must be at least MICROCOMPACT_TRUNCATE_TURNS (${truncateTurns})`);
+  if (summarizeTurns < truncateTurns)
+    r.problem(
+      `MICROCOMPACT_SUMMARIZE_TURNS (${summarizeTurns}) must be at least MICROCOMPACT_TRUNCATE_TURNS (${truncateTurns})`,
+    );
   return {
     loop: {
       systemPrompt: systemPrompt(r),
       budget: { maxChars, turnBudgetChars: r.int('TOOL_RESULT_BUDGET_CHARS', 200_000), ...preview },
       // Results a few turns old are cut to a fixed head and tail, whatever the fresh previews are.
-      compaction: { truncateTurns, summarizeTurns, minChars: r.int('MICROCOMPACT_MIN_CHARS', 3_000, 0), headChars: 2_000, tailChars: 500 },
+      compaction: {
+        truncateTurns,
+        summarizeTurns,
+        minChars: r.int('MICROCOMPACT_MIN_CHARS', 3_000, 0),
+        headChars: 2_000,
+        tailChars: 500,
+      },
       // Its preview must fit beside the marker, as a result's does.
-      userPreview: { maxChars: r.int('USER_MESSAGE_MAX_CHARS', maxChars, preview.headChars + preview.tailChars + PREVIEW_MARKER_CHARS), ...preview },
+      userPreview: {
+        maxChars: r.int(
+          'USER_MESSAGE_MAX_CHARS',
+          maxChars,
+          preview.headChars + preview.tailChars + PREVIEW_MARKER_CHARS,
+        ),
+        ...preview,
+      },
       maxContinuations: r.int('MAX_CONTINUATIONS', 3, 0),
       retryMaxTokens: r.int('OPENAI_RETRY_MAX_TOKENS', 16_384),
       maxToolIterations: r.int('MAX_TOOL_ITERATIONS', 20),
-      resultIntake: { storeMaxChars, maskSecrets: secretMasker(r.secrets()), redactSecretPatterns: r.flag('TOOL_RESULT_REDACT_SECRETS', false) },
+      resultIntake: {
+        storeMaxChars,
+        maskSecrets: secretMasker(r.secrets()),
+        redactSecretPatterns: r.flag('TOOL_RESULT_REDACT_SECRETS', false),
+      },
     },
     pages: {
-      // A page and its marker (as the request shows it) fit in TOOL_RESULT_MAX_CHARS, as a preview does.
+      // A page and its marker (as the request shows it) fit in TOOL_RESULT_MAX_CHARS, as a preview
+      // does.
       chunkChars: r.int('CONTINUATION_CHUNK_CHARS', Math.max(1_000, maxChars - PAGE_MARKER_CHARS)),
       maxPages: r.int('MAX_CONTINUATION_PAGES', 50),
     },
@@ -51,7 +74,8 @@ export function agentSettings(r: SettingsReader): AgentSettings {
 function systemPrompt(r: SettingsReader): string {
   const inline = r.string('SYSTEM_PROMPT');
   const file = r.file('SYSTEM_PROMPT_FILE');
-  if (inline && r.string('SYSTEM_PROMPT_FILE')) r.problem('set SYSTEM_PROMPT or SYSTEM_PROMPT_FILE, not both');
+  if (inline && r.string('SYSTEM_PROMPT_FILE'))
+    r.problem('set SYSTEM_PROMPT or SYSTEM_PROMPT_FILE, not both');
   return file ?? inline ?? DEFAULT_SYSTEM_PROMPT;
 }
 
@@ -71,7 +95,8 @@ function previewSizes(r: SettingsReader, maxChars: number): PreviewSizes {
   if (!headSet) headChars = Math.max(1, Math.min(headChars, room - tailChars));
   if (!tailSet) tailChars = Math.max(0, Math.min(tailChars, room - headChars));
   if (headChars + tailChars > room) {
-    const value = (name: string, n: number, set: boolean) => `${name} (${n}${set ? '' : ', the default'})`;
+    const value = (name: string, n: number, set: boolean) =>
+      `${name} (${n}${set ? '' : ', the default'})`;
     r.problem(
       `${value(HEAD, headChars, headSet)} + ${value(TAIL, tailChars, tailSet)} must leave room for the ${PREVIEW_MARKER_CHARS}-char marker within TOOL_RESULT_MAX_CHARS (${maxChars}): at most ${room} together`,
     );

@@ -1,29 +1,49 @@
 import type { Logger } from '../logger.ts';
 import type { Conversation } from '../ports/conversation.ts';
 import { LlmRequestError } from '../ports/llm.ts';
-import type { TurnResult } from '../ports/turns.ts';
+import type { TurnReply } from '../ports/turns.ts';
 
-/** What the user hears when a turn ends without a plain answer: one sentence, with the advice that fits. */
+/**
+ * What the user hears when a turn ends without a plain answer: one sentence, with the advice that
+ * fits.
+ */
 export const TURN_REPLIES = {
   cutOffNote: "\n\n_(This reply was cut off at the model's output limit.)_",
-  nothingSaid: "The model's reply was cut off before it said anything, even with a larger output budget. Try a narrower question, or raise OPENAI_MAX_TOKENS.",
-  toolLimit: 'I reached the tool-call limit for this message without an answer. Please narrow the question.',
+  nothingSaid:
+    "The model's reply was cut off before it said anything, even with a larger output budget. Try a narrower question, or raise OPENAI_MAX_TOKENS.",
+  toolLimit:
+    'I reached the tool-call limit for this message without an answer. Please narrow the question.',
   empty: 'The model returned an empty reply.',
-  tooLong: "This conversation no longer fits the model's context window, even after compacting it. Please start a new conversation.",
-  failed: 'Sorry, something went wrong while handling your message. Everything said so far is saved; please try again.',
+  tooLong:
+    "This conversation no longer fits the model's context window, even after compacting it. Please start a new conversation.",
+  failed:
+    'Sorry, something went wrong while handling your message. Everything said so far is saved; please try again.',
 } as const;
 
-/** A reply the model's output limit cut short: what came of it, marked as cut; the fallback when nothing came. */
-export function cutOffReply(text: string, fallback = ''): TurnResult {
+/**
+ * A reply the model's output limit cut short: what came of it, marked as cut; the fallback when
+ * nothing came.
+ */
+export function cutOffReply(text: string, fallback = ''): TurnReply {
   return { reply: text ? text + TURN_REPLIES.cutOffNote : fallback, status: 'cut_off' };
 }
 
 /** The reply to a turn that failed, with the failure logged. */
-export function failedTurn(conversation: Conversation, error: unknown, logger: Logger): TurnResult {
+export function failedTurn(conversation: Conversation, error: unknown, logger: Logger): TurnReply {
   if (error instanceof LlmRequestError) {
-    logger.error('LLM request failed', { conversation: conversation.id, status: error.status, error: error.message });
-    return { status: 'failed', reply: `Sorry, the language model request failed: ${error.message}${error.retryable ? ' Please try again.' : ''}` };
+    logger.error('LLM request failed', {
+      conversation: conversation.id,
+      status: error.status,
+      error: error.message,
+    });
+    return {
+      status: 'failed',
+      reply: `Sorry, the language model request failed: ${error.message}${error.retryable ? ' Please try again.' : ''}`,
+    };
   }
-  logger.error('Turn failed', { conversation: conversation.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  logger.error('Turn failed', {
+    conversation: conversation.id,
+    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  });
   return { status: 'failed', reply: TURN_REPLIES.failed };
 }

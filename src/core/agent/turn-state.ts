@@ -2,6 +2,7 @@ import type { Fit } from './context/request.ts';
 import type { StepEvent, TurnInfo } from './hooks.ts';
 import type { ModelOutcome, Step } from './next-step.ts';
 import type { TurnProgress } from './resume.ts';
+import type { PendingCall } from '../ports/turns.ts';
 
 /** What one turn has spent so far. Only `advance` changes it, one step at a time. */
 export interface TurnState extends TurnProgress {
@@ -11,22 +12,32 @@ export interface TurnState extends TurnProgress {
   resultChars: number;
   /** How the next request is fitted to the model's window; within a turn it only shrinks. */
   fit: Fit;
-  /** The output budget of this turn's requests, once raised for a reply cut off before it said anything. */
+  /**
+   * The output budget of this turn's requests, once raised for a reply cut off before it said
+   * anything.
+   */
   maxTokens?: number;
 }
 
 /** What running a step's calls came to, for the counters and the step event. */
 export interface StepRun {
   toolCalls: StepEvent['toolCalls'];
+  /** Calls not run, awaiting a person's decision: the turn stops here until they are decided. */
+  awaiting: PendingCall[];
   /** Results sent as previews, being over a budget. */
   previewed: number;
   /** Chars of the results as sent. */
   resultChars: number;
 }
 
-const NOTHING_RAN: StepRun = { toolCalls: [], previewed: 0, resultChars: 0 };
+const NOTHING_RAN: StepRun = { toolCalls: [], awaiting: [], previewed: 0, resultChars: 0 };
 
-export const startState = (progress: TurnProgress, fit: Fit): TurnState => ({ ...progress, steps: 0, resultChars: 0, fit });
+export const startState = (progress: TurnProgress, fit: Fit): TurnState => ({
+  ...progress,
+  steps: 0,
+  resultChars: 0,
+  fit,
+});
 
 /** The state after `step`, once acted on. */
 export function advance(state: TurnState, step: Step, run: StepRun = NOTHING_RAN): TurnState {
@@ -35,10 +46,21 @@ export function advance(state: TurnState, step: Step, run: StepRun = NOTHING_RAN
     case 'run_calls': {
       const toolIterations = state.toolIterations + (step.countsIteration ? 1 : 0);
       // Text next to tool calls was the model thinking aloud: the reply starts again after them.
-      return { ...state, steps, toolIterations, replyParts: [], resultChars: state.resultChars + run.resultChars };
+      return {
+        ...state,
+        steps,
+        toolIterations,
+        replyParts: [],
+        resultChars: state.resultChars + run.resultChars,
+      };
     }
     case 'continue':
-      return { ...state, steps, continuations: state.continuations + 1, replyParts: [...state.replyParts, step.part] };
+      return {
+        ...state,
+        steps,
+        continuations: state.continuations + 1,
+        replyParts: [...state.replyParts, step.part],
+      };
     case 'retry_larger':
       return { ...state, steps, maxTokens: step.maxTokens };
     case 'compact':
@@ -62,7 +84,14 @@ export interface ModelCall {
 }
 
 /** The event `onStepFinish` gets for a step the model answered, built once the step is acted on. */
-export function stepEvent(info: TurnInfo, state: TurnState, step: Step, call: ModelCall, derivedCalls: number, run: StepRun = NOTHING_RAN): StepEvent {
+export function stepEvent(
+  info: TurnInfo,
+  state: TurnState,
+  step: Step,
+  call: ModelCall,
+  derivedCalls: number,
+  run: StepRun = NOTHING_RAN,
+): StepEvent {
   const { response } = call.outcome;
   return {
     ...info,

@@ -9,6 +9,8 @@ export interface ApprovalState {
   status: 'pending' | ApprovalDecision;
   /** Past this, a pending call is expired by whoever looks (on the database's clock). */
   expiresAt: Date;
+  /** When it was first put to people; unknown for a call asked about before this was kept. */
+  requestedAt?: Date;
   /** Who decided; none for a timeout. */
   by?: string;
   at?: Date;
@@ -25,6 +27,13 @@ export interface Decision {
   note?: string;
 }
 
+/**
+ * What a click came to: `decided` when it was the first decision, `already` when one came before
+ * it.
+ */
+export type ClickOutcome =
+  { status: 'decided' | 'already'; state: ApprovalState } | { status: 'not_allowed' | 'unknown' };
+
 export interface ApprovalPort {
   /**
    * Marks the stored call as waiting for a decision, once: the first ask sets its deadline, and a
@@ -34,9 +43,14 @@ export interface ApprovalPort {
   state(scope: ChannelScope, toolCallId: string): Promise<ApprovalState | undefined>;
   /**
    * Records the decision if the call is still pending (an expiry, only once it is due): the first
-   * decision wins. `won` says whether this one did; undefined when no such call waits in the channel.
+   * decision wins. `won` says whether this one did; undefined when no such call waits in the
+   * channel.
    */
-  decide(scope: ChannelScope, toolCallId: string, decision: Decision): Promise<{ won: boolean; state: ApprovalState } | undefined>;
+  decide(
+    scope: ChannelScope,
+    toolCallId: string,
+    decision: Decision,
+  ): Promise<{ won: boolean; state: ApprovalState } | undefined>;
   /** Marks an approved call as started; false when it already was (a run before a crash). */
   start(scope: ChannelScope, toolCallId: string): Promise<boolean>;
 }

@@ -1,7 +1,9 @@
-import type { InboundFile } from './inbox.ts';
+import type { InboundFile } from './delivery.ts';
 import type { ToolOutcome } from './tools.ts';
 
-/** Turns a file's bytes into what the model reads: its text, or a description with the bytes kept. */
+/**
+ * Turns a file's bytes into what the model reads: its text, or a description with the bytes kept.
+ */
 export interface FileReader {
   read(file: InboundFile, bytes: Uint8Array): Promise<ToolOutcome>;
 }

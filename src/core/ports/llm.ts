@@ -13,7 +13,10 @@ export interface LlmRequest {
   toolChoice: 'auto' | 'none';
   /** This request's output budget, when it differs from the client's. */
   maxTokens?: number;
-  /** Images among this turn's results, by tool call id: sent as image input where the model takes it. */
+  /**
+   * Images among this turn's results, by tool call id: sent as image input where the model takes
+   * it.
+   */
   images?: ReadonlyMap<string, ImagePart[]>;
 }
 
@@ -40,7 +43,10 @@ export interface LlmResponse {
 
 export interface LlmPort {
   complete(request: LlmRequest, signal?: AbortSignal): Promise<LlmResponse>;
-  /** Whether the request, estimated before it is sent, fits the model's context window with its output budget. */
+  /**
+   * Whether the request, estimated before it is sent, fits the model's context window with its
+   * output budget.
+   */
   fits?(request: LlmRequest): Promise<boolean>;
 }
 
@@ -61,4 +67,3 @@ export class LlmRequestError extends Error {
     super(message);
   }
 }
-

@@ -1,6 +1,7 @@
 import type { Conversation, ConversationKey, Message } from './conversation.ts';
 import type { LlmUsage } from './llm.ts';
 import type { BinaryPart } from './tools.ts';
+import { errorMessage } from '../errors.ts';
 
 /** The transcript store port: Prisma implements it (src/store). */
 
@@ -13,7 +14,10 @@ export interface ToolResultRecord {
   binaries?: BinaryPart[];
 }
 
-/** What a step writes besides its messages: the results its tool calls returned, the model call's usage. */
+/**
+ * What a step writes besides its messages: the results its tool calls returned, the model call's
+ * usage.
+ */
 export interface StepRecords {
   results?: ToolResultRecord[];
   usage?: LlmUsage;
@@ -27,7 +31,11 @@ export interface StorePort {
    * Appends one step, in order, atomically; durable when it resolves. An assistant message's tool
    * calls are recorded with it, so every call is stored before it runs.
    */
-  appendMessages(conversation: Conversation, messages: Message[], records?: StepRecords): Promise<void>;
+  appendMessages(
+    conversation: Conversation,
+    messages: Message[],
+    records?: StepRecords,
+  ): Promise<void>;
   /**
    * The full text of a stored result: this conversation's first, then the newest in the same
    * channel (search_history hands out ids from sibling threads).
@@ -51,7 +59,7 @@ export function typedStoreErrors(store: StorePort): StorePort {
     <A extends unknown[], R>(method: (...args: A) => Promise<R>) =>
     (...args: A): Promise<R> =>
       method.apply(store, args).catch((error: unknown) => {
-        throw new StoreError(`the store failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        throw new StoreError(`the store failed: ${errorMessage(error)}`, { cause: error });
       });
   return {
     openConversation: typed(store.openConversation),
@@ -60,4 +68,3 @@ export function typedStoreErrors(store: StorePort): StorePort {
     readToolResult: typed(store.readToolResult),
   };
 }
-

@@ -10,11 +10,16 @@ export interface ToolFlags {
    * cheap, and search does not look into it.
    */
   derived?: boolean;
-  /** Its output is bounded already: it counts toward the turn's result budget but is never previewed. */
+  /**
+   * Its output is bounded already: it counts toward the turn's result budget but is never
+   * previewed.
+   */
   bounded?: boolean;
   /** Calling it is not a step of work: it does not count toward MAX_TOOL_ITERATIONS. */
   freeIteration?: boolean;
-  /** Calls one turn may make to it; past that a call is refused and the model is asked to answer. */
+  /**
+   * Calls one turn may make to it; past that a call is refused and the model is asked to answer.
+   */
   maxCallsPerTurn?: number;
 }
 
@@ -24,9 +29,14 @@ export interface ToolSpec {
   /** JSON Schema of the arguments object. */
   parameters: Record<string, unknown>;
   flags?: ToolFlags;
+  /** A paragraph for the system prompt, sent while the tool is offered: how and when to use it. */
+  guidance?: string;
 }
 
-/** Bytes a tool returned (an image, audio, a blob): only described to the model; kept when under the store's cap. */
+/**
+ * Bytes a tool returned (an image, audio, a blob): only described to the model; kept when under the
+ * store's cap.
+ */
 export interface BinaryPart {
   kind: string;
   mimeType?: string;
@@ -41,8 +51,13 @@ export interface ToolOutcome {
   binaries?: BinaryPart[];
 }
 
-/** A result the model reads as a failure it can act on: `{"error": …}`, with any details beside it. */
-export const errorResult = (message: string, details: Record<string, unknown> = {}): ToolOutcome => ({
+/**
+ * A result the model reads as a failure it can act on: `{"error": …}`, with any details beside it.
+ */
+export const errorResult = (
+  message: string,
+  details: Record<string, unknown> = {},
+): ToolOutcome => ({
   content: JSON.stringify({ error: message, ...details }),
   isError: true,
 });
@@ -55,11 +70,20 @@ export interface ReadingContext {
   viewChars: number;
 }
 
+/** Where a long call has got to, as its server says (MCP progress notifications). */
+export interface ToolProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
 export interface ToolContext {
   conversation: Conversation;
   turn: number;
   signal: AbortSignal;
   reading: ReadingContext;
+  /** Told each time the running call reports progress. */
+  onProgress?(progress: ToolProgress): void;
 }
 
 /** One tool: its spec, with the flags the loop reads, and how to run it. */
@@ -70,7 +94,9 @@ export interface Tool {
 
 export interface ToolPort {
   list(): ToolSpec[];
-  /** Throws when the tool cannot be run (it is gone, or failed): the loop turns that into an error result. */
+  /**
+   * Throws when the tool cannot be run (it is gone, or failed): the loop turns that into an error
+   * result.
+   */
   call(name: string, args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome>;
 }
-

@@ -5,10 +5,25 @@ import type { SharedFile } from './files.ts';
 
 export type TurnStatus = 'ok' | 'cut_off' | 'failed';
 
-export interface TurnResult {
+/** A turn that ran to its end: the reply to post. */
+export interface TurnReply {
   reply: string;
   status: TurnStatus;
 }
+
+/**
+ * The turn stopped where calls wait for a person's decision (an interruption, not an answer):
+ * everything up to them is stored, and the same turn, run again once they are decided, goes on
+ * from there without asking the model again.
+ */
+export interface AwaitingApproval {
+  /** Nothing to post yet. */
+  reply: '';
+  status: 'awaiting_approval';
+  calls: PendingCall[];
+}
+
+export type TurnResult = TurnReply | AwaitingApproval;
 
 export interface TurnOptions {
   /**
@@ -52,13 +67,17 @@ export type ApprovalAnswer = { approved: true } | { approved: false; reason: str
 export interface ApprovalGate {
   needs(toolName: string): boolean;
   /**
-   * Resolves once the call is decided, or its time is up; a resumed turn waits on for the same
-   * decision. Approved at most once per call, even across a restart. Rejects when `signal` aborts.
+   * Where the call's decision stands, without waiting: `pending` until a person decides or its
+   * time is up (the first look sets the deadline; past it, this look expires the call). Approved
+   * at most once per call, even across a restart.
    */
-  wait(call: PendingCall, signal: AbortSignal): Promise<ApprovalAnswer>;
+  decision(call: PendingCall): Promise<ApprovalAnswer | 'pending'>;
 }
 
 export interface TurnRunner {
-  /** Resolves with the reply to post; throws only when the turn could not be kept (a StoreError), to be tried again. */
+  /**
+   * Resolves with the reply to post, or with the calls the turn awaits decisions on; throws only
+   * when the turn could not be kept (a StoreError), to be tried again.
+   */
   runTurn(conversation: Conversation, userText: string, options?: TurnOptions): Promise<TurnResult>;
 }

@@ -13,7 +13,9 @@ const USER_MESSAGE_ID = /^user_turn_(\d+)$/;
 /** The whole text of a user message named by `userMessageId`, from the transcript. */
 export function userMessageText(transcript: readonly Message[], id: string): string | undefined {
   const turn = USER_MESSAGE_ID.exec(id)?.[1];
-  return turn === undefined ? undefined : transcript.find((m) => m.role === 'user' && m.turn === Number(turn))?.content;
+  return turn === undefined
+    ? undefined
+    : transcript.find((m) => m.role === 'user' && m.turn === Number(turn))?.content;
 }
 
 /**
@@ -21,6 +23,13 @@ export function userMessageText(transcript: readonly Message[], id: string): str
  * result, and read on with get_continuation: a megabyte message never fills the context of its
  * own turn or of any later one. Depends only on the message, so prefixes stay byte-stable.
  */
-export function previewLongUserMessages(messages: readonly Message[], options: UserPreview): Message[] {
-  return messages.map((m) => (m.role === 'user' && m.content.length > options.maxChars ? { ...m, content: buildPreview(m.content, userMessageId(m.turn), options) } : m));
+export function previewLongUserMessages(
+  messages: readonly Message[],
+  options: UserPreview,
+): Message[] {
+  return messages.map((m) =>
+    m.role === 'user' && m.content.length > options.maxChars
+      ? { ...m, content: buildPreview(m.content, userMessageId(m.turn), options) }
+      : m,
+  );
 }

@@ -63,16 +63,28 @@ function remembered(m: Message, tier: string, make: () => string): string {
  * caching until a result moves to the next tier. The outputs of `views` (pages, matches: see
  * `viewOfReading`) are left to the reading view.
  */
-export function microcompact(messages: readonly Message[], currentTurn: number, options: MicrocompactOptions, views: ReadonlySet<string> = new Set()): Message[] {
+export function microcompact(
+  messages: readonly Message[],
+  currentTurn: number,
+  options: MicrocompactOptions,
+  views: ReadonlySet<string> = new Set(),
+): Message[] {
   // Results move to their next tier together, every `truncateTurns` turns, rather than one turn's
   // at a time: each move changes the request near its start, which prompt caches then re-bill.
   const settled = currentTurn - ((currentTurn - 1) % Math.max(1, options.truncateTurns));
   return messages.map((m) => {
-    if (m.role !== 'tool' || m.content.length <= options.minChars || views.has(m.toolCallId)) return m;
+    if (m.role !== 'tool' || m.content.length <= options.minChars || views.has(m.toolCallId))
+      return m;
     const age = settled - m.turn;
-    if (age >= options.summarizeTurns) return { ...m, content: remembered(m, 'cleared', () => clearedResultLine(m.toolCallId, m.content)) };
+    if (age >= options.summarizeTurns)
+      return {
+        ...m,
+        content: remembered(m, 'cleared', () => clearedResultLine(m.toolCallId, m.content)),
+      };
     if (age >= options.truncateTurns) {
-      const preview = remembered(m, `preview:${options.headChars}:${options.tailChars}`, () => buildPreview(m.content, m.toolCallId, options));
+      const preview = remembered(m, `preview:${options.headChars}:${options.tailChars}`, () =>
+        buildPreview(m.content, m.toolCallId, options),
+      );
       return preview.length < m.content.length ? { ...m, content: preview } : m;
     }
     return m;

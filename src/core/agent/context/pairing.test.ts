@@ -5,8 +5,18 @@ import type { Message, ToolCall } from '../../ports/conversation.ts';
 
 const call = (id: string, name = 'fs__read'): ToolCall => ({ id, name, arguments: '{}' });
 const user = (content: string, turn = 1): Message => ({ role: 'user', content, turn });
-const asks = (...calls: ToolCall[]): Message => ({ role: 'assistant', content: '', toolCalls: calls, turn: 1 });
-const result = (id: string, content = `result ${id}`): Message => ({ role: 'tool', toolCallId: id, content, turn: 1 });
+const asks = (...calls: ToolCall[]): Message => ({
+  role: 'assistant',
+  content: '',
+  toolCalls: calls,
+  turn: 1,
+});
+const result = (id: string, content = `result ${id}`): Message => ({
+  role: 'tool',
+  toolCallId: id,
+  content,
+  turn: 1,
+});
 
 /** The same wire shape the OpenAI client sends, checked by the strict fake's validator. */
 function acceptedByApi(messages: Message[]): string | undefined {
@@ -16,7 +26,15 @@ function acceptedByApi(messages: Message[]): string | undefined {
       m.role === 'tool'
         ? { role: 'tool', tool_call_id: m.toolCallId, content: m.content }
         : m.role === 'assistant' && m.toolCalls?.length
-          ? { role: 'assistant', content: m.content || null, tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
+          ? {
+              role: 'assistant',
+              content: m.content || null,
+              tool_calls: m.toolCalls.map((c) => ({
+                id: c.id,
+                type: 'function',
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            }
           : { role: m.role, content: m.content },
     ),
   });
@@ -24,7 +42,13 @@ function acceptedByApi(messages: Message[]): string | undefined {
 
 describe('repairToolPairing', () => {
   it('leaves a well-formed history as it is', () => {
-    const history = [user('hi'), asks(call('a'), call('b')), result('a'), result('b'), { role: 'assistant', content: 'done', turn: 1 } as Message];
+    const history = [
+      user('hi'),
+      asks(call('a'), call('b')),
+      result('a'),
+      result('b'),
+      { role: 'assistant', content: 'done', turn: 1 } as Message,
+    ];
     expect(repairToolPairing(history)).toEqual(history);
   });
 
@@ -41,18 +65,38 @@ describe('repairToolPairing', () => {
   });
 
   it('drops a result whose call does not exist', () => {
-    const out = repairToolPairing([user('hi'), result('ghost'), { role: 'assistant', content: 'ok', turn: 1 }]);
+    const out = repairToolPairing([
+      user('hi'),
+      result('ghost'),
+      { role: 'assistant', content: 'ok', turn: 1 },
+    ]);
     expect(out.map((m) => m.role)).toEqual(['user', 'assistant']);
   });
 
   it('keeps the first of duplicate calls and of duplicate results', () => {
-    const out = repairToolPairing([user('hi'), asks(call('a')), result('a', 'first'), result('a', 'second'), asks(call('a'), call('b')), result('b')]);
-    expect(out.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(['first', 'result b']);
+    const out = repairToolPairing([
+      user('hi'),
+      asks(call('a')),
+      result('a', 'first'),
+      result('a', 'second'),
+      asks(call('a'), call('b')),
+      result('b'),
+    ]);
+    expect(out.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([
+      'first',
+      'result b',
+    ]);
     expect(acceptedByApi(out)).toBeUndefined();
   });
 
   it('keeps the first of duplicate call ids inside one assistant message, with its result', () => {
-    const history = [user('hi'), asks(call('a'), call('a', 'other_tool'), call('b')), result('a'), result('a', 'again'), result('b')];
+    const history = [
+      user('hi'),
+      asks(call('a'), call('a', 'other_tool'), call('b')),
+      result('a'),
+      result('a', 'again'),
+      result('b'),
+    ];
     expect(acceptedByApi(history)).toMatch(/Duplicate tool_call_id 'a'/);
     const out = repairToolPairing(history);
     expect(out).toEqual([user('hi'), asks(call('a'), call('b')), result('a'), result('b')]);
@@ -61,7 +105,13 @@ describe('repairToolPairing', () => {
   });
 
   it('drops calls with an empty id, and results naming one, keeping the text beside them', () => {
-    const history = [user('hi'), { ...asks(call(''), call('b')), content: 'let me look' }, result(''), result('b'), asks(call(''))];
+    const history = [
+      user('hi'),
+      { ...asks(call(''), call('b')), content: 'let me look' },
+      result(''),
+      result('b'),
+      asks(call('')),
+    ];
     expect(acceptedByApi(history)).toMatch(/empty string/);
     const out = repairToolPairing(history);
     expect(out).toEqual([user('hi'), { ...asks(call('b')), content: 'let me look' }, result('b')]);
@@ -74,14 +124,27 @@ describe('repairToolPairing', () => {
   });
 
   it('renames tool names the API would reject', () => {
-    const out = repairToolPairing([user('hi'), asks(call('a', 'functions.read file')), result('a')]);
+    const out = repairToolPairing([
+      user('hi'),
+      asks(call('a', 'functions.read file')),
+      result('a'),
+    ]);
     expect(out[1]).toMatchObject({ toolCalls: [{ name: 'functions_read_file' }] });
   });
 
   it('makes any shuffle of a tool history acceptable to the API', () => {
-    const base = [user('q'), asks(call('a'), call('b')), result('a'), result('b'), user('q2', 2), asks(call('c')), result('c'), result('zz')];
+    const base = [
+      user('q'),
+      asks(call('a'), call('b')),
+      result('a'),
+      result('b'),
+      user('q2', 2),
+      asks(call('c')),
+      result('c'),
+      result('zz'),
+    ];
     let seed = 7;
-    const random = () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
     for (let round = 0; round < 200; round++) {
       const shuffled = [...base].sort(() => random() - 0.5).filter(() => random() > 0.2);
       if (!shuffled.some((m) => m.role === 'user')) shuffled.unshift(user('q'));
@@ -93,7 +156,11 @@ describe('repairToolPairing', () => {
 describe('the strict validator the repair is checked against', () => {
   it('rejects a call without its result and a result without its call', () => {
     expect(acceptedByApi([user('hi'), asks(call('a'))])).toMatch(/did not have response messages/);
-    expect(acceptedByApi([user('hi'), result('a')])).toMatch(/must be a response to a preceeding message/);
-    expect(acceptedByApi([user('hi'), asks(call('a')), result('a'), asks(call('a')), result('a')])).toMatch(/Duplicate/);
+    expect(acceptedByApi([user('hi'), result('a')])).toMatch(
+      /must be a response to a preceeding message/,
+    );
+    expect(
+      acceptedByApi([user('hi'), asks(call('a')), result('a'), asks(call('a')), result('a')]),
+    ).toMatch(/Duplicate/);
   });
 });

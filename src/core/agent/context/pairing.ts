@@ -3,7 +3,8 @@ import type { Message, ToolCall, ToolMessage } from '../../ports/conversation.ts
 const VALID_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 export const INTERRUPTED_RESULT = JSON.stringify({
-  error: 'No result was recorded for this tool call: it was interrupted before it finished. Call the tool again if you still need it.',
+  error:
+    'No result was recorded for this tool call: it was interrupted before it finished. Call the tool again if you still need it.',
 });
 
 function sanitizeName(call: ToolCall): ToolCall {
@@ -40,7 +41,8 @@ export function repairToolPairing(messages: readonly Message[]): Message[] {
     }
     const calls: ToolCall[] = [];
     for (const c of m.toolCalls) {
-      // A repeat (in this message or an earlier one) is dropped; so is a call with no id, which no result can answer.
+      // A repeat (in this message or an earlier one) is dropped; so is a call with no id, which no
+      // result can answer.
       if (c.id === '' || seenCalls.has(c.id)) continue;
       seenCalls.add(c.id);
       calls.push(sanitizeName(c));
@@ -50,16 +52,25 @@ export function repairToolPairing(messages: readonly Message[]): Message[] {
       continue;
     }
     // The message itself when nothing changed, so `countRepairs` sees it kept.
-    out.push(calls.length === m.toolCalls.length && calls.every((c, i) => c === m.toolCalls![i]) ? m : { ...m, toolCalls: calls });
+    out.push(
+      calls.length === m.toolCalls.length && calls.every((c, i) => c === m.toolCalls![i])
+        ? m
+        : { ...m, toolCalls: calls },
+    );
     for (const c of calls) {
       const result = resultById.get(c.id);
-      out.push(result ?? { role: 'tool', toolCallId: c.id, content: INTERRUPTED_RESULT, turn: m.turn });
+      out.push(
+        result ?? { role: 'tool', toolCallId: c.id, content: INTERRUPTED_RESULT, turn: m.turn },
+      );
     }
   }
   return out;
 }
 
-/** How many messages repair dropped, changed or added: what it had to mend (a reordered result is not counted). */
+/**
+ * How many messages repair dropped, changed or added: what it had to mend (a reordered result is
+ * not counted).
+ */
 export function countRepairs(before: readonly Message[], after: readonly Message[]): number {
   const input = new Set(before);
   const kept = after.filter((m) => input.has(m)).length;

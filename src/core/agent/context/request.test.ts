@@ -2,10 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { buildRequestMessages, keepRecentTurns, nextFit, type Fit } from './request.ts';
 import type { Message } from '../../ports/conversation.ts';
 
-const options = { truncateTurns: 2, summarizeTurns: 4, minChars: 3000, headChars: 2000, tailChars: 500 };
+const options = {
+  truncateTurns: 2,
+  summarizeTurns: 4,
+  minChars: 3000,
+  headChars: 2000,
+  tailChars: 500,
+};
 const turn = (t: number, size: number): Message[] => [
   { role: 'user', content: `question ${t}`, turn: t },
-  { role: 'assistant', content: '', toolCalls: [{ id: `c${t}`, name: 'x', arguments: '{}' }], turn: t },
+  {
+    role: 'assistant',
+    content: '',
+    toolCalls: [{ id: `c${t}`, name: 'x', arguments: '{}' }],
+    turn: t,
+  },
   { role: 'tool', toolCallId: `c${t}`, content: 'r\n'.repeat(size / 2), turn: t },
   { role: 'assistant', content: `answer ${t}`, turn: t },
 ];
@@ -15,29 +26,53 @@ describe('buildRequestMessages', () => {
   const transcript = [1, 2, 3, 4].flatMap((t) => turn(t, 20_000));
 
   it('compacts harder at each overflow level', () => {
-    const sizes = ([0, 1, 2] as const).map((level) => size(buildRequestMessages(transcript, 4, { compaction: options, level, viewChars: 200_000 }).messages));
+    const sizes = ([0, 1, 2] as const).map((level) =>
+      size(
+        buildRequestMessages(transcript, 4, { compaction: options, level, viewChars: 200_000 })
+          .messages,
+      ),
+    );
     expect(sizes[1]).toBeLessThan(sizes[0]!);
     expect(sizes[2]).toBeLessThan(sizes[1]!);
   });
 
   it('keeps only the recent turns at level 2, saying what was left out', () => {
-    const out = buildRequestMessages(transcript, 4, { compaction: options, level: 2, viewChars: 200_000 }).messages;
-    expect(out[0]).toEqual({ role: 'user', content: "[8 earlier messages of this conversation were left out to fit the model's context window.]", turn: 3 });
-    expect(out.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([out[0]!.content, 'question 3', 'question 4']);
+    const out = buildRequestMessages(transcript, 4, {
+      compaction: options,
+      level: 2,
+      viewChars: 200_000,
+    }).messages;
+    expect(out[0]).toEqual({
+      role: 'user',
+      content:
+        "[8 earlier messages of this conversation were left out to fit the model's context window.]",
+      turn: 3,
+    });
+    expect(out.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([
+      out[0]!.content,
+      'question 3',
+      'question 4',
+    ]);
   });
 
   it('repairs pairing after compaction', () => {
     const broken = transcript.filter((m) => !(m.role === 'tool' && m.toolCallId === 'c4'));
-    const { messages: out, repairs } = buildRequestMessages(broken, 4, { compaction: options, viewChars: 200_000 });
+    const { messages: out, repairs } = buildRequestMessages(broken, 4, {
+      compaction: options,
+      viewChars: 200_000,
+    });
     expect(out.some((m) => m.role === 'tool' && m.toolCallId === 'c4')).toBe(true);
     expect(repairs).toBe(1);
-    expect(buildRequestMessages(transcript, 4, { compaction: options, viewChars: 200_000 }).repairs).toBe(0);
+    expect(
+      buildRequestMessages(transcript, 4, { compaction: options, viewChars: 200_000 }).repairs,
+    ).toBe(0);
   });
 
   it('fits by compacting older turns first, then by narrowing the view while that still cuts something', () => {
     const fits = (first: Fit, readChars: number) => {
       const all = [first];
-      for (let next = nextFit(first, readChars); next; next = nextFit(next, readChars)) all.push(next);
+      for (let next = nextFit(first, readChars); next; next = nextFit(next, readChars))
+        all.push(next);
       return all;
     };
     expect(fits({ level: 0, viewChars: 200_000 }, 9_000)).toEqual([
@@ -51,7 +86,10 @@ describe('buildRequestMessages', () => {
       { level: 2, viewChars: 281 },
     ]);
     // Nothing read this turn: narrowing the view would send the same request again.
-    expect(fits({ level: 1, viewChars: 200_000 }, 0)).toEqual([{ level: 1, viewChars: 200_000 }, { level: 2, viewChars: 200_000 }]);
+    expect(fits({ level: 1, viewChars: 200_000 }, 0)).toEqual([
+      { level: 1, viewChars: 200_000 },
+      { level: 2, viewChars: 200_000 },
+    ]);
   });
 
   it('returns a history untouched when nothing is old or large', () => {

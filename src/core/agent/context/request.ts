@@ -21,7 +21,9 @@ function harder(options: MicrocompactOptions, level: OverflowLevel): Microcompac
   };
 }
 
-/** Drops whole turns before `fromTurn` and says so in one line, so the model knows there was more. */
+/**
+ * Drops whole turns before `fromTurn` and says so in one line, so the model knows there was more.
+ */
 export function keepRecentTurns(messages: readonly Message[], fromTurn: number): Message[] {
   const kept = messages.filter((m) => m.turn >= fromTurn);
   const dropped = messages.length - kept.length;
@@ -34,7 +36,9 @@ export interface RequestOptions {
   compaction: MicrocompactOptions;
   /** 0 normally; 1 and 2 after the server said the context was too long. */
   level?: OverflowLevel;
-  /** What this turn's pages, matches and hits may add up to in the request (see `viewOfReading`). */
+  /**
+   * What this turn's pages, matches and hits may add up to in the request (see `viewOfReading`).
+   */
   viewChars: number;
   userPreview?: UserPreview;
   /** A user's own transform (the `transformContext` hook), before repair. */
@@ -44,13 +48,23 @@ export interface RequestOptions {
 /**
  * The messages of one request: long user messages previewed, microcompaction (harder on
  * overflow), what the model read kept in view within `viewChars`, the user's transform, text made
- * well-formed, then pairing repair last, so whatever came before, the API gets a well-formed history.
+ * well-formed, then pairing repair last, so whatever came before, the API gets a well-formed
+ * history.
  */
-export function buildRequestMessages(transcript: readonly Message[], currentTurn: number, options: RequestOptions): { messages: Message[]; repairs: number } {
+export function buildRequestMessages(
+  transcript: readonly Message[],
+  currentTurn: number,
+  options: RequestOptions,
+): { messages: Message[]; repairs: number } {
   const level = options.level ?? 0;
   const recent = level === 2 ? keepRecentTurns(transcript, currentTurn - 1) : transcript;
   const shown = options.userPreview ? previewLongUserMessages(recent, options.userPreview) : recent;
-  const compacted = microcompact(shown, currentTurn, harder(options.compaction, level), new Set(derivedCalls(shown).keys()));
+  const compacted = microcompact(
+    shown,
+    currentTurn,
+    harder(options.compaction, level),
+    new Set(derivedCalls(shown).keys()),
+  );
   const viewed = viewOfReading(compacted, currentTurn, options.viewChars);
   // Stored text is well-formed already; a transcript from an older version or an import may not be.
   const unrepaired = (options.transform?.(viewed) ?? viewed).map(wellFormedMessage);
@@ -61,7 +75,10 @@ export function buildRequestMessages(transcript: readonly Message[], currentTurn
 /** The least of a turn's reading kept in view before a request is given up as too long. */
 export const MIN_VIEW_CHARS = 250;
 
-/** How a request is fitted to the model's window: how hard older turns are compacted, how much of this turn's reading stays in view. */
+/**
+ * How a request is fitted to the model's window: how hard older turns are compacted, how much of
+ * this turn's reading stays in view.
+ */
 export interface Fit {
   level: OverflowLevel;
   viewChars: number;

@@ -19,9 +19,15 @@ export interface BudgetedResult {
  * then, while the batch exceeds what is left of the turn budget, the largest remaining results
  * become previews first. `usedChars` is what earlier batches of the same turn already spent.
  */
-export function applyResultBudget<T extends BudgetedResult>(results: T[], budget: ResultBudget, usedChars = 0): T[] {
+export function applyResultBudget<T extends BudgetedResult>(
+  results: T[],
+  budget: ResultBudget,
+  usedChars = 0,
+): T[] {
   const out = results.map((r) =>
-    !r.bounded && r.content.length > budget.maxChars ? { ...r, content: buildPreview(r.content, r.toolCallId, budget) } : r,
+    !r.bounded && r.content.length > budget.maxChars
+      ? { ...r, content: buildPreview(r.content, r.toolCallId, budget) }
+      : r,
   );
   const remaining = budget.turnBudgetChars - usedChars;
   let total = out.reduce((sum, r) => sum + r.content.length, 0);

@@ -11,7 +11,9 @@ describe('readContinuationPage', () => {
   });
 
   it('says of the last chunk that it is the end', () => {
-    expect(readContinuationPage(full, 'c1', 200, 100).content).toBe(`${'x'.repeat(50)}\n[showing 200-250/250 chars of "c1": the end of it.]`);
+    expect(readContinuationPage(full, 'c1', 200, 100).content).toBe(
+      `${'x'.repeat(50)}\n[showing 200-250/250 chars of "c1": the end of it.]`,
+    );
   });
 
   it('answers an offset past the end with a JSON error', () => {
@@ -39,7 +41,10 @@ describe('readContinuationPage', () => {
 
 describe('parseContinuationArgs', () => {
   it('accepts an id and a non-negative integer offset', () => {
-    expect(parseContinuationArgs({ tool_call_id: 'a', offset: 0 })).toEqual({ toolCallId: 'a', offset: 0 });
+    expect(parseContinuationArgs({ tool_call_id: 'a', offset: 0 })).toEqual({
+      toolCallId: 'a',
+      offset: 0,
+    });
   });
 
   it.each([

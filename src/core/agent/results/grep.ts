@@ -15,7 +15,10 @@ export const DEFAULT_GREP_LIMITS: GrepLimits = { maxMatches: 20, maxChars: 6_000
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** The pattern as a case-insensitive, line-wise regular expression; one that does not compile is matched literally. */
+/**
+ * The pattern as a case-insensitive, line-wise regular expression; one that does not compile is
+ * matched literally.
+ */
 function compile(pattern: string): { regex: RegExp; literal: boolean } {
   try {
     return { regex: new RegExp(pattern, 'gim'), literal: false };
@@ -24,8 +27,17 @@ function compile(pattern: string): { regex: RegExp; literal: boolean } {
   }
 }
 
-/** Offsets of the first match on each matching line from `from` on (at most `keep`), and how many lines match in all. */
-function matchingLines(text: string, regex: RegExp, from: number, keep: number, timeoutMs: number): { starts: number[]; count: number } {
+/**
+ * Offsets of the first match on each matching line from `from` on (at most `keep`), and how many
+ * lines match in all.
+ */
+function matchingLines(
+  text: string,
+  regex: RegExp,
+  from: number,
+  keep: number,
+  timeoutMs: number,
+): { starts: number[]; count: number } {
   const script = `
     const starts = []; let count = 0; re.lastIndex = from;
     for (let m; (m = re.exec(text)) !== null; ) {
@@ -35,7 +47,10 @@ function matchingLines(text: string, regex: RegExp, from: number, keep: number, 
       re.lastIndex = eol + 1;
     }
     ({ starts, count })`;
-  return runInNewContext(script, { text, re: regex, from, keep }, { timeout: timeoutMs }) as { starts: number[]; count: number };
+  return runInNewContext(script, { text, re: regex, from, keep }, { timeout: timeoutMs }) as {
+    starts: number[];
+    count: number;
+  };
 }
 
 const endOfLine = (text: string, at: number) => {
@@ -43,7 +58,10 @@ const endOfLine = (text: string, at: number) => {
   return nl === -1 ? text.length : nl;
 };
 
-/** The line around `at`, cut to `width` characters centred on it. Returns its text and where it starts. */
+/**
+ * The line around `at`, cut to `width` characters centred on it. Returns its text and where it
+ * starts.
+ */
 function lineAround(text: string, at: number, width: number): { start: number; line: string } {
   const lineStart = text.lastIndexOf('\n', at - 1) + 1;
   const lineEnd = endOfLine(text, at);
@@ -56,13 +74,21 @@ function lineAround(text: string, at: number, width: number): { start: number; l
  * its match, which get_continuation reads on from. Bounded in size; beyond the bound, how many
  * more there are and where the next call starts.
  */
-export function grepResult(full: string, toolCallId: string, pattern: string, offset: number, limits = DEFAULT_GREP_LIMITS): ToolOutcome {
+export function grepResult(
+  full: string,
+  toolCallId: string,
+  pattern: string,
+  offset: number,
+  limits = DEFAULT_GREP_LIMITS,
+): ToolOutcome {
   const { regex, literal } = compile(pattern);
   let found: { starts: number[]; count: number };
   try {
     found = matchingLines(full, regex, offset, limits.maxMatches, limits.timeoutMs);
   } catch {
-    return errorResult(`pattern ${JSON.stringify(pattern)} took too long to match; use a simpler one (plain words match literally)`);
+    return errorResult(
+      `pattern ${JSON.stringify(pattern)} took too long to match; use a simpler one (plain words match literally)`,
+    );
   }
   const width = Math.floor(limits.maxChars / limits.maxMatches) - '@1234567: …'.length;
   const how = literal ? 'not a valid regular expression, so matched literally' : 'case-insensitive';
@@ -73,5 +99,12 @@ export function grepResult(full: string, toolCallId: string, pattern: string, of
   });
   const more = found.count - found.starts.length;
   const next = Math.min(full.length, endOfLine(full, found.starts.at(-1) ?? offset) + 1);
-  return { content: [head, ...lines, ...(more > 0 ? [moreMatchesMarker(toolCallId, more, pattern, next)] : [])].join('\n'), isError: false };
+  return {
+    content: [
+      head,
+      ...lines,
+      ...(more > 0 ? [moreMatchesMarker(toolCallId, more, pattern, next)] : []),
+    ].join('\n'),
+    isError: false,
+  };
 }

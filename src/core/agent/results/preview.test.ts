@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { previewMarker } from '../../markers.ts';
 import { buildPreview, originalLength } from './preview.ts';
 
-const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${String(i).padStart(5, '0')}`).join('\n');
+const numbered = (n: number) =>
+  Array.from({ length: n }, (_, i) => `line ${String(i).padStart(5, '0')}`).join('\n');
 
 describe('buildPreview', () => {
   const full = numbered(3000); // 3000 lines of 10 chars + breaks

@@ -18,7 +18,12 @@ export function originalLength(content: string): number {
  * Head and tail of `full` around a marker pointing at where the head stops. Offsets are in the
  * full text, so a preview of a preview still points into the stored original.
  */
-export function buildPreview(full: string, toolCallId: string, sizes: PreviewSizes, total = originalLength(full)): string {
+export function buildPreview(
+  full: string,
+  toolCallId: string,
+  sizes: PreviewSizes,
+  total = originalLength(full),
+): string {
   const head = headAtLineBreak(full, sizes.headChars);
   const tailBudget = Math.min(sizes.tailChars, Math.max(0, full.length - head.length));
   const tail = tailBudget > 0 ? tailAtLineBreak(full, tailBudget) : '';

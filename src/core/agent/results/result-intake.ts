@@ -12,7 +12,8 @@ export interface ResultIntake {
   redactSecretPatterns: boolean;
 }
 
-const BINARY_NOTE = '\n[This result held NUL bytes, so it looks binary: each was replaced by U+FFFD.]';
+const BINARY_NOTE =
+  '\n[This result held NUL bytes, so it looks binary: each was replaced by U+FFFD.]';
 
 /**
  * A tool's output as Spool keeps it, decided once before anything reads it: the preview, the
@@ -22,6 +23,9 @@ const BINARY_NOTE = '\n[This result held NUL bytes, so it looks binary: each was
 export function admitResult(outcome: ToolOutcome, intake: ResultIntake): ToolOutcome {
   const masked = intake.maskSecrets(outcome.content);
   const redacted = intake.redactSecretPatterns ? redactSecretPatterns(masked) : masked;
-  const capped = redacted.length > intake.storeMaxChars ? `${safeSlice(redacted, 0, intake.storeMaxChars)}\n${storeCapMarker(intake.storeMaxChars, redacted.length)}` : redacted;
+  const capped =
+    redacted.length > intake.storeMaxChars
+      ? `${safeSlice(redacted, 0, intake.storeMaxChars)}\n${storeCapMarker(intake.storeMaxChars, redacted.length)}`
+      : redacted;
   return { ...outcome, content: capped.includes('\u0000') ? capped + BINARY_NOTE : capped };
 }

@@ -1,6 +1,8 @@
 import { errorResult } from '../ports/tools.ts';
 import type { FileReader, SharedFile } from '../ports/files.ts';
-import { FileTooLargeError, type InboundFile, type InboundMessage, type Outbound } from '../ports/inbox.ts';
+import { FileTooLargeError, type InboundFile, type InboundMessage } from '../ports/delivery.ts';
+import type { Outbound } from '../ports/platform.ts';
+import { errorMessage } from '../errors.ts';
 
 export interface FileLimits {
   /** A file's size, declared or streamed, past which it is not read. */
@@ -9,7 +11,8 @@ export interface FileLimits {
   maxPerMessage: number;
 }
 
-const size = (bytes: number) => (bytes >= 1_000_000 ? `${(bytes / 1_000_000).toFixed(1)} MB` : `${bytes}-byte`);
+const size = (bytes: number) =>
+  bytes >= 1_000_000 ? `${(bytes / 1_000_000).toFixed(1)} MB` : `${bytes}-byte`;
 
 /**
  * The files of a message, fetched and read within the limits. A file that is not read still
@@ -25,7 +28,10 @@ export async function readSharedFiles(
 ): Promise<{ files: SharedFile[]; notes: string[] }> {
   const listed = message.files ?? [];
   const notes: string[] = [];
-  if (listed.length > limits.maxPerMessage) notes.push(`Only the first ${limits.maxPerMessage} files of a message are read; ${listed.length - limits.maxPerMessage} more were left out.`);
+  if (listed.length > limits.maxPerMessage)
+    notes.push(
+      `Only the first ${limits.maxPerMessage} files of a message are read; ${listed.length - limits.maxPerMessage} more were left out.`,
+    );
   const read = async (file: InboundFile) => {
     const notRead = (why: string) => {
       notes.push(`${file.name} was not read: ${why}.`);
@@ -39,10 +45,19 @@ export async function readSharedFiles(
       bytes = await outbound.fetchFile(message, file, limits.maxBytes, signal);
     } catch (error) {
       signal.throwIfAborted();
-      return error instanceof FileTooLargeError ? overLimit() : notRead(`it could not be fetched (${(error as Error).message})`);
+      return error instanceof FileTooLargeError
+        ? overLimit()
+        : notRead(`it could not be fetched (${errorMessage(error)})`);
     }
     return reader.read(file, bytes);
   };
-  const files = await Promise.all(listed.slice(0, limits.maxPerMessage).map(async (file) => ({ name: file.name, mimeType: file.mimeType, sizeBytes: file.sizeBytes, outcome: await read(file) })));
+  const files = await Promise.all(
+    listed.slice(0, limits.maxPerMessage).map(async (file) => ({
+      name: file.name,
+      mimeType: file.mimeType,
+      sizeBytes: file.sizeBytes,
+      outcome: await read(file),
+    })),
+  );
   return { files, notes };
 }

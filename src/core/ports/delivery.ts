@@ -1,6 +1,6 @@
 /**
  * The inbound pipeline's vocabulary and ports. A platform adapter turns its events into
- * `InboundMessage`s and implements `Outbound`; the store implements `InboxPort`.
+ * `InboundMessage`s and implements `Outbound`; the store implements `DeliveryPort`.
  */
 import type { Conversation, ConversationKey } from './conversation.ts';
 
@@ -19,6 +19,11 @@ export interface InboundMessage {
   messageKey: string;
   kind: InboundKind;
   user: string;
+  /**
+   * Sent by an app (a bot, a workflow), not a person: answered only where the channel's policy says
+   * so.
+   */
+  fromApp?: boolean;
   /** The sender's roles, where the platform has them (Discord). */
   roles?: string[];
   text: string;
@@ -36,8 +41,14 @@ export interface InboundFile {
   mimeType?: string;
   /** As the platform declared it, before any download. */
   sizeBytes: number;
-  /** Where the platform serves it. Only the adapter decides whether its credentials may go there. */
-  url: string;
+  /**
+   * Where the platform serves it; absent where the platform lists a file without it (Slack
+   * Connect), and the adapter looks it up by `id`. Only the adapter decides whether its
+   * credentials may go there.
+   */
+  url?: string;
+  /** The platform's id of the file. */
+  id?: string;
 }
 
 /** A file larger than allowed, found while it streamed in (its declared size was smaller). */
@@ -46,13 +57,22 @@ export class FileTooLargeError extends Error {
 }
 
 /**
+ * The platform refused a reply's file for good (a missing scope, uploads turned off, too large):
+ * the reply is posted as messages instead. The message is the platform's reason.
+ */
+export class FileRefusedError extends Error {
+  override readonly name = 'FileRefusedError';
+}
+
+/**
  * A message that could not be stored (the database is away). The platform must not be told that
  * it arrived: Slack then sends it again, and a Discord user is told to. The `code` is what Bolt
  * keeps of an error it hands to the app's error handler.
  */
 export class NotRecordedError extends Error {
+  static readonly CODE = 'spool_not_recorded';
   override readonly name = 'NotRecordedError';
-  readonly code = 'spool_not_recorded';
+  readonly code = NotRecordedError.CODE;
 }
 
 export interface InboxEntry extends InboundMessage {
@@ -83,7 +103,10 @@ export interface ApprovalButtons {
   toolCallId: string;
 }
 
-/** One message of a reply, with the file it carries, if any; or an approval prompt, with its buttons. */
+/**
+ * One message of a reply, with the file it carries, if any; or an approval prompt, with its
+ * buttons.
+ */
 export interface ReplyPart {
   text: string;
   file?: ReplyFile;
@@ -97,7 +120,7 @@ export interface ReplyChunk extends ReplyPart {
   platformMessageId?: string;
 }
 
-export interface InboxPort {
+export interface DeliveryPort {
   /**
    * Stores the message, once: undefined when it is already stored (a retry, a duplicate
    * delivery) or when `knownLaneOnly` and its lane is unknown. A refused message joins no lane.
@@ -109,7 +132,7 @@ export interface InboxPort {
   /** Extends every lease of `holder`; returns the lanes it still holds. */
   renew(holder: string, leaseMs: number): Promise<string[]>;
   release(laneId: string, holder: string): Promise<void>;
-  /** The lane's oldest pending message, unless it waits for a retry. */
+  /** The lane's oldest pending message, unless it waits (for a retry or a decision). */
   nextPending(laneId: string): Promise<PendingEntry | undefined>;
   /** The lane's current conversation; `fresh` when it was created now. */
   conversationFor(entry: InboxEntry): Promise<{ conversation: Conversation; fresh: boolean }>;
@@ -117,52 +140,29 @@ export interface InboxPort {
   startConversation(entry: InboxEntry): Promise<void>;
   replyOf(inboxId: string): Promise<ReplyChunk[]>;
   saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]>;
-  /** The approval prompt of a call, stored once, before the reply's chunks (its seq is negative). */
-  savePrompt(inboxId: string, prompt: ReplyPart & { approval: ApprovalButtons }): Promise<ReplyChunk>;
+  /**
+   * The approval prompt of a call, stored once, before the reply's chunks (its seq is negative).
+   */
+  savePrompt(
+    inboxId: string,
+    prompt: ReplyPart & { approval: ApprovalButtons },
+  ): Promise<ReplyChunk>;
+  /**
+   * Puts messages in place of a reply's file chunk that the platform refused: the first takes the
+   * chunk's place, the rest follow it, at once. Returns the reply as now stored (another attempt
+   * may have done it first).
+   */
+  replaceFile(inboxId: string, chunkId: string, parts: ReplyPart[]): Promise<ReplyChunk[]>;
   markPosted(chunkId: string, platformMessageId: string): Promise<void>;
   finish(inboxId: string, status: 'answered' | 'failed'): Promise<void>;
   retryLater(inboxId: string, delayMs: number): Promise<void>;
+  /**
+   * The message's turn stopped at calls awaiting a decision: it waits, holding its lane's later
+   * messages back, until woken or `until` (when it is due again, to expire them).
+   */
+  awaitDecision(inboxId: string, until: Date): Promise<void>;
+  /**
+   * Lets the message waiting on this call's decision go on now; returns its lane, if one waited.
+   */
+  wake(toolCallId: string): Promise<string | undefined>;
 }
-
-/** One message to post: chunk `seq` of the reply to inbox row `inboxId` (none for a failure notice). */
-export interface OutgoingChunk extends ReplyPart {
-  inboxId?: string;
-  seq: number;
-}
-
-/** What a platform does for the pipeline. */
-export interface Outbound {
-  /** The reply as the platform's messages, each within its size limit. */
-  render(reply: string): string[];
-  /** It posts a file with a message: a reply longer than a few messages goes as one file. */
-  postsFiles?: boolean;
-  /** Posts one chunk; returns the platform's id for it. */
-  post(message: InboundMessage, chunk: OutgoingChunk): Promise<string>;
-  /**
-   * The platform id of a chunk that a crashed process may have posted without recording it, where
-   * the platform can tell. A chunk it cannot find is posted.
-   */
-  findPosted?(message: InboundMessage, chunk: OutgoingChunk & { inboxId: string }): Promise<string | undefined>;
-  /** Rewrites a posted message, without its buttons: an approval prompt, once decided. */
-  edit?(message: InboundMessage, platformMessageId: string, chunk: OutgoingChunk): Promise<void>;
-  /**
-   * Asks the person at hand to approve a call, in place of a prompt with buttons (the console):
-   * resolves with their answer, or a refusal saying why they cannot be asked.
-   */
-  askApproval?(message: InboundMessage, prompt: string): Promise<{ approved: boolean; note?: string }>;
-  /** Tells the sender, privately, that Spool is not enabled for them here. */
-  refuse(message: InboundMessage): Promise<void>;
-  /**
-   * Shows that Spool is working; resolves to the function that ends it, told whether a reply is
-   * about to be posted (on some platforms a reply ends it by itself). Never throws.
-   */
-  showWorking(message: InboundMessage): Promise<(replyFollows: boolean) => Promise<void>>;
-  /** What was said in the lane before Spool joined it, for a fresh conversation. */
-  threadContext?(message: InboundMessage): Promise<string | undefined>;
-  /**
-   * The bytes of a file listed with `message`, at most `maxBytes` of them (FileTooLargeError past
-   * that). Throws when the file cannot be fetched, or may not be with the platform's credentials.
-   */
-  fetchFile?(message: InboundMessage, file: InboundFile, maxBytes: number, signal: AbortSignal): Promise<Uint8Array>;
-}
-

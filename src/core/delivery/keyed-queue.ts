@@ -1,6 +1,7 @@
 /**
  * Runs tasks with the same key one at a time, in the order they were queued; tasks with
- * different keys run concurrently. The pipeline records a lane's messages this way, so two that
+ * different keys run concurrently. The delivery engine records a lane's messages this way, so two
+ * that
  * arrive in order (one gateway stream, one thread) reach the inbox in that order, while other
  * lanes do not wait for them.
  */
@@ -10,6 +11,7 @@ export class KeyedQueue {
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(key) ?? Promise.resolve();
     const result = previous.then(task, task);
+    // The caller gets `result` and its failure; the queue only needs to know when it settled.
     const tail = result.catch(() => {});
     this.tails.set(key, tail);
     void tail.then(() => {

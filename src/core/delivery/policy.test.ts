@@ -8,16 +8,32 @@ describe('policyFor', () => {
   const policy: Policy = {
     rules: [
       { match: { channel: 'C1' }, model: 'channel-model' },
-      { match: { platform: 'slack' }, model: 'slack-model', tools: ['search_history'], systemPromptAddition: 'Be brief.' },
+      {
+        match: { platform: 'slack' },
+        model: 'slack-model',
+        tools: ['search_history'],
+        systemPromptAddition: 'Be brief.',
+      },
       { match: { platform: 'slack', workspace: 'T1' }, tools: ['fs__*'], users: ['U1'] },
       { match: { platform: 'slack', workspace: 'T1' }, users: ['U2'] },
     ],
   };
 
   it('takes each field from the most specific rule that sets it, a later rule breaking a tie', () => {
-    expect(policyFor(policy, lane('T1', 'C1'))).toEqual({ model: 'channel-model', tools: ['fs__*'], systemPromptAddition: 'Be brief.', users: ['U2'] });
-    expect(policyFor(policy, lane('T2', 'C9'))).toEqual({ model: 'slack-model', tools: ['search_history'], systemPromptAddition: 'Be brief.' });
-    expect(policyFor(policy, { platform: 'discord', workspace: 'G', channel: 'C1' })).toEqual({ model: 'channel-model' });
+    expect(policyFor(policy, lane('T1', 'C1'))).toEqual({
+      model: 'channel-model',
+      tools: ['fs__*'],
+      systemPromptAddition: 'Be brief.',
+      users: ['U2'],
+    });
+    expect(policyFor(policy, lane('T2', 'C9'))).toEqual({
+      model: 'slack-model',
+      tools: ['search_history'],
+      systemPromptAddition: 'Be brief.',
+    });
+    expect(policyFor(policy, { platform: 'discord', workspace: 'G', channel: 'C1' })).toEqual({
+      model: 'channel-model',
+    });
     expect(policyFor(undefined, lane('T1', 'C1'))).toEqual({});
   });
 });
@@ -35,7 +51,16 @@ describe('toolAllowed', () => {
 
 describe('parsePolicy', () => {
   it('accepts a well-formed file', () => {
-    const json = { rules: [{ match: { platform: 'discord', workspace: 'G1' }, systemPrompt: 'You help the ops team.', tools: ['ops__*'], roles: ['R1'] }] };
+    const json = {
+      rules: [
+        {
+          match: { platform: 'discord', workspace: 'G1' },
+          systemPrompt: 'You help the ops team.',
+          tools: ['ops__*'],
+          roles: ['R1'],
+        },
+      ],
+    };
     expect(parsePolicy(json)).toEqual({ policy: json });
   });
 
@@ -44,7 +69,13 @@ describe('parsePolicy', () => {
       rules: [
         { match: { platform: 'teams', room: 'x' }, model: '', tools: 'fs__*' },
         'not a rule',
-        { match: { channel: 'C1' }, users: ['U1', 7], approvers: 'U1', approve: ['deploy', ''], escalate: true },
+        {
+          match: { channel: 'C1' },
+          users: ['U1', 7],
+          approvers: 'U1',
+          approve: ['deploy', ''],
+          escalate: true,
+        },
         { model: 'm' },
       ],
       defaults: {},

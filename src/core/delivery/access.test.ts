@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { permits } from './access.ts';
 
-const who = (workspace: string, channel: string, user: string, roles?: string[]) => ({ lane: { workspace, channel }, user, roles });
+const who = (workspace: string, channel: string, user: string, roles?: string[]) => ({
+  lane: { workspace, channel },
+  user,
+  roles,
+});
 
 describe('permits', () => {
   it('allows everyone when no list is set', () => {

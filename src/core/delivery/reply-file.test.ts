@@ -12,9 +12,19 @@ describe('replyAsFile', () => {
 
   it('keeps a code-only reply as its code, in its language', () => {
     const code = 'print("hi")\n'.repeat(3).trimEnd();
-    expect(replyAsFile(`\`\`\`python\n${code}\n\`\`\``, '7').file).toEqual({ name: 'reply-7.py', content: code, language: 'python' });
-    expect(replyAsFile(`\`\`\`\n${code}\n\`\`\`\n`, '7').file).toEqual({ name: 'reply-7.txt', content: code });
-    expect(replyAsFile(`\`\`\`cobol\n${code}\n\`\`\``, '7').file).toMatchObject({ name: 'reply-7.txt', language: 'cobol' });
+    expect(replyAsFile(`\`\`\`python\n${code}\n\`\`\``, '7').file).toEqual({
+      name: 'reply-7.py',
+      content: code,
+      language: 'python',
+    });
+    expect(replyAsFile(`\`\`\`\n${code}\n\`\`\`\n`, '7').file).toEqual({
+      name: 'reply-7.txt',
+      content: code,
+    });
+    expect(replyAsFile(`\`\`\`cobol\n${code}\n\`\`\``, '7').file).toMatchObject({
+      name: 'reply-7.txt',
+      language: 'cobol',
+    });
   });
 
   it('treats text around a code block, or two blocks, as Markdown', () => {

@@ -1,14 +1,19 @@
-import type { PipelineOptions } from './pipeline.ts';
+import type { DeliveryOptions } from './engine.ts';
 import type { SettingsReader } from '../ports/settings.ts';
 import type { Policy } from './policy.ts';
 import { parsePolicy } from './policy-file.ts';
+import { errorMessage } from '../errors.ts';
 
-export interface DeliverySettings extends Omit<PipelineOptions, 'holder'> {
-  /** On SIGTERM, how long running turns may finish before they are cut short (and resumed later). */
+export interface DeliverySettings extends Omit<DeliveryOptions, 'holder'> {
+  /**
+   * On SIGTERM, how long running turns may finish before they are cut short (and resumed later).
+   */
   shutdownGraceMs: number;
 }
 
-/** POLICY_FILE: per-channel rules, read once and validated here, every bad entry named by its path. */
+/**
+ * POLICY_FILE: per-channel rules, read once and validated here, every bad entry named by its path.
+ */
 function policy(r: SettingsReader): { policy?: Policy } {
   const text = r.file('POLICY_FILE');
   if (text === undefined) return {};
@@ -16,11 +21,12 @@ function policy(r: SettingsReader): { policy?: Policy } {
   try {
     json = JSON.parse(text);
   } catch (error) {
-    r.problem(`POLICY_FILE is not valid JSON: ${(error as Error).message}`);
+    r.problem(`POLICY_FILE is not valid JSON: ${errorMessage(error)}`);
     return {};
   }
   const parsed = parsePolicy(json);
-  if ('problems' in parsed) parsed.problems.forEach((problem) => r.problem(`POLICY_FILE: ${problem}`));
+  if ('problems' in parsed)
+    parsed.problems.forEach((problem) => r.problem(`POLICY_FILE: ${problem}`));
   return 'policy' in parsed ? { policy: parsed.policy } : {};
 }
 
@@ -30,7 +36,10 @@ export function deliverySettings(r: SettingsReader): DeliverySettings {
     shutdownGraceMs: r.int('SHUTDOWN_GRACE_MS', 25_000, 0),
     pollMs: 1_000,
     maxAttempts: 3,
-    files: { maxBytes: r.int('FILE_MAX_BYTES', 20_000_000), maxPerMessage: r.int('FILES_MAX_PER_MESSAGE', 10) },
+    files: {
+      maxBytes: r.int('FILE_MAX_BYTES', 20_000_000),
+      maxPerMessage: r.int('FILES_MAX_PER_MESSAGE', 10),
+    },
     replyFileChars: r.int('REPLY_FILE_CHARS', 8_000),
     approvalTimeoutMs: r.int('APPROVAL_TIMEOUT_MS', 600_000, 1_000),
     ...policy(r),

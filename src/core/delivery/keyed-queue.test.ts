@@ -13,7 +13,11 @@ describe('KeyedQueue', () => {
       log.push(`end ${name}`);
       return name;
     };
-    const results = await Promise.all([queue.run('a', task('a1', 30)), queue.run('a', task('a2', 1)), queue.run('b', task('b1', 5))]);
+    const results = await Promise.all([
+      queue.run('a', task('a1', 30)),
+      queue.run('a', task('a2', 1)),
+      queue.run('b', task('b1', 5)),
+    ]);
     expect(results).toEqual(['a1', 'a2', 'b1']);
     expect(log.indexOf('end a1')).toBeLessThan(log.indexOf('start a2'));
     expect(log.indexOf('start b1')).toBeLessThan(log.indexOf('end a1'));
@@ -23,7 +27,9 @@ describe('KeyedQueue', () => {
 
   it('keeps going after a task fails', async () => {
     const queue = new KeyedQueue();
-    await expect(queue.run('a', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(queue.run('a', async () => Promise.reject(new Error('boom')))).rejects.toThrow(
+      'boom',
+    );
     expect(await queue.run('a', async () => 'next')).toBe('next');
   });
 });

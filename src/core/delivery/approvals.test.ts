@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { InboundPipeline, type ApprovalClick } from './pipeline.ts';
+import { DeliveryEngine } from './engine.ts';
 import { Agent } from '../agent/agent.ts';
 import type { LlmPort, LlmRequest } from '../ports/llm.ts';
-import type { InboundMessage, Outbound, OutgoingChunk } from '../ports/inbox.ts';
+import type { InboundMessage } from '../ports/delivery.ts';
+import type { ApprovalClick, Outbound, OutgoingChunk } from '../ports/platform.ts';
 import { builtinSource, ToolRegistry } from '../../tools/registry.ts';
 import { defaultAgentOptions, testTool } from '../../../test/support/agent.ts';
 import { silentLogger } from '../../../test/support/logger.ts';
 import { until } from '../../../test/support/process.ts';
-import { MemoryApprovals, MemoryInbox, MemoryStore } from '../../../test/support/memory-store.ts';
+import { MemoryApprovals, MemoryLedger, MemoryStore } from '../../../test/support/memory-store.ts';
 
 const SECRET = 'sk-live-secret-value-1234567890';
 
@@ -17,12 +18,27 @@ const model = (requests: LlmRequest[]): LlmPort => ({
     requests.push(request);
     const last = request.messages.at(-1)!;
     const usage = { model: 'm', promptTokens: 1, completionTokens: 1, totalTokens: 2 };
-    if (last.role === 'tool') return { content: `tool said: ${last.content}`, toolCalls: [], finishReason: 'stop', usage };
-    return { content: '', toolCalls: [{ id: 'c', name: 'deploy', arguments: JSON.stringify({ target: 'prod', token: SECRET }) }], finishReason: 'tool_calls', usage };
+    if (last.role === 'tool')
+      return { content: `tool said: ${last.content}`, toolCalls: [], finishReason: 'stop', usage };
+    return {
+      content: '',
+      toolCalls: [
+        { id: 'c', name: 'deploy', arguments: JSON.stringify({ target: 'prod', token: SECRET }) },
+      ],
+      finishReason: 'tool_calls',
+      usage,
+    };
   },
 });
 
-const message = (key: string): InboundMessage => ({ lane: { platform: 'test', workspace: 'W', channel: 'C', thread: 't' }, messageKey: key, kind: 'message', user: 'U1', text: 'deploy it', delivery: {} });
+const message = (key: string): InboundMessage => ({
+  lane: { platform: 'test', workspace: 'W', channel: 'C', thread: 't' },
+  messageKey: key,
+  kind: 'message',
+  user: 'U1',
+  text: 'deploy it',
+  delivery: {},
+});
 
 /** A platform that keeps what was posted and edited. */
 function platform(askApproval?: Outbound['askApproval']) {
@@ -40,24 +56,69 @@ function platform(askApproval?: Outbound['askApproval']) {
 }
 
 /** One bot: the agent over the shared store, its pipeline over the shared inbox and approvals. */
-function bot(shared: { store: MemoryStore; inbox: MemoryInbox; approvals: MemoryApprovals; runs: string[] }, outbound: Outbound, approvalTimeoutMs = 600_000) {
+function bot(
+  shared: { store: MemoryStore; inbox: MemoryLedger; approvals: MemoryApprovals; runs: string[] },
+  outbound: Outbound,
+  approvalTimeoutMs = 600_000,
+) {
   const requests: LlmRequest[] = [];
-  const deploy = testTool('deploy', (args) => ({ content: `deployed to ${String(shared.runs.push(String(args.target)) && args.target)}`, isError: false }));
-  const agent = new Agent({ llm: model(requests), tools: new ToolRegistry([builtinSource([deploy])]), store: shared.store, logger: silentLogger }, defaultAgentOptions);
+  const deploy = testTool('deploy', (args) => ({
+    content: `deployed to ${String(shared.runs.push(String(args.target)) && args.target)}`,
+    isError: false,
+  }));
+  const agent = new Agent(
+    {
+      llm: model(requests),
+      tools: new ToolRegistry([builtinSource([deploy])]),
+      store: shared.store,
+      logger: silentLogger,
+    },
+    defaultAgentOptions,
+  );
   const files = { read: async () => ({ content: '', isError: false }) };
-  const policy = { rules: [{ match: { platform: 'test' }, approve: ['dep*'], approvers: ['U9', 'U8'] }] };
-  const pipeline = new InboundPipeline(
-    { agent, inbox: shared.inbox, search: { searchHistory: async () => [], storedResult: async () => undefined }, files, approvals: shared.approvals, logger: silentLogger },
-    { holder: `bot-${Math.random()}`, leaseMs: 5_000, pollMs: 20, maxAttempts: 3, files: { maxBytes: 1_000, maxPerMessage: 2 }, replyFileChars: 8_000, policy, approvalTimeoutMs },
+  const policy = {
+    rules: [{ match: { platform: 'test' }, approve: ['dep*'], approvers: ['U9', 'U8'] }],
+  };
+  const pipeline = new DeliveryEngine(
+    {
+      agent,
+      ledger: shared.inbox,
+      search: { searchHistory: async () => [], storedResult: async () => undefined },
+      files,
+      approvals: shared.approvals,
+      logger: silentLogger,
+    },
+    {
+      holder: `bot-${Math.random()}`,
+      leaseMs: 5_000,
+      pollMs: 20,
+      maxAttempts: 3,
+      files: { maxBytes: 1_000, maxPerMessage: 2 },
+      replyFileChars: 8_000,
+      policy,
+      approvalTimeoutMs,
+    },
   );
   pipeline.register('test', outbound);
+  // Running: its poll takes up a message whose decision is due (a timeout).
+  pipeline.start();
   return { pipeline, requests };
 }
 
-const fresh = () => ({ store: new MemoryStore(), inbox: new MemoryInbox(), approvals: new MemoryApprovals(), runs: [] as string[] });
+const fresh = () => ({
+  store: new MemoryStore(),
+  inbox: new MemoryLedger(),
+  approvals: new MemoryApprovals(),
+  runs: [] as string[],
+});
 /** Until `condition` holds (the shared poller, which gives up after 15 s). */
 const whenTrue = (condition: () => boolean) => until(() => condition() || undefined);
-const click = (toolCallId: string, user: string, approve = true): ApprovalClick => ({ lane: message('x').lane, user, toolCallId, approve });
+const click = (toolCallId: string, user: string, approve = true): ApprovalClick => ({
+  lane: message('x').lane,
+  user,
+  toolCallId,
+  approve,
+});
 
 describe('approvals through the pipeline and the agent', () => {
   it('posts a prompt with the arguments masked, runs nothing until an approver clicks, then runs once and edits the prompt', async () => {
@@ -74,12 +135,22 @@ describe('approvals through the pipeline and the agent', () => {
     const id = prompt.approval!.toolCallId;
     expect(await pipeline.decideApproval(click(id, 'U1'))).toEqual({ status: 'not_allowed' });
     expect(shared.runs).toEqual([]);
-    const [first, second] = await Promise.all([pipeline.decideApproval(click(id, 'U9')), pipeline.decideApproval(click(id, 'U8', false))]);
+    const [first, second] = await Promise.all([
+      pipeline.decideApproval(click(id, 'U9')),
+      pipeline.decideApproval(click(id, 'U8', false)),
+    ]);
     expect(first.status).toBe('decided');
     expect(second).toMatchObject({ status: 'already', state: { status: 'approved', by: 'U9' } });
     expect(handled.status === 'accepted' && (await handled.answered)).toBe('ok');
     expect(shared.runs).toEqual(['prod']);
-    expect(edits).toEqual([{ id: 'msg-1', text: expect.stringMatching(/^✅ Approved by <@U9> at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: `deploy`\.$/) }]);
+    expect(edits).toEqual([
+      {
+        id: 'msg-1',
+        text: expect.stringMatching(
+          /^✅ Approved by <@U9> at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: `deploy`\.$/,
+        ),
+      },
+    ]);
     expect(posted.at(-1)!.text).toBe('tool said: deployed to prod');
     await pipeline.stop(0);
   });
@@ -94,16 +165,24 @@ describe('approvals through the pipeline and the agent', () => {
       const { pipeline } = bot(shared, outbound, 200);
       const handled = await pipeline.handleIncoming(message('m1'), { waitForReply: true });
       await whenTrue(() => posted.length === 1);
-      if (decide) expect((await pipeline.decideApproval(click(posted[0]!.approval!.toolCallId, 'U9', false))).status).toBe('decided');
+      if (decide)
+        expect(
+          (await pipeline.decideApproval(click(posted[0]!.approval!.toolCallId, 'U9', false)))
+            .status,
+        ).toBe('decided');
       expect(handled.status === 'accepted' && (await handled.answered)).toBe('ok');
       expect(shared.runs).toEqual([]);
       expect(posted.at(-1)!.text).toContain(reason);
-      expect(edits[0]!.text).toMatch(decide ? /^❌ Denied by <@U9>/ : /^⌛ Expired at .+ with no decision: `deploy` was not run\.$/);
+      expect(edits[0]!.text).toMatch(
+        decide
+          ? /^❌ Denied by <@U9>/
+          : /^⌛ Expired at .+ with no decision: `deploy` was not run\.$/,
+      );
       await pipeline.stop(0);
     }
   });
 
-  it('waits on after a restart for the same decision: the prompt is not posted again, and the call runs once', async () => {
+  it('goes on after a restart with the same decision: the prompt is not posted again, and the call runs once', async () => {
     const shared = fresh();
     const before = platform();
     const first = bot(shared, before.outbound);
@@ -113,9 +192,8 @@ describe('approvals through the pipeline and the agent', () => {
     await first.pipeline.stop(0);
     const after = platform();
     const second = bot(shared, after.outbound);
-    second.pipeline.start();
-    // The restarted turn asks where the approval stands, and waits on.
-    await whenTrue(() => shared.approvals.requests === 2);
+    // Nothing waits for the decision meanwhile: the message is parked on its row, holding no lease.
+    expect(shared.inbox.rows.map((r) => r.status)).toEqual(['waiting']);
     const id = before.posted[0]!.approval!.toolCallId;
     expect((await second.pipeline.decideApproval(click(id, 'U9'))).status).toBe('decided');
     await whenTrue(() => after.posted.length === 1);
@@ -130,12 +208,19 @@ describe('approvals through the pipeline and the agent', () => {
   it('asks in place of buttons where the platform asks the person at hand (the console), and records their answer', async () => {
     const shared = fresh();
     const asked: string[] = [];
-    const { outbound, posted } = platform(async (_m, prompt) => (asked.push(prompt), { approved: false, note: 'no terminal to ask on' }));
+    const { outbound, posted } = platform(
+      async (_m, prompt) => (
+        asked.push(prompt),
+        { approved: false, note: 'no terminal to ask on' }
+      ),
+    );
     const { pipeline } = bot(shared, outbound);
     const handled = await pipeline.handleIncoming(message('m1'), { waitForReply: true });
     expect(handled.status === 'accepted' && (await handled.answered)).toBe('ok');
     expect(asked[0]).toContain('`deploy`');
-    expect([...shared.approvals.calls.values()]).toMatchObject([{ status: 'denied', by: 'U1', note: 'no terminal to ask on' }]);
+    expect([...shared.approvals.calls.values()]).toMatchObject([
+      { status: 'denied', by: 'U1', note: 'no terminal to ask on' },
+    ]);
     expect(posted.map((p) => p.text)).toEqual([expect.stringContaining('(no terminal to ask on)')]);
     await pipeline.stop(0);
   });

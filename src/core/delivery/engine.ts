@@ -1,0 +1,457 @@
+import { KeyedQueue } from './keyed-queue.ts';
+import {
+  FileRefusedError,
+  NotRecordedError,
+  type InboundMessage,
+  type InboxEntry,
+  type DeliveryPort,
+  type PendingEntry,
+  type ReplyChunk,
+  type ReplyPart,
+} from '../ports/delivery.ts';
+import type {
+  Access,
+  Answered,
+  ApprovalClick,
+  Asker,
+  Delivery,
+  Handled,
+  HandleOptions,
+  Outbound,
+} from '../ports/platform.ts';
+import { permits } from './access.ts';
+import { errorMessage } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { wellFormed } from '../well-formed.ts';
+import type { HistoryHit, HistorySearchPort, StoredResult } from '../ports/history.ts';
+import { Lanes, type LaneOptions } from './lanes.ts';
+import type { PendingCall, TurnPolicy, TurnRunner } from '../ports/turns.ts';
+import type { FileReader } from '../ports/files.ts';
+import { readSharedFiles, type FileLimits } from './shared-files.ts';
+import { replyAsFile, replyOfFile } from './reply-file.ts';
+import { policyFor, toolAllowed, toolMatches, type Policy } from './policy.ts';
+import { ApprovalDesk } from './approvals.ts';
+import { problemsOf } from './malformed.ts';
+import type { ApprovalPort, ClickOutcome } from '../ports/approvals.ts';
+
+export const FAILURE_REPLY = 'Sorry, something went wrong on my side. Please try again.';
+/**
+ * To someone whose message could not be stored, where the platform will not send it again
+ * (Discord).
+ */
+export const NOT_RECORDED_REPLY =
+  'I could not take that message: my database is not answering, so nothing of it was saved. Please send it again in a minute.';
+/** Below a reply posted as messages because its file was refused. */
+export const fileRefusedNote = (reason: string) =>
+  `I could not post this long reply as a file (${reason}), so here it is as messages.`;
+/**
+ * To a message with no words and no files (a bare mention, an empty forward): nothing is made up
+ * for it.
+ */
+export const NOTHING_TO_READ_REPLY =
+  'Your message reached me, but I found nothing in it I can read: no words and no files. What can I do for you?';
+export const NEW_CONVERSATION_REPLY =
+  'Started a new conversation here. Earlier ones stay searchable with `/recall`.';
+
+export interface DeliveryOptions extends LaneOptions {
+  /**
+   * Tries at answering one message, when the database or the platform fails, before a failure
+   * reply.
+   */
+  maxAttempts: number;
+  /** What of the files shared with a message is read. */
+  files: FileLimits;
+  /** A longer reply is posted as a file, where the platform posts files. */
+  replyFileChars: number;
+  /**
+   * Per-channel rules over the defaults (the platform's allow-lists, the agent's prompt, model and
+   * tools).
+   */
+  policy?: Policy;
+  /** A call that needs approval and is not decided within this long is denied. */
+  approvalTimeoutMs: number;
+}
+
+export interface DeliveryDeps {
+  agent: TurnRunner;
+  /** The inbox, the outbox and the lane leases. */
+  ledger: DeliveryPort;
+  search: HistorySearchPort;
+  /** What a shared file becomes for the model: its text, or a description. */
+  files: FileReader;
+  approvals: ApprovalPort;
+  /** Masks the bot's own secrets in what a prompt shows of a call's arguments. */
+  mask?: (text: string) => string;
+  logger: Logger;
+  /** Told each time a reply (or the failure reply) has been delivered: for metrics. */
+  onAnswered?(platform: string, outcome: Answered): void;
+}
+
+/**
+ * The one inbound path of every platform, in this order: record the message (before the platform
+ * is told it arrived), apply the allow-lists, and hand it to its lane (see `Lanes`: one replica,
+ * one message at a time, in order). To answer a message: resolve the conversation, run (or
+ * resume) the turn, store the reply in the outbox, post what is not posted yet. A turn that stops
+ * at calls awaiting approval parks its message until a click or its deadline.
+ */
+export class DeliveryEngine implements Delivery {
+  private readonly platforms = new Map<string, { outbound: Outbound; access: Access }>();
+  private readonly waiters = new Map<string, (outcome: Answered) => void>();
+  private readonly recording = new KeyedQueue();
+  private readonly lanes: Lanes;
+  private readonly desk: ApprovalDesk;
+
+  constructor(
+    private readonly deps: DeliveryDeps,
+    private readonly options: DeliveryOptions,
+  ) {
+    this.desk = new ApprovalDesk(
+      { approvals: deps.approvals, ledger: deps.ledger, mask: deps.mask },
+      { timeoutMs: options.approvalTimeoutMs },
+    );
+    const answer = (entry: PendingEntry, signal: AbortSignal) => this.answer(entry, signal);
+    this.lanes = new Lanes(
+      {
+        ledger: deps.ledger,
+        logger: deps.logger,
+        platforms: () => [...this.platforms.keys()],
+        answer,
+      },
+      options,
+    );
+  }
+
+  register(platform: string, outbound: Outbound, access: Access = {}): void {
+    this.platforms.set(platform, { outbound, access });
+  }
+
+  /**
+   * Throws NotRecordedError when the message cannot be stored now (the database is away); it was
+   * then not acknowledged. A message that can never be stored is dropped and named `malformed`.
+   */
+  async handleIncoming(unchecked: InboundMessage, options: HandleOptions = {}): Promise<Handled> {
+    const problems = problemsOf(unchecked);
+    if (problems.length > 0) {
+      this.deps.logger.warn('Dropped a malformed message', {
+        platform: String(unchecked.lane?.platform),
+        problems: problems.join(', '),
+      });
+      return { status: 'malformed', problems };
+    }
+    if (unchecked.fromApp && !policyFor(this.options.policy, unchecked.lane).apps)
+      return { status: 'ignored' };
+    // Stored before anything else, so made storable first (NUL and lone surrogates; see
+    // wellFormed).
+    const message = { ...unchecked, text: wellFormed(unchecked.text) };
+    const { outbound } = this.platform(message.lane.platform);
+    const refused = !this.permits(message);
+    let entry: InboxEntry | undefined;
+    try {
+      // One lane's messages are stored in the order they arrived here: their inbox ids are their
+      // order.
+      entry = await this.recording.run(JSON.stringify(message.lane), () =>
+        this.deps.ledger.record(message, refused),
+      );
+    } catch (error) {
+      // Not stored, so not acknowledged either: the platform (or the person) sends it again.
+      this.deps.logger.error('Could not record an inbound message', {
+        platform: message.lane.platform,
+        error: errorMessage(error),
+      });
+      throw new NotRecordedError(`the message could not be stored: ${errorMessage(error)}`);
+    }
+    if (!entry) return { status: 'duplicate' };
+    if (refused) {
+      await outbound
+        .refuse(message)
+        .catch((error: unknown) =>
+          this.deps.logger.warn('Could not send a refusal', { error: errorMessage(error) }),
+        );
+      return { status: 'refused' };
+    }
+    await options
+      .acknowledge?.()
+      .catch((error: unknown) =>
+        this.deps.logger.warn('Could not acknowledge a message', { error: errorMessage(error) }),
+      );
+    const answered = options.waitForReply
+      ? new Promise<Answered>((resolve) => this.waiters.set(entry.id, resolve))
+      : undefined;
+    this.lanes.work(entry.laneId);
+    return { status: 'accepted', answered };
+  }
+
+  async recall(who: Asker, query: string): Promise<HistoryHit[] | undefined> {
+    if (!this.permits(who)) return undefined;
+    return this.deps.search.searchHistory(who.lane, { text: query, maxResults: 10 });
+  }
+
+  async result(who: Asker, toolCallId: string): Promise<StoredResult | 'refused' | undefined> {
+    if (!this.permits(who)) return 'refused';
+    return this.deps.search.storedResult(who.lane, toolCallId);
+  }
+
+  /**
+   * Only an approver's click counts (the channel's approvers, else whoever may talk to Spool
+   * there).
+   */
+  async decideApproval(click: ApprovalClick): Promise<ClickOutcome> {
+    const { approvers } = policyFor(this.options.policy, click.lane);
+    const outcome = await this.desk.click(
+      click,
+      approvers ? approvers.includes(click.user) : this.permits(click),
+    );
+    // The turn that stopped at this call goes on, on whichever replica takes its lane.
+    if (outcome.status === 'decided') await this.wake(click.toolCallId);
+    return outcome;
+  }
+
+  /** Starts taking over lanes: at once (what an earlier run left pending), then every `pollMs`. */
+  start(): void {
+    this.lanes.start();
+  }
+
+  /**
+   * Starts no new message, lets running turns finish for up to `graceMs`, then cuts the rest
+   * short and releases every lease. What is unfinished stays pending for the next holder.
+   */
+  stop(graceMs: number): Promise<void> {
+    return this.lanes.stop(graceMs);
+  }
+
+  /**
+   * The platform's allow-lists, with the users or roles the channel's policy names in place of its
+   * own.
+   */
+  private permits(who: Asker): boolean {
+    const { users, roles } = policyFor(this.options.policy, who.lane);
+    return permits(
+      {
+        ...this.platform(who.lane.platform).access,
+        ...(users ? { users } : {}),
+        ...(roles ? { roles } : {}),
+      },
+      who,
+    );
+  }
+
+  /** The channel's own prompt, model, tools and approvals, as the turn takes them. */
+  private turnPolicy(entry: InboxEntry, outbound: Outbound): TurnPolicy {
+    const { systemPrompt, systemPromptAddition, model, tools, approve } = policyFor(
+      this.options.policy,
+      entry.lane,
+    );
+    return {
+      systemPrompt,
+      systemPromptAddition,
+      model,
+      ...(tools ? { offersTool: (name: string) => toolAllowed(tools, name) } : {}),
+      ...(approve
+        ? { approval: this.desk.gate(entry, outbound, (name) => toolMatches(approve, name)) }
+        : {}),
+    };
+  }
+
+  private platform(name: string): { outbound: Outbound; access: Access } {
+    const platform = this.platforms.get(name);
+    if (!platform) throw new Error(`No outbound registered for platform "${name}"`);
+    return platform;
+  }
+
+  /**
+   * Answers one message; false when the lane must stop (a retry is due later, or the lease is
+   * gone).
+   */
+  private async answer(entry: PendingEntry, signal: AbortSignal): Promise<boolean> {
+    const { outbound } = this.platform(entry.lane.platform);
+    const { ledger } = this.deps;
+    try {
+      // Shown on a resumed message too, so that whatever a crashed process showed is cleared.
+      const endWorking = await outbound.showWorking(entry);
+      let stored: ReplyChunk[];
+      let chunks: ReplyChunk[] = [];
+      // A reply stored by an earlier attempt came from a turn that ran to its end.
+      let outcome: Answered = 'ok';
+      let awaiting: PendingCall[] = [];
+      try {
+        stored = entry.replySaved ? await ledger.replyOf(entry.id) : [];
+        if (stored.length > 0) chunks = stored;
+        else {
+          const reply = await this.reply(entry, outbound, signal);
+          if ('awaiting' in reply) awaiting = reply.awaiting;
+          else {
+            outcome = reply.outcome;
+            chunks = await ledger.saveReply(entry.id, this.replyParts(entry, outbound, reply.text));
+          }
+        }
+      } finally {
+        await endWorking(chunks.some((chunk) => !chunk.platformMessageId));
+      }
+      if (awaiting.length > 0) return await this.awaitDecisions(entry, outbound, awaiting);
+      await this.deliver(entry, outbound, chunks, stored.length > 0);
+      await ledger.finish(entry.id, 'answered');
+      this.answered(entry, outcome);
+      return true;
+    } catch (error) {
+      // Shutting down, or the lease was lost: the message stays pending for whoever holds the lane
+      // next.
+      if (signal.aborted) return false;
+      return this.failed(entry, outbound, error);
+    }
+  }
+
+  /**
+   * Posts what of the reply is not posted yet, in order. A file the platform refuses for good
+   * becomes messages in its place, with a line saying why: the answer is never lost to its upload.
+   */
+  private async deliver(
+    entry: PendingEntry,
+    outbound: Outbound,
+    chunks: ReplyChunk[],
+    resumed: boolean,
+  ): Promise<void> {
+    const queue = chunks.filter((chunk) => !chunk.platformMessageId);
+    for (let chunk = queue.shift(); chunk; chunk = queue.shift()) {
+      const outgoing = {
+        inboxId: entry.id,
+        seq: chunk.seq,
+        text: chunk.text,
+        ...(chunk.file ? { file: chunk.file } : {}),
+      };
+      // A chunk stored before this attempt may have been posted by a process that died before
+      // recording it.
+      const found = resumed ? await outbound.findPosted?.(entry, outgoing) : undefined;
+      let posted: string;
+      try {
+        posted = found ?? (await outbound.post(entry, outgoing));
+      } catch (error) {
+        if (!(chunk.file && error instanceof FileRefusedError)) throw error;
+        this.deps.logger.warn('The platform refused a reply file; posting it as messages', {
+          reason: error.message,
+        });
+        const note = `_(${fileRefusedNote(error.message)})_`;
+        const parts = outbound
+          .render(`${replyOfFile(chunk.file)}\n\n${note}`)
+          .map((text) => ({ text }));
+        const reply = await this.deps.ledger.replaceFile(entry.id, chunk.id, parts);
+        queue.unshift(...reply.filter((c) => c.seq >= chunk!.seq && !c.platformMessageId));
+        continue;
+      }
+      await this.deps.ledger.markPosted(chunk.id, posted);
+    }
+  }
+
+  /**
+   * The reply as the platform's messages, or, longer than a few of them, as one file with a
+   * message.
+   */
+  private replyParts(entry: InboxEntry, outbound: Outbound, text: string): ReplyPart[] {
+    if (outbound.postsFiles && text.length > this.options.replyFileChars)
+      return [replyAsFile(text, entry.id)];
+    return outbound.render(text).map((part) => ({ text: part }));
+  }
+
+  private async reply(
+    entry: PendingEntry,
+    outbound: Outbound,
+    signal: AbortSignal,
+  ): Promise<{ text: string; outcome: Answered } | { awaiting: PendingCall[] }> {
+    if (entry.kind === 'new_conversation') {
+      await this.deps.ledger.startConversation(entry);
+      return { text: NEW_CONVERSATION_REPLY, outcome: 'ok' };
+    }
+    if (!entry.text.trim() && !entry.files?.length)
+      return { text: NOTHING_TO_READ_REPLY, outcome: 'ok' };
+    const { conversation, fresh } = entry.conversation
+      ? { conversation: entry.conversation, fresh: false }
+      : await this.deps.ledger.conversationFor(entry);
+    const text = (fresh && (await outbound.threadContext?.(entry))) || entry.text;
+    const notes: string[] = [];
+    const files = entry.files?.length
+      ? async () => {
+          const read = await readSharedFiles(
+            entry,
+            outbound,
+            this.deps.files,
+            this.options.files,
+            signal,
+          );
+          notes.push(...read.notes);
+          return read.files;
+        }
+      : undefined;
+    const options = { inboxId: entry.id, signal, files, policy: this.turnPolicy(entry, outbound) };
+    let result = await this.deps.agent.runTurn(conversation, text, options);
+    // Where the person is at hand (the console), they are asked now and the turn goes on at once.
+    while (result.status === 'awaiting_approval' && outbound.askApproval) {
+      await this.desk.ask(entry, { askApproval: outbound.askApproval }, result.calls);
+      result = await this.deps.agent.runTurn(conversation, text, options);
+    }
+    // A turn cut short by shutdown is resumed later, not answered with its cancellation.
+    signal.throwIfAborted();
+    if (result.status === 'awaiting_approval') return { awaiting: result.calls };
+    return {
+      text: [result.reply, ...notes.map((note) => `_(${note})_`)].join('\n\n'),
+      outcome: result.status === 'failed' ? 'failed' : 'ok',
+    };
+  }
+
+  /**
+   * A turn stopped at calls awaiting a decision: their prompts are posted, and the message waits,
+   * holding the lane's later messages back, until a click wakes it or its deadline comes (found
+   * by the poll of whichever replica runs). No lease is held and nothing polls for it meanwhile.
+   */
+  private async awaitDecisions(
+    entry: InboxEntry,
+    outbound: Outbound,
+    calls: PendingCall[],
+  ): Promise<boolean> {
+    const due = await this.desk.prompt(entry, outbound, calls);
+    await this.deps.ledger.awaitDecision(entry.id, due);
+    // A click between the prompt and the line above found nothing waiting to wake.
+    if (await this.desk.anyDecided(entry.lane, calls)) await this.deps.ledger.wake(calls[0]!.id);
+    return true;
+  }
+
+  /**
+   * Lets a message that awaits the decision on this call go on, here if this process can take its
+   * lane.
+   */
+  private async wake(toolCallId: string): Promise<void> {
+    const laneId = await this.deps.ledger.wake(toolCallId);
+    if (laneId) this.lanes.work(laneId);
+  }
+
+  private async failed(entry: InboxEntry, outbound: Outbound, error: unknown): Promise<boolean> {
+    const attempts = entry.attempts + 1;
+    this.deps.logger.error('Could not answer a message', {
+      platform: entry.lane.platform,
+      inbox: entry.id,
+      attempts,
+      error: errorMessage(error),
+    });
+    try {
+      if (attempts < this.options.maxAttempts) {
+        await this.deps.ledger.retryLater(entry.id, 1_000 * 2 ** attempts);
+        return false;
+      }
+      await outbound
+        .post(entry, { seq: 0, text: FAILURE_REPLY })
+        .catch((error: unknown) =>
+          this.deps.logger.warn('Could not post the failure reply', { error: errorMessage(error) }),
+        );
+      await this.deps.ledger.finish(entry.id, 'failed');
+      this.answered(entry, 'failed');
+      return true;
+    } catch {
+      // The database is down too: the lease runs out and the message is tried again.
+      return false;
+    }
+  }
+
+  private answered(entry: InboxEntry, outcome: Answered): void {
+    this.deps.onAnswered?.(entry.lane.platform, outcome);
+    this.waiters.get(entry.id)?.(outcome);
+    this.waiters.delete(entry.id);
+  }
+}

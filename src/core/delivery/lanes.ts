@@ -1,0 +1,164 @@
+import { errorMessage } from '../errors.ts';
+import { withLogFields, type Logger } from '../logger.ts';
+import type { DeliveryPort, PendingEntry } from '../ports/delivery.ts';
+
+export interface LaneOptions {
+  /**
+   * This process's name in lease rows: unique per process, so a restart never inherits a live
+   * lease.
+   */
+  holder: string;
+  /** A lane whose holder stops renewing is taken over after this long. */
+  leaseMs: number;
+  /**
+   * How often to look for lanes with due messages and no live lease (startup, takeover, deadlines).
+   */
+  pollMs: number;
+}
+
+export interface LaneDeps {
+  ledger: Pick<DeliveryPort, 'claimableLanes' | 'acquire' | 'renew' | 'release' | 'nextPending'>;
+  logger: Logger;
+  /** The platforms whose lanes this process works. */
+  platforms(): string[];
+  /**
+   * Answers one message; false when the lane must stop (a retry is due later, or the lease is
+   * gone).
+   */
+  answer(entry: PendingEntry, signal: AbortSignal): Promise<boolean>;
+}
+
+interface LaneWork {
+  held: boolean;
+  /** A message arrived while the lane was being worked: look again before letting go. */
+  again: boolean;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * Who works which lane. A lane is worked by the one replica holding its lease row, one message at
+ * a time, in inbox order. The leases are renewed by a heartbeat, and work on a lane whose lease is
+ * gone (or may be) stops at once. Lanes with due messages and no live lease are found by polling,
+ * so a restart or a dead replica's lanes carry on by themselves.
+ */
+export class Lanes {
+  private readonly working = new Map<string, LaneWork>();
+  private timers: ReturnType<typeof setInterval>[] = [];
+  private lastRenewal = Date.now();
+  private draining = false;
+
+  constructor(
+    private readonly deps: LaneDeps,
+    private readonly options: LaneOptions,
+  ) {}
+
+  /**
+   * Works the lane here, unless this process works it already (then it looks again before letting
+   * go).
+   */
+  work(laneId: string): void {
+    const running = this.working.get(laneId);
+    if (running) return void (running.again = true);
+    if (this.draining) return;
+    const work: LaneWork = {
+      held: false,
+      again: false,
+      abort: new AbortController(),
+      done: Promise.resolve(),
+    };
+    this.working.set(laneId, work);
+    work.done = this.workLane(laneId, work)
+      .catch((error: unknown) =>
+        this.deps.logger.error('Lane failed', { lane: laneId, error: errorMessage(error) }),
+      )
+      .finally(() => {
+        this.working.delete(laneId);
+        if (work.again) this.work(laneId);
+      });
+  }
+
+  /** Starts taking over lanes: at once (what an earlier run left pending), then every `pollMs`. */
+  start(): void {
+    const upkeep = (task: () => Promise<void>) => () =>
+      void task().catch((error: unknown) =>
+        this.deps.logger.warn('Delivery upkeep failed', { error: errorMessage(error) }),
+      );
+    const every = (ms: number, task: () => Promise<void>) => {
+      const timer = setInterval(upkeep(task), ms);
+      timer.unref?.();
+      return timer;
+    };
+    this.timers = [
+      every(this.options.pollMs, () => this.poll()),
+      every(Math.max(100, this.options.leaseMs / 3), () => this.heartbeat()),
+    ];
+    upkeep(() => this.poll())();
+  }
+
+  /**
+   * Starts no new message, lets running work finish for up to `graceMs`, then cuts the rest short
+   * and releases every lease. What is unfinished stays pending for the next holder.
+   */
+  async stop(graceMs: number): Promise<void> {
+    this.draining = true;
+    clearInterval(this.timers[0]);
+    const running = () => Promise.all([...this.working.values()].map((w) => w.done));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      running(),
+      new Promise((resolve) => (timer = setTimeout(resolve, graceMs))),
+    ]);
+    clearTimeout(timer);
+    for (const work of this.working.values()) work.abort.abort(new Error('shutting down'));
+    await running();
+    this.timers.forEach(clearInterval);
+  }
+
+  private async workLane(laneId: string, work: LaneWork): Promise<void> {
+    const { ledger } = this.deps;
+    if (!(await ledger.acquire(laneId, this.options.holder, this.options.leaseMs))) return;
+    work.held = true;
+    try {
+      while (!this.draining && !work.abort.signal.aborted) {
+        work.again = false;
+        const entry = await ledger.nextPending(laneId);
+        if (!entry) {
+          if (work.again) continue;
+          break;
+        }
+        const fields = { platform: entry.lane.platform, inbox: entry.id };
+        if (
+          !(await withLogFields(this.deps.logger, fields, () =>
+            this.deps.answer(entry, work.abort.signal),
+          ))
+        )
+          break;
+      }
+    } finally {
+      work.again &&= !this.draining;
+      await ledger.release(laneId, this.options.holder);
+    }
+  }
+
+  private async poll(): Promise<void> {
+    if (this.draining) return;
+    for (const laneId of await this.deps.ledger.claimableLanes(this.deps.platforms(), 100))
+      this.work(laneId);
+  }
+
+  /** Renews this process's leases; work on a lane whose lease is gone (or may be) stops at once. */
+  private async heartbeat(): Promise<void> {
+    if (this.working.size === 0) return void (this.lastRenewal = Date.now());
+    let held: Set<string>;
+    try {
+      held = new Set(await this.deps.ledger.renew(this.options.holder, this.options.leaseMs));
+      this.lastRenewal = Date.now();
+    } catch (error) {
+      if (Date.now() - this.lastRenewal < this.options.leaseMs) throw error;
+      held = new Set();
+    }
+    for (const [laneId, work] of this.working)
+      if (work.held && !held.has(laneId)) work.abort.abort(new Error('lease lost'));
+  }
+}

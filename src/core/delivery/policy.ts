@@ -1,0 +1,90 @@
+import type { LaneKey } from '../ports/delivery.ts';
+
+/**
+ * Where a rule applies: unset parts match anything, and a rule that names more is more specific.
+ */
+export interface PolicyMatch {
+  platform?: string;
+  workspace?: string;
+  channel?: string;
+}
+
+/**
+ * What one channel (or workspace, or platform) does differently. Unset fields leave the default.
+ */
+export interface ChannelPolicy {
+  /** Replaces the system prompt. */
+  systemPrompt?: string;
+  /** Added to the system prompt, after it. */
+  systemPromptAddition?: string;
+  model?: string;
+  /**
+   * The tools offered, by name; `*` matches any run of characters (`fs__*` is a whole MCP server).
+   */
+  tools?: string[];
+  /** Who may talk to Spool here (user ids), in place of the platform's allow-list of users. */
+  users?: string[];
+  /** Any one of these roles lets a person talk to Spool here (Discord). */
+  roles?: string[];
+  /** The tools whose calls wait for an approver's click, by name with `*`. */
+  approve?: string[];
+  /** Who may approve (user ids); without it, anyone who may talk to Spool here. */
+  approvers?: string[];
+  /**
+   * Answers apps and workflows that talk to Spool here, as it answers people (off: people only).
+   */
+  apps?: boolean;
+}
+
+export interface PolicyRule extends ChannelPolicy {
+  match: PolicyMatch;
+}
+
+export interface Policy {
+  rules: PolicyRule[];
+}
+
+const specificity = ({ match }: PolicyRule) =>
+  (match.platform ? 1 : 0) + (match.workspace ? 2 : 0) + (match.channel ? 4 : 0);
+const matches = (
+  { match }: PolicyRule,
+  lane: Pick<LaneKey, 'platform' | 'workspace' | 'channel'>,
+) =>
+  (!match.platform || match.platform === lane.platform) &&
+  (!match.workspace || match.workspace === lane.workspace) &&
+  (!match.channel || match.channel === lane.channel);
+
+/**
+ * The policy of one place: for each field, the most specific rule that sets it wins (a later rule
+ * breaks a tie).
+ */
+export function policyFor(
+  policy: Policy | undefined,
+  lane: Pick<LaneKey, 'platform' | 'workspace' | 'channel'>,
+): ChannelPolicy {
+  const applying = (policy?.rules ?? [])
+    .map((rule, order) => ({ rule, order }))
+    .filter(({ rule }) => matches(rule, lane));
+  applying.sort((a, b) => specificity(a.rule) - specificity(b.rule) || a.order - b.order);
+  return applying.reduce<ChannelPolicy>(
+    (merged, { rule: { match: _, ...fields } }) => ({ ...merged, ...fields }),
+    {},
+  );
+}
+
+/** Whether a tool name is among the patterns (all are offered when there are none). */
+export function toolAllowed(patterns: string[] | undefined, name: string): boolean {
+  return !patterns || toolMatches(patterns, name);
+}
+
+/** Whether a tool name is among the patterns. */
+export function toolMatches(patterns: string[], name: string): boolean {
+  return patterns.some((pattern) =>
+    new RegExp(
+      `^${pattern
+        .split('*')
+        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    ).test(name),
+  );
+}

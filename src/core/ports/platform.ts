@@ -1,0 +1,132 @@
+/**
+ * The platform port: what a platform adapter does for the delivery engine (`Outbound`), what the
+ * engine offers an adapter (`Delivery`: the few calls adapters make), and what the process needs
+ * of an adapter to run it (`PlatformAdapter`).
+ */
+import type { RequestListener } from 'node:http';
+import type { ClickOutcome } from './approvals.ts';
+import type { HistoryHit, StoredResult } from './history.ts';
+import type { InboundFile, InboundMessage, ReplyPart } from './delivery.ts';
+
+/**
+ * One message to post: chunk `seq` of the reply to inbox row `inboxId` (none for a failure notice).
+ */
+export interface OutgoingChunk extends ReplyPart {
+  inboxId?: string;
+  seq: number;
+}
+
+/** What a platform does for the delivery engine. */
+export interface Outbound {
+  /** The reply as the platform's messages, each within its size limit. */
+  render(reply: string): string[];
+  /** It posts a file with a message: a reply longer than a few messages goes as one file. */
+  postsFiles?: boolean;
+  /** Posts one chunk; returns the platform's id for it. */
+  post(message: InboundMessage, chunk: OutgoingChunk): Promise<string>;
+  /**
+   * The platform id of a chunk that a crashed process may have posted without recording it, where
+   * the platform can tell. A chunk it cannot find is posted.
+   */
+  findPosted?(
+    message: InboundMessage,
+    chunk: OutgoingChunk & { inboxId: string },
+  ): Promise<string | undefined>;
+  /** Rewrites a posted message, without its buttons: an approval prompt, once decided. */
+  edit?(message: InboundMessage, platformMessageId: string, chunk: OutgoingChunk): Promise<void>;
+  /**
+   * Asks the person at hand to approve a call, in place of a prompt with buttons (the console):
+   * resolves with their answer, or a refusal saying why they cannot be asked.
+   */
+  askApproval?(
+    message: InboundMessage,
+    prompt: string,
+  ): Promise<{ approved: boolean; note?: string }>;
+  /** Tells the sender, privately, that Spool is not enabled for them here. */
+  refuse(message: InboundMessage): Promise<void>;
+  /**
+   * Shows that Spool is working; resolves to the function that ends it, told whether a reply is
+   * about to be posted (on some platforms a reply ends it by itself). Never throws.
+   */
+  showWorking(message: InboundMessage): Promise<(replyFollows: boolean) => Promise<void>>;
+  /** What was said in the lane before Spool joined it, for a fresh conversation. */
+  threadContext?(message: InboundMessage): Promise<string | undefined>;
+  /**
+   * The bytes of a file listed with `message`, at most `maxBytes` of them (FileTooLargeError past
+   * that). Throws when the file cannot be fetched, or may not be with the platform's credentials.
+   */
+  fetchFile?(
+    message: InboundMessage,
+    file: InboundFile,
+    maxBytes: number,
+    signal: AbortSignal,
+  ): Promise<Uint8Array>;
+}
+
+export interface HandleOptions {
+  /** Tells the platform the message arrived (Discord's deferral); called once it is stored. */
+  acknowledge?: () => Promise<void>;
+  /** Resolve `answered` when this process has delivered the reply (the console waits for it). */
+  waitForReply?: boolean;
+}
+
+/** How a delivered reply came about: `failed` when it tells the user the turn failed. */
+export type Answered = 'ok' | 'failed';
+
+/**
+ * `malformed`: the message can never be stored (see `problemsOf`); it was dropped, and `problems`
+ * name why. `ignored`: an app's message where the channel's policy answers people only.
+ */
+export type Handled =
+  | { status: 'accepted'; answered?: Promise<Answered> }
+  | { status: 'duplicate' | 'refused' | 'ignored' }
+  | { status: 'malformed'; problems: string[] };
+
+/** Who asks, for what the allow-lists decide. */
+export type Asker = Pick<InboundMessage, 'lane' | 'user' | 'roles'>;
+
+/** A click on an approval prompt's button. */
+export interface ApprovalClick extends Asker {
+  toolCallId: string;
+  approve: boolean;
+}
+
+/** Who may use Spool on a platform; an absent list allows everyone. */
+export interface Access {
+  workspaces?: string[];
+  channels?: string[];
+  users?: string[];
+  /** Any one of these roles suffices. */
+  roles?: string[];
+}
+
+/** The delivery engine as platform adapters use it. */
+export interface Delivery {
+  /** The platform's outbound side, and who may talk to Spool there by default. */
+  register(platform: string, outbound: Outbound, access?: Access): void;
+  /**
+   * Records the message, then answers it in its lane's turn. Throws NotRecordedError when it
+   * cannot be stored now (the platform must not be told it arrived).
+   */
+  handleIncoming(message: InboundMessage, options?: HandleOptions): Promise<Handled>;
+  /** search_history for a person, behind the allow-lists; undefined when refused. */
+  recall(who: Asker, query: string): Promise<HistoryHit[] | undefined>;
+  /** A stored result in full for a person, behind the allow-lists; 'refused' when they may not. */
+  result(who: Asker, toolCallId: string): Promise<StoredResult | 'refused' | undefined>;
+  /** Only an approver's click counts, and only the first decision. */
+  decideApproval(click: ApprovalClick): Promise<ClickOutcome>;
+}
+
+/** A platform as the process runs it. */
+export interface PlatformAdapter {
+  /** As people read it (`Slack`); lower-cased, its readiness check's name. */
+  readonly name: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Whether its events reach Spool now (for /readyz). */
+  ready(): boolean;
+  /**
+   * Where the platform calls Spool over HTTP (Slack's Events API), the handler of those requests.
+   */
+  httpHandler?(): RequestListener | undefined;
+}
