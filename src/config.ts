@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import { discordSettings, type DiscordSettings } from './adapters/discord/settings.ts';
 import { slackSettings, type SlackSettings } from './adapters/slack/settings.ts';
 import { agentSettings, type AgentSettings } from './core/agent/settings.ts';
-import { deliverySettings, type DeliverySettings } from './core/inbound/settings.ts';
+import { deliverySettings, type DeliverySettings } from './core/delivery/settings.ts';
 import type { SettingsReader } from './core/ports/settings.ts';
 import { openAiSettings, type OpenAiSettings } from './llm/settings.ts';
 import { storeSettings, type StoreSettings } from './store/settings.ts';
 import { toolSettings, type ToolSettings } from './tools/settings.ts';
+import { errorMessage } from './core/errors.ts';
 
 /** Every bad setting at once, one line each, so a newcomer fixes them in one go. */
 export class ConfigError extends Error {
@@ -30,7 +31,10 @@ export interface Config {
 
 /** main's own section. */
 export interface ServerSettings {
-  /** PORT, when set: /healthz, /readyz and /metrics are served there, and Slack's events over HTTP (3000 when unset). */
+  /**
+   * PORT, when set: /healthz, /readyz and /metrics are served there, and Slack's events over HTTP
+   * (3000 when unset).
+   */
   port?: number;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error';
   logFormat: 'pretty' | 'json';
@@ -38,7 +42,10 @@ export interface ServerSettings {
 
 type Env = Record<string, string | undefined>;
 
-/** Reads typed values out of the environment, collecting a problem per bad value and the name of every setting read. */
+/**
+ * Reads typed values out of the environment, collecting a problem per bad value and the name of
+ * every setting read.
+ */
 export class EnvReader implements SettingsReader {
   readonly problems: string[] = [];
   readonly names = new Set<string>();
@@ -49,7 +56,7 @@ export class EnvReader implements SettingsReader {
     try {
       return secretOrSetting(this.env, name);
     } catch (error) {
-      this.problems.push((error as Error).message);
+      this.problems.push(errorMessage(error));
       return undefined;
     }
   }
@@ -79,7 +86,10 @@ export class EnvReader implements SettingsReader {
   }
 
   list(name: string): string[] | undefined {
-    const items = this.string(name)?.split(',').map((s) => s.trim()).filter(Boolean);
+    const items = this.string(name)
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     return items?.length ? items : undefined;
   }
 
@@ -101,7 +111,9 @@ export class EnvReader implements SettingsReader {
     try {
       return readFileSync(path, 'utf8');
     } catch (error) {
-      this.problems.push(`${name} could not be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}: ${path})`);
+      this.problems.push(
+        `${name} could not be read (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)}: ${path})`,
+      );
       return undefined;
     }
   }
@@ -150,6 +162,7 @@ export const SECRET_ENV_NAMES: ReadonlySet<string> = new Set([
   'SLACK_APP_TOKEN',
   'SLACK_SIGNING_SECRET',
   'DISCORD_TOKEN',
+  'MCP_OAUTH_KEY',
 ]);
 
 /**

@@ -37,7 +37,9 @@ describe('createLogger', () => {
 describe('log context and formats', () => {
   it('puts the fields of the context a line was logged in on every line, across awaits, nested', async () => {
     const lines: string[] = [];
-    const stream = new Writable({ write: (chunk, _e, done) => void (lines.push(String(chunk)), done()) });
+    const stream = new Writable({
+      write: (chunk, _e, done) => void (lines.push(String(chunk)), done()),
+    });
     const logger = createLogger({ level: 'info', secrets: [], format: 'json', stream });
     await logger.withFields!({ platform: 'slack', conversation: 'c-1' }, async () => {
       logger.info('outer');
@@ -46,7 +48,9 @@ describe('log context and formats', () => {
     });
     logger.info('outside');
     const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(parsed.map(({ time, ...rest }) => (expect(Date.parse(time as string)).not.toBeNaN(), rest))).toEqual([
+    expect(
+      parsed.map(({ time, ...rest }) => (expect(Date.parse(time as string)).not.toBeNaN(), rest)),
+    ).toEqual([
       { level: 'info', msg: 'outer', platform: 'slack', conversation: 'c-1' },
       { level: 'warn', msg: 'inner', platform: 'slack', conversation: 'c-1', turn: 3, tool: 'x' },
       { level: 'info', msg: 'outside' },

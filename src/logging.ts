@@ -14,7 +14,12 @@ export type LogFormat = 'pretty' | 'json';
  * context it was logged in (see `Logger.withFields`), and every known secret is masked in the
  * final line, whatever field or message it hid in, escaped or not.
  */
-export function createLogger(options: { level: LogLevel; secrets: string[]; format?: LogFormat; stream?: Writable }): Logger {
+export function createLogger(options: {
+  level: LogLevel;
+  secrets: string[];
+  format?: LogFormat;
+  stream?: Writable;
+}): Logger {
   const stream = options.stream ?? process.stderr;
   const threshold = LEVELS.indexOf(options.level);
   const mask = secretMasker(options.secrets);
@@ -27,7 +32,8 @@ export function createLogger(options: { level: LogLevel; secrets: string[]; form
     // The line's own keys come first and win over a field of the same name.
     const own = { time, level, msg: message };
     if (options.format === 'json') line = JSON.stringify(Object.assign({ ...own }, all, own));
-    else line = `${time} ${level.toUpperCase().padEnd(5)} ${message}${Object.keys(all).length > 0 ? ` ${JSON.stringify(all)}` : ''}`;
+    else
+      line = `${time} ${level.toUpperCase().padEnd(5)} ${message}${Object.keys(all).length > 0 ? ` ${JSON.stringify(all)}` : ''}`;
     stream.write(`${mask(line)}\n`);
   };
   return {
@@ -41,9 +47,17 @@ export function createLogger(options: { level: LogLevel; secrets: string[]; form
 }
 
 /** Steps worth a line of their own: a reply cut off at the output limit. */
-const STEP_NOTES: Partial<Record<StepEvent['action'], { level: 'info' | 'warn'; message: string }>> = {
-  continue: { level: 'info', message: 'The reply was cut off at the output limit; asking for the rest' },
-  retry_larger: { level: 'warn', message: 'The reply was cut off before any text; asking once more with a larger output budget' },
+const STEP_NOTES: Partial<
+  Record<StepEvent['action'], { level: 'info' | 'warn'; message: string }>
+> = {
+  continue: {
+    level: 'info',
+    message: 'The reply was cut off at the output limit; asking for the rest',
+  },
+  retry_larger: {
+    level: 'warn',
+    message: 'The reply was cut off before any text; asking once more with a larger output budget',
+  },
   stop: { level: 'warn', message: 'The turn ended without a whole answer' },
 };
 
@@ -56,5 +70,7 @@ export function logAgentEvents(logger: Logger): AgentHooks {
       if (note) logger[note.level](note.message, { step: step.step });
     },
     onTurnFinish: ({ conversation: _, ...turn }) => logger.info('Turn finished', turn),
+    onToolProgress: ({ conversation: _, progress, ...call }) =>
+      logger.debug('Tool progress', { ...call, ...progress }),
   };
 }

@@ -9,14 +9,24 @@ import { ConfigError, loadConfig, SECRET_ENV_NAMES, secretsOf, type Config } fro
 import { Agent } from './core/agent/agent.ts';
 import type { Logger } from './core/logger.ts';
 import { observers } from './core/agent/hooks.ts';
-import { InboundPipeline } from './core/inbound/pipeline.ts';
+import { DeliveryEngine } from './core/delivery/engine.ts';
+import { errorMessage } from './core/errors.ts';
+import type { Delivery, PlatformAdapter } from './core/ports/platform.ts';
 import { secretMasker } from './core/redact.ts';
 import { ApprovalLedger } from './store/approval-ledger.ts';
-import { getContinuationTool } from './core/agent/results/get-continuation.ts';
+import { getContinuationTool } from './core/builtins/get-continuation.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
 import { fileReader } from './files/file-reader.ts';
 import { createLogger, logAgentEvents } from './logging.ts';
-import { agentMetrics, observabilityRoutes, Readiness, replyMetrics, serveRoutes } from './observability.ts';
+import {
+  agentMetrics,
+  observabilityRoutes,
+  jsonRoute,
+  Readiness,
+  replyMetrics,
+  serveRoutes,
+  type HttpEndpoint,
+} from './observability.ts';
 import { proxyFromEnv } from './proxy.ts';
 import { openDatabase } from './store/database.ts';
 import { DeliveryLedger } from './store/delivery-ledger.ts';
@@ -24,55 +34,147 @@ import { HistorySearch } from './store/history-search.ts';
 import { ResultIndexer } from './store/result-index.ts';
 import { TranscriptStore } from './store/transcript-store.ts';
 import { loadMcpConfig, McpConfigError, type McpConfig } from './tools/mcp/config.ts';
-import { McpToolSource } from './tools/mcp/source.ts';
+import { login, terminalOperator } from './tools/mcp/login.ts';
+import { clientMetadataDocument } from './tools/mcp/oauth.ts';
+import { CLIENT_INFO, McpToolSource } from './tools/mcp/source.ts';
+import { SealedOAuthVault } from './store/oauth-vault.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
-import { searchHistoryTool } from './tools/search-history.ts';
+import { searchHistoryTool } from './core/builtins/search-history.ts';
 
 const USAGE = `Usage: npm start                      the bot: every platform whose credentials are set, else the console
        npm run chat [-- --session NAME] the console chat; NAME keeps a conversation of its own (default: console)
+       npm start -- mcp login SERVER   logs Spool in to an MCP server of mcp.json that asks for OAuth
        npm start -- --help             this text
 
 Settings come from the environment and .env; .env.example lists every one with its default.
 `;
 
-async function main(): Promise<number> {
+/** The command line and the settings, or the exit status when they say not to start. */
+function readSettings():
+  | { args: ReturnType<typeof parseCommandLine>['values']; positionals: string[]; config: Config }
+  | number {
   let args: ReturnType<typeof parseCommandLine>;
   try {
     args = parseCommandLine();
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
+    process.stderr.write(`${errorMessage(error)}\n\n${USAGE}`);
     return 2;
   }
-  const { positionals, values } = args;
-  if (values.help) {
+  if (args.values.help) {
     process.stdout.write(USAGE);
     return 0;
   }
-  let config: Config;
   try {
-    config = loadConfig();
+    return { args: args.values, positionals: args.positionals, config: loadConfig() };
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\nSee .env.example for every setting.\n`);
-      return 2;
-    }
-    throw error;
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\nSee .env.example for every setting.\n`);
+    return 2;
   }
+}
+
+async function main(): Promise<number> {
+  const settings = readSettings();
+  if (typeof settings === 'number') return settings;
+  const { args, positionals, config } = settings;
   const consoleMode = positionals[0] === 'chat' || (!config.slack && !config.discord);
   // At a terminal, log lines are drawn above the prompt and "thinking…", never into them.
-  const screen = consoleMode && process.stdin.isTTY && process.stderr.isTTY ? new ConsoleScreen(process.stderr) : undefined;
-  const logger: Logger = createLogger({ level: config.server.logLevel, format: config.server.logFormat, secrets: secretsOf(), stream: screen?.logStream });
+  const screen =
+    consoleMode && process.stdin.isTTY && process.stderr.isTTY
+      ? new ConsoleScreen(process.stderr)
+      : undefined;
+  const logger: Logger = createLogger({
+    level: config.server.logLevel,
+    format: config.server.logFormat,
+    secrets: secretsOf(),
+    stream: screen?.logStream,
+  });
   const mcp = await readMcpConfig(config, logger);
   if (mcp === 'refused') return 2;
+  if (positionals[0] === 'mcp') return runMcpLogin(positionals.slice(1), config, mcp, logger);
 
   // /healthz answers from here on; /readyz once the database and every platform are ready.
   const registry = new Registry();
-  const platformNames = consoleMode ? [] : [config.slack && 'slack', config.discord && 'discord'].filter((name): name is string => !!name);
+  const platformNames = consoleMode
+    ? []
+    : [config.slack && 'slack', config.discord && 'discord'].filter(
+        (name): name is string => !!name,
+      );
   const readiness = new Readiness(['database', ...platformNames]);
-  // Slack's Events API needs the port (3000 unless PORT says otherwise); without it, PORT alone asks for one.
-  const httpPort = config.server.port ?? (platformNames.includes('slack') && !config.slack?.appToken ? 3000 : undefined);
-  const endpoint = httpPort === undefined ? undefined : await serveRoutes(httpPort, observabilityRoutes(registry, readiness));
+  const httpPort = httpPortOf(config, platformNames);
+  const endpoint =
+    httpPort === undefined
+      ? undefined
+      : await serveRoutes(httpPort, httpRoutes(config, registry, readiness));
 
+  const spool = await openSpool(config, mcp, registry, logger);
+  readiness.degraded = spool.mcpProblems;
+  readiness.set('database', () =>
+    spool.db.pool.query('SELECT 1').then(
+      () => true,
+      () => false,
+    ),
+  );
+  try {
+    if (consoleMode) return await runConsoleMode(spool, config, args.session, screen);
+    const platforms = await startPlatforms(
+      await configuredPlatforms(config, spool.delivery, logger),
+      readiness,
+      endpoint,
+      logger,
+    );
+    if (platforms.length === 0) return 1;
+    spool.delivery.start();
+    const prune = () =>
+      spool.ledger
+        .prune(config.store.retentionDays)
+        .catch((error: unknown) =>
+          logger.warn('Could not prune the inbox', { error: errorMessage(error) }),
+        );
+    void prune();
+    const pruning = setInterval(prune, 86_400_000).unref();
+    await untilSignal();
+    clearInterval(pruning);
+    // Still receiving while turns finish: what arrives now is stored for the next start or another
+    // replica.
+    logger.info('Shutting down');
+    await spool.delivery.stop(config.delivery.shutdownGraceMs);
+    await Promise.allSettled(platforms.map((p) => p.stop()));
+    return 0;
+  } finally {
+    endpoint?.server.close();
+    await spool.close();
+  }
+}
+
+/**
+ * Slack's Events API needs the port (3000 unless PORT says otherwise); without it, PORT alone asks
+ * for one.
+ */
+function httpPortOf(config: Config, platformNames: string[]): number | undefined {
+  const slackOverHttp = platformNames.includes('slack') && !config.slack?.appToken;
+  return config.server.port ?? (slackOverHttp ? 3000 : undefined);
+}
+
+/** Health, readiness and metrics; Spool's OAuth client metadata document where it has an address. */
+function httpRoutes(config: Config, registry: Registry, readiness: Readiness) {
+  const { clientMetadataUrl } = config.tools.oauth;
+  const document = clientMetadataUrl
+    ? clientMetadataDocument({ ...config.tools.oauth, clientMetadataUrl })
+    : undefined;
+  return [
+    ...observabilityRoutes(registry, readiness),
+    ...(document ? [jsonRoute(new URL(document.client_id).pathname, document)] : []),
+  ];
+}
+
+/** The database, the tools, the model, the agent and the delivery engine over them. */
+async function openSpool(
+  config: Config,
+  mcp: McpConfig | undefined,
+  registry: Registry,
+  logger: Logger,
+) {
   // The embedded server lost for good: one line, and a non-zero exit for the supervisor to act on.
   const onLost = (reason: string) => {
     logger.error(`Exiting: ${reason}`);
@@ -80,100 +182,230 @@ async function main(): Promise<number> {
   };
   const db = await openDatabase({ ...config.store, logger, onLost });
   logger.info(`Database: ${db.description}`);
-  readiness.set('database', () => db.pool.query('SELECT 1').then(() => true, () => false));
   const store = new TranscriptStore(db.prisma);
   // Tool results are indexed for search in the background, off the turn.
   const indexer = new ResultIndexer(db.prisma, logger);
   indexer.start();
   const search = new HistorySearch(db.prisma, indexer);
-  const sources: ToolSource[] = [builtinSource([searchHistoryTool(search), getContinuationTool(store, config.agent.pages)])];
+  const sources: ToolSource[] = [
+    builtinSource([searchHistoryTool(search), getContinuationTool(store, config.agent.pages)]),
+  ];
+  let mcpSource: McpToolSource | undefined;
   if (mcp) {
     try {
-      sources.push(await McpToolSource.start(mcp, logger, config.tools));
+      mcpSource = await McpToolSource.start(mcp, logger, config.tools, {
+        vault: new SealedOAuthVault(db.prisma, config.tools.oauth.key),
+        identity: config.tools.oauth,
+      });
+      sources.push(mcpSource);
     } catch (error) {
-      logger.error(`MCP tools disabled: ${(error as Error).message}`);
+      logger.error(`MCP tools disabled: ${errorMessage(error)}`);
     }
   }
   const tools = new ToolRegistry(sources);
-  // One proxy (if HTTPS_PROXY / HTTP_PROXY is set) for the model, Slack and Discord alike.
-  const dispatcher = proxyFromEnv();
-  const llm = new OpenAiChatClient({ ...config.openai, dispatcher });
+  const llm = new OpenAiChatClient({ ...config.openai, dispatcher: proxyFromEnv() });
   const endpointProblem = config.openai.startupCheck ? await llm.checkEndpoint() : undefined;
   if (endpointProblem) logger.warn(`Model endpoint check, starting anyway: ${endpointProblem}`);
   const ledger = new DeliveryLedger(db.prisma, db.ackPrisma);
-  const agent = new Agent({ llm, tools, store, logger, hooks: observers(agentMetrics(registry, ledger), logAgentEvents(logger)) }, config.agent.loop);
+  const agent = new Agent(
+    {
+      llm,
+      tools,
+      store,
+      logger,
+      hooks: observers(agentMetrics(registry, ledger), logAgentEvents(logger)),
+    },
+    config.agent.loop,
+  );
   const windowProblem = await llm.windowProblem(agent.emptyRequest());
   if (windowProblem) logger.warn(windowProblem);
-
   // Nobody else can reach the embedded database: leases left by a killed run are ours to take now.
   if (db.embedded) await ledger.releaseAll();
-  const pipeline = new InboundPipeline(
-    { agent, inbox: ledger, search, files: fileReader({ binaryMaxBytes: config.tools.binaryMaxBytes }), approvals: new ApprovalLedger(db.prisma), mask: secretMasker(secretsOf()), logger, onAnswered: replyMetrics(registry) },
+  const delivery = new DeliveryEngine(
+    {
+      agent,
+      ledger,
+      search,
+      files: fileReader({ binaryMaxBytes: config.tools.binaryMaxBytes }),
+      approvals: new ApprovalLedger(db.prisma),
+      mask: secretMasker(secretsOf()),
+      logger,
+      onAnswered: replyMetrics(registry),
+    },
     { holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ...config.delivery },
   );
-
-  try {
-    if (consoleMode) {
-      const io = { input: process.stdin, output: process.stdout, screen };
-      pipeline.register('console', consoleOutbound(io));
-      pipeline.start();
-      // A signal ends the input like end of file does: the reply under way is finished, the database shut down.
-      const stopInput = new AbortController();
-      void untilSignal().then(() => stopInput.abort());
-      const welcome = welcomeLine({ model: config.openai.model, database: db.description, tools: agent.emptyRequest().tools.length });
-      const failedTurns = await runConsole(pipeline, { session: values.session, signal: stopInput.signal, welcome, ...io });
-      await pipeline.stop(config.delivery.shutdownGraceMs);
-      // Every reply was printed; a failed turn still makes the exit status say so, for scripts.
-      return failedTurns > 0 ? 1 : 0;
-    }
-    // Each platform's SDK is loaded only when it is configured: Bolt and discord.js take seconds to import.
-    const configured = [
-      config.slack && { name: 'Slack', adapter: new (await import('./adapters/slack/slack-adapter.ts')).SlackAdapter({ ...config.slack, dispatcher }, pipeline, logger) },
-      config.discord && { name: 'Discord', adapter: new (await import('./adapters/discord/discord-adapter.ts')).DiscordAdapter({ ...config.discord, dispatcher }, pipeline, logger) },
-    ].filter((p) => !!p);
-    // One platform failing to connect (a revoked token, an outage) must not take the others down.
-    const platforms = [];
-    for (const { name, adapter } of configured) {
-      try {
-        await adapter.start();
-        platforms.push(adapter);
-        readiness.set(name.toLowerCase(), () => adapter.ready());
-        const handler = 'httpHandler' in adapter ? adapter.httpHandler() : undefined;
-        if (handler) endpoint?.mount(handler);
-      } catch (error) {
-        logger.error(`${name} could not start: ${(error as Error).message}`);
-        await adapter.stop().catch(() => {});
-      }
-    }
-    if (platforms.length === 0) return 1;
-    pipeline.start();
-    const prune = () => ledger.prune(config.store.retentionDays).catch((error: Error) => logger.warn('Could not prune the inbox', { error: error.message }));
-    void prune();
-    const pruning = setInterval(prune, 86_400_000).unref();
-    await untilSignal();
-    clearInterval(pruning);
-    // Still receiving while turns finish: what arrives now is stored for the next start or another replica.
-    logger.info('Shutting down');
-    await pipeline.stop(config.delivery.shutdownGraceMs);
-    await Promise.allSettled(platforms.map((p) => p.stop()));
-    return 0;
-  } finally {
-    endpoint?.server.close();
+  const close = async () => {
     await tools.close();
     await indexer.stop();
+    await db.close();
+  };
+  const mcpProblems = () => mcpSource?.problems() ?? [];
+  return { db, agent, ledger, delivery, mcpProblems, close };
+}
+
+type Spool = Awaited<ReturnType<typeof openSpool>>;
+
+/**
+ * The console chat, to the end of its input; the exit status says whether every turn was answered.
+ */
+async function runConsoleMode(
+  spool: Spool,
+  config: Config,
+  session: string,
+  screen: ConsoleScreen | undefined,
+): Promise<number> {
+  const io = { input: process.stdin, output: process.stdout, screen };
+  spool.delivery.register('console', consoleOutbound(io));
+  spool.delivery.start();
+  // A signal ends the input like end of file does: the reply under way is finished, the database
+  // shut down.
+  const stopInput = new AbortController();
+  void untilSignal().then(() => stopInput.abort());
+  const welcome = welcomeLine({
+    model: config.openai.model,
+    database: spool.db.description,
+    tools: spool.agent.emptyRequest().tools.length,
+  });
+  const failedTurns = await runConsole(spool.delivery, {
+    session,
+    signal: stopInput.signal,
+    welcome,
+    ...io,
+  });
+  await spool.delivery.stop(config.delivery.shutdownGraceMs);
+  // Every reply was printed; a failed turn still makes the exit status say so, for scripts.
+  return failedTurns > 0 ? 1 : 0;
+}
+
+/**
+ * `mcp login SERVER`: an operator logs Spool in once; the tokens go to the database, sealed, for
+ * every replica and later start (a running bot picks them up within 30 s).
+ */
+async function runMcpLogin(
+  args: string[],
+  config: Config,
+  mcp: McpConfig | undefined,
+  logger: Logger,
+): Promise<number> {
+  const [verb, name] = args;
+  if (verb !== 'login' || !name || args.length > 2) {
+    process.stderr.write(USAGE);
+    return 2;
+  }
+  const server = mcp?.servers.find((s) => s.name === name);
+  if (server?.kind !== 'http' || server.oauth?.grant !== 'authorization_code') {
+    process.stderr.write(
+      `${config.tools.mcpConfigPath ?? 'mcp.json'} has no HTTP server "${name}" an operator logs in to.\n`,
+    );
+    return 2;
+  }
+  if (!config.tools.oauth.key) {
+    process.stderr.write('Set MCP_OAUTH_KEY first: Spool keeps OAuth tokens only encrypted.\n');
+    return 2;
+  }
+  const db = await openDatabase({ ...config.store, logger });
+  try {
+    const vault = new SealedOAuthVault(db.prisma, config.tools.oauth.key);
+    const operator = terminalOperator(
+      config.tools.oauth.redirectUrl,
+      process.stdin,
+      process.stdout,
+    );
+    const outcome = await login(
+      { ...server, oauth: server.oauth },
+      vault,
+      config.tools.oauth,
+      operator,
+      CLIENT_INFO,
+    );
+    process.stdout.write(
+      outcome === 'already'
+        ? `Spool can already use "${name}".\n`
+        : `Logged in to "${name}". A running Spool uses it within 30 seconds.\n`,
+    );
+    return 0;
+  } catch (error) {
+    process.stderr.write(`Could not log in to "${name}": ${errorMessage(error)}\n`);
+    return 1;
+  } finally {
     await db.close();
   }
 }
 
-/** The MCP config, read before anything starts: a broken file stops startup unless MCP_OPTIONAL=true. */
-async function readMcpConfig(config: Config, logger: Logger): Promise<McpConfig | undefined | 'refused'> {
+/**
+ * Each configured platform; its SDK is loaded only then, since Bolt and discord.js take seconds to
+ * import.
+ */
+async function configuredPlatforms(
+  config: Config,
+  delivery: Delivery,
+  logger: Logger,
+): Promise<PlatformAdapter[]> {
+  const dispatcher = proxyFromEnv();
+  const platforms: PlatformAdapter[] = [];
+  if (config.slack)
+    platforms.push(
+      new (await import('./adapters/slack/slack-adapter.ts')).SlackAdapter(
+        { ...config.slack, dispatcher },
+        delivery,
+        logger,
+      ),
+    );
+  if (config.discord)
+    platforms.push(
+      new (await import('./adapters/discord/discord-adapter.ts')).DiscordAdapter(
+        { ...config.discord, dispatcher },
+        delivery,
+        logger,
+      ),
+    );
+  return platforms;
+}
+
+/**
+ * Starts each platform; one failing to connect (a revoked token, an outage) must not take the
+ * others down.
+ */
+async function startPlatforms(
+  configured: PlatformAdapter[],
+  readiness: Readiness,
+  endpoint: HttpEndpoint | undefined,
+  logger: Logger,
+): Promise<PlatformAdapter[]> {
+  const started: PlatformAdapter[] = [];
+  for (const platform of configured) {
+    try {
+      await platform.start();
+      started.push(platform);
+      readiness.set(platform.name.toLowerCase(), () => platform.ready());
+      const handler = platform.httpHandler?.();
+      if (handler) endpoint?.mount(handler);
+    } catch (error) {
+      logger.error(`${platform.name} could not start: ${errorMessage(error)}`);
+      // Stopping what half started; its own failure says nothing more than the line above.
+      await platform.stop().catch(() => {});
+    }
+  }
+  return started;
+}
+
+/**
+ * The MCP config, read before anything starts: a broken file stops startup unless
+ * MCP_OPTIONAL=true.
+ */
+async function readMcpConfig(
+  config: Config,
+  logger: Logger,
+): Promise<McpConfig | undefined | 'refused'> {
   if (!config.tools.mcpConfigPath) return undefined;
   try {
     return await loadMcpConfig(config.tools.mcpConfigPath, process.env, SECRET_ENV_NAMES);
   } catch (error) {
     if (!(error instanceof McpConfigError)) throw error;
     if (!config.tools.mcpOptional) {
-      process.stderr.write(`${error.message}\nFix it, or set MCP_OPTIONAL=true to start without its tools.\n`);
+      process.stderr.write(
+        `${error.message}\nFix it, or set MCP_OPTIONAL=true to start without its tools.\n`,
+      );
       return 'refused';
     }
     logger.warn(`STARTING WITHOUT ANY MCP TOOLS (MCP_OPTIONAL=true): ${error.message}`);
@@ -182,7 +414,13 @@ async function readMcpConfig(config: Config, logger: Logger): Promise<McpConfig 
 }
 
 function parseCommandLine() {
-  return parseArgs({ allowPositionals: true, options: { session: { type: 'string', default: 'console' }, help: { type: 'boolean', short: 'h' } } });
+  return parseArgs({
+    allowPositionals: true,
+    options: {
+      session: { type: 'string', default: 'console' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
 }
 
 function untilSignal(): Promise<void> {
@@ -195,7 +433,7 @@ function untilSignal(): Promise<void> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const message = secretMasker(secretsOf())(error instanceof Error ? error.message : String(error));
+    const message = secretMasker(secretsOf())(errorMessage(error));
     process.stderr.write(`Spool could not start: ${message}\n`);
     process.exit(1);
   },

@@ -1,4 +1,10 @@
-import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AgentHooks } from './core/agent/hooks.ts';
 
@@ -13,14 +19,53 @@ export interface InboxDepth {
  */
 export function agentMetrics(registry: Registry, inbox: InboxDepth): AgentHooks {
   const registers = [registry];
-  const turns = new Counter({ name: 'spool_turns_total', help: 'Turns, by how they ended', labelNames: ['status'], registers });
-  const llmSeconds = new Histogram({ name: 'spool_llm_request_seconds', help: 'Model calls', buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60], registers });
-  const tokens = new Counter({ name: 'spool_llm_tokens_total', help: 'Tokens, by kind', labelNames: ['kind'], registers });
-  const overflow = new Counter({ name: 'spool_llm_overflow_requests_total', help: 'Model calls that needed harder compaction, by level', labelNames: ['level'], registers });
-  const toolCalls = new Counter({ name: 'spool_tool_calls_total', help: 'Tool calls, by tool and outcome', labelNames: ['tool', 'outcome'], registers });
-  const toolSeconds = new Histogram({ name: 'spool_tool_call_seconds', help: 'Tool calls, by tool', labelNames: ['tool'], buckets: [0.01, 0.1, 0.5, 1, 5, 30, 120], registers });
-  const previewed = new Counter({ name: 'spool_results_previewed_total', help: 'Results sent as head+tail previews', registers });
-  const repairs = new Counter({ name: 'spool_pairing_repairs_total', help: 'Messages pairing repair dropped, mended or added in requests', registers });
+  const turns = new Counter({
+    name: 'spool_turns_total',
+    help: 'Turns, by how they ended',
+    labelNames: ['status'],
+    registers,
+  });
+  const llmSeconds = new Histogram({
+    name: 'spool_llm_request_seconds',
+    help: 'Model calls',
+    buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60],
+    registers,
+  });
+  const tokens = new Counter({
+    name: 'spool_llm_tokens_total',
+    help: 'Tokens, by kind',
+    labelNames: ['kind'],
+    registers,
+  });
+  const overflow = new Counter({
+    name: 'spool_llm_overflow_requests_total',
+    help: 'Model calls that needed harder compaction, by level',
+    labelNames: ['level'],
+    registers,
+  });
+  const toolCalls = new Counter({
+    name: 'spool_tool_calls_total',
+    help: 'Tool calls, by tool and outcome',
+    labelNames: ['tool', 'outcome'],
+    registers,
+  });
+  const toolSeconds = new Histogram({
+    name: 'spool_tool_call_seconds',
+    help: 'Tool calls, by tool',
+    labelNames: ['tool'],
+    buckets: [0.01, 0.1, 0.5, 1, 5, 30, 120],
+    registers,
+  });
+  const previewed = new Counter({
+    name: 'spool_results_previewed_total',
+    help: 'Results sent as head+tail previews',
+    registers,
+  });
+  const repairs = new Counter({
+    name: 'spool_pairing_repairs_total',
+    help: 'Messages pairing repair dropped, mended or added in requests',
+    registers,
+  });
   inboxGauges(registers, inbox);
   return {
     onStepFinish(step) {
@@ -45,7 +90,12 @@ export function agentMetrics(registry: Registry, inbox: InboxDepth): AgentHooks 
 
 /** Replies delivered, by platform and whether they answered or told the user the turn failed. */
 export function replyMetrics(registry: Registry): (platform: string, outcome: string) => void {
-  const replies = new Counter({ name: 'spool_replies_total', help: 'Replies delivered, by platform and outcome', labelNames: ['platform', 'outcome'], registers: [registry] });
+  const replies = new Counter({
+    name: 'spool_replies_total',
+    help: 'Replies delivered, by platform and outcome',
+    labelNames: ['platform', 'outcome'],
+    registers: [registry],
+  });
   return (platform, outcome) => replies.inc({ platform, outcome });
 }
 
@@ -84,6 +134,8 @@ export interface Route {
  */
 export class Readiness {
   private readonly checks: Map<string, () => boolean | Promise<boolean>>;
+  /** What works only in part (an MCP server that needs login): named, without failing readiness. */
+  degraded: () => string[] = () => [];
 
   constructor(parts: string[]) {
     this.checks = new Map(parts.map((part) => [part, () => false]));
@@ -95,23 +147,50 @@ export class Readiness {
 
   /** The parts not ready now; none when the bot can take messages. */
   async notReady(): Promise<string[]> {
-    const answers = await Promise.all([...this.checks].map(async ([part, check]) => ((await Promise.resolve().then(check).catch(() => false)) ? [] : [part])));
+    const answers = await Promise.all(
+      [...this.checks].map(async ([part, check]) =>
+        (await Promise.resolve()
+          .then(check)
+          .catch(() => false))
+          ? []
+          : [part],
+      ),
+    );
     return answers.flat();
   }
 }
 
-/** GET /healthz (the process runs), /readyz (every part of `readiness` is ready) and /metrics (Prometheus text). */
+/**
+ * GET /healthz (the process runs), /readyz (every part of `readiness` is ready) and /metrics
+ * (Prometheus text).
+ */
 export function observabilityRoutes(registry: Registry, readiness: Readiness): Route[] {
   const send = (res: ServerResponse, status: number, type: string, body: string) => {
     res.writeHead(status, { 'content-type': type });
     res.end(body);
   };
   return [
-    { path: '/healthz', method: 'GET', handler: (_req, res) => send(res, 200, 'text/plain', 'ok\n') },
+    {
+      path: '/healthz',
+      method: 'GET',
+      handler: (_req, res) => send(res, 200, 'text/plain', 'ok\n'),
+    },
     {
       path: '/readyz',
       method: 'GET',
-      handler: (_req, res) => void readiness.notReady().then((parts) => send(res, parts.length ? 503 : 200, 'text/plain', parts.length ? `not ready: ${parts.join(', ')}\n` : 'ready\n')),
+      handler: (_req, res) =>
+        void readiness.notReady().then((parts) =>
+          send(
+            res,
+            parts.length ? 503 : 200,
+            'text/plain',
+            (parts.length ? `not ready: ${parts.join(', ')}\n` : 'ready\n') +
+              readiness
+                .degraded()
+                .map((line) => `${line}\n`)
+                .join(''),
+          ),
+        ),
     },
     {
       path: '/metrics',
@@ -125,7 +204,20 @@ export function observabilityRoutes(registry: Registry, readiness: Readiness): R
   ];
 }
 
-/** The bot's one HTTP server: its own routes from the start, and a platform's (Slack's events) once mounted. */
+/** A JSON document served as it is (Spool's OAuth client metadata). */
+export function jsonRoute(path: string, document: unknown): Route {
+  const body = JSON.stringify(document);
+  return {
+    path,
+    method: 'GET',
+    handler: (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body),
+  };
+}
+
+/**
+ * The bot's one HTTP server: its own routes from the start, and a platform's (Slack's events) once
+ * mounted.
+ */
 export interface HttpEndpoint {
   server: Server;
   mount(handler: RequestListener): void;

@@ -1,11 +1,14 @@
 import type { FileReader } from '../core/ports/files.ts';
 import { pdfText } from './pdf-text.ts';
-import type { InboundFile } from '../core/ports/inbox.ts';
+import type { InboundFile } from '../core/ports/delivery.ts';
 import type { BinaryPart, ToolOutcome } from '../core/ports/tools.ts';
+import { errorMessage } from '../core/errors.ts';
 
 /** Types read as text whatever their `text/` prefix says: data and code formats people share. */
-const TEXT_TYPES = /^(text\/|application\/(json|xml|csv|x-yaml|yaml|x-sh|javascript|x-ndjson|sql|toml|x-log)\b)/;
-const TEXT_EXTENSIONS = /\.(txt|log|md|csv|tsv|json|jsonl|ndjson|ya?ml|xml|html?|css|ts|tsx|js|mjs|cjs|py|rb|go|rs|java|kt|c|h|cc|cpp|hpp|cs|php|sh|bash|zsh|sql|toml|ini|conf|cfg|env|diff|patch|tf|gradle|properties|trace)$/i;
+const TEXT_TYPES =
+  /^(text\/|application\/(json|xml|csv|x-yaml|yaml|x-sh|javascript|x-ndjson|sql|toml|x-log)\b)/;
+const TEXT_EXTENSIONS =
+  /\.(txt|log|md|csv|tsv|json|jsonl|ndjson|ya?ml|xml|html?|css|ts|tsx|js|mjs|cjs|py|rb|go|rs|java|kt|c|h|cc|cpp|hpp|cs|php|sh|bash|zsh|sql|toml|ini|conf|cfg|env|diff|patch|tf|gradle|properties|trace)$/i;
 
 export type FileKind = 'text' | 'pdf' | 'image' | 'other';
 
@@ -30,11 +33,28 @@ function looksLikeText(bytes: Uint8Array): boolean {
   }
 }
 
-const described = (file: InboundFile, what: string, bytes: Uint8Array, kind: string, binaryMaxBytes: number): ToolOutcome => {
+const described = (
+  file: InboundFile,
+  what: string,
+  bytes: Uint8Array,
+  kind: string,
+  binaryMaxBytes: number,
+): ToolOutcome => {
   const kept = bytes.length <= binaryMaxBytes;
-  const binary: BinaryPart = { kind, mimeType: file.mimeType, sizeBytes: bytes.length, ...(kept ? { base64: Buffer.from(bytes).toString('base64') } : {}) };
-  const stored = kept ? 'its bytes are stored' : `its bytes are over the ${binaryMaxBytes}-byte limit, so only this description is stored`;
-  return { content: `[${what} "${file.name}", ${file.mimeType ?? 'of unknown type'}, ${bytes.length} bytes: ${stored}.]`, isError: false, binaries: [binary] };
+  const binary: BinaryPart = {
+    kind,
+    mimeType: file.mimeType,
+    sizeBytes: bytes.length,
+    ...(kept ? { base64: Buffer.from(bytes).toString('base64') } : {}),
+  };
+  const stored = kept
+    ? 'its bytes are stored'
+    : `its bytes are over the ${binaryMaxBytes}-byte limit, so only this description is stored`;
+  return {
+    content: `[${what} "${file.name}", ${file.mimeType ?? 'of unknown type'}, ${bytes.length} bytes: ${stored}.]`,
+    isError: false,
+    binaries: [binary],
+  };
 };
 
 /**
@@ -53,9 +73,24 @@ export function fileReader(options: { binaryMaxBytes: number; pdfTimeoutMs?: num
             const pages = await pdfText(bytes, options.pdfTimeoutMs);
             const text = pages.map((page, i) => `[page ${i + 1}]\n${page.trim()}`).join('\n\n');
             if (pages.some((page) => page.trim())) return { content: text, isError: false };
-            return described(file, 'PDF with no text layer (a scan?)', bytes, 'pdf', options.binaryMaxBytes);
+            return described(
+              file,
+              'PDF with no text layer (a scan?)',
+              bytes,
+              'pdf',
+              options.binaryMaxBytes,
+            );
           } catch (error) {
-            return { ...described(file, `PDF that could not be read (${(error as Error).message})`, bytes, 'pdf', options.binaryMaxBytes), isError: true };
+            return {
+              ...described(
+                file,
+                `PDF that could not be read (${errorMessage(error)})`,
+                bytes,
+                'pdf',
+                options.binaryMaxBytes,
+              ),
+              isError: true,
+            };
           }
         case 'image':
           return described(file, 'image', bytes, 'image', options.binaryMaxBytes);

@@ -2,7 +2,9 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
-const PDFJS = pathToFileURL(createRequire(import.meta.url).resolve('pdfjs-dist/legacy/build/pdf.mjs')).href;
+const PDFJS = pathToFileURL(
+  createRequire(import.meta.url).resolve('pdfjs-dist/legacy/build/pdf.mjs'),
+).href;
 
 /** Runs in a worker: pdf.js over the bytes, page by page; posts the pages' text or the error. */
 const EXTRACT = `
@@ -27,14 +29,24 @@ export function pdfText(bytes: Uint8Array, timeoutMs = 30_000): Promise<string[]
   return new Promise((resolve, reject) => {
     // pdf.js takes a plain Uint8Array (not a Buffer); the copy is handed over to the worker.
     const data = new Uint8Array(bytes);
-    const worker = new Worker(EXTRACT, { eval: true, workerData: { pdfjs: PDFJS, bytes: data }, transferList: [data.buffer], resourceLimits: { maxOldGenerationSizeMb: 256 } });
+    const worker = new Worker(EXTRACT, {
+      eval: true,
+      workerData: { pdfjs: PDFJS, bytes: data },
+      transferList: [data.buffer],
+      resourceLimits: { maxOldGenerationSizeMb: 256 },
+    });
     const done = (settle: () => void) => {
       clearTimeout(timer);
       void worker.terminate();
       settle();
     };
-    const timer = setTimeout(() => done(() => reject(new Error(`it took over ${timeoutMs / 1000} s`))), timeoutMs);
-    worker.once('message', (result: { pages?: string[]; error?: string }) => done(() => (result.pages ? resolve(result.pages) : reject(new Error(result.error)))));
+    const timer = setTimeout(
+      () => done(() => reject(new Error(`it took over ${timeoutMs / 1000} s`))),
+      timeoutMs,
+    );
+    worker.once('message', (result: { pages?: string[]; error?: string }) =>
+      done(() => (result.pages ? resolve(result.pages) : reject(new Error(result.error)))),
+    );
     worker.once('error', (error) => done(() => reject(error)));
   });
 }

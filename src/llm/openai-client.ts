@@ -1,11 +1,23 @@
 import OpenAI, { AzureOpenAI } from 'openai';
-import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
 import type { Dispatcher } from 'undici';
 import { secretMasker } from '../core/redact.ts';
 import { fetchThrough } from '../proxy.ts';
-import { ContextLengthError, LlmRequestError, type FinishReason, type LlmPort, type LlmRequest, type LlmResponse } from '../core/ports/llm.ts';
+import {
+  ContextLengthError,
+  LlmRequestError,
+  type FinishReason,
+  type LlmPort,
+  type LlmRequest,
+  type LlmResponse,
+} from '../core/ports/llm.ts';
 import { type Message } from '../core/ports/conversation.ts';
 import { promptEstimator, tokenCounter } from './token-estimate.ts';
+import { errorMessage } from '../core/errors.ts';
 
 export interface OpenAiClientOptions {
   apiKey: string;
@@ -16,7 +28,8 @@ export interface OpenAiClientOptions {
   maxTokens: number;
   /**
    * The model's context window, when known: a request estimated not to fit with its output budget
-   * is compacted before it is sent, for servers that cut an over-long prompt without a word (Ollama).
+   * is compacted before it is sent, for servers that cut an over-long prompt without a word
+   * (Ollama).
    */
   contextTokens?: number;
   /** Sent when set: llama.cpp's server makes parallel calls only when asked. */
@@ -39,7 +52,8 @@ export interface OpenAiClientOptions {
 }
 
 // OpenAI says code context_length_exceeded; vLLM, Ollama, LM Studio and llama.cpp say it in words.
-const CONTEXT_LENGTH = /context[_ ]length|maximum context|context window|too many tokens|prompt is too long/i;
+const CONTEXT_LENGTH =
+  /context[_ ]length|maximum context|context window|too many tokens|prompt is too long/i;
 
 function toOpenAi(message: Message): ChatCompletionMessageParam {
   switch (message.role) {
@@ -52,7 +66,11 @@ function toOpenAi(message: Message): ChatCompletionMessageParam {
       return {
         role: 'assistant',
         content: message.content || null,
-        tool_calls: message.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+        tool_calls: message.toolCalls.map((c) => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.name, arguments: c.arguments },
+        })),
       };
   }
 }
@@ -61,16 +79,27 @@ function toOpenAi(message: Message): ChatCompletionMessageParam {
  * A tool message cannot carry an image: the images of a run of tool results follow it as one user
  * message, which the API accepts after the results it answers.
  */
-function withImages(messages: ChatCompletionMessageParam[], images: LlmRequest['images']): ChatCompletionMessageParam[] {
+function withImages(
+  messages: ChatCompletionMessageParam[],
+  images: LlmRequest['images'],
+): ChatCompletionMessageParam[] {
   if (!images?.size) return messages;
   return messages.flatMap((m, i) => {
     const next = messages[i + 1];
     if (m.role !== 'tool' || next?.role === 'tool') return [m];
     let first = i;
     while (messages[first - 1]?.role === 'tool') first--;
-    const parts = messages.slice(first, i + 1).flatMap((t) => (t.role === 'tool' ? (images.get(t.tool_call_id) ?? []) : []));
+    const parts = messages
+      .slice(first, i + 1)
+      .flatMap((t) => (t.role === 'tool' ? (images.get(t.tool_call_id) ?? []) : []));
     if (parts.length === 0) return [m];
-    const content = [{ type: 'text' as const, text: 'The shared images above, as images:' }, ...parts.map((p) => ({ type: 'image_url' as const, image_url: { url: `data:${p.mimeType};base64,${p.base64}` } }))];
+    const content = [
+      { type: 'text' as const, text: 'The images of the results above, as images:' },
+      ...parts.map((p) => ({
+        type: 'image_url' as const,
+        image_url: { url: `data:${p.mimeType};base64,${p.base64}` },
+      })),
+    ];
     return [m, { role: 'user' as const, content }];
   });
 }
@@ -96,7 +125,10 @@ const MIN_CONVERSATION_TOKENS = 256;
 
 /** The body of one Chat Completions request, exactly as `complete` sends it. */
 export function chatRequestBody(
-  options: Pick<OpenAiClientOptions, 'model' | 'maxTokens' | 'temperature' | 'reasoningEffort' | 'parallelToolCalls' | 'imageInput'>,
+  options: Pick<
+    OpenAiClientOptions,
+    'model' | 'maxTokens' | 'temperature' | 'reasoningEffort' | 'parallelToolCalls' | 'imageInput'
+  >,
   request: LlmRequest,
   tokenParam: TokenParam = 'max_tokens',
 ): ChatCompletionCreateParamsNonStreaming {
@@ -109,9 +141,17 @@ export function chatRequestBody(
     [tokenParam]: request.maxTokens ?? options.maxTokens,
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
     ...(options.reasoningEffort === undefined ? {} : { reasoning_effort: options.reasoningEffort }),
-    messages: [{ role: 'system', content: request.system }, ...withImages(request.messages.map(toOpenAi), options.imageInput ? request.images : undefined)],
+    messages: [
+      { role: 'system', content: request.system },
+      ...withImages(
+        request.messages.map(toOpenAi),
+        options.imageInput ? request.images : undefined,
+      ),
+    ],
     ...(tools.length > 0 ? { tools, tool_choice: request.toolChoice } : {}),
-    ...(tools.length > 0 && options.parallelToolCalls !== undefined ? { parallel_tool_calls: options.parallelToolCalls } : {}),
+    ...(tools.length > 0 && options.parallelToolCalls !== undefined
+      ? { parallel_tool_calls: options.parallelToolCalls }
+      : {}),
   };
 }
 
@@ -129,16 +169,29 @@ export class OpenAiChatClient implements LlmPort {
       ...(options.dispatcher ? { fetch: fetchThrough(options.dispatcher) } : {}),
     };
     const { azure } = options;
-    this.client = azure ? new AzureOpenAI({ ...common, endpoint: azure.endpoint, apiVersion: azure.apiVersion, deployment: options.model }) : new OpenAI({ ...common, baseURL: options.baseURL });
-    this.tokenParam = options.tokenParam === 'max_completion_tokens' ? 'max_completion_tokens' : 'max_tokens';
+    this.client = azure
+      ? new AzureOpenAI({
+          ...common,
+          endpoint: azure.endpoint,
+          apiVersion: azure.apiVersion,
+          deployment: options.model,
+        })
+      : new OpenAI({ ...common, baseURL: options.baseURL });
+    this.tokenParam =
+      options.tokenParam === 'max_completion_tokens' ? 'max_completion_tokens' : 'max_tokens';
   }
 
   async complete(request: LlmRequest, signal?: AbortSignal): Promise<LlmResponse> {
-    const completion = await this.create({ ...request, maxTokens: await this.replyBudget(request) }, signal);
+    const completion = await this.create(
+      { ...request, maxTokens: await this.replyBudget(request) },
+      signal,
+    );
     const choice = completion.choices[0];
     if (!choice) throw new LlmRequestError('The model returned no choices.');
     const toolCalls = (choice.message.tool_calls ?? []).flatMap((c) =>
-      c.type === 'function' ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments ?? '' }] : [],
+      c.type === 'function'
+        ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments ?? '' }]
+        : [],
     );
     return {
       content: choice.message.content ?? '',
@@ -155,7 +208,10 @@ export class OpenAiChatClient implements LlmPort {
 
   async fits(request: LlmRequest): Promise<boolean> {
     const { contextTokens } = this.options;
-    return contextTokens === undefined || (await this.estimate(request)) + this.replyFloor(request) <= contextTokens;
+    return (
+      contextTokens === undefined ||
+      (await this.estimate(request)) + this.replyFloor(request) <= contextTokens
+    );
   }
 
   /**
@@ -190,7 +246,10 @@ export class OpenAiChatClient implements LlmPort {
     const wanted = request.maxTokens ?? this.options.maxTokens;
     const { contextTokens } = this.options;
     if (contextTokens === undefined) return wanted;
-    return Math.max(this.replyFloor(request), Math.min(wanted, contextTokens - (await this.estimate(request))));
+    return Math.max(
+      this.replyFloor(request),
+      Math.min(wanted, contextTokens - (await this.estimate(request))),
+    );
   }
 
   /**
@@ -198,26 +257,39 @@ export class OpenAiChatClient implements LlmPort {
    * rather than on every message. Returns what is wrong, with the likely fix, or undefined.
    */
   async checkEndpoint(): Promise<string | undefined> {
-    const where = this.options.azure?.endpoint ?? this.options.baseURL ?? 'https://api.openai.com/v1';
+    const where =
+      this.options.azure?.endpoint ?? this.options.baseURL ?? 'https://api.openai.com/v1';
     try {
-      const models = (await this.client.models.list({ timeout: 5_000, maxRetries: 0 })).data.map((m) => m.id);
+      const models = (await this.client.models.list({ timeout: 5_000, maxRetries: 0 })).data.map(
+        (m) => m.id,
+      );
       // Azure lists base models; OPENAI_MODEL names a deployment, which is not among them.
-      if (this.options.azure || models.length === 0 || models.includes(this.options.model)) return undefined;
+      if (this.options.azure || models.length === 0 || models.includes(this.options.model))
+        return undefined;
       return `${where} does not list the model "${this.options.model}" (OPENAI_MODEL); it lists ${models.slice(0, 5).join(', ')}${models.length > 5 ? ', …' : ''}`;
     } catch (error) {
-      if (error instanceof OpenAI.APIConnectionError) return `${where} could not be reached: is the server running, and is OPENAI_BASE_URL right?`;
-      if (error instanceof OpenAI.APIError && error.status === 404) return `${where}/models answered 404: OPENAI_BASE_URL probably needs /v1 at its end`;
-      if (error instanceof OpenAI.APIError && (error.status === 401 || error.status === 403)) return `${where} refused the API key (${error.status}): check ${keySetting(this.options)}`;
+      if (error instanceof OpenAI.APIConnectionError)
+        return `${where} could not be reached: is the server running, and is OPENAI_BASE_URL right?`;
+      if (error instanceof OpenAI.APIError && error.status === 404)
+        return `${where}/models answered 404: OPENAI_BASE_URL probably needs /v1 at its end`;
+      if (error instanceof OpenAI.APIError && (error.status === 401 || error.status === 403))
+        return `${where} refused the API key (${error.status}): check ${keySetting(this.options)}`;
       return `${where}/models failed: ${translateError(error, this.options).message}`;
     }
   }
 
-  private async create(request: LlmRequest, signal?: AbortSignal): Promise<OpenAI.Chat.Completions.ChatCompletion> {
+  private async create(
+    request: LlmRequest,
+    signal?: AbortSignal,
+  ): Promise<OpenAI.Chat.Completions.ChatCompletion> {
     try {
       // The SDK adds an abort listener to the signal it is given and never removes it: on a turn's
       // (or a lane's) long-lived signal they pile up, one per request. A dependent signal per
       // request takes that listener and is dropped with it.
-      return await this.client.chat.completions.create(chatRequestBody(this.options, request, this.tokenParam), { signal: signal && AbortSignal.any([signal]) });
+      return await this.client.chat.completions.create(
+        chatRequestBody(this.options, request, this.tokenParam),
+        { signal: signal && AbortSignal.any([signal]) },
+      );
     } catch (error) {
       if (!this.switchedTokenParam(error)) throw translateError(error, this.options);
       return this.create(request, signal);
@@ -226,43 +298,76 @@ export class OpenAiChatClient implements LlmPort {
 
   /** On the documented refusal of max_tokens, switches to max_completion_tokens once, for good. */
   private switchedTokenParam(error: unknown): boolean {
-    if ((this.options.tokenParam ?? 'auto') !== 'auto' || this.tokenParam !== 'max_tokens') return false;
-    if (!(error instanceof OpenAI.APIError) || error.status !== 400 || !/max_completion_tokens/.test(error.message)) return false;
+    if ((this.options.tokenParam ?? 'auto') !== 'auto' || this.tokenParam !== 'max_tokens')
+      return false;
+    if (
+      !(error instanceof OpenAI.APIError) ||
+      error.status !== 400 ||
+      !/max_completion_tokens/.test(error.message)
+    )
+      return false;
     this.tokenParam = 'max_completion_tokens';
     return true;
   }
 }
 
-const keySetting = (options: Pick<OpenAiClientOptions, 'azure'>) => (options.azure ? 'AZURE_OPENAI_API_KEY' : 'OPENAI_API_KEY');
+const keySetting = (options: Pick<OpenAiClientOptions, 'azure'>) =>
+  options.azure ? 'AZURE_OPENAI_API_KEY' : 'OPENAI_API_KEY';
 
 /**
  * One sentence for the user: no doubled status code, the hint that helps, and our API key never
  * in it (some servers echo a refused key back in their error text).
  */
-function translateError(error: unknown, options: Pick<OpenAiClientOptions, 'apiKey' | 'azure'>): Error {
+function translateError(
+  error: unknown,
+  options: Pick<OpenAiClientOptions, 'apiKey' | 'azure'>,
+): Error {
   if (error instanceof OpenAI.APIError) {
     // The SDK's message starts with the status; a server's own text often repeats it.
     const stripped = error.message.replace(/^(\d{3}\s+)+/, '');
     const detail = secretMasker([options.apiKey])(stripped);
     const code = typeof error.code === 'string' ? error.code : '';
-    if (code === 'context_length_exceeded' || ((error.status === 400 || error.status === 413) && CONTEXT_LENGTH.test(error.message))) {
+    if (
+      code === 'context_length_exceeded' ||
+      ((error.status === 400 || error.status === 413) && CONTEXT_LENGTH.test(error.message))
+    ) {
       return new ContextLengthError(error.message);
     }
-    if (error instanceof OpenAI.APIConnectionTimeoutError) return new LlmRequestError('the model did not answer in time.');
-    if (error instanceof OpenAI.APIConnectionError) return new LlmRequestError('the model endpoint could not be reached.');
-    if (error.status === 429) return new LlmRequestError('the model endpoint is rate-limiting us (429).', 429);
+    if (error instanceof OpenAI.APIConnectionTimeoutError)
+      return new LlmRequestError('the model did not answer in time.');
+    if (error instanceof OpenAI.APIConnectionError)
+      return new LlmRequestError('the model endpoint could not be reached.');
+    if (error.status === 429)
+      return new LlmRequestError('the model endpoint is rate-limiting us (429).', 429);
     if (error.status === 401 || error.status === 403) {
-      return new LlmRequestError(`the model endpoint refused our API key (${error.status}); whoever runs this bot should check ${keySetting(options)}.`, error.status);
+      return new LlmRequestError(
+        `the model endpoint refused our API key (${error.status}); whoever runs this bot should check ${keySetting(options)}.`,
+        error.status,
+      );
     }
     if (error.status === 404) {
-      return new LlmRequestError(`the model endpoint answered 404 (${detail}): OPENAI_BASE_URL probably needs /v1 at its end, or OPENAI_MODEL names no model there.`, 404);
+      return new LlmRequestError(
+        `the model endpoint answered 404 (${detail}): OPENAI_BASE_URL probably needs /v1 at its end, or OPENAI_MODEL names no model there.`,
+        404,
+      );
     }
     if (/enable-auto-tool-choice|tool-call-parser/.test(error.message)) {
-      return new LlmRequestError('the model server does not parse tool calls; whoever runs it should start vLLM with --enable-auto-tool-choice and a --tool-call-parser for this model.', error.status);
+      return new LlmRequestError(
+        'the model server does not parse tool calls; whoever runs it should start vLLM with --enable-auto-tool-choice and a --tool-call-parser for this model.',
+        error.status,
+      );
     }
-    if (error.status && error.status >= 500) return new LlmRequestError(`the model endpoint had a server error (${error.status}).`, error.status);
-    return new LlmRequestError(`the model endpoint rejected the request (${error.status ?? 'no status'}: ${detail}).`, error.status);
+    if (error.status && error.status >= 500)
+      return new LlmRequestError(
+        `the model endpoint had a server error (${error.status}).`,
+        error.status,
+      );
+    return new LlmRequestError(
+      `the model endpoint rejected the request (${error.status ?? 'no status'}: ${detail}).`,
+      error.status,
+    );
   }
-  if (error instanceof Error && error.name === 'AbortError') return new LlmRequestError('the request was cancelled.');
-  return new LlmRequestError(`unexpected error talking to the model (${error instanceof Error ? error.message : String(error)}).`);
+  if (error instanceof Error && error.name === 'AbortError')
+    return new LlmRequestError('the request was cancelled.');
+  return new LlmRequestError(`unexpected error talking to the model (${errorMessage(error)}).`);
 }

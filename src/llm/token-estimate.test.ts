@@ -17,7 +17,12 @@ describe('promptEstimator', () => {
     system: 'ssss',
     messages: [
       { role: 'user', content: 'uuuu', turn: 1 },
-      { role: 'assistant', content: '', toolCalls: [{ id: 'c', name: 'n', arguments: '{}' }], turn: 1 },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ id: 'c', name: 'n', arguments: '{}' }],
+        turn: 1,
+      },
     ],
     tools: [{ name: 't', description: 'd', parameters: {} }],
     toolChoice: 'auto',
@@ -34,7 +39,10 @@ describe('promptEstimator', () => {
     const estimate = promptEstimator((text) => (seen.push(text), text.length));
     estimate(request);
     seen.length = 0;
-    const next = { ...request, messages: [...request.messages, { role: 'user' as const, content: 'vv', turn: 2 }] };
+    const next = {
+      ...request,
+      messages: [...request.messages, { role: 'user' as const, content: 'vv', turn: 2 }],
+    };
     expect(estimate(next)).toBe(expected + 4 + 2);
     expect(seen).toEqual(['ssss', 'vv']);
     // Another tool list (another turn's, or a changed server) is counted.

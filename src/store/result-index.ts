@@ -4,7 +4,10 @@ import type { PrismaClient } from './generated/client.ts';
 
 /** Characters per indexed piece of a result; each piece also reads on into the next by OVERLAP. */
 export const CHUNK_CHARS = 8_000;
-/** Longer than any word worth finding, so a word cut by a piece boundary is whole in the piece before. */
+/**
+ * Longer than any word worth finding, so a word cut by a piece boundary is whole in the piece
+ * before.
+ */
 const OVERLAP = 200;
 /**
  * PostgreSQL counts characters, get_continuation counts UTF-16 code units: removing every
@@ -12,7 +15,10 @@ const OVERLAP = 200;
  */
 export const NOT_ASTRAL = '[^\\U00010000-\\U0010FFFF]';
 
-/** A piece of a result to index: its text, and where it starts in UTF-16 code units (get_continuation's offsets). */
+/**
+ * A piece of a result to index: its text, and where it starts in UTF-16 code units
+ * (get_continuation's offsets).
+ */
 export interface IndexPiece {
   start_offset: number;
   body: string;
@@ -34,7 +40,9 @@ export function indexPieces(content: string): IndexPiece[] {
   return pieces;
 }
 
-/** Results read per batch: a few, and never many megabytes at once (a stored result may be 5 MB). */
+/**
+ * Results read per batch: a few, and never many megabytes at once (a stored result may be 5 MB).
+ */
 const BATCH_ROWS = 8;
 const BATCH_CHARS = 4_000_000;
 
@@ -52,7 +60,9 @@ export class ResultIndexer {
     private readonly logger: Logger,
   ) {}
 
-  /** Indexes pending results, a batch at a time, until none is left; returns how many it indexed. */
+  /**
+   * Indexes pending results, a batch at a time, until none is left; returns how many it indexed.
+   */
   async indexPending(): Promise<number> {
     let total = 0;
     for (;;) {
@@ -66,7 +76,9 @@ export class ResultIndexer {
   start(intervalMs = 500): void {
     this.timer = setInterval(() => {
       this.running ??= this.indexPending()
-        .catch((error: Error) => this.logger.warn('Could not index tool results', { error: error.message }))
+        .catch((error: Error) =>
+          this.logger.warn('Could not index tool results', { error: error.message }),
+        )
         .finally(() => (this.running = undefined));
     }, intervalMs).unref();
   }
@@ -82,13 +94,17 @@ export class ResultIndexer {
    * come to nothing. No lock is held while the text is cut.
    */
   private async indexBatch(): Promise<number> {
-    const batch = await this.prisma.$queryRaw<Array<{ id: bigint; content: string; derived: boolean }>>`
+    const batch = await this.prisma.$queryRaw<
+      Array<{ id: bigint; content: string; derived: boolean }>
+    >`
       SELECT id, content, derived FROM (
         SELECT id, content, derived, sum(content_chars) OVER (ORDER BY id) - content_chars AS before
           FROM tool_results WHERE NOT indexed ORDER BY id LIMIT ${BATCH_ROWS}
       ) b WHERE before < ${BATCH_CHARS}`;
     if (batch.length === 0) return 0;
-    const pieces = batch.filter((r) => !r.derived).flatMap((r) => indexPieces(r.content).map((p) => ({ result_id: String(r.id), ...p })));
+    const pieces = batch
+      .filter((r) => !r.derived)
+      .flatMap((r) => indexPieces(r.content).map((p) => ({ result_id: String(r.id), ...p })));
     await this.prisma.$executeRaw`
       WITH claimed AS (
         UPDATE tool_results SET indexed = true

@@ -1,12 +1,14 @@
-import type { ChannelScope, Conversation, ConversationKey, Message, ToolCall } from '../core/ports/conversation.ts';
+import type {
+  Conversation,
+  ConversationKey,
+  Message,
+  ToolCall,
+} from '../core/ports/conversation.ts';
 import type { StepRecords, StorePort } from '../core/ports/store.ts';
-import { conversationAt } from './conversations.ts';
+import { channelKeyOf, conversationAt } from './conversations.ts';
 import { GroupCommit } from './group-commit.ts';
 import { storedResultIn } from './stored-result.ts';
 import type { PrismaClient } from './generated/client.ts';
-
-/** Scope of search and continuation lookup: one channel of one workspace of one platform. */
-export const channelKeyOf = (key: ChannelScope): string => JSON.stringify([key.platform, key.workspace, key.channel]);
 
 interface MessageRow {
   id: bigint;
@@ -21,7 +23,12 @@ interface MessageRow {
 function toMessage(row: MessageRow): Message {
   switch (row.role) {
     case 'tool':
-      return { role: 'tool', toolCallId: row.tool_call_id ?? '', content: row.content, turn: row.turn };
+      return {
+        role: 'tool',
+        toolCallId: row.tool_call_id ?? '',
+        content: row.content,
+        turn: row.turn,
+      };
     case 'assistant':
       return row.tool_calls?.length
         ? { role: 'assistant', content: row.content, toolCalls: row.tool_calls, turn: row.turn }
@@ -56,7 +63,10 @@ export class TranscriptStore implements StorePort {
   /** Most recently used last; the oldest entry goes when the cache is full. */
   private readonly transcripts = new Map<string, CachedTranscript>();
   /** Steps of turns running at once are written together (see GroupCommit). */
-  private readonly steps = new GroupCommit<Step>((steps) => this.writeSteps(steps), { inFlight: 2, maxBatch: 64 });
+  private readonly steps = new GroupCommit<Step>((steps) => this.writeSteps(steps), {
+    inFlight: 2,
+    maxBatch: 64,
+  });
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -77,12 +87,18 @@ export class TranscriptStore implements StorePort {
     const rows = await this.prisma.$queryRaw<MessageRow[]>`
       SELECT id, turn, role, content, tool_calls, tool_call_id, inbox_id FROM transcript_messages
        WHERE conversation_id = ${conversation.id}::uuid AND id > ${cached.lastId} ORDER BY id`;
-    const next = rows.length ? { messages: [...cached.messages, ...rows.map(toMessage)], lastId: rows.at(-1)!.id } : cached;
+    const next = rows.length
+      ? { messages: [...cached.messages, ...rows.map(toMessage)], lastId: rows.at(-1)!.id }
+      : cached;
     this.remember(conversation.id, next);
     return [...next.messages];
   }
 
-  appendMessages(conversation: Conversation, messages: Message[], records: StepRecords = {}): Promise<void> {
+  appendMessages(
+    conversation: Conversation,
+    messages: Message[],
+    records: StepRecords = {},
+  ): Promise<void> {
     return this.steps.submit({ conversation, messages, records });
   }
 
@@ -106,7 +122,8 @@ export class TranscriptStore implements StorePort {
         inbox_id: m.role === 'user' && m.inboxId !== undefined ? m.inboxId : null,
       })),
     );
-    const resultsOf = ({ conversation, records }: Step) => (records.results ?? []).map((r) => ({ conversation, r }));
+    const resultsOf = ({ conversation, records }: Step) =>
+      (records.results ?? []).map((r) => ({ conversation, r }));
     const results = steps.flatMap(resultsOf).map(({ conversation, r }) => ({
       conversation_id: conversation.id,
       channel_key: channelKeyOf(conversation),
@@ -117,9 +134,19 @@ export class TranscriptStore implements StorePort {
       duration_ms: Math.round(r.durationMs),
     }));
     const binaries = steps.flatMap(resultsOf).flatMap(({ conversation, r }) =>
-      (r.binaries ?? []).map((b, position) => ({ conversation_id: conversation.id, tool_call_id: r.toolCallId, position, kind: b.kind, mime_type: b.mimeType ?? null, size_bytes: b.sizeBytes, base64: b.base64 ?? null })),
+      (r.binaries ?? []).map((b, position) => ({
+        conversation_id: conversation.id,
+        tool_call_id: r.toolCallId,
+        position,
+        kind: b.kind,
+        mime_type: b.mimeType ?? null,
+        size_bytes: b.sizeBytes,
+        base64: b.base64 ?? null,
+      })),
     );
-    const usage = steps.flatMap(({ conversation, records }) => (records.usage ? [{ ...records.usage, conversation_id: conversation.id }] : []));
+    const usage = steps.flatMap(({ conversation, records }) =>
+      records.usage ? [{ ...records.usage, conversation_id: conversation.id }] : [],
+    );
     const conversations = steps.map((s) => s.conversation.id);
     await this.prisma.$executeRaw`
       WITH input AS (
@@ -157,13 +184,17 @@ export class TranscriptStore implements StorePort {
       UPDATE conversations SET updated_at = now() WHERE id = ANY(${conversations}::uuid[])`;
   }
 
-  async readToolResult(conversation: Conversation, toolCallId: string): Promise<string | undefined> {
+  async readToolResult(
+    conversation: Conversation,
+    toolCallId: string,
+  ): Promise<string | undefined> {
     return (await storedResultIn(this.prisma, conversation, toolCallId, conversation.id))?.content;
   }
 
   private remember(conversationId: string, transcript: CachedTranscript): void {
     this.transcripts.delete(conversationId);
     this.transcripts.set(conversationId, transcript);
-    if (this.transcripts.size > (this.options.cachedTranscripts ?? 256)) this.transcripts.delete(this.transcripts.keys().next().value!);
+    if (this.transcripts.size > (this.options.cachedTranscripts ?? 256))
+      this.transcripts.delete(this.transcripts.keys().next().value!);
   }
 }

@@ -13,7 +13,8 @@ export class ToolRegistry implements ToolPort {
   private tools(): Map<string, Tool> {
     const byName = new Map<string, Tool>();
     for (const source of this.sources) {
-      for (const tool of source.tools()) if (!byName.has(tool.spec.name)) byName.set(tool.spec.name, tool);
+      for (const tool of source.tools())
+        if (!byName.has(tool.spec.name)) byName.set(tool.spec.name, tool);
     }
     return byName;
   }

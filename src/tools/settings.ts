@@ -8,8 +8,44 @@ export interface ToolSettings {
   mcpOptional: boolean;
   /** Bytes of each image, audio or blob a tool returns that are kept. */
   binaryMaxBytes: number;
-  /** One stdio message from an MCP server: room for a result up to the store's cap, and its kept bytes. */
+  /**
+   * One stdio message from an MCP server: room for a result up to the store's cap, and its kept
+   * bytes.
+   */
   maxMessageBytes: number;
+  oauth: McpOAuthSettings;
+}
+
+/** How Spool keeps OAuth tokens and presents itself to authorization servers. */
+export interface McpOAuthSettings {
+  /** MCP_OAUTH_KEY: 32 bytes sealing every stored token; unset, no token is kept. */
+  key?: Buffer;
+  /** Where an operator's browser is sent back with the code. */
+  redirectUrl: string;
+  /** An https address serving Spool's client metadata document (CIMD). */
+  clientMetadataUrl?: string;
+}
+
+/** A loopback address `mcp login` listens on itself; any port is allowed for one (RFC 8252). */
+export const DEFAULT_OAUTH_REDIRECT_URL = 'http://127.0.0.1:33418/callback';
+
+function oauthSettings(r: SettingsReader): McpOAuthSettings {
+  const encoded = r.string('MCP_OAUTH_KEY');
+  const key = encoded === undefined ? undefined : Buffer.from(encoded, 'base64');
+  // Never echo the value.
+  if (key && key.length !== 32)
+    r.problem('MCP_OAUTH_KEY must be 32 bytes in base64 (openssl rand -base64 32)');
+  const clientMetadataUrl = r.url('MCP_OAUTH_CLIENT_METADATA_URL');
+  if (
+    clientMetadataUrl &&
+    (!clientMetadataUrl.startsWith('https://') || new URL(clientMetadataUrl).pathname === '/')
+  )
+    r.problem('MCP_OAUTH_CLIENT_METADATA_URL must be an https URL with a path');
+  return {
+    key: key?.length === 32 ? key : undefined,
+    redirectUrl: r.url('MCP_OAUTH_REDIRECT_URL') ?? DEFAULT_OAUTH_REDIRECT_URL,
+    clientMetadataUrl,
+  };
 }
 
 /** `storeMaxChars`: the longest result the store keeps (the agent's section). */
@@ -21,7 +57,9 @@ export function toolSettings(r: SettingsReader, storeMaxChars: number): ToolSett
     mcpConfigPath: path ?? (existsSync('mcp.json') ? 'mcp.json' : undefined),
     mcpOptional: r.flag('MCP_OPTIONAL', false),
     binaryMaxBytes,
-    // A char takes up to 3 bytes of UTF-8 (more escaped, so the cap is not exact), kept bytes 4/3 as base64.
+    // A char takes up to 3 bytes of UTF-8 (more escaped, so the cap is not exact), kept bytes 4/3
+    // as base64.
     maxMessageBytes: 3 * storeMaxChars + 2 * binaryMaxBytes + 1_048_576,
+    oauth: oauthSettings(r),
   };
 }

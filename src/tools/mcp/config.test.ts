@@ -9,17 +9,101 @@ describe('parseMcpConfig', () => {
   it('reads stdio and http servers in the Claude Desktop format', () => {
     const config = parse(
       {
-        fs: { command: 'npx', args: ['-y', 'server', '${HOME_DIR}'], env: { TOKEN: '${GH_TOKEN}' }, timeoutMs: 5000, allowedTools: ['read'] },
-        remote: { url: 'https://example.test/mcp', headers: { Authorization: 'Bearer ${API:-none}' } },
+        fs: {
+          command: 'npx',
+          args: ['-y', 'server', '${HOME_DIR}'],
+          env: { TOKEN: '${GH_TOKEN}' },
+          timeoutMs: 5000,
+          allowedTools: ['read'],
+        },
+        remote: {
+          url: 'https://example.test/mcp',
+          headers: { Authorization: 'Bearer ${API:-none}' },
+        },
         legacy: { type: 'sse', url: 'https://example.test/sse' },
       },
       { HOME_DIR: '/home/me', GH_TOKEN: 'ghp_x' },
     );
     expect(config.problems).toEqual([]);
     expect(config.servers).toEqual([
-      { kind: 'stdio', name: 'fs', command: 'npx', args: ['-y', 'server', '/home/me'], env: { TOKEN: 'ghp_x' }, cwd: '/etc/spool', timeoutMs: 5000, allowedTools: ['read'], blockedTools: undefined },
-      { kind: 'http', name: 'remote', url: new URL('https://example.test/mcp'), headers: { Authorization: 'Bearer none' }, transport: 'streamable-http', timeoutMs: 60_000, allowedTools: undefined, blockedTools: undefined },
-      { kind: 'http', name: 'legacy', url: new URL('https://example.test/sse'), headers: {}, transport: 'sse', timeoutMs: 60_000, allowedTools: undefined, blockedTools: undefined },
+      {
+        kind: 'stdio',
+        name: 'fs',
+        command: 'npx',
+        args: ['-y', 'server', '/home/me'],
+        env: { TOKEN: 'ghp_x' },
+        cwd: '/etc/spool',
+        timeoutMs: 5000,
+        maxTimeoutMs: 600_000,
+        allowedTools: ['read'],
+        blockedTools: undefined,
+      },
+      {
+        kind: 'http',
+        name: 'remote',
+        url: new URL('https://example.test/mcp'),
+        headers: { Authorization: 'Bearer none' },
+        transport: 'streamable-http',
+        timeoutMs: 60_000,
+        maxTimeoutMs: 600_000,
+        allowedTools: undefined,
+        blockedTools: undefined,
+      },
+      {
+        kind: 'http',
+        name: 'legacy',
+        url: new URL('https://example.test/sse'),
+        headers: {},
+        transport: 'sse',
+        oauth: { grant: 'authorization_code' },
+        timeoutMs: 60_000,
+        maxTimeoutMs: 600_000,
+        allowedTools: undefined,
+        blockedTools: undefined,
+      },
+    ]);
+  });
+
+  it('reads OAuth clients, their secrets from the environment, and names each bad entry', () => {
+    const config = parse(
+      {
+        machine: {
+          url: 'https://a.test/mcp',
+          oauth: { grant: 'client_credentials', clientId: 'spool', clientSecret: '${SECRET}' },
+        },
+        signed: {
+          url: 'https://a.test/mcp',
+          oauth: {
+            grant: 'client_credentials',
+            clientId: 'spool',
+            privateKey: '${PEM}',
+            signingAlgorithm: 'ES256',
+          },
+        },
+        both: { url: 'https://a.test/mcp', headers: { authorization: 'x' }, oauth: {} },
+        nosecret: {
+          url: 'https://a.test/mcp',
+          oauth: { grant: 'client_credentials', clientId: 'x' },
+        },
+        noid: { url: 'https://a.test/mcp', oauth: { clientSecret: 'x' } },
+        typo: { url: 'https://a.test/mcp', oauth: { clientID: 'x', grant: 'password' } },
+      },
+      { SECRET: 's3cret', PEM: '-----BEGIN PRIVATE KEY-----' },
+    );
+    expect(config.servers.map((s) => s.kind === 'http' && s.oauth)).toEqual([
+      { grant: 'client_credentials', clientId: 'spool', clientSecret: 's3cret' },
+      {
+        grant: 'client_credentials',
+        clientId: 'spool',
+        privateKey: '-----BEGIN PRIVATE KEY-----',
+        signingAlgorithm: 'ES256',
+      },
+    ]);
+    expect(config.problems).toEqual([
+      'MCP server "both": give "oauth" or an Authorization header, not both',
+      'MCP server "nosecret": "oauth.grant" client_credentials needs "clientSecret" or "privateKey" (one)',
+      'MCP server "noid": "oauth.clientSecret" and "oauth.privateKey" need "oauth.clientId"',
+      'MCP server "typo": unknown "oauth" key "clientID" (allowed: grant, clientId, clientSecret, privateKey, signingAlgorithm, scope)',
     ]);
   });
 
@@ -34,33 +118,50 @@ describe('parseMcpConfig', () => {
       missing: { command: '${NOPE}' },
       leak: { command: 'x', env: { KEY: '${OPENAI_API_KEY}' } },
       badTimeout: { command: 'x', timeoutMs: -1 },
+      badMax: { command: 'x', timeoutMs: 5_000, maxTimeoutMs: 1_000 },
       badUrl: { url: 'ftp://x' },
       good: { command: 'ok' },
     });
     expect(config.servers.map((s) => s.name)).toEqual(['good']);
     expect(config.problems).toEqual([
-      'MCP server "typo": unknown key "comand" (allowed: type, command, args, env, cwd, enabled, timeoutMs, allowedTools, blockedTools)',
-      'MCP server "extra": unknown key "colour" (allowed: type, command, args, env, cwd, enabled, timeoutMs, allowedTools, blockedTools)',
+      'MCP server "typo": unknown key "comand" (allowed: type, command, args, env, cwd, enabled, timeoutMs, maxTimeoutMs, allowedTools, blockedTools)',
+      'MCP server "extra": unknown key "colour" (allowed: type, command, args, env, cwd, enabled, timeoutMs, maxTimeoutMs, allowedTools, blockedTools)',
       'MCP server "missing": ${NOPE} is not set',
-      "MCP server \"leak\": ${OPENAI_API_KEY} is Spool's own secret and is never passed to a tool server",
+      'MCP server "leak": ${OPENAI_API_KEY} is Spool\'s own secret and is never passed to a tool server',
       'MCP server "badTimeout": "timeoutMs" must be a positive whole number',
+      'MCP server "badMax": "maxTimeoutMs" must be a whole number no smaller than "timeoutMs"',
       'MCP server "badUrl": "url" must be http(s)',
     ]);
   });
 
   it('fails as a whole only on a file that is not a config, saying where', () => {
-    expect(() => parseMcpConfig('{\n  "mcpServers": {\n    "fs": { "command": "x", }\n  }\n}', 'mcp.json', {}, SECRETS)).toThrow(/^mcp\.json is not valid JSON at line 3, column 29: /);
+    expect(() =>
+      parseMcpConfig(
+        '{\n  "mcpServers": {\n    "fs": { "command": "x", }\n  }\n}',
+        'mcp.json',
+        {},
+        SECRETS,
+      ),
+    ).toThrow(/^mcp\.json is not valid JSON at line 3, column 29: /);
     expect(() => parseMcpConfig('{oops', 'mcp.json', {}, SECRETS)).toThrow(McpConfigError);
-    expect(() => parseMcpConfig('{"tools": {}}', 'mcp.json', {}, SECRETS)).toThrow('mcp.json must have an "mcpServers" object (or VS Code\'s "servers")');
+    expect(() => parseMcpConfig('{"tools": {}}', 'mcp.json', {}, SECRETS)).toThrow(
+      'mcp.json must have an "mcpServers" object (or VS Code\'s "servers")',
+    );
   });
 
   it("reads VS Code's servers form and Cursor's ${env:VAR}", () => {
-    const text = JSON.stringify({ servers: { fs: { type: 'stdio', command: 'npx', args: ['-y', 'server', '${env:ROOT}'] } } });
+    const text = JSON.stringify({
+      servers: { fs: { type: 'stdio', command: 'npx', args: ['-y', 'server', '${env:ROOT}'] } },
+    });
     const config = parseMcpConfig(text, '/etc/spool/mcp.json', { ROOT: '/srv' }, SECRETS);
     expect(config.problems).toEqual([]);
-    expect(config.servers).toMatchObject([{ kind: 'stdio', name: 'fs', command: 'npx', args: ['-y', 'server', '/srv'] }]);
-    expect(parse({ leak: { command: 'x', env: { K: '${env:OPENAI_API_KEY}' } } }).problems).toEqual([
-      "MCP server \"leak\": ${OPENAI_API_KEY} is Spool's own secret and is never passed to a tool server",
+    expect(config.servers).toMatchObject([
+      { kind: 'stdio', name: 'fs', command: 'npx', args: ['-y', 'server', '/srv'] },
     ]);
+    expect(parse({ leak: { command: 'x', env: { K: '${env:OPENAI_API_KEY}' } } }).problems).toEqual(
+      [
+        'MCP server "leak": ${OPENAI_API_KEY} is Spool\'s own secret and is never passed to a tool server',
+      ],
+    );
   });
 });

@@ -1,9 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { errorMessage } from '../../core/errors.ts';
 
 interface ServerCommon {
   name: string;
+  /** A call with no word from the server for this long is cancelled. */
   timeoutMs: number;
+  /** A call that keeps reporting progress is cancelled after this long all the same. */
+  maxTimeoutMs: number;
   allowedTools?: string[];
   blockedTools?: string[];
 }
@@ -22,6 +26,25 @@ export interface HttpServerConfig extends ServerCommon {
   headers: Record<string, string>;
   /** 'sse' when the config says so; otherwise Streamable HTTP, falling back to SSE. */
   transport: 'streamable-http' | 'sse';
+  /** How Spool authorizes itself; absent when a static `Authorization` header does it. */
+  oauth?: OAuthConfig;
+}
+
+/**
+ * OAuth for an HTTP server. With nothing configured Spool still answers a 401: it discovers the
+ * authorization server and identifies itself by its client metadata document or by registering,
+ * and an operator logs in once (`spool mcp login`).
+ */
+export interface OAuthConfig {
+  /** `authorization_code`: an operator logs in. `client_credentials`: Spool is the client itself. */
+  grant: 'authorization_code' | 'client_credentials';
+  /** A client registered in advance with the authorization server. */
+  clientId?: string;
+  clientSecret?: string;
+  /** A PEM private key: the client authenticates with a signed JWT (private_key_jwt). */
+  privateKey?: string;
+  signingAlgorithm?: string;
+  scope?: string;
 }
 
 export type McpServerConfig = StdioServerConfig | HttpServerConfig;
@@ -33,10 +56,13 @@ export interface McpConfig {
 }
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
+/** How long a call that reports progress may run in all, unless `maxTimeoutMs` says otherwise. */
+export const DEFAULT_MAX_TOOL_TIMEOUT_MS = 600_000;
 
 const STDIO_KEYS = ['type', 'command', 'args', 'env', 'cwd'];
-const HTTP_KEYS = ['type', 'url', 'headers'];
-const COMMON_KEYS = ['enabled', 'timeoutMs', 'allowedTools', 'blockedTools'];
+const HTTP_KEYS = ['type', 'url', 'headers', 'oauth'];
+const OAUTH_KEYS = ['grant', 'clientId', 'clientSecret', 'privateKey', 'signingAlgorithm', 'scope'];
+const COMMON_KEYS = ['enabled', 'timeoutMs', 'maxTimeoutMs', 'allowedTools', 'blockedTools'];
 
 export class McpConfigError extends Error {
   override readonly name = 'McpConfigError';
@@ -49,55 +75,170 @@ type Env = Record<string, string | undefined>;
  * secrets are refused: a tool server must never see them, even when a config asks for them.
  */
 function expand(value: string, env: Env, secretNames: ReadonlySet<string>): string {
-  return value.replace(/\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => {
-    if (secretNames.has(name)) throw new McpConfigError(`\${${name}} is Spool's own secret and is never passed to a tool server`);
-    const found = env[name];
-    if (found !== undefined && found !== '') return found;
-    if (fallback !== undefined) return fallback;
-    throw new McpConfigError(`\${${name}} is not set`);
-  });
+  return value.replace(
+    /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+    (_, name: string, fallback: string | undefined) => {
+      if (secretNames.has(name))
+        throw new McpConfigError(
+          `\${${name}} is Spool's own secret and is never passed to a tool server`,
+        );
+      const found = env[name];
+      if (found !== undefined && found !== '') return found;
+      if (fallback !== undefined) return fallback;
+      throw new McpConfigError(`\${${name}} is not set`);
+    },
+  );
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function stringList(value: unknown, key: string): string[] | undefined {
   if (value === undefined) return undefined;
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new McpConfigError(`"${key}" must be an array of strings`);
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
+    throw new McpConfigError(`"${key}" must be an array of strings`);
   return value;
 }
 
-function stringMap(value: unknown, key: string, env: Env, secrets: ReadonlySet<string>): Record<string, string> {
+function stringMap(
+  value: unknown,
+  key: string,
+  env: Env,
+  secrets: ReadonlySet<string>,
+): Record<string, string> {
   if (value === undefined) return {};
-  if (!isObject(value) || !Object.values(value).every((v) => typeof v === 'string')) throw new McpConfigError(`"${key}" must map names to strings`);
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v as string, env, secrets)]));
+  if (!isObject(value) || !Object.values(value).every((v) => typeof v === 'string'))
+    throw new McpConfigError(`"${key}" must map names to strings`);
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, expand(v as string, env, secrets)]),
+  );
 }
 
-function parseServer(name: string, raw: unknown, baseDir: string, env: Env, secrets: ReadonlySet<string>): McpServerConfig | undefined {
+function parseServer(
+  name: string,
+  raw: unknown,
+  baseDir: string,
+  env: Env,
+  secrets: ReadonlySet<string>,
+): McpServerConfig | undefined {
   if (!isObject(raw)) throw new McpConfigError('must be an object');
   if (raw.enabled === false) return undefined;
-  if (raw.enabled !== undefined && typeof raw.enabled !== 'boolean') throw new McpConfigError('"enabled" must be true or false');
-  const isHttp = raw.url !== undefined || raw.type === 'http' || raw.type === 'sse' || raw.type === 'streamable-http';
+  if (raw.enabled !== undefined && typeof raw.enabled !== 'boolean')
+    throw new McpConfigError('"enabled" must be true or false');
+  const isHttp =
+    raw.url !== undefined ||
+    raw.type === 'http' ||
+    raw.type === 'sse' ||
+    raw.type === 'streamable-http';
   const allowed = [...(isHttp ? HTTP_KEYS : STDIO_KEYS), ...COMMON_KEYS];
   const unknown = Object.keys(raw).filter((k) => !allowed.includes(k));
-  if (unknown.length > 0) throw new McpConfigError(`unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${allowed.join(', ')})`);
+  if (unknown.length > 0)
+    throw new McpConfigError(
+      `unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${allowed.join(', ')})`,
+    );
   const timeoutMs = raw.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
-  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new McpConfigError('"timeoutMs" must be a positive whole number');
-  const common = { name, timeoutMs, allowedTools: stringList(raw.allowedTools, 'allowedTools'), blockedTools: stringList(raw.blockedTools, 'blockedTools') };
+  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs <= 0)
+    throw new McpConfigError('"timeoutMs" must be a positive whole number');
+  const maxTimeoutMs = raw.maxTimeoutMs ?? Math.max(timeoutMs, DEFAULT_MAX_TOOL_TIMEOUT_MS);
+  if (
+    typeof maxTimeoutMs !== 'number' ||
+    !Number.isInteger(maxTimeoutMs) ||
+    maxTimeoutMs < timeoutMs
+  )
+    throw new McpConfigError('"maxTimeoutMs" must be a whole number no smaller than "timeoutMs"');
+  const common = {
+    name,
+    timeoutMs,
+    maxTimeoutMs,
+    allowedTools: stringList(raw.allowedTools, 'allowedTools'),
+    blockedTools: stringList(raw.blockedTools, 'blockedTools'),
+  };
+  return isHttp
+    ? httpServer(raw, common, env, secrets)
+    : stdioServer(raw, common, baseDir, env, secrets);
+}
 
-  if (isHttp) {
-    if (typeof raw.url !== 'string') throw new McpConfigError('"url" must be a string');
-    let url: URL;
-    try {
-      url = new URL(expand(raw.url, env, secrets));
-    } catch (error) {
-      throw error instanceof McpConfigError ? error : new McpConfigError(`"url" is not a valid URL`);
-    }
-    if (!['http:', 'https:'].includes(url.protocol)) throw new McpConfigError('"url" must be http(s)');
-    return { kind: 'http', ...common, url, headers: stringMap(raw.headers, 'headers', env, secrets), transport: raw.type === 'sse' ? 'sse' : 'streamable-http' };
+type CommonConfig = Pick<
+  McpServerConfig,
+  'name' | 'timeoutMs' | 'maxTimeoutMs' | 'allowedTools' | 'blockedTools'
+>;
+
+function httpServer(
+  raw: Record<string, unknown>,
+  common: CommonConfig,
+  env: Env,
+  secrets: ReadonlySet<string>,
+): McpServerConfig {
+  if (typeof raw.url !== 'string') throw new McpConfigError('"url" must be a string');
+  let url: URL;
+  try {
+    url = new URL(expand(raw.url, env, secrets));
+  } catch (error) {
+    throw error instanceof McpConfigError ? error : new McpConfigError(`"url" is not a valid URL`);
   }
-  if (raw.type !== undefined && raw.type !== 'stdio') throw new McpConfigError(`"type" must be stdio, http or sse`);
-  if (typeof raw.command !== 'string' || !raw.command.trim()) throw new McpConfigError('"command" must be a non-empty string (or give "url" for a remote server)');
-  const cwd = raw.cwd === undefined ? baseDir : typeof raw.cwd === 'string' ? resolve(baseDir, expand(raw.cwd, env, secrets)) : undefined;
+  if (!['http:', 'https:'].includes(url.protocol))
+    throw new McpConfigError('"url" must be http(s)');
+  const headers = stringMap(raw.headers, 'headers', env, secrets);
+  const staticAuthorization = Object.keys(headers).some((h) => h.toLowerCase() === 'authorization');
+  if (staticAuthorization && raw.oauth !== undefined)
+    throw new McpConfigError('give "oauth" or an Authorization header, not both');
+  return {
+    kind: 'http',
+    ...common,
+    url,
+    headers,
+    transport: raw.type === 'sse' ? 'sse' : 'streamable-http',
+    ...(staticAuthorization ? {} : { oauth: oauthConfig(raw.oauth ?? {}, env, secrets) }),
+  };
+}
+
+function oauthConfig(raw: unknown, env: Env, secrets: ReadonlySet<string>): OAuthConfig {
+  if (!isObject(raw)) throw new McpConfigError('"oauth" must be an object');
+  const unknown = Object.keys(raw).filter((k) => !OAUTH_KEYS.includes(k));
+  if (unknown.length > 0)
+    throw new McpConfigError(
+      `unknown "oauth" key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${OAUTH_KEYS.join(', ')})`,
+    );
+  const fields = stringMap(
+    Object.fromEntries(Object.entries(raw).filter(([k]) => k !== 'grant')),
+    'oauth',
+    env,
+    secrets,
+  );
+  const grant = raw.grant ?? 'authorization_code';
+  if (grant !== 'authorization_code' && grant !== 'client_credentials')
+    throw new McpConfigError('"oauth.grant" must be authorization_code or client_credentials');
+  const config: OAuthConfig = { grant, ...fields };
+  if (config.grant === 'client_credentials' && !config.clientId)
+    throw new McpConfigError('"oauth.grant" client_credentials needs "clientId"');
+  if (config.grant === 'client_credentials' && !config.clientSecret === !config.privateKey)
+    throw new McpConfigError(
+      '"oauth.grant" client_credentials needs "clientSecret" or "privateKey" (one)',
+    );
+  if ((config.clientSecret || config.privateKey) && !config.clientId)
+    throw new McpConfigError('"oauth.clientSecret" and "oauth.privateKey" need "oauth.clientId"');
+  return config;
+}
+
+function stdioServer(
+  raw: Record<string, unknown>,
+  common: CommonConfig,
+  baseDir: string,
+  env: Env,
+  secrets: ReadonlySet<string>,
+): McpServerConfig {
+  if (raw.type !== undefined && raw.type !== 'stdio')
+    throw new McpConfigError(`"type" must be stdio, http or sse`);
+  if (typeof raw.command !== 'string' || !raw.command.trim())
+    throw new McpConfigError(
+      '"command" must be a non-empty string (or give "url" for a remote server)',
+    );
+  const cwd =
+    raw.cwd === undefined
+      ? baseDir
+      : typeof raw.cwd === 'string'
+        ? resolve(baseDir, expand(raw.cwd, env, secrets))
+        : undefined;
   if (cwd === undefined) throw new McpConfigError('"cwd" must be a string');
   return {
     kind: 'stdio',
@@ -123,16 +264,22 @@ function whereInText(text: string, message: string): string {
  * as a whole. Relative paths (`cwd`) resolve from the file's folder, which is also the default
  * working directory.
  */
-export function parseMcpConfig(text: string, path: string, env: Env, secretNames: ReadonlySet<string>): McpConfig {
+export function parseMcpConfig(
+  text: string,
+  path: string,
+  env: Env,
+  secretNames: ReadonlySet<string>,
+): McpConfig {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    const message = (error as Error).message;
+    const message = errorMessage(error);
     throw new McpConfigError(`${path} is not valid JSON${whereInText(text, message)}: ${message}`);
   }
   const servers = isObject(json) ? (json.mcpServers ?? json.servers) : undefined;
-  if (!isObject(servers)) throw new McpConfigError(`${path} must have an "mcpServers" object (or VS Code's "servers")`);
+  if (!isObject(servers))
+    throw new McpConfigError(`${path} must have an "mcpServers" object (or VS Code's "servers")`);
   const baseDir = dirname(resolve(path));
   const config: McpConfig = { servers: [], problems: [] };
   for (const [name, raw] of Object.entries(servers)) {
@@ -147,12 +294,18 @@ export function parseMcpConfig(text: string, path: string, env: Env, secretNames
   return config;
 }
 
-export async function loadMcpConfig(path: string, env: Env, secretNames: ReadonlySet<string>): Promise<McpConfig> {
+export async function loadMcpConfig(
+  path: string,
+  env: Env,
+  secretNames: ReadonlySet<string>,
+): Promise<McpConfig> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new McpConfigError(`${path} could not be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new McpConfigError(
+      `${path} could not be read (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)})`,
+    );
   }
   return parseMcpConfig(text, path, env, secretNames);
 }

@@ -1,15 +1,30 @@
+import {
+  UnauthorizedError,
+  type OAuthClientProvider,
+} from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../core/logger.ts';
-import type { ToolOutcome } from '../../core/ports/tools.ts';
+import type { ToolOutcome, ToolProgress } from '../../core/ports/tools.ts';
 import { errorResult } from '../../core/ports/tools.ts';
 import type { McpServerConfig } from './config.ts';
+import { loginCommand, StoredOAuthProvider } from './oauth.ts';
 import { toOutcome } from './result.ts';
 import { connectTransport } from './transport.ts';
+import { errorMessage } from '../../core/errors.ts';
 
-type ConnectionState = 'connecting' | 'ready' | 'down' | 'closed';
+type ConnectionState = 'connecting' | 'ready' | 'down' | 'needs_login' | 'closed';
 
-/** How much of a server's output Spool takes in: one stdio message, and the bytes of one binary part it keeps. */
+/**
+ * How much of a server's output Spool takes in: one stdio message, and the bytes of one binary part
+ * it keeps.
+ */
 export interface McpLimits {
   maxMessageBytes: number;
   binaryMaxBytes: number;
@@ -26,6 +41,8 @@ const MAX_RETRY_MS = 30_000;
 export class McpServerConnection {
   state: ConnectionState = 'connecting';
   tools: McpTool[] = [];
+  /** The resources the server lists (its first page), when it serves resources at all. */
+  resources?: Array<{ uri: string; name?: string }>;
   private client?: Client;
   private retryMs = FIRST_RETRY_MS;
   private retryTimer?: NodeJS.Timeout;
@@ -35,11 +52,28 @@ export class McpServerConnection {
     private readonly logger: Logger,
     private readonly clientInfo: { name: string; version: string },
     private readonly limits: McpLimits,
+    /** An HTTP server's OAuth client; none for stdio or a static Authorization header. */
+    private readonly auth?: OAuthClientProvider,
   ) {}
+
+  /** Why the server cannot be used, in words for an operator (/readyz); none when it can. */
+  get problem(): string | undefined {
+    if (this.state === 'needs_login') return `needs login (${loginCommand(this.config.name)})`;
+    if (this.state === 'down') return 'unavailable';
+    return undefined;
+  }
 
   /** Resolves after the first attempt, whether or not it succeeded. */
   async start(): Promise<void> {
     await this.connect();
+  }
+
+  private unavailable(): ToolOutcome {
+    return errorResult(
+      this.state === 'needs_login'
+        ? `MCP server "${this.config.name}" needs an operator to log in (${loginCommand(this.config.name)}); its tools cannot be used until then.`
+        : `MCP server "${this.config.name}" is unavailable right now (it stopped and is being restarted). Try again shortly.`,
+    );
   }
 
   private closed(): boolean {
@@ -48,18 +82,34 @@ export class McpServerConnection {
 
   private allowed(tool: McpTool): boolean {
     const { allowedTools, blockedTools } = this.config;
-    return (!allowedTools || allowedTools.includes(tool.name)) && !blockedTools?.includes(tool.name);
+    return (
+      (!allowedTools || allowedTools.includes(tool.name)) && !blockedTools?.includes(tool.name)
+    );
   }
 
   private async connect(): Promise<void> {
     if (this.closed()) return;
     const client = new Client(this.clientInfo);
     client.onclose = () => this.lost(client);
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refreshTools(client));
+    client.setNotificationHandler(
+      ToolListChangedNotificationSchema,
+      () => void this.refreshTools(client),
+    );
     try {
-      await connectTransport(client, this.config, this.limits.maxMessageBytes, (line) => this.logger.debug(`[mcp:${this.config.name}] ${line}`));
+      // Another process (mcp login) may have logged in since the last attempt.
+      if (this.auth instanceof StoredOAuthProvider) await this.auth.reload();
+      await connectTransport(
+        client,
+        this.config,
+        this.limits.maxMessageBytes,
+        (line) => this.logger.debug(`[mcp:${this.config.name}] ${line}`),
+        this.auth,
+      );
       this.client = client;
       await this.refreshTools(client);
+      this.resources = client.getServerCapabilities()?.resources
+        ? await this.listResources(client)
+        : undefined;
       // close() may have run while we were connecting.
       if (this.closed()) return void (await client.close());
       this.state = 'ready';
@@ -68,9 +118,26 @@ export class McpServerConnection {
     } catch (error) {
       this.client = undefined;
       client.onclose = undefined;
+      // The connection never came up: closing what is left of it has nothing to report.
       await client.close().catch(() => {});
-      this.scheduleReconnect(`could not start: ${(error as Error).message}`);
+      if (error instanceof UnauthorizedError) this.waitForLogin();
+      else this.scheduleReconnect(`could not start: ${errorMessage(error)}`);
     }
+  }
+
+  /**
+   * Said once, then checked every MAX_RETRY_MS: an operator's login lands in the vault, which the
+   * next attempt reads.
+   */
+  private waitForLogin(): void {
+    if (this.closed()) return;
+    if (this.state !== 'needs_login')
+      this.logger.error(
+        `MCP server "${this.config.name}" needs an operator to log in: run ${loginCommand(this.config.name)}`,
+      );
+    this.state = 'needs_login';
+    this.retryTimer = setTimeout(() => void this.connect(), MAX_RETRY_MS);
+    this.retryTimer.unref();
   }
 
   private async refreshTools(client: Client): Promise<void> {
@@ -81,7 +148,29 @@ export class McpServerConnection {
       tools.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor);
-    this.tools = tools.filter((t) => this.allowed(t));
+    // A tool that runs only as a task (execution.taskSupport "required") fails every plain call:
+    // it is not offered until Spool runs tasks.
+    const taskOnly = tools
+      .filter((t) => t.execution?.taskSupport === 'required')
+      .map((t) => t.name);
+    if (taskOnly.length > 0) {
+      this.logger.info(
+        `MCP server "${this.config.name}": not offering ${taskOnly.join(', ')}, which run only as tasks`,
+      );
+    }
+    this.tools = tools.filter((t) => this.allowed(t) && !taskOnly.includes(t.name));
+  }
+
+  /** The first page of the server's resources; none named when it will not list them (it may still read them). */
+  private async listResources(client: Client): Promise<Array<{ uri: string; name?: string }>> {
+    try {
+      return (await client.listResources()).resources.map(({ uri, name }) => ({ uri, name }));
+    } catch (error) {
+      this.logger.warn(
+        `MCP server "${this.config.name}" did not list its resources: ${errorMessage(error)}`,
+      );
+      return [];
+    }
   }
 
   private lost(client: Client): void {
@@ -93,29 +182,81 @@ export class McpServerConnection {
   private scheduleReconnect(reason: string): void {
     if (this.closed()) return;
     this.state = 'down';
-    this.logger.warn(`MCP server "${this.config.name}" ${reason}; retrying in ${this.retryMs / 1000} s`);
+    this.logger.warn(
+      `MCP server "${this.config.name}" ${reason}; retrying in ${this.retryMs / 1000} s`,
+    );
     this.retryTimer = setTimeout(() => void this.connect(), this.retryMs);
     this.retryTimer.unref();
     this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
   }
 
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutcome> {
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    onProgress?: (progress: ToolProgress) => void,
+  ): Promise<ToolOutcome> {
     const client = this.client;
-    if (this.state !== 'ready' || !client) {
-      return errorResult(`MCP server "${this.config.name}" is unavailable right now (it stopped and is being restarted). Try again shortly.`);
-    }
+    if (this.state !== 'ready' || !client) return this.unavailable();
     try {
+      if (this.auth instanceof StoredOAuthProvider) await this.auth.refreshIfExpiring();
       // The SDK cancels the request on the server (notifications/cancelled) when this times out. It
       // never removes the abort listener it adds, so it gets a signal of its own for this call,
       // not the turn's, which would gather one listener per call.
-      const options = { signal: AbortSignal.any([signal]), timeout: this.config.timeoutMs };
-      const result = (await client.callTool({ name: tool, arguments: args }, undefined, options)) as CallToolResult;
+      // With `onprogress` the SDK sends a progressToken; each progress notification restarts the
+      // timeout, up to maxTimeoutMs in all.
+      const options = {
+        signal: AbortSignal.any([signal]),
+        timeout: this.config.timeoutMs,
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: this.config.maxTimeoutMs,
+        onprogress: ({ progress, total, message }: ToolProgress) =>
+          onProgress?.({
+            progress,
+            ...(total === undefined ? {} : { total }),
+            ...(message ? { message } : {}),
+          }),
+      };
+      const result = (await client.callTool(
+        { name: tool, arguments: args },
+        undefined,
+        options,
+      )) as CallToolResult;
       return toOutcome(result, this.limits.binaryMaxBytes);
     } catch (error) {
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-        return errorResult(`${tool} on MCP server "${this.config.name}" did not finish within ${this.config.timeoutMs / 1000} s and was cancelled.`);
+        return errorResult(
+          `${tool} on MCP server "${this.config.name}" did not finish within ${this.config.timeoutMs / 1000} s of its last word (or ${this.config.maxTimeoutMs / 1000} s in all) and was cancelled.`,
+        );
       }
-      return errorResult(`${tool} on MCP server "${this.config.name}" failed: ${(error as Error).message}`);
+      if (error instanceof UnauthorizedError)
+        return errorResult(
+          `${tool} on MCP server "${this.config.name}" needs more access than Spool was given: an operator has to log in again (${loginCommand(this.config.name)}).`,
+        );
+      return errorResult(
+        `${tool} on MCP server "${this.config.name}" failed: ${errorMessage(error)}`,
+      );
+    }
+  }
+
+  /** A resource by its URI (a resource_link a tool returned, or one the server lists). */
+  async readResource(uri: string, signal: AbortSignal): Promise<ToolOutcome> {
+    const client = this.client;
+    if (this.state !== 'ready' || !client) return this.unavailable();
+    try {
+      const { contents } = await client.readResource(
+        { uri },
+        { signal: AbortSignal.any([signal]), timeout: this.config.timeoutMs },
+      );
+      // Read as a tool's embedded resources are: text as it is, a blob described and stored.
+      const result = {
+        content: contents.map((resource) => ({ type: 'resource' as const, resource })),
+      };
+      return toOutcome(result as CallToolResult, this.limits.binaryMaxBytes);
+    } catch (error) {
+      return errorResult(
+        `Reading ${uri} from MCP server "${this.config.name}" failed: ${errorMessage(error)}`,
+      );
     }
   }
 

@@ -7,7 +7,9 @@ const EDGE_BYTES = 256;
 const ID_AT_END = /"id"\s*:\s*(\d+|"[^"\\]*")\s*\}\s*$/;
 const ID_AT_START = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d+|"[^"\\]*")/;
 
-/** Thrown out of `readMessage` for a skipped message whose id could not be found: the SDK logs it. */
+/**
+ * Thrown out of `readMessage` for a skipped message whose id could not be found: the SDK logs it.
+ */
 export class OversizedMessageError extends Error {}
 
 type Line = Buffer | { skippedBytes: number; head: Buffer; tail: Buffer };
@@ -51,7 +53,11 @@ export class MessageLineBuffer {
     this.size += part.length;
     if (this.size <= this.maxMessageBytes) return;
     const whole = Buffer.concat(this.chunks, this.size);
-    this.skipping = { skippedBytes: whole.length, head: whole.subarray(0, EDGE_BYTES), tail: Buffer.from(whole.subarray(-EDGE_BYTES)) };
+    this.skipping = {
+      skippedBytes: whole.length,
+      head: whole.subarray(0, EDGE_BYTES),
+      tail: Buffer.from(whole.subarray(-EDGE_BYTES)),
+    };
     this.chunks = [];
     this.size = 0;
   }
@@ -60,10 +66,19 @@ export class MessageLineBuffer {
     const line = this.lines.shift();
     if (line === undefined) return null;
     if (Buffer.isBuffer(line)) return deserializeMessage(line.toString('utf8').replace(/\r$/, ''));
-    const id = ID_AT_END.exec(line.tail.toString('latin1'))?.[1] ?? ID_AT_START.exec(line.head.toString('latin1'))?.[1];
+    const id =
+      ID_AT_END.exec(line.tail.toString('latin1'))?.[1] ??
+      ID_AT_START.exec(line.head.toString('latin1'))?.[1];
     const message = `The server's reply was ${line.skippedBytes} bytes, over the MCP message limit of ${this.maxMessageBytes} bytes, so it was not read.`;
-    if (id === undefined) throw new OversizedMessageError(`${message} Its request id could not be found; the call will time out.`);
-    return { jsonrpc: '2.0', id: JSON.parse(id) as string | number, error: { code: -32000, message } };
+    if (id === undefined)
+      throw new OversizedMessageError(
+        `${message} Its request id could not be found; the call will time out.`,
+      );
+    return {
+      jsonrpc: '2.0',
+      id: JSON.parse(id) as string | number,
+      error: { code: -32000, message },
+    };
   }
 
   clear(): void {

@@ -9,7 +9,9 @@ describe('exposedToolNames', () => {
   });
 
   it('replaces characters the API rejects', () => {
-    expect(exposedToolNames([{ server: 'my server', tool: 'get.thing/v2' }])).toEqual(['my_server__get_thing_v2']);
+    expect(exposedToolNames([{ server: 'my server', tool: 'get.thing/v2' }])).toEqual([
+      'my_server__get_thing_v2',
+    ]);
   });
 
   it('resolves collisions the same way whatever the input order', () => {

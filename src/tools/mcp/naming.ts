@@ -19,7 +19,9 @@ function fit(base: string, suffix = ''): string {
  * always get the same names.
  */
 export function exposedToolNames(tools: ReadonlyArray<{ server: string; tool: string }>): string[] {
-  const order = tools.map((t, i) => ({ ...t, i })).sort((a, b) => a.server.localeCompare(b.server) || a.tool.localeCompare(b.tool) || a.i - b.i);
+  const order = tools
+    .map((t, i) => ({ ...t, i }))
+    .sort((a, b) => a.server.localeCompare(b.server) || a.tool.localeCompare(b.tool) || a.i - b.i);
   const taken = new Set<string>();
   const names: string[] = new Array(tools.length);
   for (const { server, tool, i } of order) {

@@ -5,34 +5,77 @@ const MAX = 10_000;
 
 describe('toOutcome', () => {
   it('joins text content', () => {
-    expect(toOutcome({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }, MAX)).toEqual({ content: 'a\nb', isError: false });
+    expect(
+      toOutcome(
+        {
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
+        MAX,
+      ),
+    ).toEqual({ content: 'a\nb', isError: false });
   });
 
   it('gives structured content as JSON, once', () => {
     const structuredContent = { temperature: 21, sky: 'clear' };
-    expect(toOutcome({ content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent }, MAX)).toEqual({
+    expect(
+      toOutcome(
+        { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent },
+        MAX,
+      ),
+    ).toEqual({
       content: JSON.stringify(structuredContent, null, 2),
       isError: false,
     });
-    expect(toOutcome({ content: [], structuredContent }, MAX).content).toBe(JSON.stringify(structuredContent, null, 2));
+    expect(toOutcome({ content: [], structuredContent }, MAX).content).toBe(
+      JSON.stringify(structuredContent, null, 2),
+    );
   });
 
   it('drops structured content that only wraps the text', () => {
-    expect(toOutcome({ content: [{ type: 'text', text: 'line 1\nline 2' }], structuredContent: { content: 'line 1\nline 2' } }, MAX).content).toBe('line 1\nline 2');
+    expect(
+      toOutcome(
+        {
+          content: [{ type: 'text', text: 'line 1\nline 2' }],
+          structuredContent: { content: 'line 1\nline 2' },
+        },
+        MAX,
+      ).content,
+    ).toBe('line 1\nline 2');
   });
 
   it('summarises binary content by type and size, and hands on the bytes when under the cap', () => {
     const data = Buffer.alloc(3000, 7).toString('base64');
     const image = toOutcome({ content: [{ type: 'image', data, mimeType: 'image/png' }] }, MAX);
     expect(image.content).toBe('[image: image/png, 3000 bytes, stored, not shown]');
-    expect(image.binaries).toEqual([{ kind: 'image', mimeType: 'image/png', sizeBytes: 3000, base64: data }]);
-    const blob = toOutcome({ content: [{ type: 'resource', resource: { uri: 'file:///a.bin', blob: data, mimeType: 'application/zip' } }] }, 2_999);
-    expect(blob.content).toBe('[resource file:///a.bin: application/zip, 3000 bytes, not stored (over TOOL_RESULT_BINARY_MAX_BYTES), not shown]');
-    expect(blob.binaries).toEqual([{ kind: 'resource', mimeType: 'application/zip', sizeBytes: 3000 }]);
+    expect(image.binaries).toEqual([
+      { kind: 'image', mimeType: 'image/png', sizeBytes: 3000, base64: data },
+    ]);
+    const blob = toOutcome(
+      {
+        content: [
+          {
+            type: 'resource',
+            resource: { uri: 'file:///a.bin', blob: data, mimeType: 'application/zip' },
+          },
+        ],
+      },
+      2_999,
+    );
+    expect(blob.content).toBe(
+      '[resource file:///a.bin: application/zip, 3000 bytes, not stored (over TOOL_RESULT_BINARY_MAX_BYTES), not shown]',
+    );
+    expect(blob.binaries).toEqual([
+      { kind: 'resource', mimeType: 'application/zip', sizeBytes: 3000 },
+    ]);
   });
 
   it('passes isError results to the model as errors', () => {
-    expect(toOutcome({ content: [{ type: 'text', text: 'no such file' }], isError: true }, MAX)).toEqual({ content: '{"error":"no such file"}', isError: true });
+    expect(
+      toOutcome({ content: [{ type: 'text', text: 'no such file' }], isError: true }, MAX),
+    ).toEqual({ content: '{"error":"no such file"}', isError: true });
   });
 
   it('writes deep structured content as compact JSON, without recursion, and loses none of it', () => {
@@ -51,12 +94,17 @@ describe('toOutcome', () => {
     // Deeper than JSON.stringify itself can go (it throws "Maximum call stack size exceeded").
     const deeper = nest(200_000);
     expect(() => JSON.stringify(deeper)).toThrow(RangeError);
-    const huge = toOutcome({ content: [{ type: 'text', text: 'summary' }], structuredContent: deeper }, MAX).content;
+    const huge = toOutcome(
+      { content: [{ type: 'text', text: 'summary' }], structuredContent: deeper },
+      MAX,
+    ).content;
     expect(huge.startsWith('summary\n{"next":{"i":0,"tag":"x","next":{"i":1')).toBe(true);
     expect(huge.endsWith('}'.repeat(200_001))).toBe(true);
   });
 
   it('keeps shallow structured content pretty', () => {
-    expect(toOutcome({ content: [], structuredContent: { a: { b: [1, 2] } } }, MAX).content).toBe(JSON.stringify({ a: { b: [1, 2] } }, null, 2));
+    expect(toOutcome({ content: [], structuredContent: { a: { b: [1, 2] } } }, MAX).content).toBe(
+      JSON.stringify({ a: { b: [1, 2] } }, null, 2),
+    );
   });
 });

@@ -1,7 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { errorResult, type BinaryPart, type ToolOutcome } from '../../core/ports/tools.ts';
 
-const base64Bytes = (data: string) => Math.floor((data.length * 3) / 4) - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0);
+const base64Bytes = (data: string) =>
+  Math.floor((data.length * 3) / 4) - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0);
 
 function sameJson(text: string, value: unknown): boolean {
   try {
@@ -30,7 +31,8 @@ function depthOf(value: unknown, cap: number): number {
   while (stack.length > 0 && deepest <= cap) {
     const [v, depth] = stack.pop()!;
     deepest = Math.max(deepest, depth);
-    if (v !== null && typeof v === 'object') for (const child of Object.values(v)) stack.push([child, depth + 1]);
+    if (v !== null && typeof v === 'object')
+      for (const child of Object.values(v)) stack.push([child, depth + 1]);
   }
   return deepest;
 }
@@ -64,9 +66,13 @@ function compactJson(value: unknown): string {
   return out.join('');
 }
 
-/** Pretty JSON reads best; past a few levels its indentation outgrows the data (2,000 levels: 10 KB became 8 MB). */
+/**
+ * Pretty JSON reads best; past a few levels its indentation outgrows the data (2,000 levels: 10 KB
+ * became 8 MB).
+ */
 const PRETTY_DEPTH = 16;
-const structuredText = (value: unknown) => (depthOf(value, PRETTY_DEPTH) < PRETTY_DEPTH ? JSON.stringify(value, null, 2) : compactJson(value));
+const structuredText = (value: unknown) =>
+  depthOf(value, PRETTY_DEPTH) < PRETTY_DEPTH ? JSON.stringify(value, null, 2) : compactJson(value);
 
 /** Structured content that only wraps the text beside it (server-filesystem's `{content}`). */
 function wrapsText(structured: unknown, text: string): boolean {
@@ -82,16 +88,27 @@ function wrapsText(structured: unknown, text: string): boolean {
 export function toOutcome(result: CallToolResult, binaryMaxBytes: number): ToolOutcome {
   const parts: string[] = [];
   const binaries: BinaryPart[] = [];
-  const describeBinary = (kind: string, mimeType: string | undefined, data: string, uri?: string): string => {
+  const describeBinary = (
+    kind: string,
+    mimeType: string | undefined,
+    data: string,
+    uri?: string,
+  ): string => {
     const sizeBytes = base64Bytes(data);
     const kept = sizeBytes <= binaryMaxBytes;
-    binaries.push({ kind, ...(mimeType ? { mimeType } : {}), sizeBytes, ...(kept ? { base64: data } : {}) });
+    binaries.push({
+      kind,
+      ...(mimeType ? { mimeType } : {}),
+      sizeBytes,
+      ...(kept ? { base64: data } : {}),
+    });
     return `[${kind}${uri ? ` ${uri}` : ''}: ${mimeType ?? 'unknown type'}, ${sizeBytes} bytes, ${kept ? 'stored' : 'not stored (over TOOL_RESULT_BINARY_MAX_BYTES)'}, not shown]`;
   };
   for (const item of result.content ?? []) {
     switch (item.type) {
       case 'text':
-        if (!(result.structuredContent && sameJson(item.text, result.structuredContent))) parts.push(item.text);
+        if (!(result.structuredContent && sameJson(item.text, result.structuredContent)))
+          parts.push(item.text);
         break;
       case 'image':
       case 'audio':
@@ -101,7 +118,12 @@ export function toOutcome(result: CallToolResult, binaryMaxBytes: number): ToolO
         parts.push(
           'text' in item.resource
             ? `[resource ${item.resource.uri}]\n${item.resource.text}`
-            : describeBinary('resource', item.resource.mimeType, String(item.resource.blob), item.resource.uri),
+            : describeBinary(
+                'resource',
+                item.resource.mimeType,
+                String(item.resource.blob),
+                item.resource.uri,
+              ),
         );
         break;
       case 'resource_link':
@@ -109,7 +131,13 @@ export function toOutcome(result: CallToolResult, binaryMaxBytes: number): ToolO
         break;
     }
   }
-  if (result.structuredContent && !wrapsText(result.structuredContent, parts.join('\n'))) parts.push(structuredText(result.structuredContent));
-  const content = parts.join('\n') || (result.isError ? 'The tool reported an error without details.' : '(no output)');
-  return { ...(result.isError ? errorResult(content) : { content, isError: false }), ...(binaries.length ? { binaries } : {}) };
+  if (result.structuredContent && !wrapsText(result.structuredContent, parts.join('\n')))
+    parts.push(structuredText(result.structuredContent));
+  const content =
+    parts.join('\n') ||
+    (result.isError ? 'The tool reported an error without details.' : '(no output)');
+  return {
+    ...(result.isError ? errorResult(content) : { content, isError: false }),
+    ...(binaries.length ? { binaries } : {}),
+  };
 }

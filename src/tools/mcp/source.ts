@@ -1,35 +1,110 @@
 import type { Logger } from '../../core/logger.ts';
-import type { Tool } from '../../core/ports/tools.ts';
+import { errorResult, type Tool } from '../../core/ports/tools.ts';
 import type { ToolSource } from '../registry.ts';
-import type { McpConfig } from './config.ts';
+import type { McpConfig, McpServerConfig } from './config.ts';
 import { McpServerConnection, type McpLimits } from './connection.ts';
 import { exposedToolNames } from './naming.ts';
+import { oauthProvider, type OAuthIdentity, type OAuthVault } from './oauth.ts';
 
-const CLIENT_INFO = { name: 'spool', version: '0.1.0' };
+export const CLIENT_INFO = { name: 'spool', version: '0.1.0' };
+
+/** Where OAuth state is kept and how Spool presents itself to authorization servers. */
+export interface McpOAuthOptions {
+  vault: OAuthVault;
+  identity: OAuthIdentity;
+}
+/** The tool Spool adds for a server that serves resources: `<server>__read_resource`. */
+const READ_RESOURCE = 'read_resource';
+/** How many of a server's listed resources its read_resource tool names. */
+const LISTED_RESOURCES = 20;
+
+function serverTool(
+  connection: McpServerConnection,
+  tool: McpServerConnection['tools'][number],
+): Tool {
+  return {
+    spec: {
+      name: tool.name,
+      description:
+        tool.description ?? tool.title ?? `${tool.name} (MCP server ${connection.config.name})`,
+      parameters: { ...tool.inputSchema, type: 'object' },
+    },
+    run: (args, context) => connection.call(tool.name, args, context.signal, context.onProgress),
+  };
+}
+
+/** resources/read as a tool, offered (and allowed by a channel's policy) like the server's own. */
+function resourceReader(connection: McpServerConnection): Tool {
+  const listed = (connection.resources ?? []).slice(0, LISTED_RESOURCES);
+  const names = listed.map((r) => (r.name ? `${r.uri} (${r.name})` : r.uri)).join(', ');
+  return {
+    spec: {
+      name: READ_RESOURCE,
+      description:
+        `Read a resource of MCP server "${connection.config.name}" by its URI: a resource link one of its tools returned, or one it lists.` +
+        (names ? ` It lists: ${names}.` : ''),
+      parameters: {
+        type: 'object',
+        properties: { uri: { type: 'string', description: 'The URI of the resource.' } },
+        required: ['uri'],
+        additionalProperties: false,
+      },
+    },
+    run: async (args, context) =>
+      typeof args.uri === 'string' && args.uri
+        ? connection.readResource(args.uri, context.signal)
+        : errorResult('uri must be a non-empty string'),
+  };
+}
 
 /** The tools of every configured MCP server, as one source for the registry. */
 export class McpToolSource implements ToolSource {
   private constructor(private readonly connections: McpServerConnection[]) {}
 
   /** Starts every server at once; one that fails is reported and retried, never fatal. */
-  static async start(config: McpConfig, logger: Logger, limits: McpLimits): Promise<McpToolSource> {
+  static async start(
+    config: McpConfig,
+    logger: Logger,
+    limits: McpLimits,
+    oauth?: McpOAuthOptions,
+  ): Promise<McpToolSource> {
     for (const problem of config.problems) logger.error(`${problem} (skipped)`);
-    const connections = config.servers.map((server) => new McpServerConnection(server, logger, CLIENT_INFO, limits));
+    const authOf = (server: McpServerConfig) =>
+      server.kind === 'http' && server.oauth && oauth
+        ? oauthProvider({ ...server, oauth: server.oauth }, oauth.vault, oauth.identity)
+        : undefined;
+    const connections = await Promise.all(
+      config.servers.map(
+        async (server) =>
+          new McpServerConnection(server, logger, CLIENT_INFO, limits, await authOf(server)),
+      ),
+    );
     await Promise.all(connections.map((c) => c.start()));
     return new McpToolSource(connections);
   }
 
+  /** Each server that cannot be used now, and why (/readyz names them). */
+  problems(): string[] {
+    return this.connections.flatMap((c) =>
+      c.problem ? [`MCP server "${c.config.name}": ${c.problem}`] : [],
+    );
+  }
+
   tools(): Tool[] {
-    const entries = this.connections.flatMap((connection) => connection.tools.map((tool) => ({ connection, tool })));
-    const names = exposedToolNames(entries.map((e) => ({ server: e.connection.config.name, tool: e.tool.name })));
-    return entries.map(({ connection, tool }, i) => ({
-      spec: {
-        name: names[i]!,
-        description: tool.description ?? tool.title ?? `${tool.name} (MCP server ${connection.config.name})`,
-        parameters: { ...tool.inputSchema, type: 'object' },
-      },
-      run: (args, context) => connection.call(tool.name, args, context.signal),
-    }));
+    const entries = this.connections.flatMap((connection) => [
+      ...connection.tools.map((tool) => ({
+        connection,
+        name: tool.name,
+        tool: serverTool(connection, tool),
+      })),
+      ...(connection.resources
+        ? [{ connection, name: READ_RESOURCE, tool: resourceReader(connection) }]
+        : []),
+    ]);
+    const names = exposedToolNames(
+      entries.map((e) => ({ server: e.connection.config.name, tool: e.name })),
+    );
+    return entries.map(({ tool }, i) => ({ ...tool, spec: { ...tool.spec, name: names[i]! } }));
   }
 
   async close(): Promise<void> {

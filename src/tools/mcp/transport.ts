@@ -1,6 +1,13 @@
+import {
+  UnauthorizedError,
+  type OAuthClientProvider,
+} from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import {
+  getDefaultEnvironment,
+  StdioClientTransport,
+} from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from './config.ts';
 import { MessageLineBuffer } from './line-buffer.ts';
@@ -17,7 +24,8 @@ function stdioEnvironment(config: StdioServerConfig): Record<string, string> {
  * What a stdio server runs under: a shell that stops it when Spool is gone. Killed at once
  * (SIGKILL, the OOM killer), Spool cannot stop its servers, and many keep running after their
  * stdin closes. The shell hands the server its stdin (an asynchronous command would get
- * /dev/null), forwards a stop (SIGKILL after five seconds), and checks every second that its parent is still Spool: by
+ * /dev/null), forwards a stop (SIGKILL after five seconds), and checks every second that its parent
+ * is still Spool: by
  * /proc, since a dead Spool not yet reaped, or its pid reused, would still answer `kill -0`.
  */
 const WATCHDOG = `exec 3<&0
@@ -35,12 +43,26 @@ for _ in 1 2 3 4 5; do kill -0 "$child" 2>/dev/null || break; sleep 1; done
 kill -KILL "$child" 2>/dev/null
 wait "$child"`;
 
-function stdioTransport(config: StdioServerConfig, maxMessageBytes: number, onStderr: (line: string) => void): StdioClientTransport {
+function stdioTransport(
+  config: StdioServerConfig,
+  maxMessageBytes: number,
+  onStderr: (line: string) => void,
+): StdioClientTransport {
   const args = ['-c', WATCHDOG, 'spool-mcp-server', config.command, ...(config.args ?? [])];
-  const transport = new StdioClientTransport({ command: '/bin/sh', args, env: stdioEnvironment(config), cwd: config.cwd, stderr: 'pipe' });
-  // The SDK takes no buffer of ours; a version that renamed the field must fail here, not lose results.
+  const transport = new StdioClientTransport({
+    command: '/bin/sh',
+    args,
+    env: stdioEnvironment(config),
+    cwd: config.cwd,
+    stderr: 'pipe',
+  });
+  // The SDK takes no buffer of ours; a version that renamed the field must fail here, not lose
+  // results.
   const internals = transport as unknown as { _readBuffer?: unknown };
-  if (!internals._readBuffer) throw new Error('this MCP SDK version has no stdio _readBuffer to replace; see src/tools/mcp/line-buffer.ts');
+  if (!internals._readBuffer)
+    throw new Error(
+      'this MCP SDK version has no stdio _readBuffer to replace; see src/tools/mcp/line-buffer.ts',
+    );
   internals._readBuffer = new MessageLineBuffer(maxMessageBytes);
   let buffered = '';
   transport.stderr?.on('data', (chunk: Buffer) => {
@@ -51,21 +73,36 @@ function stdioTransport(config: StdioServerConfig, maxMessageBytes: number, onSt
   return transport;
 }
 
-async function connectHttp(client: Client, config: HttpServerConfig): Promise<void> {
-  const requestInit = { headers: config.headers };
+/**
+ * Connects over Streamable HTTP, else the deprecated HTTP+SSE transport older servers speak. A
+ * server that wants authorization says so over either: that is not a reason to try the other.
+ */
+export async function connectHttp(
+  client: Client,
+  config: HttpServerConfig,
+  authProvider?: OAuthClientProvider,
+): Promise<void> {
+  const options = { requestInit: { headers: config.headers }, authProvider };
   if (config.transport === 'streamable-http') {
     try {
-      await client.connect(new StreamableHTTPClientTransport(config.url, { requestInit }));
+      await client.connect(new StreamableHTTPClientTransport(config.url, options));
       return;
-    } catch {
-      // Older servers speak only the deprecated HTTP+SSE transport: try that before giving up.
+    } catch (error) {
+      if (error instanceof UnauthorizedError) throw error;
     }
   }
-  await client.connect(new SSEClientTransport(config.url, { requestInit }));
+  await client.connect(new SSEClientTransport(config.url, options));
 }
 
 /** Connects `client` over the transport the config describes. */
-export async function connectTransport(client: Client, config: McpServerConfig, maxMessageBytes: number, onStderr: (line: string) => void): Promise<void> {
-  if (config.kind === 'stdio') await client.connect(stdioTransport(config, maxMessageBytes, onStderr));
-  else await connectHttp(client, config);
+export async function connectTransport(
+  client: Client,
+  config: McpServerConfig,
+  maxMessageBytes: number,
+  onStderr: (line: string) => void,
+  authProvider?: OAuthClientProvider,
+): Promise<void> {
+  if (config.kind === 'stdio')
+    await client.connect(stdioTransport(config, maxMessageBytes, onStderr));
+  else await connectHttp(client, config, authProvider);
 }

@@ -1,0 +1,242 @@
+import {
+  auth,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+} from '@modelcontextprotocol/sdk/client/auth.js';
+import {
+  ClientCredentialsProvider,
+  PrivateKeyJwtProvider,
+} from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { HttpServerConfig, OAuthConfig } from './config.ts';
+
+/** What Spool keeps of one server's authorization. The store seals it: it holds tokens. */
+export interface OAuthRecord {
+  /** The server it belongs to: a record kept for another URL is never used, nor sent anywhere. */
+  serverUrl: string;
+  client?: OAuthClientInformationMixed;
+  tokens?: OAuthTokens;
+  /** When the access token expires (ms since the epoch), from `expires_in` as it was saved. */
+  expiresAt?: number;
+  codeVerifier?: string;
+  discovery?: OAuthDiscoveryState;
+  /** The authorization an operator has to complete, as the server last asked for it (its scope). */
+  pendingAuthorization?: string;
+}
+
+/** Where OAuth records live: the database, sealed (src/store/oauth-vault.ts). */
+export interface OAuthVault {
+  read(server: string): Promise<OAuthRecord | undefined>;
+  write(server: string, record: OAuthRecord): Promise<void>;
+}
+
+/** How Spool presents itself to an authorization server for an operator's login. */
+export interface OAuthIdentity {
+  /** Where the authorization server sends the operator back with the code. */
+  redirectUrl: string;
+  /** An https URL serving Spool's client metadata document (CIMD), preferred to registering. */
+  clientMetadataUrl?: string;
+}
+
+/** A token this close to its expiry is refreshed before it is used. */
+const REFRESH_MARGIN_MS = 60_000;
+
+/**
+ * The MCP SDK's OAuth client, for an operator's login (authorization code with PKCE), with every
+ * piece of state written through to the vault so that another process (the bot, `mcp login`) and
+ * the next start see it.
+ */
+export class StoredOAuthProvider implements OAuthClientProvider {
+  private saving: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly server: HttpServerConfig & { oauth: OAuthConfig },
+    private readonly vault: OAuthVault,
+    private readonly identity: OAuthIdentity,
+    private record: OAuthRecord,
+  ) {}
+
+  static async open(
+    server: HttpServerConfig & { oauth: OAuthConfig },
+    vault: OAuthVault,
+    identity: OAuthIdentity,
+  ): Promise<StoredOAuthProvider> {
+    const stored = await vault.read(server.name);
+    const record = stored?.serverUrl === server.url.href ? stored : { serverUrl: server.url.href };
+    return new StoredOAuthProvider(server, vault, identity, record);
+  }
+
+  /** Re-reads the vault: another process may have logged in. */
+  async reload(): Promise<void> {
+    const stored = await this.vault.read(this.server.name);
+    if (stored?.serverUrl === this.server.url.href) this.record = stored;
+  }
+
+  /** The URL an operator has to open to log in, when the server asked for one. */
+  get pendingAuthorization(): string | undefined {
+    return this.record.pendingAuthorization;
+  }
+
+  get redirectUrl(): string {
+    return this.identity.redirectUrl;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.identity.clientMetadataUrl;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const { clientSecret, scope } = this.server.oauth;
+    return {
+      client_name: 'Spool',
+      redirect_uris: [this.identity.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: clientSecret ? 'client_secret_basic' : 'none',
+      ...(scope ? { scope } : {}),
+    };
+  }
+
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    const { clientId, clientSecret } = this.server.oauth;
+    if (!clientId) return this.record.client;
+    // Pre-registered: the SDK stamps it with its issuer once used; that stamp is kept.
+    const stamped = this.record.client?.client_id === clientId ? this.record.client : undefined;
+    return {
+      ...stamped,
+      client_id: clientId,
+      ...(clientSecret ? { client_secret: clientSecret } : {}),
+    };
+  }
+
+  saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
+    // A pre-registered secret stays in the config; only the registration's stamp is kept.
+    const kept = { ...client };
+    if (this.server.oauth.clientSecret) delete kept.client_secret;
+    return this.save({ client: kept });
+  }
+
+  tokens(): OAuthTokens | undefined {
+    return this.record.tokens;
+  }
+
+  saveTokens(tokens: OAuthTokens): Promise<void> {
+    const expiresAt = tokens.expires_in ? Date.now() + tokens.expires_in * 1000 : undefined;
+    return this.save({
+      tokens,
+      expiresAt,
+      pendingAuthorization: undefined,
+      codeVerifier: undefined,
+    });
+  }
+
+  redirectToAuthorization(authorizationUrl: URL): Promise<void> {
+    return this.save({ pendingAuthorization: authorizationUrl.href });
+  }
+
+  saveCodeVerifier(codeVerifier: string): Promise<void> {
+    return this.save({ codeVerifier });
+  }
+
+  codeVerifier(): string {
+    if (!this.record.codeVerifier) throw new Error('no login is under way: run mcp login again');
+    return this.record.codeVerifier;
+  }
+
+  saveDiscoveryState(discovery: OAuthDiscoveryState): Promise<void> {
+    return this.save({ discovery });
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.record.discovery;
+  }
+
+  invalidateCredentials(
+    scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery',
+  ): Promise<void> {
+    const cleared: Partial<OAuthRecord> = {
+      all: { client: undefined, tokens: undefined, codeVerifier: undefined, discovery: undefined },
+      client: { client: undefined },
+      tokens: { tokens: undefined, expiresAt: undefined },
+      verifier: { codeVerifier: undefined },
+      discovery: { discovery: undefined },
+    }[scope];
+    return this.save(cleared);
+  }
+
+  /** Refreshes an access token about to expire, through the SDK, before a request uses it. */
+  async refreshIfExpiring(): Promise<void> {
+    const { tokens, expiresAt } = this.record;
+    if (!tokens?.refresh_token || !expiresAt || expiresAt - Date.now() > REFRESH_MARGIN_MS) return;
+    await auth(this, { serverUrl: this.server.url });
+  }
+
+  /** Exchanges the code an operator brings back for tokens. */
+  async finishLogin(authorizationCode: string): Promise<void> {
+    const result = await auth(this, {
+      serverUrl: this.server.url,
+      authorizationCode,
+      resourceMetadataUrl: this.record.discovery?.resourceMetadataUrl
+        ? new URL(this.record.discovery.resourceMetadataUrl)
+        : undefined,
+    });
+    if (result !== 'AUTHORIZED')
+      throw new Error('the authorization server did not accept the code');
+  }
+
+  private save(change: Partial<OAuthRecord>): Promise<void> {
+    this.record = { ...this.record, ...change };
+    const record = this.record;
+    this.saving = this.saving.then(() => this.vault.write(this.server.name, record));
+    return this.saving;
+  }
+}
+
+/** The SDK's provider for the configured grant: a machine client, or an operator's login. */
+export async function oauthProvider(
+  server: HttpServerConfig & { oauth: OAuthConfig },
+  vault: OAuthVault,
+  identity: OAuthIdentity,
+): Promise<OAuthClientProvider> {
+  const { grant, clientId, clientSecret, privateKey, signingAlgorithm, scope } = server.oauth;
+  if (grant === 'authorization_code') return StoredOAuthProvider.open(server, vault, identity);
+  // Machine clients get a fresh token whenever they need one: nothing of theirs is stored.
+  if (privateKey)
+    return new PrivateKeyJwtProvider({
+      clientId: clientId!,
+      privateKey,
+      algorithm: signingAlgorithm ?? 'RS256',
+      scope,
+    });
+  return new ClientCredentialsProvider({ clientId: clientId!, clientSecret: clientSecret!, scope });
+}
+
+/**
+ * The code in what an operator pastes: the code itself, or the whole address the browser was sent
+ * back to.
+ */
+export function codeFromPaste(pasted: string): string | undefined {
+  const text = pasted.trim();
+  if (!text) return undefined;
+  if (!/^https?:\/\//.test(text)) return text;
+  return new URL(text).searchParams.get('code') ?? undefined;
+}
+
+/** What an operator runs to log Spool in to `server`. */
+export const loginCommand = (server: string): string => `npm start -- mcp login ${server}`;
+
+/** Spool's client metadata document (CIMD): its client id is the address that serves it. */
+export function clientMetadataDocument(identity: OAuthIdentity & { clientMetadataUrl: string }) {
+  return {
+    client_id: identity.clientMetadataUrl,
+    client_name: 'Spool',
+    redirect_uris: [identity.redirectUrl],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+  };
+}
