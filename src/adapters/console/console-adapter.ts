@@ -3,16 +3,20 @@ import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout } from 'node:timers/promises';
-import { NotRecordedError, type InboundMessage, type Outbound } from '../../core/ports/inbox.ts';
-import type { Handled, InboundPipeline } from '../../core/inbound/pipeline.ts';
-import { resultAsFile } from '../../core/inbound/recall.ts';
+import { NotRecordedError, type InboundMessage } from '../../core/ports/delivery.ts';
+import type { Delivery, Handled, Outbound } from '../../core/ports/platform.ts';
+import { resultAsFile } from '../../core/delivery/stored-result.ts';
 import type { ConsoleScreen } from './screen.ts';
+import { errorMessage } from '../../core/errors.ts';
 
 export interface ConsoleOptions {
   session: string;
   input: Readable;
   output: Writable;
-  /** On a terminal: the prompt with line editing and history, "thinking…", the welcome line. Absent when piped. */
+  /**
+   * On a terminal: the prompt with line editing and history, "thinking…", the welcome line. Absent
+   * when piped.
+   */
   screen?: ConsoleScreen;
   /** Stops reading input (SIGTERM); the message being answered still gets its reply. */
   signal?: AbortSignal;
@@ -31,7 +35,11 @@ export function consoleOutbound(options: Pick<ConsoleOptions, 'output' | 'screen
     refuse: async () => {},
     // Whoever sits at the terminal decides; with no terminal, nobody can, and the call is denied.
     askApproval: async (_message, prompt) => {
-      if (!options.screen) return { approved: false, note: 'there is no terminal to ask on, so nobody could approve it' };
+      if (!options.screen)
+        return {
+          approved: false,
+          note: 'there is no terminal to ask on, so nobody could approve it',
+        };
       const answer = await options.screen.ask(`${prompt}\nApprove? [y/N] `);
       return { approved: /^y(es)?$/i.test(answer.trim()) };
     },
@@ -47,24 +55,31 @@ export function welcomeLine(info: { model: string; database: string; tools: numb
   return `Spool · model ${info.model} · ${info.database} · ${info.tools} tool${info.tools === 1 ? '' : 's'} · Ctrl-D or Ctrl-C quits\n`;
 }
 
-/** `/result <tool_call_id> <path>`: the whole stored result, written to a file; says what happened. */
-async function writeResult(pipeline: InboundPipeline, lane: InboundMessage['lane'], toolCallId: string, path: string): Promise<string> {
-  const found = await pipeline.result({ lane, user: 'local' }, toolCallId);
+/**
+ * `/result <tool_call_id> <path>`: the whole stored result, written to a file; says what happened.
+ */
+async function writeResult(
+  delivery: Delivery,
+  lane: InboundMessage['lane'],
+  toolCallId: string,
+  path: string,
+): Promise<string> {
+  const found = await delivery.result({ lane, user: 'local' }, toolCallId);
   const { text, file } = resultAsFile(toolCallId, found === 'refused' ? undefined : found);
   if (!file) return text;
   try {
     await writeFile(path, file.content);
     return `${text} Written to ${path}.`;
   } catch (error) {
-    return `Could not write ${path}: ${(error as Error).message}`;
+    return `Could not write ${path}: ${errorMessage(error)}`;
   }
 }
 
 /** A line typed while the database is away waits, and is stored (then answered) once it answers. */
-async function handleOnceStored(pipeline: InboundPipeline, message: InboundMessage): Promise<Handled> {
+async function handleOnceStored(delivery: Delivery, message: InboundMessage): Promise<Handled> {
   for (let waitMs = 500; ; waitMs = Math.min(2 * waitMs, 10_000)) {
     try {
-      return await pipeline.handleIncoming(message, { waitForReply: true });
+      return await delivery.handleIncoming(message, { waitForReply: true });
     } catch (error) {
       if (!(error instanceof NotRecordedError)) throw error;
       await setTimeout(waitMs);
@@ -78,17 +93,31 @@ async function handleOnceStored(pipeline: InboundPipeline, message: InboundMessa
  * reply, so `printf 'hi\n' | npm run -s chat` is scriptable. The outbound must be registered
  * already. Resolves with how many turns failed, so scripts can notice.
  */
-export async function runConsole(pipeline: InboundPipeline, options: ConsoleOptions): Promise<number> {
+export async function runConsole(delivery: Delivery, options: ConsoleOptions): Promise<number> {
   let failed = 0;
-  const lane = { platform: 'console', workspace: 'local', channel: 'console', thread: options.session };
+  const lane = {
+    platform: 'console',
+    workspace: 'local',
+    channel: 'console',
+    thread: options.session,
+  };
   const { screen } = options;
-  // On a terminal readline edits the line and keeps a history (the arrow keys); piped, it only splits lines.
+  // On a terminal readline edits the line and keeps a history (the arrow keys); piped, it only
+  // splits lines.
   const lines = screen
-    ? createInterface({ input: options.input, output: screen.terminal, terminal: true, prompt: 'you › ', historySize: 1_000, signal: options.signal })
+    ? createInterface({
+        input: options.input,
+        output: screen.terminal,
+        terminal: true,
+        prompt: 'you › ',
+        historySize: 1_000,
+        signal: options.signal,
+      })
     : createInterface({ input: options.input, terminal: false, signal: options.signal });
   if (screen) {
     screen.attach(lines);
-    // Ctrl-C at the prompt ends the input as Ctrl-D does: the reply under way finishes, the lock is released.
+    // Ctrl-C at the prompt ends the input as Ctrl-D does: the reply under way finishes, the lock is
+    // released.
     lines.on('SIGINT', () => lines.close());
     if (options.welcome) screen.write(options.welcome);
   }
@@ -100,9 +129,17 @@ export async function runConsole(pipeline: InboundPipeline, options: ConsoleOpti
   for await (const line of lines) {
     const text = line.trim();
     const result = /^\/result\s+(\S+)\s+(.+)$/.exec(text);
-    if (result) options.output.write(`${await writeResult(pipeline, lane, result[1]!, result[2]!)}\n`);
+    if (result)
+      options.output.write(`${await writeResult(delivery, lane, result[1]!, result[2]!)}\n`);
     else if (text) {
-      const handled = await handleOnceStored(pipeline, { lane, messageKey: randomUUID(), kind: 'message', user: 'local', text, delivery: {} });
+      const handled = await handleOnceStored(delivery, {
+        lane,
+        messageKey: randomUUID(),
+        kind: 'message',
+        user: 'local',
+        text,
+        delivery: {},
+      });
       if (handled.status !== 'accepted' || (await handled.answered) === 'failed') failed++;
     }
     prompt();

@@ -28,6 +28,11 @@ export class ConsoleScreen {
   /** The readline interface whose prompt is the bottom line when Spool is not working. */
   attach(prompt: Interface): void {
     this.prompt = prompt;
+    // Ctrl-C closes the input while a reply may still be printed; Node 24 throws on a prompt drawn
+    // after that (ERR_USE_AFTER_CLOSE), which ended the process before the reply was stored.
+    prompt.once('close', () => {
+      if (this.prompt === prompt) this.prompt = undefined;
+    });
   }
 
   write(text: string): void {
@@ -44,7 +49,9 @@ export class ConsoleScreen {
     };
   }
 
-  /** Asks on the bottom line, in place of "thinking…" or the prompt; resolves with the line typed. */
+  /**
+   * Asks on the bottom line, in place of "thinking…" or the prompt; resolves with the line typed.
+   */
   ask(question: string): Promise<string> {
     this.working = false;
     this.terminal.write(CLEAR_LINE);

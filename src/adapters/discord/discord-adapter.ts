@@ -3,6 +3,7 @@ import {
   Client,
   DiscordAPIError,
   Events,
+  GatewayDispatchEvents,
   GatewayIntentBits,
   MessageFlags,
   PermissionFlagsBits,
@@ -10,28 +11,49 @@ import {
   SlashCommandBuilder,
   type ButtonInteraction,
   type ChatInputCommandInteraction,
+  type GatewayDispatchPayload,
   type Interaction,
   type RESTOptions,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { Dispatcher } from 'undici';
-import { NotRecordedError, type ApprovalButtons, type InboundKind, type InboundMessage, type Outbound, type OutgoingChunk, type ReplyFile } from '../../core/ports/inbox.ts';
-import { clickReply } from '../../core/inbound/approval-text.ts';
-import { FAILURE_REPLY, NOT_RECORDED_REPLY, type InboundPipeline } from '../../core/inbound/pipeline.ts';
+import {
+  FileRefusedError,
+  NotRecordedError,
+  type ApprovalButtons,
+  type InboundKind,
+  type InboundMessage,
+  type ReplyFile,
+} from '../../core/ports/delivery.ts';
+import type {
+  Delivery,
+  Handled,
+  Outbound,
+  OutgoingChunk,
+  PlatformAdapter,
+} from '../../core/ports/platform.ts';
+import { clickReply } from '../../core/delivery/approval-text.ts';
+import { FAILURE_REPLY, NOT_RECORDED_REPLY } from '../../core/delivery/engine.ts';
 import type { Logger } from '../../core/logger.ts';
-import { formatHits, resultAsFile } from '../../core/inbound/recall.ts';
+import { resultAsFile, resultAsMessages } from '../../core/delivery/stored-result.ts';
+import { formatHits } from '../../core/builtins/search-history.ts';
 import type { DiscordSettings } from './settings.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import { splitMessage } from '../shared/split-message.ts';
+import { errorMessage } from '../../core/errors.ts';
 
 export const DISCORD_MESSAGE_LIMIT = 2_000;
 /** Discord's codes for an interaction token that expired (15 minutes) or is unknown. */
 const EXPIRED_TOKEN_CODES = new Set([50027, 10015]);
 /**
  * Only for replies that outlive an interaction, posted to the channel: View Channel (which a
- * private channel needs before anything can be posted there), Send Messages, Send Messages in Threads.
+ * private channel needs before anything can be posted there), Send Messages, Send Messages in
+ * Threads.
  */
-const INVITE_PERMISSIONS = PermissionFlagsBits.ViewChannel | PermissionFlagsBits.SendMessages | PermissionFlagsBits.SendMessagesInThreads;
+const INVITE_PERMISSIONS =
+  PermissionFlagsBits.ViewChannel |
+  PermissionFlagsBits.SendMessages |
+  PermissionFlagsBits.SendMessagesInThreads;
 /** Nobody is ever pinged by a reply: not @everyone, not @here, not a role, not a user. */
 const NO_MENTIONS = { parse: [] as never[] };
 
@@ -47,27 +69,54 @@ export const DISCORD_COMMANDS: RESTPostAPIChatInputApplicationCommandsJSONBody[]
   new SlashCommandBuilder()
     .setName('ask')
     .setDescription('Ask Spool; later /ask calls here continue the conversation')
-    .addStringOption((o) => o.setName('prompt').setDescription('What you want to ask').setRequired(true).setMaxLength(4000))
-    .addAttachmentOption((o) => o.setName('file').setDescription('A file to ask about: a log, a CSV, code, a PDF').setRequired(false))
+    .addStringOption((o) =>
+      o
+        .setName('prompt')
+        .setDescription('What you want to ask')
+        .setRequired(true)
+        .setMaxLength(4000),
+    )
+    .addAttachmentOption((o) =>
+      o
+        .setName('file')
+        .setDescription('A file to ask about: a log, a CSV, code, a PDF')
+        .setRequired(false),
+    )
     .toJSON(),
   new SlashCommandBuilder()
     .setName('recall')
     .setDescription('Find earlier tool runs and messages in this channel')
-    .addStringOption((o) => o.setName('query').setDescription('Words to look for').setRequired(true))
+    .addStringOption((o) =>
+      o.setName('query').setDescription('Words to look for').setRequired(true),
+    )
     .toJSON(),
   new SlashCommandBuilder()
     .setName('result')
     .setDescription('The whole result of a tool run that /recall found, as a file only you see')
-    .addStringOption((o) => o.setName('id').setDescription('The tool_call_id /recall shows').setRequired(true))
+    .addStringOption((o) =>
+      o.setName('id').setDescription('The tool_call_id /recall shows').setRequired(true),
+    )
     .toJSON(),
-  new SlashCommandBuilder().setName('new').setDescription('Start a fresh conversation in this channel or thread').toJSON(),
+  new SlashCommandBuilder()
+    .setName('new')
+    .setDescription('Start a fresh conversation in this channel or thread')
+    .toJSON(),
   new SlashCommandBuilder().setName('help').setDescription('What Spool can do').toJSON(),
 ];
 
-/** A reply's file as discord.js sends it, and the attachment list that makes it the message's only one. */
-function attached(file: ReplyFile | undefined): { files?: Array<{ name: string; data: Buffer }>; attachments: { attachments?: Array<{ id: number; filename: string }> } } {
+/**
+ * A reply's file as discord.js sends it, and the attachment list that makes it the message's only
+ * one.
+ */
+function attached(file: ReplyFile | undefined): {
+  files?: Array<{ name: string; data: Buffer }>;
+  attachments: { attachments?: Array<{ id: number; filename: string }> };
+} {
   if (!file) return { attachments: {} };
-  return { files: [{ name: file.name, data: Buffer.from(file.content) }], attachments: { attachments: [{ id: 0, filename: file.name }] } };
+  return {
+    files: [{ name: file.name, data: Buffer.from(file.content) }],
+    attachments: { attachments: [{ id: 0, filename: file.name }] },
+  };
 }
 
 /** A button's custom_id names the decision and the call: `spool:approve:<tool_call_id>`. */
@@ -115,15 +164,60 @@ function comparable(commands: CommandShape[]): string {
   });
   return JSON.stringify(
     commands
-      .map((c) => ({ name: c.name, description: c.description, options: (c.options ?? []).map((o) => option(o as Record<string, unknown>)) }))
+      .map((c) => ({
+        name: c.name,
+        description: c.description,
+        options: (c.options ?? []).map((o) => option(o as Record<string, unknown>)),
+      }))
       .sort((a, b) => a.name.localeCompare(b.name)),
   );
 }
 
-const isExpired = (error: unknown) => error instanceof DiscordAPIError && typeof error.code === 'number' && EXPIRED_TOKEN_CODES.has(error.code);
+const isExpired = (error: unknown) =>
+  error instanceof DiscordAPIError &&
+  typeof error.code === 'number' &&
+  EXPIRED_TOKEN_CODES.has(error.code);
+
+/**
+ * Discord refused a request for good: not a rate limit, not an expired token. A message with a
+ * file refused so (too large, no Attach Files permission) can still go without it.
+ */
+const refusesFile = (error: unknown): error is DiscordAPIError =>
+  error instanceof DiscordAPIError &&
+  error.status >= 400 &&
+  error.status < 500 &&
+  error.status !== 429 &&
+  !isExpired(error);
+
+/** To someone whose message can never be stored (see `problemsOf`): what was wrong with it. */
+export const unreadableReply = (problems: string[]) =>
+  `I could not read that message: ${problems.join(', ')}.`;
+
+/**
+ * An INTERACTION_CREATE completed with what discord.js reads unconditionally when it builds the
+ * interaction, where Discord left it out: `entitlements` and `authorizing_integration_owners`
+ * (absent before 2023, as in Discord's own documented example), `application_id` (always this
+ * app's), and the `channel` object where only `channel_id` came. Without them the person's
+ * message would be lost to a TypeError inside discord.js.
+ */
+function completeInteraction(
+  d: Record<string, unknown>,
+  applicationId: string,
+): Record<string, unknown> {
+  return {
+    ...d,
+    application_id: d.application_id ?? applicationId,
+    entitlements: d.entitlements ?? [],
+    authorizing_integration_owners: d.authorizing_integration_owners ?? {},
+    ...(d.channel == null && typeof d.channel_id === 'string'
+      ? { channel: { id: d.channel_id } }
+      : {}),
+  };
+}
 
 /** A channel message's nonce: Discord takes at most 25 characters. */
-const channelNonce = (inboxId: string, part: string) => createHash('sha256').update(`${inboxId}:${part}`).digest('base64url').slice(0, 25);
+const channelNonce = (inboxId: string, part: string) =>
+  createHash('sha256').update(`${inboxId}:${part}`).digest('base64url').slice(0, 25);
 
 /**
  * Spool through Discord slash commands. `/ask` and `/new` become inbound messages of the
@@ -131,31 +225,47 @@ const channelNonce = (inboxId: string, part: string) => createHash('sha256').upd
  * is sent once the message is stored. Replies go over REST with the interaction token kept in
  * the inbox, so any replica can deliver them: edit the deferred response, then follow up.
  */
-export class DiscordAdapter {
+export class DiscordAdapter implements PlatformAdapter {
+  readonly name = 'Discord';
   private readonly client: Client;
 
   constructor(
     private readonly config: DiscordAdapterConfig,
-    private readonly pipeline: InboundPipeline,
+    private readonly delivery: Delivery,
     private readonly logger: Logger,
   ) {
     // Interactions need no intent; Guilds (not privileged) keeps channel and role data coherent.
-    // discord.js bundles undici 6, whose requests take our undici 7 dispatcher (the types differ; tested).
+    // discord.js bundles undici 6, whose requests take our undici 7 dispatcher (the types differ;
+    // tested).
     const agent = config.dispatcher as unknown as RESTOptions['agent'] | undefined;
     const rest = { ...(config.apiUrl ? { api: config.apiUrl } : {}), ...(agent ? { agent } : {}) };
-    this.client = new Client({ intents: [GatewayIntentBits.Guilds], rest, allowedMentions: NO_MENTIONS });
+    this.client = new Client({
+      intents: [GatewayIntentBits.Guilds],
+      rest,
+      allowedMentions: NO_MENTIONS,
+    });
+    this.guardGateway();
     this.client.on(Events.InteractionCreate, (interaction) => void this.handleSafely(interaction));
-    this.client.on(Events.Error, (error) => this.logger.error('Discord client error', { error: error.message }));
-    pipeline.register('discord', this.outbound(), { workspaces: config.allowedGuilds, roles: config.allowedRoles });
+    this.client.on(Events.Error, (error) =>
+      this.logger.error('Discord client error', { error: error.message }),
+    );
+    delivery.register('discord', this.outbound(), {
+      workspaces: config.allowedGuilds,
+      roles: config.allowedRoles,
+    });
   }
 
   async start(): Promise<void> {
     this.client.rest.setToken(this.config.token);
     await this.registerCommands();
-    const ready = new Promise<void>((resolve) => this.client.once(Events.ClientReady, () => resolve()));
+    const ready = new Promise<void>((resolve) =>
+      this.client.once(Events.ClientReady, () => resolve()),
+    );
     await this.client.login(this.config.token);
     await ready;
-    this.logger.info(`Discord: connected as ${this.client.user?.tag}. Invite: ${inviteUrl(this.config.applicationId)}`);
+    this.logger.info(
+      `Discord: connected as ${this.client.user?.tag}. Invite: ${inviteUrl(this.config.applicationId)}`,
+    );
   }
 
   async stop(): Promise<void> {
@@ -165,6 +275,41 @@ export class DiscordAdapter {
   /** Whether the gateway is connected: interactions reach Spool now. */
   ready(): boolean {
     return this.client.isReady();
+  }
+
+  /**
+   * discord.js handles each gateway event inside the socket's message handler, where nothing
+   * catches it: an event it cannot handle becomes an unhandled rejection, which ends the process.
+   * Every event passes through here instead (its one entry, `handlePacket`): an interaction is
+   * completed first, so that a real person's message is answered, and an event that still throws
+   * is logged and skipped while the connection carries on.
+   */
+  private guardGateway(): void {
+    const ws = this.client.ws as unknown as {
+      handlePacket(packet?: GatewayDispatchPayload, shard?: unknown): boolean;
+    };
+    const handle = ws.handlePacket.bind(ws);
+    ws.handlePacket = (packet, shard) => {
+      try {
+        const completed =
+          packet?.t === GatewayDispatchEvents.InteractionCreate
+            ? {
+                ...packet,
+                d: completeInteraction(
+                  packet.d as unknown as Record<string, unknown>,
+                  this.config.applicationId,
+                ),
+              }
+            : packet;
+        return handle(completed as GatewayDispatchPayload | undefined, shard);
+      } catch (error) {
+        this.logger.error('Discord: a gateway event could not be handled', {
+          event: packet?.t ?? 'none',
+          error: errorMessage(error),
+        });
+        return true;
+      }
+    };
   }
 
   /** Sends the command definitions only when they differ from what Discord has. */
@@ -178,51 +323,107 @@ export class DiscordAdapter {
       return;
     }
     await this.client.rest.put(route, { body: DISCORD_COMMANDS });
-    this.logger.info(`Discord: registered slash commands ${this.config.guildId ? `in guild ${this.config.guildId}` : 'globally (may take up to an hour to appear)'}`);
+    this.logger.info(
+      `Discord: registered slash commands ${this.config.guildId ? `in guild ${this.config.guildId}` : 'globally (may take up to an hour to appear)'}`,
+    );
   }
 
   /** The channel (or thread) is the lane; its conversation is whichever `/new` made current. */
-  private inbound(interaction: ChatInputCommandInteraction, kind: InboundKind, text: string): InboundMessage {
+  private inbound(
+    interaction: ChatInputCommandInteraction,
+    kind: InboundKind,
+    text: string,
+  ): InboundMessage {
     const roles = interaction.member?.roles;
     return {
-      lane: { platform: 'discord', workspace: interaction.guildId ?? 'dm', channel: interaction.channelId, thread: 'main' },
+      lane: {
+        platform: 'discord',
+        workspace: interaction.guildId ?? 'dm',
+        channel: interaction.channelId,
+        thread: 'main',
+      },
       messageKey: interaction.id,
       kind,
       user: interaction.user.id,
       roles: Array.isArray(roles) ? roles : roles ? [...roles.cache.keys()] : [],
       text,
-      delivery: { interactionId: interaction.id, token: interaction.token, applicationId: interaction.applicationId },
+      delivery: {
+        interactionId: interaction.id,
+        token: interaction.token,
+        applicationId: interaction.applicationId,
+      },
     };
   }
 
   /** Never throws: whatever fails, the user hears about it and other channels carry on. */
   private async handleSafely(interaction: Interaction): Promise<void> {
-    if (interaction.isButton()) return this.click(interaction).catch((error: unknown) => this.logger.error('Discord: a click failed', { error: (error as Error).message }));
+    if (interaction.isButton())
+      return this.click(interaction).catch((error: unknown) =>
+        this.logger.error('Discord: a click failed', { error: errorMessage(error) }),
+      );
     if (!interaction.isChatInputCommand()) return;
     try {
       await this.handle(interaction);
     } catch (error) {
-      this.logger.error('Discord: interaction failed', { error: (error as Error).message });
+      this.logger.error('Discord: interaction failed', { error: errorMessage(error) });
       // Discord does not send an interaction again: the user must, and hears so plainly.
       const content = error instanceof NotRecordedError ? NOT_RECORDED_REPLY : FAILURE_REPLY;
-      const answer = interaction.deferred || interaction.replied ? interaction.editReply({ content }) : interaction.reply({ content, flags: MessageFlags.Ephemeral });
-      await answer.catch(() => {});
+      const answer =
+        interaction.deferred || interaction.replied
+          ? interaction.editReply({ content })
+          : interaction.reply({ content, flags: MessageFlags.Ephemeral });
+      await answer.catch((error: unknown) =>
+        this.logger.warn('Discord: could not tell the user', { error: errorMessage(error) }),
+      );
     }
   }
 
   private async handle(interaction: ChatInputCommandInteraction): Promise<void> {
     // Discord wants an answer within 3 seconds; the deferral says "thinking" until the reply.
     const acknowledge = async () => void (await interaction.deferReply());
+    // A message that can never be stored is not acknowledged: its sender hears what was wrong with
+    // it.
+    const tellIfUnreadable = async (handled: Handled) => {
+      if (handled.status === 'malformed')
+        await interaction.reply({
+          content: unreadableReply(handled.problems),
+          flags: MessageFlags.Ephemeral,
+        });
+    };
     switch (interaction.commandName) {
       case 'ask': {
         const file = interaction.options.getAttachment('file');
-        const files = file ? [{ name: file.name, mimeType: file.contentType ?? undefined, sizeBytes: file.size, url: file.url }] : [];
-        await this.pipeline.handleIncoming({ ...this.inbound(interaction, 'message', interaction.options.getString('prompt', true)), ...(files.length ? { files } : {}) }, { acknowledge });
-        return;
+        const files = file
+          ? [
+              {
+                name: file.name,
+                mimeType: file.contentType ?? undefined,
+                sizeBytes: file.size,
+                url: file.url,
+              },
+            ]
+          : [];
+        return tellIfUnreadable(
+          await this.delivery.handleIncoming(
+            {
+              ...this.inbound(
+                interaction,
+                'message',
+                interaction.options.getString('prompt', true),
+              ),
+              ...(files.length ? { files } : {}),
+            },
+            { acknowledge },
+          ),
+        );
       }
       case 'new':
-        await this.pipeline.handleIncoming(this.inbound(interaction, 'new_conversation', '/new'), { acknowledge });
-        return;
+        return tellIfUnreadable(
+          await this.delivery.handleIncoming(
+            this.inbound(interaction, 'new_conversation', '/new'),
+            { acknowledge },
+          ),
+        );
       case 'recall':
         return this.recall(interaction);
       case 'result':
@@ -232,39 +433,84 @@ export class DiscordAdapter {
     }
   }
 
-  /** A click on an approval prompt: a click that changes nothing is answered privately; the prompt is edited by the turn that waits. */
+  /**
+   * A click on an approval prompt: a click that changes nothing is answered privately; the prompt
+   * is edited by the turn that waits.
+   */
   private async click(interaction: ButtonInteraction): Promise<void> {
     const [, decision, toolCallId] = APPROVAL_BUTTON.exec(interaction.customId) ?? [];
     if (!toolCallId) return;
     const roles = interaction.member?.roles;
-    const outcome = await this.pipeline.decideApproval({
-      lane: { platform: 'discord', workspace: interaction.guildId ?? 'dm', channel: interaction.channelId, thread: 'main' },
+    const outcome = await this.delivery.decideApproval({
+      lane: {
+        platform: 'discord',
+        workspace: interaction.guildId ?? 'dm',
+        channel: interaction.channelId,
+        thread: 'main',
+      },
       user: interaction.user.id,
       roles: Array.isArray(roles) ? roles : roles ? [...roles.cache.keys()] : [],
       toolCallId,
       approve: decision === 'approve',
     });
     const text = clickReply(outcome, 'discord');
-    await (text ? interaction.reply({ content: text, flags: MessageFlags.Ephemeral }) : interaction.deferUpdate());
+    await (text
+      ? interaction.reply({ content: text, flags: MessageFlags.Ephemeral })
+      : interaction.deferUpdate());
   }
 
   private async result(interaction: ChatInputCommandInteraction): Promise<void> {
     const id = interaction.options.getString('id', true);
-    const found = await this.pipeline.result(this.inbound(interaction, 'message', id), id);
-    if (found === 'refused') return void (await interaction.reply({ content: DISCORD_REFUSAL, flags: MessageFlags.Ephemeral }));
-    const { text, file } = resultAsFile(id, found);
-    await interaction.reply({ content: text, flags: MessageFlags.Ephemeral, files: file ? [{ attachment: Buffer.from(file.content), name: file.name }] : [] });
+    const found = await this.delivery.result(this.inbound(interaction, 'message', id), id);
+    if (found === 'refused')
+      return void (await interaction.reply({
+        content: DISCORD_REFUSAL,
+        flags: MessageFlags.Ephemeral,
+      }));
+    const part = resultAsFile(id, found);
+    if (!part.file)
+      return void (await interaction.reply({ content: part.text, flags: MessageFlags.Ephemeral }));
+    try {
+      await interaction.reply({
+        content: part.text,
+        flags: MessageFlags.Ephemeral,
+        files: [{ attachment: Buffer.from(part.file.content), name: part.file.name }],
+      });
+    } catch (error) {
+      if (!refusesFile(error)) throw error;
+      // Refused, the interaction is still unanswered: the result goes as private messages, 10 at
+      // most (the first says why, and how much is left out; the whole result stays stored).
+      const render = (text: string) => splitMessage(text, DISCORD_MESSAGE_LIMIT);
+      const [first, ...rest] = resultAsMessages(
+        { ...part, file: part.file },
+        error.message,
+        render,
+        9,
+      );
+      await interaction.reply({ content: first!, flags: MessageFlags.Ephemeral });
+      for (const content of rest)
+        await interaction.followUp({ content, flags: MessageFlags.Ephemeral });
+    }
   }
 
   private async recall(interaction: ChatInputCommandInteraction): Promise<void> {
     const query = interaction.options.getString('query', true);
-    const hits = await this.pipeline.recall(this.inbound(interaction, 'message', query), query);
-    if (!hits) return void (await interaction.reply({ content: DISCORD_REFUSAL, flags: MessageFlags.Ephemeral }));
+    const hits = await this.delivery.recall(this.inbound(interaction, 'message', query), query);
+    if (!hits)
+      return void (await interaction.reply({
+        content: DISCORD_REFUSAL,
+        flags: MessageFlags.Ephemeral,
+      }));
     await interaction.deferReply({ flags: MessageFlags.Ephemeral });
     // Private results: never the public channel fallback, even if the token expired.
     const [first, ...rest] = splitMessage(formatHits(query, hits), DISCORD_MESSAGE_LIMIT);
     await interaction.editReply({ content: first!, allowedMentions: NO_MENTIONS });
-    for (const content of rest) await interaction.followUp({ content, flags: MessageFlags.Ephemeral, allowedMentions: NO_MENTIONS });
+    for (const content of rest)
+      await interaction.followUp({
+        content,
+        flags: MessageFlags.Ephemeral,
+        allowedMentions: NO_MENTIONS,
+      });
   }
 
   private outbound(): Outbound {
@@ -273,58 +519,113 @@ export class DiscordAdapter {
       render: (reply) => splitMessage(reply, DISCORD_MESSAGE_LIMIT),
       postsFiles: true,
       post: async (message, chunk) => {
-        const { applicationId, token } = message.delivery;
-        // A file replaces the message's attachments: editing the original again never adds a second.
-        const { files, attachments } = attached(chunk.file);
-        const body = { content: chunk.text, allowed_mentions: NO_MENTIONS, ...attachments, ...(chunk.approval ? { components: approvalComponents(chunk.approval) } : {}) };
         try {
-          // The first follow-up of a deferred response takes the response's place: the prompt
-          // must be a message of its own, edited once decided, so the response says it waits.
-          if (chunk.approval) await rest.patch(Routes.webhookMessage(applicationId!, token!, '@original'), { body: { content: WAITING_FOR_APPROVAL }, auth: false });
-          const sent = chunk.seq === 0
-            ? await rest.patch(Routes.webhookMessage(applicationId!, token!, '@original'), { body, files, auth: false })
-            : await rest.post(Routes.webhook(applicationId!, token!), { body, files, auth: false });
-          return (sent as { id: string }).id;
+          return await this.postChunk(message, chunk);
         } catch (error) {
-          // Only /ask outlives its token publicly; anything else would leak or make no sense in the channel.
-          if (!isExpired(error) || message.kind !== 'message') throw error;
-          return this.postToChannel(message, chunk);
+          // The file is what Discord will not take: the delivery engine posts the reply as messages
+          // instead.
+          if (chunk.file && refusesFile(error)) throw new FileRefusedError(error.message);
+          throw error;
         }
       },
       // The text alone: the buttons go.
       edit: async ({ delivery }, messageId, chunk) => {
         const body = { content: chunk.text, components: [], allowed_mentions: NO_MENTIONS };
-        await rest.patch(Routes.webhookMessage(delivery.applicationId!, delivery.token!, messageId), { body, auth: false });
+        await rest.patch(
+          Routes.webhookMessage(delivery.applicationId!, delivery.token!, messageId),
+          { body, auth: false },
+        );
       },
       refuse: async ({ delivery }) => {
         const body = { type: 4, data: { content: DISCORD_REFUSAL, flags: MessageFlags.Ephemeral } };
-        await rest.post(Routes.interactionCallback(delivery.interactionId!, delivery.token!), { body, auth: false });
+        await rest.post(Routes.interactionCallback(delivery.interactionId!, delivery.token!), {
+          body,
+          auth: false,
+        });
       },
       // The deferral already shows "Spool is thinking…" until the reply replaces it.
       showWorking: async () => async () => {},
-      // Attachment URLs are signed by Discord: nothing of the bot's goes with them, and only Discord's CDN is asked.
+      // Attachment URLs are signed by Discord: nothing of the bot's goes with them, and only
+      // Discord's CDN is asked.
       fetchFile: async (_message, file, maxBytes, signal) => {
-        const origins = [...DISCORD_CDN_ORIGINS, ...(this.config.apiUrl ? [new URL(this.config.apiUrl).origin] : [])];
-        if (!servedFrom(file.url, origins)) throw new Error("it is not on Discord's CDN");
+        const origins = [
+          ...DISCORD_CDN_ORIGINS,
+          ...(this.config.apiUrl ? [new URL(this.config.apiUrl).origin] : []),
+        ];
+        if (!file.url || !servedFrom(file.url, origins))
+          throw new Error("it is not on Discord's CDN");
         return fetchFileBytes(file.url, { maxBytes, signal, dispatcher: this.config.dispatcher });
       },
     };
   }
 
-  /** An /ask answer that outlived its interaction token (15 minutes) goes to the channel instead. */
+  /** One chunk, by the interaction's token: the deferred response first, then follow-ups. */
+  private async postChunk(message: InboundMessage, chunk: OutgoingChunk): Promise<string> {
+    const rest = this.client.rest;
+    const { applicationId, token } = message.delivery;
+    // A file replaces the message's attachments: editing the original again never adds a second.
+    const { files, attachments } = attached(chunk.file);
+    const body = {
+      content: chunk.text,
+      allowed_mentions: NO_MENTIONS,
+      ...attachments,
+      ...(chunk.approval ? { components: approvalComponents(chunk.approval) } : {}),
+    };
+    try {
+      // The first follow-up of a deferred response takes the response's place: the prompt
+      // must be a message of its own, edited once decided, so the response says it waits.
+      if (chunk.approval)
+        await rest.patch(Routes.webhookMessage(applicationId!, token!, '@original'), {
+          body: { content: WAITING_FOR_APPROVAL },
+          auth: false,
+        });
+      const sent =
+        chunk.seq === 0
+          ? await rest.patch(Routes.webhookMessage(applicationId!, token!, '@original'), {
+              body,
+              files,
+              auth: false,
+            })
+          : await rest.post(Routes.webhook(applicationId!, token!), { body, files, auth: false });
+      return (sent as { id: string }).id;
+    } catch (error) {
+      // Only /ask outlives its token publicly; anything else would leak or make no sense in the
+      // channel.
+      if (!isExpired(error) || message.kind !== 'message') throw error;
+      return this.postToChannel(message, chunk);
+    }
+  }
+
+  /**
+   * An /ask answer that outlived its interaction token (15 minutes) goes to the channel instead.
+   */
   private async postToChannel(message: InboundMessage, chunk: OutgoingChunk): Promise<string> {
-    this.logger.warn('Discord: interaction expired before the reply was ready; posting it to the channel', { interaction: message.messageKey });
+    this.logger.warn(
+      'Discord: interaction expired before the reply was ready; posting it to the channel',
+      { interaction: message.messageKey },
+    );
     // The same nonce for the same chunk on every attempt: with enforce_nonce, Discord answers a
     // repeat (a crash between posting and recording it) with the message it already created.
     const post = (content: string, part: string, file?: ReplyFile) => {
       const { files, attachments } = attached(file);
-      const nonce = chunk.inboxId ? { nonce: channelNonce(chunk.inboxId, part), enforce_nonce: true } : {};
+      const nonce = chunk.inboxId
+        ? { nonce: channelNonce(chunk.inboxId, part), enforce_nonce: true }
+        : {};
       return this.client.rest.post(Routes.channelMessages(message.lane.channel), {
-        body: { content, allowed_mentions: { parse: [], users: [message.user] }, ...nonce, ...attachments },
+        body: {
+          content,
+          allowed_mentions: { parse: [], users: [message.user] },
+          ...nonce,
+          ...attachments,
+        },
         files,
       }) as Promise<{ id: string }>;
     };
-    if (chunk.seq === 0) await post(`<@${message.user}>, your \`/ask\` took longer than Discord waits for a reply, so here it is:`, 'intro');
+    if (chunk.seq === 0)
+      await post(
+        `<@${message.user}>, your \`/ask\` took longer than Discord waits for a reply, so here it is:`,
+        'intro',
+      );
     return (await post(chunk.text, String(chunk.seq), chunk.file)).id;
   }
 }

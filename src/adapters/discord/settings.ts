@@ -19,7 +19,11 @@ export function discordSettings(r: SettingsReader): DiscordSettings | undefined 
   const allowedGuilds = r.list('DISCORD_ALLOWED_GUILDS');
   const allowedRoles = r.list('DISCORD_ALLOWED_ROLES');
   // Set together or not at all: one of the pair alone is a mistake worth naming.
-  if (token && !applicationId) r.problem('DISCORD_APPLICATION_ID must be set when DISCORD_TOKEN is set');
-  if (applicationId && !token) r.problem('DISCORD_TOKEN must be set when DISCORD_APPLICATION_ID is set');
-  return token && applicationId ? { token, applicationId, guildId, apiUrl, allowedGuilds, allowedRoles } : undefined;
+  if (token && !applicationId)
+    r.problem('DISCORD_APPLICATION_ID must be set when DISCORD_TOKEN is set');
+  if (applicationId && !token)
+    r.problem('DISCORD_TOKEN must be set when DISCORD_APPLICATION_ID is set');
+  return token && applicationId
+    ? { token, applicationId, guildId, apiUrl, allowedGuilds, allowedRoles }
+    : undefined;
 }

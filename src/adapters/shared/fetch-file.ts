@@ -1,5 +1,5 @@
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
-import { FileTooLargeError } from '../../core/ports/inbox.ts';
+import { FileTooLargeError } from '../../core/ports/delivery.ts';
 
 export interface FileFetch {
   /** Sent only to `url`: redirects are refused, so no credential follows one to another host. */
@@ -9,11 +9,23 @@ export interface FileFetch {
   dispatcher?: Dispatcher;
 }
 
-/** A file's bytes, streamed and cut off with FileTooLargeError past `maxBytes`, whatever the server declared. */
-export async function fetchFileBytes(url: string, { headers, maxBytes, signal, dispatcher }: FileFetch): Promise<Uint8Array> {
-  const response = await undiciFetch(url, { headers, signal, redirect: 'error', ...(dispatcher ? { dispatcher } : {}) });
+/**
+ * A file's bytes, streamed and cut off with FileTooLargeError past `maxBytes`, whatever the server
+ * declared.
+ */
+export async function fetchFileBytes(
+  url: string,
+  { headers, maxBytes, signal, dispatcher }: FileFetch,
+): Promise<Uint8Array> {
+  const response = await undiciFetch(url, {
+    headers,
+    signal,
+    redirect: 'error',
+    ...(dispatcher ? { dispatcher } : {}),
+  });
   if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
-  if (Number(response.headers.get('content-length') ?? 0) > maxBytes) throw new FileTooLargeError(`over ${maxBytes} bytes`);
+  if (Number(response.headers.get('content-length') ?? 0) > maxBytes)
+    throw new FileTooLargeError(`over ${maxBytes} bytes`);
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of response.body) {
@@ -24,7 +36,10 @@ export async function fetchFileBytes(url: string, { headers, maxBytes, signal, d
   return Buffer.concat(chunks);
 }
 
-/** Whether `url` is served from one of `origins` (scheme, host and port), so that a credential may be sent there. */
+/**
+ * Whether `url` is served from one of `origins` (scheme, host and port), so that a credential may
+ * be sent there.
+ */
 export function servedFrom(url: string, origins: readonly string[]): boolean {
   try {
     return origins.includes(new URL(url).origin);

@@ -31,11 +31,16 @@ function parseBlocks(text: string): Block[] {
   }
   endParagraph();
   // An unclosed fence still renders as code to the end: close it.
-  if (code) blocks.push({ lines: code.body, fence: { open: code.open, close: code.open.trimStart().startsWith('~~~') ? '~~~' : '```' } });
+  if (code)
+    blocks.push({
+      lines: code.body,
+      fence: { open: code.open, close: code.open.trimStart().startsWith('~~~') ? '~~~' : '```' },
+    });
   return blocks;
 }
 
-const render = (block: Block, lines = block.lines) => (block.fence ? [block.fence.open, ...lines, block.fence.close] : lines).join('\n');
+const render = (block: Block, lines = block.lines) =>
+  (block.fence ? [block.fence.open, ...lines, block.fence.close] : lines).join('\n');
 
 /** Cuts one over-long line at whitespace where possible, never inside a surrogate pair. */
 function splitLongLine(line: string, limit: number): string[] {
@@ -44,7 +49,8 @@ function splitLongLine(line: string, limit: number): string[] {
   while (rest.length > limit) {
     let cut = rest.lastIndexOf(' ', limit);
     if (cut < limit / 2) cut = limit;
-    // A piece that began with ``` would read as a fence: cut before the last non-blank character instead.
+    // A piece that began with ``` would read as a fence: cut before the last non-blank character
+    // instead.
     while (cut > 1 && FENCE.test(rest.slice(cut).replace(/^ /, ''))) cut--;
     const piece = safeSlice(rest, 0, cut);
     pieces.push(piece);

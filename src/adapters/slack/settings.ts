@@ -19,9 +19,13 @@ export function slackSettings(r: SettingsReader): SlackSettings | undefined {
   const allowedChannels = r.list('SLACK_ALLOWED_CHANNELS');
   const allowedUsers = r.list('SLACK_ALLOWED_USERS');
   if (!botToken) {
-    if (appToken || signingSecret) r.problem('SLACK_BOT_TOKEN must be set when SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set');
+    if (appToken || signingSecret)
+      r.problem('SLACK_BOT_TOKEN must be set when SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set');
     return undefined;
   }
-  if (!appToken && !signingSecret) r.problem('SLACK_BOT_TOKEN needs SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (Events API over HTTP)');
+  if (!appToken && !signingSecret)
+    r.problem(
+      'SLACK_BOT_TOKEN needs SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (Events API over HTTP)',
+    );
   return { botToken, appToken, signingSecret, apiUrl, allowedChannels, allowedUsers };
 }

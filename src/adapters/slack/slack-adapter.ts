@@ -1,20 +1,41 @@
 import type { RequestListener } from 'node:http';
-import { App, HTTPReceiver, LogLevel, webApi, type Logger as BoltLogger } from '@slack/bolt';
-import type { WebClient } from '@slack/web-api';
+import {
+  App,
+  LogLevel,
+  webApi,
+  type Context,
+  type Logger as BoltLogger,
+  type SlackEventMiddlewareArgs,
+} from '@slack/bolt';
+import { ErrorCode, type WebAPIPlatformError, type WebClient } from '@slack/web-api';
 import slackifyMarkdown from 'slackify-markdown';
 import type { Dispatcher } from 'undici';
-import type { ApprovalButtons, InboundFile, InboundMessage, Outbound, ReplyFile } from '../../core/ports/inbox.ts';
+import {
+  FileRefusedError,
+  NotRecordedError,
+  type ApprovalButtons,
+  type InboundFile,
+  type InboundMessage,
+  type ReplyFile,
+} from '../../core/ports/delivery.ts';
+import type { Delivery, Outbound, PlatformAdapter } from '../../core/ports/platform.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { InboundPipeline } from '../../core/inbound/pipeline.ts';
-import { clickReply } from '../../core/inbound/approval-text.ts';
+import { clickReply } from '../../core/delivery/approval-text.ts';
 import { fetchThrough } from '../../proxy.ts';
-import { formatHits, resultAsFile } from '../../core/inbound/recall.ts';
+import { resultAsFile, resultAsMessages } from '../../core/delivery/stored-result.ts';
+import { formatHits } from '../../core/builtins/search-history.ts';
 import type { SlackSettings } from './settings.ts';
 import { splitMessage } from '../shared/split-message.ts';
 import { AckAfterListenerReceiver } from './socket-receiver.ts';
+import { AckingHttpReceiver } from './acknowledge.ts';
+import { addressedToSpool, filesOf, wordsOf, type SlackEvent, type SlackFile } from './message.ts';
+import { errorMessage } from '../../core/errors.ts';
 
-/** How far ahead of our clock a signed request may be dated: the same 5 minutes Bolt allows behind it. */
+/**
+ * How far ahead of our clock a signed request may be dated: the same 5 minutes Bolt allows behind
+ * it.
+ */
 const MAX_CLOCK_SKEW_SEC = 300;
 
 /** Slack renders up to 40,000 chars but folds long messages; 3,500 keeps each one readable. */
@@ -22,7 +43,10 @@ export const SLACK_MESSAGE_LIMIT = 3_500;
 export const SLACK_REFUSAL = "Sorry, I'm not enabled for you in this channel.";
 const THINKING_REACTION = 'hourglass_flowing_sand';
 const HISTORY_MESSAGES = 50;
-/** Message metadata on every reply chunk, so a resumed delivery can find what a crash left unrecorded. */
+/**
+ * Message metadata on every reply chunk, so a resumed delivery can find what a crash left
+ * unrecorded.
+ */
 const REPLY_EVENT = 'spool_reply';
 /** The action ids of an approval prompt's buttons; each button's value is the call's id. */
 const APPROVE_ACTION = 'spool_approve';
@@ -30,50 +54,53 @@ const DENY_ACTION = 'spool_deny';
 
 /** An approval prompt as Block Kit: its text, then Approve and Deny. */
 function approvalBlocks(text: string, { toolCallId }: ApprovalButtons) {
-  const button = (label: string, actionId: string, style: 'primary' | 'danger') => ({ type: 'button' as const, text: { type: 'plain_text' as const, text: label }, action_id: actionId, value: toolCallId, style });
+  const button = (label: string, actionId: string, style: 'primary' | 'danger') => ({
+    type: 'button' as const,
+    text: { type: 'plain_text' as const, text: label },
+    action_id: actionId,
+    value: toolCallId,
+    style,
+  });
   return [
     { type: 'section' as const, text: { type: 'mrkdwn' as const, text } },
-    { type: 'actions' as const, block_id: `approval-${toolCallId}`.slice(0, 255), elements: [button('Approve', APPROVE_ACTION, 'primary'), button('Deny', DENY_ACTION, 'danger')] },
+    {
+      type: 'actions' as const,
+      block_id: `approval-${toolCallId}`.slice(0, 255),
+      elements: [
+        button('Approve', APPROVE_ACTION, 'primary'),
+        button('Deny', DENY_ACTION, 'danger'),
+      ],
+    },
   ];
 }
 
-
 export interface SlackAdapterConfig extends SlackSettings {
-  /** After the status API fails, how long reactions stand in before it is tried again (default 10 minutes). */
+  /**
+   * After the status API fails, how long reactions stand in before it is tried again (default 10
+   * minutes).
+   */
   statusRetryMs?: number;
   /** Web API calls and the Socket Mode connection go through this (a proxy). */
   dispatcher?: Dispatcher;
 }
 
-/** A user message, whichever event carried it. */
-interface SlackMessage {
-  team: string;
-  channel: string;
-  user: string;
-  text: string;
-  ts: string;
-  threadTs?: string;
-  files?: SlackFile[];
-}
-
-/** A file as Slack lists it in a message event. */
-interface SlackFile {
-  name?: string;
-  title?: string;
-  mimetype?: string;
-  size?: number;
-  url_private_download?: string;
-  url_private?: string;
-}
-
 /** Slack's file host: the only place the bot token goes with a file download. */
 const SLACK_FILES_ORIGIN = 'https://files.slack.com';
 
-const inboundFiles = (files: SlackFile[] = []): InboundFile[] =>
-  files.flatMap((f) => {
-    const url = f.url_private_download ?? f.url_private;
-    return url ? [{ name: f.name ?? f.title ?? 'file', mimeType: f.mimetype, sizeBytes: f.size ?? 0, url }] : [];
-  });
+/** A file as the inbox keeps it; one Slack lists without a URL is looked up by its id when read. */
+const inboundFile = (f: SlackFile): InboundFile => ({
+  name: f.name ?? f.title ?? `file ${f.id ?? ''}`.trim(),
+  ...(f.mimetype ? { mimeType: f.mimetype } : {}),
+  sizeBytes: typeof f.size === 'number' ? f.size : 0,
+  ...((f.url_private_download ?? f.url_private)
+    ? { url: f.url_private_download ?? f.url_private }
+    : {}),
+  ...(f.id ? { id: f.id } : {}),
+});
+
+/** A refusal from Slack itself (`ok: false`), as opposed to a network failure or a rate limit. */
+const refusedBySlack = (error: unknown): error is WebAPIPlatformError =>
+  (error as { code?: unknown }).code === ErrorCode.PlatformError;
 
 /** Markdown from the model as Slack mrkdwn, split under Slack's limit. */
 export function toSlackMessages(markdown: string): string[] {
@@ -82,7 +109,8 @@ export function toSlackMessages(markdown: string): string[] {
 
 function boltLogger(logger: Logger): BoltLogger {
   let level = LogLevel.INFO;
-  const text = (msgs: unknown[]) => `[slack] ${msgs.map((m) => (m instanceof Error ? m.message : typeof m === 'string' ? m : JSON.stringify(m))).join(' ')}`;
+  const text = (msgs: unknown[]) =>
+    `[slack] ${msgs.map((m) => (m instanceof Error ? m.message : typeof m === 'string' ? m : JSON.stringify(m))).join(' ')}`;
   return {
     // Bolt's debug lines carry whole request bodies: replies, tool output, what users wrote.
     debug: (...msgs) => logger.trace(text(msgs)),
@@ -97,103 +125,126 @@ function boltLogger(logger: Logger): BoltLogger {
 
 /**
  * Spool in Slack threads: Slack events become inbound messages (one lane per thread), and the
- * pipeline's replies go back into the thread. A message is in the inbox before Slack hears it
+ * delivery engine's replies go back into the thread. A message is in the inbox before Slack hears
+ * it
  * arrived: over HTTP Bolt answers after the listener (`processBeforeResponse`), and over Socket
  * Mode the receiver acknowledges after it.
  */
-export class SlackAdapter {
+export class SlackAdapter implements PlatformAdapter {
+  readonly name = 'Slack';
   private readonly app: App;
-  private readonly receiver: HTTPReceiver | AckAfterListenerReceiver;
+  private readonly receiver: AckingHttpReceiver | AckAfterListenerReceiver;
   private started = false;
   /**
-   * assistant.threads.setStatus fails for some apps and workspaces (scopes, plans, outages): after a
+   * assistant.threads.setStatus fails for some apps and workspaces (scopes, plans, outages): after
+   * a
    * failure a reaction stands in, and the status API is tried again after a while, never given up.
    */
   private statusApiAfter = 0;
-  private botUserId = '';
 
   constructor(
     private readonly config: SlackAdapterConfig,
-    private readonly pipeline: InboundPipeline,
+    private readonly delivery: Delivery,
     private readonly logger: Logger,
   ) {
     // Bolt's Web API base URL must end in a slash.
     const apiUrl = config.apiUrl ? `${config.apiUrl}/` : undefined;
     this.receiver = config.appToken
-      ? new AckAfterListenerReceiver({ appToken: config.appToken, logger: boltLogger(logger), apiUrl, dispatcher: config.dispatcher })
-      : new HTTPReceiver({
+      ? new AckAfterListenerReceiver({
+          appToken: config.appToken,
+          logger: boltLogger(logger),
+          apiUrl,
+          dispatcher: config.dispatcher,
+        })
+      : new AckingHttpReceiver({
           signingSecret: config.signingSecret!,
           processBeforeResponse: true,
           logger: boltLogger(logger),
           // Bolt refuses requests signed over 5 minutes ago, but not ones dated in the future.
-          customPropertiesExtractor: (request) => ({ slackRequestTimestamp: Number(request.headers['x-slack-request-timestamp']) }),
+          customPropertiesExtractor: (request) => ({
+            slackRequestTimestamp: Number(request.headers['x-slack-request-timestamp']),
+          }),
         });
     this.app = new App({
       token: config.botToken,
       receiver: this.receiver,
-      clientOptions: { ...(apiUrl ? { slackApiUrl: apiUrl } : {}), ...(config.dispatcher ? { fetch: fetchThrough(config.dispatcher) } : {}) },
+      clientOptions: {
+        ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
+        ...(config.dispatcher ? { fetch: fetchThrough(config.dispatcher) } : {}),
+      },
       logger: boltLogger(logger),
     });
     this.app.error(async (error) => {
       // Bolt answers 500 (HTTP), and Socket Mode leaves it unacknowledged: Slack sends it again.
-      if (error.code === 'spool_not_recorded') throw error;
+      if (error.code === NotRecordedError.CODE) throw error;
       logger.error('Slack listener failed', { error: error.message });
     });
     this.app.use(async ({ context, next }) => {
       const aheadSec = Number(context.slackRequestTimestamp) - Date.now() / 1000;
-      if (aheadSec > MAX_CLOCK_SKEW_SEC) return logger.warn('Dropped a Slack request dated in the future', { aheadSec: Math.round(aheadSec) });
+      if (aheadSec > MAX_CLOCK_SKEW_SEC)
+        return logger.warn('Dropped a Slack request dated in the future', {
+          aheadSec: Math.round(aheadSec),
+        });
       await next();
     });
-    pipeline.register('slack', this.outbound(), { channels: config.allowedChannels, users: config.allowedUsers });
-
-    this.app.event('app_mention', async ({ event, body, context }) => {
-      this.botUserId = context.botUserId ?? this.botUserId;
-      if (!event.user) return;
-      const files = (event as { files?: SlackFile[] }).files;
-      await this.receive({ team: body.team_id, channel: event.channel, user: event.user, text: event.text, ts: event.ts, threadTs: event.thread_ts, files }, false);
+    delivery.register('slack', this.outbound(), {
+      channels: config.allowedChannels,
+      users: config.allowedUsers,
     });
+    this.listen();
+  }
 
-    this.app.message(async ({ message, body, context }) => {
-      this.botUserId = context.botUserId ?? this.botUserId;
-      // Edits, joins, bot posts and other subtypes are not someone talking to Spool; a message with files is.
-      if ((message.subtype !== undefined && message.subtype !== 'file_share') || ('bot_id' in message && message.bot_id)) return;
-      const { user, text = '', ts, channel } = message;
-      const files = 'files' in message ? (message.files as SlackFile[] | undefined) : undefined;
-      const threadTs = 'thread_ts' in message ? message.thread_ts : undefined;
-      const isDirect = message.channel_type === 'im';
-      // A mention arrives as app_mention too, and is the same inbox row; but Slack sends a mention
-      // with a file only as this message event now and then, so the mention is honoured here too.
-      const mentioned = this.botUserId !== '' && text.includes(`<@${this.botUserId}>`);
-      // In a channel, a top-level message is for Spool only with a mention.
-      if (!isDirect && !threadTs && !mentioned) return;
-      // A thread follow-up is for Spool only in a thread it takes part in.
-      if (!user) return;
-      await this.receive({ team: body.team_id, channel, user, text, ts, threadTs, files }, !isDirect && !mentioned);
-    });
+  /** Messages and mentions, approval clicks, and /spool. */
+  private listen(): void {
+    this.app.event('app_mention', ({ event, body, context }) =>
+      this.receive(event as unknown as SlackEvent, body, context),
+    );
+    this.app.message(({ message, body, context }) =>
+      this.receive(message as unknown as SlackEvent, body, context),
+    );
 
-    this.app.action({ type: 'block_actions', action_id: new RegExp(`^(${APPROVE_ACTION}|${DENY_ACTION})$`) }, async ({ ack, body, action, respond }) => {
-      await ack();
-      if (action.type !== 'button' || !body.channel) return;
-      const thread = body.message?.thread_ts ?? body.message?.ts ?? '';
-      const lane = { platform: 'slack', workspace: body.team?.id ?? '', channel: body.channel.id, thread };
-      const outcome = await this.pipeline.decideApproval({ lane, user: body.user.id, toolCallId: action.value ?? '', approve: action.action_id === APPROVE_ACTION });
-      const text = clickReply(outcome, 'slack');
-      if (text) await respond({ response_type: 'ephemeral', replace_original: false, text });
-    });
+    this.app.action(
+      { type: 'block_actions', action_id: new RegExp(`^(${APPROVE_ACTION}|${DENY_ACTION})$`) },
+      async ({ ack, body, action, respond }) => {
+        await ack();
+        if (action.type !== 'button' || !body.channel) return;
+        const thread = body.message?.thread_ts ?? body.message?.ts ?? '';
+        const lane = {
+          platform: 'slack',
+          workspace: body.team?.id ?? '',
+          channel: body.channel.id,
+          thread,
+        };
+        const outcome = await this.delivery.decideApproval({
+          lane,
+          user: body.user.id,
+          toolCallId: action.value ?? '',
+          approve: action.action_id === APPROVE_ACTION,
+        });
+        const text = clickReply(outcome, 'slack');
+        if (text) await respond({ response_type: 'ephemeral', replace_original: false, text });
+      },
+    );
 
     this.app.command('/spool', async ({ command, ack, respond }) => {
       await ack();
       const [verb = 'help', ...rest] = command.text.trim().split(/\s+/);
       const query = rest.join(' ');
-      const lane = { platform: 'slack', workspace: command.team_id, channel: command.channel_id, thread: '' };
+      const lane = {
+        platform: 'slack',
+        workspace: command.team_id,
+        channel: command.channel_id,
+        thread: '',
+      };
       if (verb === 'result' && query) return this.sendResult(lane, command.user_id, query, respond);
       if (verb !== 'recall' || !query) {
         await respond({ response_type: 'ephemeral', text: SLACK_HELP });
         return;
       }
-      const hits = await this.pipeline.recall({ lane, user: command.user_id }, query);
+      const hits = await this.delivery.recall({ lane, user: command.user_id }, query);
       const text = hits ? formatHits(query, hits) : SLACK_REFUSAL;
-      for (const chunk of splitMessage(text, SLACK_MESSAGE_LIMIT)) await respond({ response_type: 'ephemeral', text: chunk });
+      for (const chunk of splitMessage(text, SLACK_MESSAGE_LIMIT))
+        await respond({ response_type: 'ephemeral', text: chunk });
     });
   }
 
@@ -205,7 +256,11 @@ export class SlackAdapter {
     await this.checkWebApi();
     if (this.receiver instanceof AckAfterListenerReceiver) await this.app.start();
     this.started = true;
-    this.logger.info(this.config.appToken ? 'Slack: connected over Socket Mode' : 'Slack: receiving events at /slack/events');
+    this.logger.info(
+      this.config.appToken
+        ? 'Slack: connected over Socket Mode'
+        : 'Slack: receiving events at /slack/events',
+    );
   }
 
   async stop(): Promise<void> {
@@ -215,13 +270,19 @@ export class SlackAdapter {
 
   /** Whether Slack's events reach Spool now: over Socket Mode, while its WebSocket is open. */
   ready(): boolean {
-    return this.started && (this.receiver instanceof AckAfterListenerReceiver ? this.receiver.connected() : true);
+    return (
+      this.started &&
+      (this.receiver instanceof AckAfterListenerReceiver ? this.receiver.connected() : true)
+    );
   }
 
-  /** Over HTTP, the handler of Slack's requests (/slack/events) for the bot's HTTP server; none over Socket Mode. */
+  /**
+   * Over HTTP, the handler of Slack's requests (/slack/events) for the bot's HTTP server; none over
+   * Socket Mode.
+   */
   httpHandler(): RequestListener | undefined {
     const receiver = this.receiver;
-    if (!(receiver instanceof HTTPReceiver)) return undefined;
+    if (!(receiver instanceof AckingHttpReceiver)) return undefined;
     return (req, res) => {
       try {
         receiver.requestListener(req, res);
@@ -239,26 +300,59 @@ export class SlackAdapter {
    */
   private async checkWebApi(): Promise<void> {
     const url = this.config.apiUrl ?? 'https://slack.com/api';
-    const client = new webApi.WebClient(this.config.botToken, { slackApiUrl: `${url}/`, retryConfig: { retries: 0 }, timeout: 10_000, logger: this.app.logger });
+    const client = new webApi.WebClient(this.config.botToken, {
+      slackApiUrl: `${url}/`,
+      retryConfig: { retries: 0 },
+      timeout: 10_000,
+      logger: this.app.logger,
+    });
     try {
       await client.auth.test();
     } catch (error) {
-      throw new Error(`Slack's Web API at ${url} did not answer auth.test (${(error as Error).message}): check SLACK_API_URL, the network, and SLACK_BOT_TOKEN`);
+      throw new Error(
+        `Slack's Web API at ${url} did not answer auth.test (${errorMessage(error)}): check SLACK_API_URL, the network, and SLACK_BOT_TOKEN`,
+      );
     }
   }
 
-  private async receive(input: SlackMessage, knownLaneOnly: boolean): Promise<void> {
-    const text = input.text.replaceAll(`<@${this.botUserId}>`, '').trim();
-    const files = inboundFiles(input.files);
-    await this.pipeline.handleIncoming({
-      lane: { platform: 'slack', workspace: input.team, channel: input.channel, thread: input.threadTs ?? input.ts },
+  /**
+   * A message event or a mention, if it is someone talking to Spool: a person (or an app the
+   * channel's policy lets in), with a subtype that is a message (`ANSWERED_SUBTYPES`), in a DM, a
+   * mention, or a reply in a thread Spool takes part in. A mention arrives both as app_mention and
+   * as a message event: the two are one inbox row.
+   */
+  private async receive(
+    event: SlackEvent,
+    body: SlackEventMiddlewareArgs['body'],
+    { botUserId = '', botId }: Context,
+  ): Promise<void> {
+    const addressed = addressedToSpool(event, botUserId, botId);
+    if ('ignored' in addressed)
+      return this.logger.debug('Slack: not a message to answer', {
+        type: String(event.type),
+        why: addressed.ignored,
+      });
+    const files = filesOf(event).map(inboundFile);
+    const fromApp = addressed.sender === 'app';
+    await this.delivery.handleIncoming({
+      lane: {
+        platform: 'slack',
+        workspace: body.team_id,
+        channel: event.channel as string,
+        thread: (event.thread_ts ?? event.ts) as string,
+      },
       // The message, not the delivery: app_mention and message events of one message are one row.
-      messageKey: `${input.channel}:${input.ts}`,
+      messageKey: `${String(event.channel)}:${String(event.ts)}`,
       kind: 'message',
-      user: input.user,
-      text: text || (files.length ? 'Here are some files.' : 'Hello!'),
-      delivery: { ts: input.ts },
-      knownLaneOnly,
+      user: (fromApp ? (event.bot_id ?? event.app_id) : event.user) as string,
+      ...(fromApp ? { fromApp } : {}),
+      // A text of another type is passed on as it is, for the delivery engine to name as malformed.
+      text:
+        event.text === undefined || typeof event.text === 'string'
+          ? wordsOf(event, botUserId)
+          : (event.text as string),
+      delivery: { ts: event.ts as string },
+      knownLaneOnly: addressed.knownLaneOnly,
       ...(files.length ? { files } : {}),
     });
   }
@@ -270,9 +364,20 @@ export class SlackAdapter {
       postsFiles: true,
       post: async ({ lane }, chunk) => {
         if (chunk.file) return this.upload(client, lane, chunk.text, chunk.file);
-        const metadata = chunk.inboxId ? { event_type: REPLY_EVENT, event_payload: { inbox: chunk.inboxId, seq: chunk.seq } } : undefined;
-        const blocks = chunk.approval ? approvalBlocks(toSlackMessages(chunk.text)[0]!, chunk.approval) : undefined;
-        const sent = await client.chat.postMessage({ channel: lane.channel, thread_ts: lane.thread, text: chunk.text, unfurl_links: false, metadata, ...(blocks ? { blocks } : {}) });
+        const metadata = chunk.inboxId
+          ? { event_type: REPLY_EVENT, event_payload: { inbox: chunk.inboxId, seq: chunk.seq } }
+          : undefined;
+        const blocks = chunk.approval
+          ? approvalBlocks(toSlackMessages(chunk.text)[0]!, chunk.approval)
+          : undefined;
+        const sent = await client.chat.postMessage({
+          channel: lane.channel,
+          thread_ts: lane.thread,
+          text: chunk.text,
+          unfurl_links: false,
+          metadata,
+          ...(blocks ? { blocks } : {}),
+        });
         return sent.ts ?? '';
       },
       // The text alone, with no blocks: the buttons go.
@@ -280,84 +385,199 @@ export class SlackAdapter {
         await client.chat.update({ channel: lane.channel, ts, text: chunk.text, blocks: [] });
       },
       findPosted: async ({ lane, delivery }, chunk) => {
-        const replies = await client.conversations.replies({ channel: lane.channel, ts: lane.thread, oldest: delivery.ts, include_all_metadata: true, limit: 200 });
-        const payload = (m: { metadata?: { event_type?: string; event_payload?: Record<string, unknown> } }) => m.metadata?.event_type === REPLY_EVENT && m.metadata.event_payload;
+        const replies = await client.conversations.replies({
+          channel: lane.channel,
+          ts: lane.thread,
+          oldest: delivery.ts,
+          include_all_metadata: true,
+          limit: 200,
+        });
+        const payload = (m: {
+          metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
+        }) => m.metadata?.event_type === REPLY_EVENT && m.metadata.event_payload;
         // An upload carries no metadata: its file's name, unique to the reply, finds it.
-        if (chunk.file) return replies.messages?.flatMap((m) => m.files ?? []).find((f) => f.name === chunk.file!.name)?.id;
+        if (chunk.file)
+          return replies.messages
+            ?.flatMap((m) => m.files ?? [])
+            .find((f) => f.name === chunk.file!.name)?.id;
         return replies.messages?.find((m) => {
           const p = payload(m);
           return p && String(p.inbox) === chunk.inboxId && Number(p.seq) === chunk.seq;
         })?.ts;
       },
       refuse: async ({ lane, user }) => {
-        await client.chat.postEphemeral({ channel: lane.channel, user, thread_ts: lane.thread, text: SLACK_REFUSAL });
+        await client.chat.postEphemeral({
+          channel: lane.channel,
+          user,
+          thread_ts: lane.thread,
+          text: SLACK_REFUSAL,
+        });
       },
       showWorking: (message) => this.showStatus(client, message),
-      fetchFile: (_message, file, maxBytes, signal) => {
-        // The bot token goes only to Slack's file host (or the Web API's own host, where one is set).
-        const origins = [SLACK_FILES_ORIGIN, ...(this.config.apiUrl ? [new URL(this.config.apiUrl).origin] : [])];
-        if (!servedFrom(file.url, origins)) throw new Error(`it is not on Slack's file host (${SLACK_FILES_ORIGIN})`);
-        return fetchFileBytes(file.url, { headers: { authorization: `Bearer ${this.config.botToken}` }, maxBytes, signal, dispatcher: this.config.dispatcher });
+      fetchFile: async (_message, file, maxBytes, signal) => {
+        const url = file.url ?? (await this.fileUrl(client, file));
+        // The bot token goes only to Slack's file host (or the Web API's own host, where one is
+        // set).
+        const origins = [
+          SLACK_FILES_ORIGIN,
+          ...(this.config.apiUrl ? [new URL(this.config.apiUrl).origin] : []),
+        ];
+        if (!servedFrom(url, origins))
+          throw new Error(`it is not on Slack's file host (${SLACK_FILES_ORIGIN})`);
+        return fetchFileBytes(url, {
+          headers: { authorization: `Bearer ${this.config.botToken}` },
+          maxBytes,
+          signal,
+          dispatcher: this.config.dispatcher,
+        });
       },
-      // Mentioned into a thread that already has messages: what was said before, so it has the context.
-      threadContext: (message) => (message.lane.thread === message.delivery.ts ? Promise.resolve(undefined) : this.withThreadHistory(client, message)),
+      // Mentioned into a thread that already has messages: what was said before, so it has the
+      // context.
+      threadContext: (message) =>
+        message.lane.thread === message.delivery.ts
+          ? Promise.resolve(undefined)
+          : this.withThreadHistory(client, message),
     };
   }
 
-  /** A stored result, whole, as a file in a direct message to the person who asked: it never lands in the channel. */
-  private async sendResult(lane: InboundMessage['lane'], user: string, toolCallId: string, respond: (message: { response_type: 'ephemeral'; text: string }) => Promise<unknown>): Promise<void> {
-    const found = await this.pipeline.result({ lane, user }, toolCallId);
-    if (found === 'refused') return void (await respond({ response_type: 'ephemeral', text: SLACK_REFUSAL }));
+  /**
+   * Where a file Slack listed without a URL (Slack Connect's `check_file_info`) is served, from
+   * files.info.
+   */
+  private async fileUrl(client: WebClient, file: InboundFile): Promise<string> {
+    if (!file.id) throw new Error('Slack listed it with neither a URL nor an id');
+    const info = await client.files.info({ file: file.id }).catch((error: unknown) => {
+      throw new Error(
+        `Slack did not say where it is (files.info: ${refusedBySlack(error) ? error.data.error : errorMessage(error)})`,
+      );
+    });
+    const url = info.file?.url_private_download ?? info.file?.url_private;
+    if (!url) throw new Error('Slack did not say where it is (files.info gave no URL)');
+    return url;
+  }
+
+  /**
+   * A stored result, whole, as a file in a direct message to the person who asked: it never lands
+   * in the channel.
+   */
+  private async sendResult(
+    lane: InboundMessage['lane'],
+    user: string,
+    toolCallId: string,
+    respond: (message: { response_type: 'ephemeral'; text: string }) => Promise<unknown>,
+  ): Promise<void> {
+    const found = await this.delivery.result({ lane, user }, toolCallId);
+    if (found === 'refused')
+      return void (await respond({ response_type: 'ephemeral', text: SLACK_REFUSAL }));
     const { text, file } = resultAsFile(toolCallId, found);
     if (!file) return void (await respond({ response_type: 'ephemeral', text }));
     const client = this.app.client;
     try {
       const dm = await client.conversations.open({ users: user });
-      await this.upload(client, { channel: dm.channel?.id ?? user }, text, file);
-      await respond({ response_type: 'ephemeral', text: 'Sent you the full result in a direct message.' });
+      const channel = dm.channel?.id ?? user;
+      await this.upload(client, { channel }, text, file).catch(async (error: unknown) => {
+        if (!(error instanceof FileRefusedError)) throw error;
+        // As code, so that the result reads as it is and nothing in it pings anyone.
+        const render = (content: string) =>
+          splitMessage(`\`\`\`\n${content}\n\`\`\``, SLACK_MESSAGE_LIMIT);
+        for (const chunk of resultAsMessages({ text, file }, error.message, render))
+          await client.chat.postMessage({ channel, text: chunk, unfurl_links: false });
+      });
+      await respond({
+        response_type: 'ephemeral',
+        text: 'Sent you the full result in a direct message.',
+      });
     } catch (error) {
-      this.logger.warn('Slack: could not send a stored result', { error: (error as Error).message });
-      await respond({ response_type: 'ephemeral', text: `Sorry, I could not send the result: ${(error as Error).message}. Please try again.` });
+      this.logger.warn('Slack: could not send a stored result', { error: errorMessage(error) });
+      await respond({
+        response_type: 'ephemeral',
+        text: `Sorry, I could not send the result: ${errorMessage(error)}. Please try again.`,
+      });
     }
   }
 
   /** A file with its message, in a thread or a DM; returns the file's id. */
-  private async upload(client: WebClient, where: { channel: string; thread?: string }, text: string, file: ReplyFile): Promise<string> {
-    const upload = { initial_comment: text, filename: file.name, title: file.name, content: file.content, ...(file.language ? { snippet_type: file.language } : {}) };
-    const sent = await client.files.uploadV2(where.thread ? { ...upload, channel_id: where.channel, thread_ts: where.thread } : { ...upload, channel_id: where.channel });
+  private async upload(
+    client: WebClient,
+    where: { channel: string; thread?: string },
+    text: string,
+    file: ReplyFile,
+  ): Promise<string> {
+    const upload = {
+      initial_comment: text,
+      filename: file.name,
+      title: file.name,
+      content: file.content,
+      ...(file.language ? { snippet_type: file.language } : {}),
+    };
+    const sent = await client.files
+      .uploadV2(
+        where.thread
+          ? { ...upload, channel_id: where.channel, thread_ts: where.thread }
+          : { ...upload, channel_id: where.channel },
+      )
+      .catch((error: unknown) => {
+        // Slack's no (a missing files:write scope, uploads turned off) holds on every retry.
+        throw refusedBySlack(error)
+          ? new FileRefusedError(`Slack said ${error.data.error}`)
+          : error;
+      });
     const [completed] = (sent as { files?: Array<{ files?: Array<{ id?: string }> }> }).files ?? [];
     return completed?.files?.[0]?.id ?? file.name;
   }
 
-  private async withThreadHistory(client: WebClient, message: InboundMessage): Promise<string | undefined> {
+  private async withThreadHistory(
+    client: WebClient,
+    message: InboundMessage,
+  ): Promise<string | undefined> {
     try {
-      const replies = await client.conversations.replies({ channel: message.lane.channel, ts: message.lane.thread, limit: HISTORY_MESSAGES });
+      const replies = await client.conversations.replies({
+        channel: message.lane.channel,
+        ts: message.lane.thread,
+        limit: HISTORY_MESSAGES,
+      });
       const earlier = (replies.messages ?? [])
         .filter((m) => m.ts !== message.delivery.ts && m.text)
         .map((m) => `<@${m.user ?? m.bot_id ?? 'unknown'}>: ${m.text}`);
-      return earlier.length ? `Earlier in this Slack thread:\n${earlier.join('\n')}\n\nNew message from <@${message.user}>:\n${message.text}` : undefined;
+      return earlier.length
+        ? `Earlier in this Slack thread:\n${earlier.join('\n')}\n\nNew message from <@${message.user}>:\n${message.text}`
+        : undefined;
     } catch (error) {
-      this.logger.warn('Slack: could not read thread history', { error: (error as Error).message });
+      this.logger.warn('Slack: could not read thread history', { error: errorMessage(error) });
       return undefined;
     }
   }
 
   /** "is thinking…" in the thread where Slack supports it, else a reaction; returns its end. */
-  private async showStatus(client: WebClient, { lane, delivery }: InboundMessage): Promise<(replyFollows: boolean) => Promise<void>> {
+  private async showStatus(
+    client: WebClient,
+    { lane, delivery }: InboundMessage,
+  ): Promise<(replyFollows: boolean) => Promise<void>> {
     if (Date.now() >= this.statusApiAfter) {
       try {
-        await client.assistant.threads.setStatus({ channel_id: lane.channel, thread_ts: lane.thread, status: 'is thinking…' });
+        await client.assistant.threads.setStatus({
+          channel_id: lane.channel,
+          thread_ts: lane.thread,
+          status: 'is thinking…',
+        });
         // Slack clears the status when the app replies in the thread: one call per turn, not two.
         return async (replyFollows) => {
-          if (!replyFollows) await client.assistant.threads.setStatus({ channel_id: lane.channel, thread_ts: lane.thread, status: '' }).catch(() => {});
+          // Best effort: Slack drops a status by itself after two minutes without a message.
+          if (!replyFollows)
+            await client.assistant.threads
+              .setStatus({ channel_id: lane.channel, thread_ts: lane.thread, status: '' })
+              .catch(() => {});
         };
       } catch {
         this.statusApiAfter = Date.now() + (this.config.statusRetryMs ?? 600_000);
       }
     }
     const reaction = { channel: lane.channel, timestamp: delivery.ts!, name: THINKING_REACTION };
+    // Only an indicator: a reaction Slack refuses (already there, no scope) changes nothing that
+    // matters.
     await client.reactions.add(reaction).catch(() => {});
     return async () => {
+      // As above: an indicator, best effort.
       await client.reactions.remove(reaction).catch(() => {});
     };
   }

@@ -1,0 +1,150 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ANSWERED_SUBTYPES, filesOf, senderOf, wordsOf, type SlackEvent } from './message.ts';
+
+const BOT = 'UBOT';
+
+describe('who is talking', () => {
+  it('is a person, an app the policy decides on, or nobody Spool answers', () => {
+    expect(senderOf({ user: 'U1', text: 'hi' }, BOT)).toBe('person');
+    expect(senderOf({ user: 'USLACKBOT', text: 'Reminder: standup' }, BOT)).toBe('never');
+    expect(senderOf({ user: BOT, text: 'my own reply' }, BOT)).toBe('never');
+    expect(senderOf({ bot_id: 'BSELF', text: 'my own post' }, BOT, 'BSELF')).toBe('never');
+    expect(senderOf({ user: 'U2', bot_id: 'B2', text: 'from another bot' }, BOT)).toBe('app');
+    expect(senderOf({ user: 'U2', bot_profile: { id: 'B2' }, text: 'a workflow' }, BOT)).toBe(
+      'app',
+    );
+    expect(senderOf({ user: 'U2', app_id: 'A2', text: 'an integration' }, BOT)).toBe('app');
+    expect(senderOf({ subtype: 'bot_message', username: 'legacy', text: 'hook' }, BOT)).toBe('app');
+  });
+
+  it('answers plain messages, files, broadcasts and /me; nothing else', () => {
+    expect([...ANSWERED_SUBTYPES].sort()).toEqual(['file_share', 'me_message', 'thread_broadcast']);
+  });
+});
+
+describe('the words of a message', () => {
+  it('are its text without the mention of Spool', () => {
+    expect(wordsOf({ text: `<@${BOT}> what is up?` }, BOT)).toBe('what is up?');
+  });
+
+  it('come from rich_text blocks when the text is empty', () => {
+    const blocks = [
+      {
+        type: 'rich_text',
+        elements: [
+          {
+            type: 'rich_text_section',
+            elements: [
+              { type: 'user', user_id: BOT },
+              { type: 'text', text: ' see ' },
+              { type: 'link', url: 'https://example.com', text: 'this' },
+              { type: 'emoji', name: 'eyes' },
+            ],
+          },
+          {
+            type: 'rich_text_list',
+            style: 'ordered',
+            elements: [
+              { type: 'rich_text_section', elements: [{ type: 'text', text: 'first' }] },
+              { type: 'rich_text_section', elements: [{ type: 'text', text: 'second' }] },
+            ],
+          },
+          { type: 'rich_text_preformatted', elements: [{ type: 'text', text: 'npm test' }] },
+          { type: 'rich_text_quote', elements: [{ type: 'text', text: 'quoted\nlines' }] },
+        ],
+      },
+    ];
+    expect(wordsOf({ text: '', blocks }, BOT)).toBe(
+      'see this (https://example.com):eyes:\n1. first\n2. second\n```\nnpm test\n```\n> quoted\n> lines',
+    );
+  });
+
+  it('carry a forwarded message with who wrote it and where, beside the words sent with it', () => {
+    const forwarded = {
+      is_share: true,
+      author_id: 'U7',
+      channel_id: 'C7',
+      from_url: 'https://example.slack.com/archives/C7/p1',
+      text: 'deploy is broken',
+      message_blocks: [
+        {
+          message: {
+            blocks: [
+              {
+                type: 'rich_text',
+                elements: [
+                  {
+                    type: 'rich_text_section',
+                    elements: [{ type: 'text', text: 'deploy is broken\nsince 10:02' }],
+                  },
+                ],
+              },
+            ],
+          },
+        },
+      ],
+    };
+    expect(wordsOf({ text: '', attachments: [forwarded] }, BOT)).toBe(
+      'Forwarded message from <@U7> in <#C7> (https://example.slack.com/archives/C7/p1):\n> deploy is broken\n> since 10:02',
+    );
+    expect(wordsOf({ text: 'why?', attachments: [forwarded] }, BOT)).toMatch(
+      /^why\?\n\nForwarded message from <@U7>/,
+    );
+  });
+
+  it('leave link previews out when there are words, and are empty, never made up, when there are none', () => {
+    const preview = {
+      title: 'Example Domain',
+      text: 'This domain is for use in examples',
+      from_url: 'https://example.com',
+    };
+    expect(wordsOf({ text: 'look https://example.com', attachments: [preview] }, BOT)).toBe(
+      'look https://example.com',
+    );
+    expect(wordsOf({ text: '', attachments: [preview] }, BOT)).toContain(
+      'This domain is for use in examples',
+    );
+    expect(wordsOf({ text: `<@${BOT}>` }, BOT)).toBe('');
+    expect(wordsOf({ text: 42, blocks: 'nonsense', attachments: [null, 'x'] }, BOT)).toBe('');
+  });
+});
+
+describe('the files of a message', () => {
+  it('keeps files with a URL or an id, and drops entries that are neither', () => {
+    const hidden = { id: 'F1', mode: 'file_access', file_access: 'check_file_info' };
+    const shown = { id: 'F2', name: 'a.txt', url_private: 'https://files.slack.com/a.txt' };
+    expect(filesOf({ files: [hidden, shown, { name: 'no id' }, 'junk'] })).toEqual([hidden, shown]);
+    expect(filesOf({ files: 'junk' })).toEqual([]);
+  });
+});
+
+describe('the words of real forwarded messages (test/fixtures/slack-payloads)', () => {
+  const eventOf = (file: string) =>
+    (
+      JSON.parse(
+        readFileSync(
+          new URL(`../../../test/fixtures/slack-payloads/${file}`, import.meta.url),
+          'utf8',
+        ),
+      ) as { payload: { event: SlackEvent } }
+    ).payload.event;
+
+  it('read a forward with no words of its own as the forwarded message, its author and its channel', () => {
+    expect(wordsOf(eventOf('24-channel-forwarded-message-no-mention.json'), BOT)).toBe(
+      'Forwarded message from <@U05JAA9EN4T> in <#C07KTH1T4CQ> (https://myworkspace.slack.com/archives/C07KTH1T4CQ/p1724952281623809):\n> 123',
+    );
+  });
+
+  it('read a share with a comment as the comment, then the shared message', () => {
+    const words = wordsOf(eventOf('25-channel-shared-message-with-comment-no-mention.json'), BOT);
+    expect(words).toMatch(
+      /^hello check that out!\n\nForwarded message from <@U05JAA9EN4T> in <#C07KTH1T4CQ> .*:\n> this will be shared with a message$/,
+    );
+  });
+
+  it('read the rich_text blocks of a real message when its text is empty (the text removed here)', () => {
+    const event = eventOf('25-channel-shared-message-with-comment-no-mention.json');
+    expect(wordsOf({ ...event, text: '', attachments: [] }, BOT)).toBe('hello check that out!');
+  });
+});

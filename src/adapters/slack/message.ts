@@ -1,0 +1,208 @@
+/**
+ * What a Slack message event says, read defensively: any field may be missing or of another type
+ * (Slack adds fields and subtypes, and a request can be hand-made).
+ */
+
+/** A message event's fields as Slack sends them; nothing is trusted to be there. */
+export type SlackEvent = Record<string, unknown>;
+
+/**
+ * Which subtypes are someone talking to Spool. Anything else — edits, deletions, joins and other
+ * channel events, bot posts, and any subtype Slack adds later — is not answered.
+ */
+export const ANSWERED_SUBTYPES: ReadonlySet<string> = new Set([
+  'file_share',
+  'thread_broadcast',
+  'me_message',
+]);
+
+/** Slackbot's user id: its DMs and reminders are never someone talking to Spool. */
+export const SLACKBOT = 'USLACKBOT';
+
+/**
+ * Who sent a message: a person, an app (a bot, a workflow, an integration) that only a channel's
+ * policy lets Spool answer, or nobody Spool ever answers (itself, Slackbot).
+ */
+export type Sender = 'person' | 'app' | 'never';
+
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+const list = (value: unknown): SlackEvent[] =>
+  Array.isArray(value)
+    ? value.filter((v): v is SlackEvent => typeof v === 'object' && v !== null)
+    : [];
+
+export function senderOf(event: SlackEvent, botUserId: string, botId?: string): Sender {
+  if (
+    event.user === SLACKBOT ||
+    (botUserId !== '' && event.user === botUserId) ||
+    (botId !== undefined && event.bot_id === botId)
+  )
+    return 'never';
+  if (event.bot_id || event.bot_profile || event.app_id || event.subtype === 'bot_message')
+    return 'app';
+  return 'person';
+}
+
+/** One rich_text element, inline or block, as the text Slack's own `text` field would carry. */
+function richText(element: SlackEvent): string {
+  switch (element.type) {
+    case 'text':
+      return text(element.text);
+    case 'link':
+      return element.text ? `${text(element.text)} (${text(element.url)})` : text(element.url);
+    case 'user':
+      return `<@${text(element.user_id)}>`;
+    case 'usergroup':
+      return `<!subteam^${text(element.usergroup_id)}>`;
+    case 'channel':
+      return `<#${text(element.channel_id)}>`;
+    case 'emoji':
+      return `:${text(element.name)}:`;
+    case 'broadcast':
+      return `@${text(element.range)}`;
+    case 'date':
+      return text(element.fallback) || text(element.timestamp);
+    case 'rich_text_section':
+      return list(element.elements).map(richText).join('');
+    case 'rich_text_preformatted':
+      return `\`\`\`\n${list(element.elements).map(richText).join('')}\n\`\`\``;
+    case 'rich_text_quote':
+      return list(element.elements)
+        .map(richText)
+        .join('')
+        .split('\n')
+        .map((line) => `> ${line}`)
+        .join('\n');
+    case 'rich_text_list': {
+      const indent = '  '.repeat(typeof element.indent === 'number' ? element.indent : 0);
+      const offset = typeof element.offset === 'number' ? element.offset : 0;
+      const items = list(element.elements).map(richText);
+      return items
+        .map(
+          (item, i) =>
+            `${indent}${element.style === 'ordered' ? `${offset + i + 1}.` : '•'} ${item}`,
+        )
+        .join('\n');
+    }
+    default:
+      return text(element.text);
+  }
+}
+
+/** The words of a message's rich_text blocks (what a client sends when `text` is empty). */
+function blockWords(blocks: unknown): string {
+  return list(blocks)
+    .filter((block) => block.type === 'rich_text')
+    .map((block) => list(block.elements).map(richText).join('\n'))
+    .join('\n')
+    .trim();
+}
+
+/** A forwarded or shared message carries its original: the snapshot's author, place and words. */
+function attachmentWords(attachment: SlackEvent): string {
+  const snapshot = list(attachment.message_blocks)
+    .map((m) => blockWords((m.message as SlackEvent | undefined)?.blocks))
+    .join('\n');
+  const words =
+    snapshot || text(attachment.text) || text(attachment.fallback) || text(attachment.title);
+  if (!words) return '';
+  const author = text(attachment.author_id)
+    ? `<@${text(attachment.author_id)}>`
+    : text(attachment.author_name) || text(attachment.author_subname);
+  const place = text(attachment.channel_id)
+    ? ` in <#${text(attachment.channel_id)}>`
+    : text(attachment.channel_name)
+      ? ` in #${text(attachment.channel_name)}`
+      : '';
+  const from = author || place ? ` from ${author || 'someone'}${place}` : '';
+  const kind =
+    attachment.is_share || attachment.message_blocks ? 'Forwarded message' : 'Attachment';
+  const link = text(attachment.from_url) ? ` (${text(attachment.from_url)})` : '';
+  return `${kind}${from}${link}:\n${words
+    .split('\n')
+    .map((line) => `> ${line}`)
+    .join('\n')}`;
+}
+
+/**
+ * The words of a message: its `text`, or its rich_text blocks when `text` is empty; then what it
+ * forwards or shares. Other attachments (link previews) only when there is nothing else. Never
+ * invented: a message with no words reads as ''.
+ */
+export function wordsOf(event: SlackEvent, botUserId: string): string {
+  const mention = botUserId ? `<@${botUserId}>` : undefined;
+  const own = (text(event.text) || blockWords(event.blocks)).replaceAll(mention ?? '\0', '').trim();
+  const attachments = list(event.attachments);
+  const shared = attachments
+    .filter((a) => a.is_share || a.message_blocks)
+    .map(attachmentWords)
+    .filter(Boolean);
+  const parts = [own, ...shared].filter(Boolean);
+  if (parts.length === 0) parts.push(...attachments.map(attachmentWords).filter(Boolean));
+  return parts.join('\n\n');
+}
+
+/** A file as Slack lists it in a message event. */
+export interface SlackFile {
+  id?: string;
+  name?: string;
+  title?: string;
+  mimetype?: string;
+  size?: number;
+  url_private_download?: string;
+  url_private?: string;
+  /**
+   * `check_file_info` in Slack Connect channels: the event names the file, files.info says the
+   * rest.
+   */
+  file_access?: string;
+}
+
+/**
+ * A message's files, whatever the event carries: a file without a URL keeps its id, to be looked
+ * up.
+ */
+export function filesOf(event: SlackEvent): SlackFile[] {
+  return list(event.files).filter(
+    (f) =>
+      typeof f.id === 'string' ||
+      typeof f.url_private === 'string' ||
+      typeof f.url_private_download === 'string',
+  ) as SlackFile[];
+}
+
+/**
+ * How a message reaches Spool: from whom, and whether only a thread Spool takes part in takes it.
+ */
+export interface Addressed {
+  sender: 'person' | 'app';
+  /**
+   * A reply in a channel thread without a mention: only for a thread Spool already takes part in.
+   */
+  knownLaneOnly: boolean;
+}
+
+/**
+ * Whether a message event is someone talking to Spool: a person (or an app, for the channel's
+ * policy to decide on), with a subtype that is a message, in a DM, as a mention, or as a reply in
+ * a channel thread. The reason it is not, otherwise.
+ */
+export function addressedToSpool(
+  event: SlackEvent,
+  botUserId: string,
+  botId?: string,
+): Addressed | { ignored: string } {
+  const subtype = typeof event.subtype === 'string' ? event.subtype : undefined;
+  const sender = senderOf(event, botUserId, botId);
+  if (sender === 'never') return { ignored: 'sent by Spool itself or Slackbot' };
+  if (subtype && !ANSWERED_SUBTYPES.has(subtype) && subtype !== 'bot_message')
+    return { ignored: `subtype ${subtype}` };
+  const mentioned =
+    event.type === 'app_mention' ||
+    (botUserId !== '' && text(event.text).includes(`<@${botUserId}>`));
+  const direct = event.channel_type === 'im';
+  // In a channel, a top-level message is for Spool only with a mention.
+  if (!direct && !mentioned && typeof event.thread_ts !== 'string')
+    return { ignored: 'a channel message without a mention' };
+  return { sender, knownLaneOnly: !direct && !mentioned };
+}
