@@ -27,7 +27,8 @@ const EMBEDDED = process.env.SOAK_DB === 'embedded';
 const GROUP = process.env.SOAK_KILL === 'group';
 const CHANNEL = 'CSOAK';
 
-const pause = (min: number, max: number) => new Promise((r) => setTimeout(r, min + Math.random() * (max - min)));
+const pause = (min: number, max: number) =>
+  new Promise((r) => setTimeout(r, min + Math.random() * (max - min)));
 let sequence = 0;
 const slackTs = () => `${Math.floor(Date.now() / 1000)}.${String(++sequence).padStart(6, '0')}`;
 
@@ -74,8 +75,22 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
         const text = `t${t} m${m}${t % 2 ? ` ${'please answer at length '.repeat(3)}`.trimEnd() : ''}`;
         const body =
           m === 1
-            ? eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> ${text}`, ts: root, channel: CHANNEL })
-            : eventBody({ type: 'message', channel_type: 'channel', user: 'U1', text, ts: slackTs(), thread_ts: root, channel: CHANNEL });
+            ? eventBody({
+                type: 'app_mention',
+                user: 'U1',
+                text: `<@${BOT_USER}> ${text}`,
+                ts: root,
+                channel: CHANNEL,
+              })
+            : eventBody({
+                type: 'message',
+                channel_type: 'channel',
+                user: 'U1',
+                text,
+                ts: slackTs(),
+                thread_ts: root,
+                channel: CHANNEL,
+              });
         // Slack retries an event until it is acknowledged.
         for (let retry = 0; !(await deliver(port, body, retry)); retry++) await pause(50, 250);
         acked[t]!.push(text);
@@ -96,14 +111,28 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
       }
       bot = await startSlackBot(port, env, [], GROUP);
     };
-    const [, ...roots] = await Promise.all([crash(), ...Array.from({ length: THREADS }, (_, t) => talk(t))]);
+    const [, ...roots] = await Promise.all([
+      crash(),
+      ...Array.from({ length: THREADS }, (_, t) => talk(t)),
+    ]);
 
     const uploaded = (root: string) =>
-      slack.callsTo('files.completeUploadExternal').filter((c) => c.thread_ts === root).map((c) => {
-        const files = (typeof c.files === 'string' ? JSON.parse(c.files) : c.files) as Array<{ id: string }>;
-        return slack.uploads.get(files[0]!.id)!.body ?? '';
-      });
-    const replies = (root: string) => [...slack.callsTo('chat.postMessage').filter((m) => m.thread_ts === root).map((m) => String(m.text)), ...uploaded(root)];
+      slack
+        .callsTo('files.completeUploadExternal')
+        .filter((c) => c.thread_ts === root)
+        .map((c) => {
+          const files = (typeof c.files === 'string' ? JSON.parse(c.files) : c.files) as Array<{
+            id: string;
+          }>;
+          return slack.uploads.get(files[0]!.id)!.body ?? '';
+        });
+    const replies = (root: string) => [
+      ...slack
+        .callsTo('chat.postMessage')
+        .filter((m) => m.thread_ts === root)
+        .map((m) => String(m.text)),
+      ...uploaded(root),
+    ];
     const answered = () => roots.every((root, t) => replies(root).length >= acked[t]!.length);
     await slack.waitFor(answered, 180_000).catch(() => {});
     bot!.child.kill('SIGTERM');
@@ -112,14 +141,30 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
     const expected = acked.map((texts) => texts.map((text) => `answer to ${text}`));
     const got = roots.map(replies);
     const sent = acked.flat().length;
-    const lost = expected.flatMap((texts, t) => texts.filter((text) => !got[t]!.includes(text))).length;
-    const duplicates = got.flatMap((texts) => texts.filter((text, i) => texts.indexOf(text) !== i)).length;
-    const outOfOrder = got.filter((texts, t) => JSON.stringify(texts.filter((x) => expected[t]!.includes(x))) !== JSON.stringify(expected[t]!.filter((x) => texts.includes(x)))).length;
+    const lost = expected.flatMap((texts, t) =>
+      texts.filter((text) => !got[t]!.includes(text)),
+    ).length;
+    const duplicates = got.flatMap((texts) =>
+      texts.filter((text, i) => texts.indexOf(text) !== i),
+    ).length;
+    const outOfOrder = got.filter(
+      (texts, t) =>
+        JSON.stringify(texts.filter((x) => expected[t]!.includes(x))) !==
+        JSON.stringify(expected[t]!.filter((x) => texts.includes(x))),
+    ).length;
     const deaf = got.filter((texts, t) => texts.length === 0 && expected[t]!.length > 0).length;
     const uploads = roots.flatMap(uploaded).length;
-    console.log(`soak: ${kills} kills, ${sent} messages acknowledged (${uploads} answers uploaded as files), ${lost} lost, ${duplicates} duplicates, ${outOfOrder} threads out of order, ${deaf} deaf threads, ${llm.rejections.length} rejected requests`);
+    console.log(
+      `soak: ${kills} kills, ${sent} messages acknowledged (${uploads} answers uploaded as files), ${lost} lost, ${duplicates} duplicates, ${outOfOrder} threads out of order, ${deaf} deaf threads, ${llm.rejections.length} rejected requests`,
+    );
 
-    expect({ lost, duplicates, outOfOrder, deaf, rejections: llm.rejections }).toEqual({ lost: 0, duplicates: 0, outOfOrder: 0, deaf: 0, rejections: [] });
+    expect({ lost, duplicates, outOfOrder, deaf, rejections: llm.rejections }).toEqual({
+      lost: 0,
+      duplicates: 0,
+      outOfOrder: 0,
+      deaf: 0,
+      rejections: [],
+    });
     expect(uploads).toBeGreaterThan(0);
     expect(got).toEqual(expected);
     expect(exit.code).toBe(0);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InboundMessage } from '../../src/core/ports/inbox.ts';
+import type { InboundMessage } from '../../src/core/ports/delivery.ts';
 import type { Database } from '../../src/store/database.ts';
 import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
 import { testDatabase } from '../support/db.ts';
@@ -45,8 +45,12 @@ describe('the inbox', () => {
   it('keeps a refused message out of every lane, so it makes no thread known', async () => {
     const refused = message();
     const entry = await ledger.record(refused, true);
-    expect(await db.prisma.inboxEntry.findUnique({ where: { id: BigInt(entry!.id) } })).toMatchObject({ status: 'refused', laneId: null });
-    expect(await ledger.record(message({ lane: refused.lane, knownLaneOnly: true }), false)).toBeUndefined();
+    expect(
+      await db.prisma.inboxEntry.findUnique({ where: { id: BigInt(entry!.id) } }),
+    ).toMatchObject({ status: 'refused', laneId: null });
+    expect(
+      await ledger.record(message({ lane: refused.lane, knownLaneOnly: true }), false),
+    ).toBeUndefined();
   });
 
   it('hands out a lane in arrival order, holding back everything behind a message that waits for its retry', async () => {
@@ -66,10 +70,20 @@ describe('the inbox', () => {
     expect(await ledger.nextPending(a.laneId)).toMatchObject({ id: a.id, replySaved: false });
     expect((await ledger.nextPending(a.laneId))?.conversation).toBeUndefined();
     const { conversation } = await ledger.conversationFor(a);
-    expect(await ledger.saveReply(a.id, [{ text: 'one' }, { text: 'two' }])).toMatchObject([{ seq: 0, text: 'one' }, { seq: 1, text: 'two' }]);
-    expect(await ledger.nextPending(a.laneId)).toMatchObject({ id: a.id, replySaved: true, conversation });
+    expect(await ledger.saveReply(a.id, [{ text: 'one' }, { text: 'two' }])).toMatchObject([
+      { seq: 0, text: 'one' },
+      { seq: 1, text: 'two' },
+    ]);
+    expect(await ledger.nextPending(a.laneId)).toMatchObject({
+      id: a.id,
+      replySaved: true,
+      conversation,
+    });
     // A second attempt's reply does not replace the first one's.
-    expect((await ledger.saveReply(a.id, [{ text: 'other' }])).map((c) => c.text)).toEqual(['one', 'two']);
+    expect((await ledger.saveReply(a.id, [{ text: 'other' }])).map((c) => c.text)).toEqual([
+      'one',
+      'two',
+    ]);
   });
 
   it('prunes handled messages after the retention time, never pending ones', async () => {
@@ -79,11 +93,16 @@ describe('the inbox', () => {
     await ledger.saveReply(done.id, [{ text: 'reply' }]);
     await ledger.finish(done.id, 'answered');
     const longAgo = new Date(Date.now() - 8 * 86_400_000);
-    await db.prisma.inboxEntry.updateMany({ where: { id: { in: [BigInt(done.id), BigInt(pending.id)] } }, data: { receivedAt: longAgo } });
+    await db.prisma.inboxEntry.updateMany({
+      where: { id: { in: [BigInt(done.id), BigInt(pending.id)] } },
+      data: { receivedAt: longAgo },
+    });
     expect(await ledger.prune(7)).toBeGreaterThanOrEqual(1);
     expect(await db.prisma.inboxEntry.findUnique({ where: { id: BigInt(done.id) } })).toBeNull();
     expect(await db.prisma.outboxChunk.count({ where: { inboxId: BigInt(done.id) } })).toBe(0);
-    expect(await db.prisma.inboxEntry.findUnique({ where: { id: BigInt(pending.id) } })).toMatchObject({ status: 'pending' });
+    expect(
+      await db.prisma.inboxEntry.findUnique({ where: { id: BigInt(pending.id) } }),
+    ).toMatchObject({ status: 'pending' });
   });
 });
 
@@ -117,5 +136,24 @@ describe('lane leases', () => {
       { id: first!.id, seq: 0, text: 'one', platformMessageId: 'ts-1' },
       { id: second!.id, seq: 1, text: 'two' },
     ]);
+  });
+
+  it('puts messages in place of a refused file, once, however many attempts race to', async () => {
+    const entry = (await ledger.record(message(), false))!;
+    const [file] = await ledger.saveReply(entry.id, [
+      {
+        text: 'here is a file',
+        file: { name: 'reply-1.md', content: 'long', language: 'markdown' },
+      },
+    ]);
+    const parts = [{ text: 'long, part one' }, { text: 'part two' }];
+    const replies = await Promise.all(
+      Array.from({ length: 3 }, () => ledger.replaceFile(entry.id, file!.id, parts)),
+    );
+    for (const reply of replies)
+      expect(reply.map(({ id, seq, text, file }) => ({ id, seq, text, file }))).toEqual([
+        { id: file!.id, seq: 0, text: 'long, part one', file: undefined },
+        { id: expect.any(String), seq: 1, text: 'part two', file: undefined },
+      ]);
   });
 });

@@ -32,7 +32,11 @@ interface DmmfIndex {
 }
 
 const dmmf = JSON.parse(
-  wasm.get_dmmf(JSON.stringify({ prismaSchema: readFileSync(new URL('../../prisma/schema.prisma', import.meta.url), 'utf8') })),
+  wasm.get_dmmf(
+    JSON.stringify({
+      prismaSchema: readFileSync(new URL('../../prisma/schema.prisma', import.meta.url), 'utf8'),
+    }),
+  ),
 ) as { datamodel: { models: DmmfModel[]; indexes: DmmfIndex[] } };
 const models = dmmf.datamodel.models;
 const tableOf = (model: string) => {
@@ -62,11 +66,22 @@ afterAll(() => db.close());
 
 describe('schema.prisma and the migration SQL', () => {
   it('define the same tables and columns, with the same types and nullability', async () => {
-    const { rows } = await db.pool.query<{ table_name: string; column_name: string; data_type: string; udt_name: string; is_nullable: string }>(
+    const { rows } = await db.pool.query<{
+      table_name: string;
+      column_name: string;
+      data_type: string;
+      udt_name: string;
+      is_nullable: string;
+    }>(
       `SELECT table_name, column_name, data_type, udt_name, is_nullable FROM information_schema.columns
         WHERE table_schema = 'public' AND table_name <> '_prisma_migrations'`,
     );
-    const actual = rows.map((r) => `${r.table_name}.${r.column_name} ${r.data_type === 'USER-DEFINED' ? r.udt_name : r.data_type}${r.is_nullable === 'YES' ? '?' : ''}`).sort();
+    const actual = rows
+      .map(
+        (r) =>
+          `${r.table_name}.${r.column_name} ${r.data_type === 'USER-DEFINED' ? r.udt_name : r.data_type}${r.is_nullable === 'YES' ? '?' : ''}`,
+      )
+      .sort();
     const expected = models
       .flatMap((m) => {
         const scalars = m.fields
@@ -94,14 +109,17 @@ describe('schema.prisma and the migration SQL', () => {
     );
     const actual = rows
       .map((r) => {
-        const [, unique, table, method, columns] = /^CREATE (UNIQUE )?INDEX \S+ ON (?:public\.)?(\S+) USING (\w+) \((.*)\)$/.exec(r.def)!;
+        const [, unique, table, method, columns] =
+          /^CREATE (UNIQUE )?INDEX \S+ ON (?:public\.)?(\S+) USING (\w+) \((.*)\)$/.exec(r.def)!;
         // PostgreSQL quotes a column named like a keyword ("position"); the DMMF does not.
         return `${table} ${unique ? 'unique ' : ''}${method} (${columns!.replace(/"/g, '')})`;
       })
       .sort();
     const expected = dmmf.datamodel.indexes
       .map((i) => {
-        const columns = i.fields.map((f) => `${columnOf(i.model, f.name)}${f.sortOrder === 'desc' ? ' DESC' : ''}`).join(', ');
+        const columns = i.fields
+          .map((f) => `${columnOf(i.model, f.name)}${f.sortOrder === 'desc' ? ' DESC' : ''}`)
+          .join(', ');
         const unique = i.type === 'id' || i.type === 'unique' ? 'unique ' : '';
         return `${tableOf(i.model)} ${unique}${(i.algorithm ?? 'BTree').toLowerCase()} (${columns})`;
       })
@@ -114,7 +132,9 @@ describe('schema.prisma and the migration SQL', () => {
       `SELECT conrelid::regclass::text AS table, pg_get_constraintdef(oid) AS def FROM pg_constraint
         WHERE contype = 'f' AND connamespace = 'public'::regnamespace`,
     );
-    const actual = rows.map((r) => `${r.table.replace(/"/g, '')} ${r.def.replace(/ ON UPDATE CASCADE/, '')}`).sort();
+    const actual = rows
+      .map((r) => `${r.table.replace(/"/g, '')} ${r.def.replace(/ ON UPDATE CASCADE/, '')}`)
+      .sort();
     const expected = models
       .flatMap((m) =>
         m.fields
@@ -129,31 +149,76 @@ describe('schema.prisma and the migration SQL', () => {
   });
 
   it('round-trip every model through the generated client', async () => {
-    const conversation = await db.prisma.conversation.create({ data: { platform: 'schema', workspace: crypto.randomUUID(), channel: 'c', thread: 't' } });
+    const conversation = await db.prisma.conversation.create({
+      data: { platform: 'schema', workspace: crypto.randomUUID(), channel: 'c', thread: 't' },
+    });
     const message = await db.prisma.transcriptMessage.create({
-      data: { conversationId: conversation.id, channelKey: 'k', turn: 1, role: 'assistant', content: 'x', toolCalls: [{ id: 'a', name: 'n', arguments: '{}' }] },
+      data: {
+        conversationId: conversation.id,
+        channelKey: 'k',
+        turn: 1,
+        role: 'assistant',
+        content: 'x',
+        toolCalls: [{ id: 'a', name: 'n', arguments: '{}' }],
+      },
     });
     const call = await db.prisma.toolCall.create({
-      data: { conversationId: conversation.id, channelKey: 'k', messageId: message.id, toolCallId: 'a', toolName: 'n', arguments: '{}', turn: 1 },
+      data: {
+        conversationId: conversation.id,
+        channelKey: 'k',
+        messageId: message.id,
+        toolCallId: 'a',
+        toolName: 'n',
+        arguments: '{}',
+        turn: 1,
+      },
     });
-    const result = await db.prisma.toolResult.create({ data: { callId: call.id, channelKey: 'k', toolName: 'n', content: 'r', contentChars: 1, isError: true, durationMs: 3 } });
-    const usage = await db.prisma.llmUsage.create({ data: { conversationId: conversation.id, model: 'm', promptTokens: 1, completionTokens: 2, totalTokens: 3 } });
+    const result = await db.prisma.toolResult.create({
+      data: {
+        callId: call.id,
+        channelKey: 'k',
+        toolName: 'n',
+        content: 'r',
+        contentChars: 1,
+        isError: true,
+        durationMs: 3,
+      },
+    });
+    const usage = await db.prisma.llmUsage.create({
+      data: {
+        conversationId: conversation.id,
+        model: 'm',
+        promptTokens: 1,
+        completionTokens: 2,
+        totalTokens: 3,
+      },
+    });
     const loaded = await db.prisma.conversation.findUniqueOrThrow({
       where: { id: conversation.id },
       include: { messages: { include: { calls: { include: { result: true } } } }, usage: true },
     });
-    expect(loaded).toMatchObject({ ...conversation, usage: [usage], messages: [{ ...message, calls: [{ ...call, result }] }] });
+    expect(loaded).toMatchObject({
+      ...conversation,
+      usage: [usage],
+      messages: [{ ...message, calls: [{ ...call, result }] }],
+    });
   });
 });
 
 describe('applyMigrations', () => {
   it('records each migration the way Prisma Migrate does', async () => {
     const migrations = await readMigrations(MIGRATIONS_DIR);
-    const { rows } = await db.pool.query('SELECT migration_name, checksum, finished_at, applied_steps_count, rolled_back_at FROM _prisma_migrations ORDER BY migration_name');
+    const { rows } = await db.pool.query(
+      'SELECT migration_name, checksum, finished_at, applied_steps_count, rolled_back_at FROM _prisma_migrations ORDER BY migration_name',
+    );
     expect(rows.map((r) => r.migration_name)).toEqual(migrations.map((m) => m.name));
     for (const [i, row] of rows.entries()) {
       const sql = readFileSync(`${MIGRATIONS_DIR}/${migrations[i]!.name}/migration.sql`, 'utf8');
-      expect(row).toMatchObject({ checksum: createHash('sha256').update(sql).digest('hex'), applied_steps_count: 1, rolled_back_at: null });
+      expect(row).toMatchObject({
+        checksum: createHash('sha256').update(sql).digest('hex'),
+        applied_steps_count: 1,
+        rolled_back_at: null,
+      });
       expect(row.finished_at).toBeInstanceOf(Date);
     }
   });
@@ -164,7 +229,10 @@ describe('applyMigrations', () => {
     await client.connect();
     try {
       const names = (await readMigrations(MIGRATIONS_DIR)).map((m) => m.name);
-      expect(await applyMigrations(client, MIGRATIONS_DIR)).toEqual({ applied: names, modified: [] });
+      expect(await applyMigrations(client, MIGRATIONS_DIR)).toEqual({
+        applied: names,
+        modified: [],
+      });
       expect(await applyMigrations(client, MIGRATIONS_DIR)).toEqual({ applied: [], modified: [] });
     } finally {
       await client.end();

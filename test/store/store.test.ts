@@ -17,14 +17,32 @@ beforeAll(async () => {
 afterAll(() => db.close());
 
 /** Stores one tool run (call, result, answer) the way the agent does. */
-async function toolRun(conversation: Conversation, turn: number, id: string, name: string, args: string, result: string, answer: string, derived = false) {
+async function toolRun(
+  conversation: Conversation,
+  turn: number,
+  id: string,
+  name: string,
+  args: string,
+  result: string,
+  answer: string,
+  derived = false,
+) {
   await store.appendMessages(conversation, [
     { role: 'user', content: `please run ${name}`, turn },
-    { role: 'assistant', content: '', toolCalls: [{ id, name, arguments: args, ...(derived ? { derived } : {}) }], turn },
+    {
+      role: 'assistant',
+      content: '',
+      toolCalls: [{ id, name, arguments: args, ...(derived ? { derived } : {}) }],
+      turn,
+    },
   ]);
-  await store.appendMessages(conversation, [{ role: 'tool', toolCallId: id, content: result.slice(0, 50), turn }], {
-    results: [{ toolCallId: id, content: result, isError: false, durationMs: 5 }],
-  });
+  await store.appendMessages(
+    conversation,
+    [{ role: 'tool', toolCallId: id, content: result.slice(0, 50), turn }],
+    {
+      results: [{ toolCallId: id, content: result, isError: false, durationMs: 5 }],
+    },
+  );
   await store.appendMessages(conversation, [{ role: 'assistant', content: answer, turn }]);
 }
 
@@ -41,25 +59,48 @@ describe('TranscriptStore', () => {
     const conversation = await store.openConversation(uniqueKey());
     const transcript: Message[] = [
       { role: 'user', content: 'hello 👋', turn: 1 },
-      { role: 'assistant', content: 'checking', toolCalls: [{ id: 'c1', name: 'fs__read', arguments: '{"path":"/a"}' }], turn: 1 },
+      {
+        role: 'assistant',
+        content: 'checking',
+        toolCalls: [{ id: 'c1', name: 'fs__read', arguments: '{"path":"/a"}' }],
+        turn: 1,
+      },
       { role: 'tool', toolCallId: 'c1', content: 'file body', turn: 1 },
       { role: 'assistant', content: 'done', turn: 1 },
     ];
     await store.appendMessages(conversation, transcript.slice(0, 2));
     await store.appendMessages(conversation, transcript.slice(2));
     expect(await store.loadTranscript(conversation)).toEqual(transcript);
-    const call = await db.prisma.toolCall.findFirstOrThrow({ where: { conversationId: conversation.id } });
-    expect(call).toMatchObject({ toolCallId: 'c1', toolName: 'fs__read', arguments: '{"path":"/a"}', turn: 1 });
+    const call = await db.prisma.toolCall.findFirstOrThrow({
+      where: { conversationId: conversation.id },
+    });
+    expect(call).toMatchObject({
+      toolCallId: 'c1',
+      toolName: 'fs__read',
+      arguments: '{"path":"/a"}',
+      turn: 1,
+    });
   });
 
   it('writes the steps of conversations running at once in a few statements, each transcript whole and in order', async () => {
-    const conversations = await Promise.all(Array.from({ length: 20 }, () => store.openConversation(uniqueKey())));
+    const conversations = await Promise.all(
+      Array.from({ length: 20 }, () => store.openConversation(uniqueKey())),
+    );
     const ids = conversations.map((c) => c.id);
-    await Promise.all(conversations.map((c, n) => toolRun(c, 1, `call_${n}`, 'fs__read', `{"n":${n}}`, `result ${n}`, `answer ${n}`)));
+    await Promise.all(
+      conversations.map((c, n) =>
+        toolRun(c, 1, `call_${n}`, 'fs__read', `{"n":${n}}`, `result ${n}`, `answer ${n}`),
+      ),
+    );
     for (const [n, c] of conversations.entries()) {
       expect(await store.loadTranscript(c)).toEqual([
         { role: 'user', content: 'please run fs__read', turn: 1 },
-        { role: 'assistant', content: '', toolCalls: [{ id: `call_${n}`, name: 'fs__read', arguments: `{"n":${n}}` }], turn: 1 },
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [{ id: `call_${n}`, name: 'fs__read', arguments: `{"n":${n}}` }],
+          turn: 1,
+        },
         { role: 'tool', toolCallId: `call_${n}`, content: `result ${n}`, turn: 1 },
         { role: 'assistant', content: `answer ${n}`, turn: 1 },
       ]);
@@ -98,41 +139,91 @@ describe('TranscriptStore', () => {
   it('keeps the bytes of binary parts, and the description of those over the cap', async () => {
     const conversation = await store.openConversation(uniqueKey());
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x00, 0xff]);
-    await store.appendMessages(conversation, [{ role: 'assistant', content: '', toolCalls: [{ id: 'img', name: 'x', arguments: '{}' }], turn: 1 }]);
+    await store.appendMessages(conversation, [
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ id: 'img', name: 'x', arguments: '{}' }],
+        turn: 1,
+      },
+    ]);
     const binaries = [
-      { kind: 'image', mimeType: 'image/png', sizeBytes: png.length, base64: png.toString('base64') },
+      {
+        kind: 'image',
+        mimeType: 'image/png',
+        sizeBytes: png.length,
+        base64: png.toString('base64'),
+      },
       { kind: 'resource', sizeBytes: 9_000_000 },
     ];
-    await store.appendMessages(conversation, [], { results: [{ toolCallId: 'img', content: '[image]', isError: false, durationMs: 1, binaries }] });
-    const rows = await db.prisma.toolResultBinary.findMany({ where: { result: { call: { conversationId: conversation.id } } }, orderBy: { position: 'asc' } });
-    expect(rows.map((r) => ({ ...r, resultId: undefined, data: r.data && Buffer.from(r.data) }))).toEqual([
-      { resultId: undefined, position: 0, kind: 'image', mimeType: 'image/png', sizeBytes: 7, data: png },
-      { resultId: undefined, position: 1, kind: 'resource', mimeType: null, sizeBytes: 9_000_000, data: null },
+    await store.appendMessages(conversation, [], {
+      results: [{ toolCallId: 'img', content: '[image]', isError: false, durationMs: 1, binaries }],
+    });
+    const rows = await db.prisma.toolResultBinary.findMany({
+      where: { result: { call: { conversationId: conversation.id } } },
+      orderBy: { position: 'asc' },
+    });
+    expect(
+      rows.map((r) => ({ ...r, resultId: undefined, data: r.data && Buffer.from(r.data) })),
+    ).toEqual([
+      {
+        resultId: undefined,
+        position: 0,
+        kind: 'image',
+        mimeType: 'image/png',
+        sizeBytes: 7,
+        data: png,
+      },
+      {
+        resultId: undefined,
+        position: 1,
+        kind: 'resource',
+        mimeType: null,
+        sizeBytes: 9_000_000,
+        data: null,
+      },
     ]);
   });
 
   it('records token usage per conversation, with the step the call produced', async () => {
     const conversation = await store.openConversation(uniqueKey());
-    await store.appendMessages(conversation, [{ role: 'assistant', content: 'a', turn: 1 }], { usage: { model: 'm', promptTokens: 10, completionTokens: 5, totalTokens: 15 } });
-    await store.appendMessages(conversation, [], { usage: { model: 'm', promptTokens: 20, completionTokens: 5, totalTokens: 25 } });
-    const sum = await db.prisma.llmUsage.aggregate({ where: { conversationId: conversation.id }, _sum: { totalTokens: true } });
+    await store.appendMessages(conversation, [{ role: 'assistant', content: 'a', turn: 1 }], {
+      usage: { model: 'm', promptTokens: 10, completionTokens: 5, totalTokens: 15 },
+    });
+    await store.appendMessages(conversation, [], {
+      usage: { model: 'm', promptTokens: 20, completionTokens: 5, totalTokens: 25 },
+    });
+    const sum = await db.prisma.llmUsage.aggregate({
+      where: { conversationId: conversation.id },
+      _sum: { totalTokens: true },
+    });
     expect(sum._sum.totalTokens).toBe(40);
   });
 
   it('writes a step whole or not at all', async () => {
     const conversation = await store.openConversation(uniqueKey());
-    await store.appendMessages(conversation, [{ role: 'user', content: 'first', turn: 1, inboxId: '987654321012' }]);
-    // The same inbox id again violates its unique index: the step's other rows must not stay behind.
+    await store.appendMessages(conversation, [
+      { role: 'user', content: 'first', turn: 1, inboxId: '987654321012' },
+    ]);
+    // The same inbox id again violates its unique index: the step's other rows must not stay
+    // behind.
     const step = store.appendMessages(
       conversation,
       [
-        { role: 'assistant', content: 'calling', toolCalls: [{ id: 'c9', name: 'x', arguments: '{}' }], turn: 1 },
+        {
+          role: 'assistant',
+          content: 'calling',
+          toolCalls: [{ id: 'c9', name: 'x', arguments: '{}' }],
+          turn: 1,
+        },
         { role: 'user', content: 'again', turn: 2, inboxId: '987654321012' },
       ],
       { usage: { model: 'm', promptTokens: 1, completionTokens: 1, totalTokens: 2 } },
     );
     await expect(step).rejects.toThrow();
-    expect(await db.prisma.transcriptMessage.count({ where: { conversationId: conversation.id } })).toBe(1);
+    expect(
+      await db.prisma.transcriptMessage.count({ where: { conversationId: conversation.id } }),
+    ).toBe(1);
     expect(await db.prisma.toolCall.count({ where: { conversationId: conversation.id } })).toBe(0);
     expect(await db.prisma.llmUsage.count({ where: { conversationId: conversation.id } })).toBe(0);
   });
@@ -141,10 +232,15 @@ describe('TranscriptStore', () => {
     const conversation = await store.openConversation(uniqueKey());
     const other = testStore(db);
     await store.appendMessages(conversation, [{ role: 'user', content: 'one', turn: 1 }]);
-    expect(await store.loadTranscript(conversation)).toEqual([{ role: 'user', content: 'one', turn: 1 }]);
+    expect(await store.loadTranscript(conversation)).toEqual([
+      { role: 'user', content: 'one', turn: 1 },
+    ]);
     await other.appendMessages(conversation, [{ role: 'assistant', content: 'two', turn: 1 }]);
     // A changed row that was already read stays as read: the cache holds it, the query skips it.
-    await db.prisma.transcriptMessage.updateMany({ where: { conversationId: conversation.id, content: 'one' }, data: { content: 'edited' } });
+    await db.prisma.transcriptMessage.updateMany({
+      where: { conversationId: conversation.id, content: 'one' },
+      data: { content: 'edited' },
+    });
     const loaded = await store.loadTranscript(conversation);
     expect(loaded).toEqual([
       { role: 'user', content: 'one', turn: 1 },
@@ -162,13 +258,41 @@ describe('searchHistory', () => {
 
   beforeAll(async () => {
     first = await store.openConversation({ ...key, thread: '100.1' });
-    await toolRun(first, 1, 'call_ls', 'fs__list_directory', '{"path":"/srv/reports"}', '[FILE] quarterly.csv\n[FILE] zebra-notes.md', 'Two files.');
+    await toolRun(
+      first,
+      1,
+      'call_ls',
+      'fs__list_directory',
+      '{"path":"/srv/reports"}',
+      '[FILE] quarterly.csv\n[FILE] zebra-notes.md',
+      'Two files.',
+    );
     const later = await store.openConversation({ ...key, thread: '200.1' });
-    await toolRun(later, 1, 'call_cat', 'fs__read_file', '{"path":"/srv/reports/zebra-notes.md"}', 'zebra migration notes body', 'The notes talk about zebras.');
+    await toolRun(
+      later,
+      1,
+      'call_cat',
+      'fs__read_file',
+      '{"path":"/srv/reports/zebra-notes.md"}',
+      'zebra migration notes body',
+      'The notes talk about zebras.',
+    );
     // Same words elsewhere: another channel, a DM, another workspace. None may leak.
-    for (const elsewhere of [{ ...key, channel: 'C-private' }, { ...key, channel: 'D-dm' }, { ...uniqueKey({ platform: 'slack' }), channel: 'C-general' }]) {
+    for (const elsewhere of [
+      { ...key, channel: 'C-private' },
+      { ...key, channel: 'D-dm' },
+      { ...uniqueKey({ platform: 'slack' }), channel: 'C-general' },
+    ]) {
       const c = await store.openConversation(elsewhere);
-      await toolRun(c, 1, 'call_secret', 'fs__read_file', '{"path":"/srv/reports/zebra-notes.md"}', 'zebra secret payroll', 'secret');
+      await toolRun(
+        c,
+        1,
+        'call_secret',
+        'fs__read_file',
+        '{"path":"/srv/reports/zebra-notes.md"}',
+        'zebra secret payroll',
+        'secret',
+      );
     }
   });
 
@@ -185,10 +309,25 @@ describe('searchHistory', () => {
 
   it('finds a call and its result by the tool name, each with its context either side', async () => {
     const hits = await search.searchHistory(key, { text: 'list_directory', maxResults: 10 });
-    const context = { before: { role: 'user', text: 'please run fs__list_directory' }, after: { role: 'assistant', text: 'Two files.' } };
+    const context = {
+      before: { role: 'user', text: 'please run fs__list_directory' },
+      after: { role: 'assistant', text: 'Two files.' },
+    };
     expect(hits.filter((h) => h.kind !== 'user')).toMatchObject([
-      { kind: 'tool_result', toolName: 'fs__list_directory', toolCallId: 'call_ls', excerpt: '[FILE] quarterly.csv\n[FILE] zebra-notes.md', ...context },
-      { kind: 'tool_call', toolName: 'fs__list_directory', toolCallId: 'call_ls', excerpt: '{"path":"/srv/reports"}', ...context },
+      {
+        kind: 'tool_result',
+        toolName: 'fs__list_directory',
+        toolCallId: 'call_ls',
+        excerpt: '[FILE] quarterly.csv\n[FILE] zebra-notes.md',
+        ...context,
+      },
+      {
+        kind: 'tool_call',
+        toolName: 'fs__list_directory',
+        toolCallId: 'call_ls',
+        excerpt: '{"path":"/srv/reports"}',
+        ...context,
+      },
     ]);
   });
 
@@ -212,39 +351,83 @@ describe('searchHistory', () => {
     expect(await search.searchHistory(key, { text: 'zebra', maxResults: 2 })).toHaveLength(2);
     // Results, and the index of them, as they would be a month on.
     for (const table of ['tool_results', 'tool_result_chunks']) {
-      await db.pool.query(`UPDATE ${table} SET created_at = now() - interval '30 days' WHERE channel_key = $1`, [JSON.stringify(['slack', key.workspace, key.channel])]);
+      await db.pool.query(
+        `UPDATE ${table} SET created_at = now() - interval '30 days' WHERE channel_key = $1`,
+        [JSON.stringify(['slack', key.workspace, key.channel])],
+      );
     }
     const recent = await search.searchHistory(key, { text: 'zebra', maxResults: 10, days: 7 });
     expect(recent.map((h) => h.kind)).not.toContain('tool_result');
-    const excluded = await search.searchHistory(key, { text: 'list_directory', maxResults: 10, excludeTurn: { conversationId: first.id, turn: 1 } });
+    const excluded = await search.searchHistory(key, {
+      text: 'list_directory',
+      maxResults: 10,
+      excludeTurn: { conversationId: first.id, turn: 1 },
+    });
     expect(excluded.filter((h) => h.kind === 'user')).toHaveLength(0);
   });
 
   it('stores a derived result but never searches it or its call: a fact is found once, in the result it came from', async () => {
     const key = uniqueKey();
     const conversation = await store.openConversation(key);
-    await toolRun(conversation, 1, 'orig', 'fs__read', '{"path":"/notes"}', 'the zanzibar figure is 42', 'ok');
+    await toolRun(
+      conversation,
+      1,
+      'orig',
+      'fs__read',
+      '{"path":"/notes"}',
+      'the zanzibar figure is 42',
+      'ok',
+    );
     const grep = '{"tool_call_id":"orig","offset":0,"pattern":"zanzibar"}';
-    await toolRun(conversation, 1, 'grep', 'get_continuation', grep, '1 matching lines:\n@4: the zanzibar figure is 42', 'ok', true);
+    await toolRun(
+      conversation,
+      1,
+      'grep',
+      'get_continuation',
+      grep,
+      '1 matching lines:\n@4: the zanzibar figure is 42',
+      'ok',
+      true,
+    );
     const hits = await search.searchHistory(key, { text: 'zanzibar', maxResults: 10 });
-    expect(hits.filter((h) => h.kind === 'tool_call' || h.kind === 'tool_result').map((h) => [h.kind, h.toolCallId])).toEqual([['tool_result', 'orig']]);
-    expect(await store.readToolResult(conversation, 'grep')).toBe('1 matching lines:\n@4: the zanzibar figure is 42');
+    expect(
+      hits
+        .filter((h) => h.kind === 'tool_call' || h.kind === 'tool_result')
+        .map((h) => [h.kind, h.toolCallId]),
+    ).toEqual([['tool_result', 'orig']]);
+    expect(await store.readToolResult(conversation, 'grep')).toBe(
+      '1 matching lines:\n@4: the zanzibar figure is 42',
+    );
   });
 
   it('finds a fact anywhere in a 2 MB result, with the offset get_continuation reads it from', async () => {
     const conversation = await store.openConversation({ ...key, thread: '400.1' });
     // Emoji are two UTF-16 code units but one character to PostgreSQL: the offset must count units.
-    const filler = Array.from({ length: 60_000 }, (_, i) => `row ${i} status ok 🚀 latency ${i % 97} ms`).join('\n');
+    const filler = Array.from(
+      { length: 60_000 },
+      (_, i) => `row ${i} status ok 🚀 latency ${i % 97} ms`,
+    ).join('\n');
     const at = 1_900_000;
     const big = `${filler.slice(0, at)} kilimanjaro-7731 ${filler.slice(at)}`.slice(0, 2_000_000);
     expect(big.length).toBe(2_000_000);
     await toolRun(conversation, 1, 'call_big', 'logs__tail', '{}', big, 'ok');
-    expect(await db.prisma.toolResult.findFirstOrThrow({ where: { call: { conversationId: conversation.id } }, select: { indexed: true } })).toEqual({ indexed: false });
+    expect(
+      await db.prisma.toolResult.findFirstOrThrow({
+        where: { call: { conversationId: conversation.id } },
+        select: { indexed: true },
+      }),
+    ).toEqual({ indexed: false });
 
     const [hit] = await search.searchHistory(key, { text: 'kilimanjaro 7731', maxResults: 1 });
-    expect(hit).toMatchObject({ kind: 'tool_result', toolCallId: 'call_big', offset: big.indexOf('kilimanjaro') });
+    expect(hit).toMatchObject({
+      kind: 'tool_result',
+      toolCallId: 'call_big',
+      offset: big.indexOf('kilimanjaro'),
+    });
     expect(hit!.excerpt).toContain('kilimanjaro-7731');
-    const chunks = await db.prisma.toolResultChunk.count({ where: { result: { call: { conversationId: conversation.id } } } });
+    const chunks = await db.prisma.toolResultChunk.count({
+      where: { result: { call: { conversationId: conversation.id } } },
+    });
     // 8,000 UTF-16 units each, one less where a cut would split an emoji.
     expect(chunks).toBeGreaterThanOrEqual(Math.ceil(big.length / 8_000));
     expect(chunks).toBeLessThanOrEqual(Math.ceil(big.length / 7_999));

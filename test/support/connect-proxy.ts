@@ -1,8 +1,15 @@
 import { createServer } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 
-/** A forward proxy that tunnels (CONNECT), as undici asks any proxy to, and records each tunnel's target. */
-export async function startConnectProxy(): Promise<{ url: string; tunnels: string[]; stop(): void }> {
+/**
+ * A forward proxy that tunnels (CONNECT), as undici asks any proxy to, and records each tunnel's
+ * target.
+ */
+export async function startConnectProxy(): Promise<{
+  url: string;
+  tunnels: string[];
+  stop(): void;
+}> {
   const tunnels: string[] = [];
   const server = createServer().on('connect', (req, client: Socket, head: Buffer) => {
     tunnels.push(req.url!);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import type { Agent } from '../../src/core/agent/agent.ts';
 import { fileReader } from '../../src/files/file-reader.ts';
-import { InboundPipeline, type PipelineOptions } from '../../src/core/inbound/pipeline.ts';
+import { DeliveryEngine, type DeliveryOptions } from '../../src/core/delivery/engine.ts';
 import type { ConversationKey } from '../../src/core/ports/conversation.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
 import { ApprovalLedger } from '../../src/store/approval-ledger.ts';
@@ -17,17 +17,28 @@ export const databaseKind = () => inject('databaseKind');
 
 /** The run's shared database, migrated (concurrent files exercise the migration lock). */
 export async function testDatabase(): Promise<Database> {
-  return openDatabase({ databaseUrl: inject('databaseUrl'), dataDir: '', logger: silentLogger, poolSize: 4 });
+  return openDatabase({
+    databaseUrl: inject('databaseUrl'),
+    dataDir: '',
+    logger: silentLogger,
+    poolSize: 4,
+  });
 }
 
 export function testStore(db: Database): TranscriptStore {
   return new TranscriptStore(db.prisma);
 }
 
-export const testSearch = (db: Database): HistorySearch => new HistorySearch(db.prisma, new ResultIndexer(db.prisma, silentLogger));
+export const testSearch = (db: Database): HistorySearch =>
+  new HistorySearch(db.prisma, new ResultIndexer(db.prisma, silentLogger));
 
-/** An empty database of the run's kind (a fresh embedded server, or a database on the server); drop it after. */
-export async function scratchDatabase(prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * An empty database of the run's kind (a fresh embedded server, or a database on the server); drop
+ * it after.
+ */
+export async function scratchDatabase(
+  prefix: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
   if (databaseKind() === 'postgres') return createScratchDatabase(prefix);
   const server = await startScratchEmbedded();
   return { url: server.url, drop: server.stop };
@@ -35,13 +46,41 @@ export async function scratchDatabase(prefix: string): Promise<{ url: string; dr
 
 /** A conversation key no other test uses, so tests can share one database. */
 export function uniqueKey(overrides: Partial<ConversationKey> = {}): ConversationKey {
-  return { platform: 'test', workspace: `w-${randomUUID()}`, channel: 'c1', thread: 't1', ...overrides };
+  return {
+    platform: 'test',
+    workspace: `w-${randomUUID()}`,
+    channel: 'c1',
+    thread: 't1',
+    ...overrides,
+  };
 }
 
-/** The inbound pipeline over the test database, quick to take over lanes; stop it after the test. */
-export function testPipeline(db: Database, agent: Agent, options: Partial<PipelineOptions> = {}): InboundPipeline {
-  return new InboundPipeline(
-    { agent, inbox: new DeliveryLedger(db.prisma), search: testSearch(db), files: fileReader({ binaryMaxBytes: 1_000_000 }), approvals: new ApprovalLedger(db.prisma), logger: silentLogger },
-    { holder: `test-${randomUUID()}`, leaseMs: 3_000, pollMs: 200, maxAttempts: 3, files: { maxBytes: 1_000_000, maxPerMessage: 3 }, replyFileChars: 8_000, approvalTimeoutMs: 600_000, ...options },
+/**
+ * The inbound pipeline over the test database, quick to take over lanes; stop it after the test.
+ */
+export function testEngine(
+  db: Database,
+  agent: Agent,
+  options: Partial<DeliveryOptions> = {},
+): DeliveryEngine {
+  return new DeliveryEngine(
+    {
+      agent,
+      ledger: new DeliveryLedger(db.prisma),
+      search: testSearch(db),
+      files: fileReader({ binaryMaxBytes: 1_000_000 }),
+      approvals: new ApprovalLedger(db.prisma),
+      logger: silentLogger,
+    },
+    {
+      holder: `test-${randomUUID()}`,
+      leaseMs: 3_000,
+      pollMs: 200,
+      maxAttempts: 3,
+      files: { maxBytes: 1_000_000, maxPerMessage: 3 },
+      replyFileChars: 8_000,
+      approvalTimeoutMs: 600_000,
+      ...options,
+    },
   );
 }

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerWhenDone, readBody } from './http.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 
 export const APP_ID = '100000000000000001';
@@ -14,23 +15,36 @@ export interface DiscordCall {
   files?: Array<{ name: string; content: string }>;
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /** A request's JSON body, from payload_json when it is multipart, with the files sent beside it. */
-async function parseRequest(req: IncomingMessage): Promise<{ body?: Record<string, unknown>; files?: DiscordCall['files'] }> {
+async function parseRequest(
+  req: IncomingMessage,
+): Promise<{ body?: Record<string, unknown>; files?: DiscordCall['files'] }> {
   const raw = await readBody(req);
   const type = req.headers['content-type'] ?? '';
-  if (!type.startsWith('multipart/form-data')) return { body: raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined };
+  if (!type.startsWith('multipart/form-data'))
+    return { body: raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined };
   const form = await new Response(raw, { headers: { 'content-type': type } }).formData();
-  const files = await Promise.all([...form.entries()].filter(([key]) => key.startsWith('files[')).map(async ([, file]) => ({ name: (file as File).name, content: await (file as File).text() })));
+  const files = await Promise.all(
+    [...form.entries()]
+      .filter(([key]) => key.startsWith('files['))
+      .map(async ([, file]) => ({
+        name: (file as File).name,
+        content: await (file as File).text(),
+      })),
+  );
   return { body: JSON.parse(String(form.get('payload_json'))) as Record<string, unknown>, files };
 }
 
-let snowflake = 200_000_000_000_000_000n;
+/** An error as Discord answers it: the HTTP status, and Discord's code and message in the body. */
+export interface DiscordError {
+  status: number;
+  code: number;
+  message: string;
+}
+
+// Test files run in processes of their own against one database: each process's ids are its own,
+// or one file's interaction would be another's duplicate, and its channel another's lane.
+let snowflake = 200_000_000_000_000_000n + BigInt(process.pid) * 1_000_000_000n;
 export const nextId = () => String(++snowflake);
 
 /**
@@ -39,11 +53,17 @@ export const nextId = () => String(++snowflake);
  */
 export class FakeDiscord {
   readonly calls: DiscordCall[] = [];
-  /** REST calls to refuse with this status (429 rate-limited, 5xx), decided per call; refused ones are kept apart. */
-  refuse?: (call: DiscordCall) => number | undefined;
+  /**
+   * REST calls to refuse, decided per call: a status (429 rate-limited, 5xx), or Discord's error as
+   * it sends one (40005 for a file too large); refused ones are kept apart.
+   */
+  refuse?: (call: DiscordCall) => number | DiscordError | undefined;
   readonly refusedCalls: DiscordCall[] = [];
   commands: Array<Record<string, unknown>> = [];
-  /** Interaction tokens whose webhook calls (edits, follow-ups: what comes after the 3 s defer) fail as expired. */
+  /**
+   * Interaction tokens whose webhook calls (edits, follow-ups: what comes after the 3 s defer) fail
+   * as expired.
+   */
   readonly expiredTokens = new Set<string>();
   /** Attachments served as Discord's CDN serves them, and every download asked for. */
   private readonly attachments = new Map<string, Buffer>();
@@ -67,18 +87,30 @@ export class FakeDiscord {
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
-      const file = req.url?.startsWith('/attachments/') ? this.attachments.get(decodeURI(req.url)) : undefined;
+      // Discord's CDN URLs are signed in their query: the path names the file.
+      const path = decodeURI(req.url?.split('?')[0] ?? '');
+      const file = path.startsWith('/attachments/') ? this.attachments.get(path) : undefined;
       if (file) {
-        this.downloads.push({ path: decodeURI(req.url!), authorization: req.headers.authorization });
-        return void res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': file.length }).end(file);
+        this.downloads.push({ path, authorization: req.headers.authorization });
+        return void res
+          .writeHead(200, {
+            'content-type': 'application/octet-stream',
+            'content-length': file.length,
+          })
+          .end(file);
       }
-      void this.route(req).then(({ status, body, headers }) => {
+      answerWhenDone(req, res, this.route(req), ({ status, body, headers }) => {
         // Like Discord: a 204 has no body and no content type.
-        res.writeHead(status, { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers });
+        res.writeHead(status, {
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        });
         res.end(body === undefined ? undefined : JSON.stringify(body));
       });
     });
-    this.server.on('upgrade', (req, socket, head) => this.gateway.handleUpgrade(req, socket, head, (ws) => this.connect(ws)));
+    this.server.on('upgrade', (req, socket, head) =>
+      this.gateway.handleUpgrade(req, socket, head, (ws) => this.connect(ws)),
+    );
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     return this;
   }
@@ -96,9 +128,27 @@ export class FakeDiscord {
   async waitFor(predicate: () => boolean, timeoutMs = 15_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate()) {
-      if (Date.now() > deadline) throw new Error(`timed out; calls: ${JSON.stringify(this.calls.map((c) => `${c.method} ${c.path}`))}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out; calls: ${JSON.stringify(this.calls.map((c) => `${c.method} ${c.path}`))}`,
+        );
       await new Promise((r) => setTimeout(r, 20));
     }
+  }
+
+  /**
+   * Serves `bytes` where a Discord CDN `url` names a file (its path); returns the URL here, signed
+   * query and all, for a payload to carry in its place.
+   */
+  serve(url: string, bytes: Buffer): string {
+    const { pathname, search } = new URL(url);
+    this.attachments.set(decodeURI(pathname), bytes);
+    return `http://127.0.0.1:${this.port}${pathname}${search}`;
+  }
+
+  /** Dispatches an INTERACTION_CREATE exactly as given, as the gateway would. */
+  dispatchInteraction(d: Record<string, unknown>): void {
+    this.dispatch('INTERACTION_CREATE', d);
   }
 
   /** Dispatches a slash command as the gateway would; returns the interaction (id, token). */
@@ -113,21 +163,69 @@ export class FakeDiscord {
     token?: string;
     /** Sent as /ask's `file` option, resolved as Discord resolves an uploaded attachment. */
     attachment?: { filename: string; contentType: string; bytes: Buffer };
+    /**
+     * Fields of the interaction left out, as some payloads come without them (`entitlements`,
+     * `channel`).
+     */
+    omit?: string[];
   }): { id: string; token: string } {
-    const data = { id: nextId(), name: options.name, type: 1, options: [...(options.options ?? []).map((o) => ({ ...o, type: 3 })), ...this.attachmentOption(options.attachment)], ...this.resolved(options.attachment) };
+    const data = {
+      id: nextId(),
+      name: options.name,
+      type: 1,
+      options: [
+        ...(options.options ?? []).map((o) => ({ ...o, type: 3 })),
+        ...this.attachmentOption(options.attachment),
+      ],
+      ...this.resolved(options.attachment),
+    };
     return this.interact(2, data, options);
   }
 
-  /** Dispatches a click on a button of a message Spool posted, as the gateway would; returns the interaction (id, token). */
-  clickButton(options: { customId: string; messageId: string; guildId?: string; channelId: string; userId?: string; roles?: string[] }): { id: string; token: string } {
-    const message = { ...this.message(options.channelId, { content: 'prompt' }), id: options.messageId };
-    return this.interact(3, { custom_id: options.customId, component_type: 2 }, options, { message });
+  /**
+   * Dispatches a click on a button of a message Spool posted, as the gateway would; returns the
+   * interaction (id, token).
+   */
+  clickButton(options: {
+    customId: string;
+    messageId: string;
+    guildId?: string;
+    channelId: string;
+    userId?: string;
+    roles?: string[];
+  }): { id: string; token: string } {
+    const message = {
+      ...this.message(options.channelId, { content: 'prompt' }),
+      id: options.messageId,
+    };
+    return this.interact(3, { custom_id: options.customId, component_type: 2 }, options, {
+      message,
+    });
   }
 
-  private interact(type: number, data: unknown, options: { guildId?: string; channelId: string; userId?: string; roles?: string[]; id?: string; token?: string }, extra: Record<string, unknown> = {}): { id: string; token: string } {
+  private interact(
+    type: number,
+    data: unknown,
+    options: {
+      guildId?: string;
+      channelId: string;
+      userId?: string;
+      roles?: string[];
+      id?: string;
+      token?: string;
+      omit?: string[];
+    },
+    extra: Record<string, unknown> = {},
+  ): { id: string; token: string } {
     const id = options.id ?? nextId();
     const token = options.token ?? `token-${id}`;
-    const user = { id: options.userId ?? '300000000000000001', username: 'alice', discriminator: '0', global_name: 'Alice', avatar: null };
+    const user = {
+      id: options.userId ?? '300000000000000001',
+      username: 'alice',
+      discriminator: '0',
+      global_name: 'Alice',
+      avatar: null,
+    };
     const interaction = {
       id,
       application_id: APP_ID,
@@ -141,30 +239,66 @@ export class FakeDiscord {
       authorizing_integration_owners: {},
       context: options.guildId ? 0 : 1,
       channel_id: options.channelId,
-      channel: { id: options.channelId, type: options.guildId ? 0 : 1, guild_id: options.guildId, name: 'general' },
+      channel: {
+        id: options.channelId,
+        type: options.guildId ? 0 : 1,
+        guild_id: options.guildId,
+        name: 'general',
+      },
       data,
       ...extra,
       ...(options.guildId
-        ? { guild_id: options.guildId, member: { user, roles: options.roles ?? [], permissions: '0', joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0, nick: null, avatar: null } }
+        ? {
+            guild_id: options.guildId,
+            member: {
+              user,
+              roles: options.roles ?? [],
+              permissions: '0',
+              joined_at: new Date().toISOString(),
+              deaf: false,
+              mute: false,
+              flags: 0,
+              nick: null,
+              avatar: null,
+            },
+          }
         : { user }),
     };
+    for (const field of options.omit ?? []) delete (interaction as Record<string, unknown>)[field];
     this.dispatch('INTERACTION_CREATE', interaction);
     return { id, token };
   }
 
   private readonly attachmentIds = new Map<object, string>();
 
-  private attachmentOption(attachment?: { filename: string }): Array<{ name: string; type: number; value: string }> {
+  private attachmentOption(attachment?: {
+    filename: string;
+  }): Array<{ name: string; type: number; value: string }> {
     return attachment ? [{ name: 'file', type: 11, value: this.attachmentId(attachment) }] : [];
   }
 
-  private resolved(attachment?: { filename: string; contentType: string; bytes: Buffer }): { resolved?: unknown } {
+  private resolved(attachment?: { filename: string; contentType: string; bytes: Buffer }): {
+    resolved?: unknown;
+  } {
     if (!attachment) return {};
     const id = this.attachmentId(attachment);
     const path = `/attachments/${id}/${attachment.filename}`;
     this.attachments.set(path, attachment.bytes);
     const url = `http://127.0.0.1:${this.port}${path}`;
-    return { resolved: { attachments: { [id]: { id, filename: attachment.filename, size: attachment.bytes.length, url, proxy_url: url, content_type: attachment.contentType } } } };
+    return {
+      resolved: {
+        attachments: {
+          [id]: {
+            id,
+            filename: attachment.filename,
+            size: attachment.bytes.length,
+            url,
+            proxy_url: url,
+            content_type: attachment.contentType,
+          },
+        },
+      },
+    };
   }
 
   private attachmentId(attachment: object): string {
@@ -184,21 +318,37 @@ export class FakeDiscord {
       if (op === 2) {
         this.sessions.push(ws);
         ws.on('close', () => this.sessions.splice(this.sessions.indexOf(ws), 1));
-        void this.identified.then(() => this.dispatch('READY', {
-          v: 10,
-          user: { id: BOT_ID, username: 'spool', discriminator: '0', bot: true, avatar: null, global_name: null },
-          guilds: [],
-          session_id: 'session-1',
-          resume_gateway_url: `ws://127.0.0.1:${this.port}`,
-          application: { id: APP_ID, flags: 0 },
-          shard: [0, 1],
-        }, ws));
+        void this.identified.then(() =>
+          this.dispatch(
+            'READY',
+            {
+              v: 10,
+              user: {
+                id: BOT_ID,
+                username: 'spool',
+                discriminator: '0',
+                bot: true,
+                avatar: null,
+                global_name: null,
+              },
+              guilds: [],
+              session_id: 'session-1',
+              resume_gateway_url: `ws://127.0.0.1:${this.port}`,
+              application: { id: APP_ID, flags: 0 },
+              shard: [0, 1],
+            },
+            ws,
+          ),
+        );
       }
     });
     ws.send(JSON.stringify({ op: 10, d: { heartbeat_interval: 41_250 } }));
   }
 
-  private message(channelId: string, body: Record<string, unknown> | undefined): Record<string, unknown> {
+  private message(
+    channelId: string,
+    body: Record<string, unknown> | undefined,
+  ): Record<string, unknown> {
     return {
       id: nextId(),
       channel_id: channelId,
@@ -218,35 +368,66 @@ export class FakeDiscord {
     };
   }
 
-  private async route(req: IncomingMessage): Promise<{ status: number; body?: unknown; headers?: Record<string, string> }> {
+  private async route(
+    req: IncomingMessage,
+  ): Promise<{ status: number; body?: unknown; headers?: Record<string, string> }> {
     const { body, files } = await parseRequest(req);
     const path = decodeURIComponent((req.url ?? '').split('?')[0]!).replace(/^\/api\/v10/, '');
     const method = req.method ?? 'GET';
+    const call = { method, path, body, ...(files ? { files } : {}) };
     // Refused before anything happens, as Discord refuses a rate-limited call: nothing was created.
-    const refused = this.refuse?.({ method, path, body });
+    const refused = this.refuse?.(call);
     if (refused === 429) {
-      this.refusedCalls.push({ method, path, body });
-      return { status: 429, body: { message: 'You are being rate limited.', retry_after: 0.5, global: false }, headers: { 'retry-after': '1', 'x-ratelimit-scope': 'user' } };
+      this.refusedCalls.push(call);
+      return {
+        status: 429,
+        body: { message: 'You are being rate limited.', retry_after: 0.5, global: false },
+        headers: { 'retry-after': '1', 'x-ratelimit-scope': 'user' },
+      };
     }
     if (refused) {
-      this.refusedCalls.push({ method, path, body });
-      return { status: refused, body: { message: 'upstream error', code: 0 } };
+      this.refusedCalls.push(call);
+      const { status, code, message } =
+        typeof refused === 'number'
+          ? { status: refused, code: 0, message: 'upstream error' }
+          : refused;
+      return { status, body: { message, code } };
     }
-    this.calls.push({ method, path, body, ...(files ? { files } : {}) });
+    this.calls.push(call);
     const token = /^\/webhooks\/\d+\/([^/]+)/.exec(path)?.[1];
-    if (token && this.expiredTokens.has(token)) return { status: 401, body: { message: 'Invalid Webhook Token', code: 50027 } };
+    if (token && this.expiredTokens.has(token))
+      return { status: 401, body: { message: 'Invalid Webhook Token', code: 50027 } };
 
     if (method === 'GET' && path === '/gateway/bot') {
-      return { status: 200, body: { url: `ws://127.0.0.1:${this.port}`, shards: 1, session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 } } };
+      return {
+        status: 200,
+        body: {
+          url: `ws://127.0.0.1:${this.port}`,
+          shards: 1,
+          session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 },
+        },
+      };
     }
     if (/^\/applications\/\d+(\/guilds\/\d+)?\/commands$/.test(path)) {
-      if (method === 'PUT') this.commands = (body as unknown as Array<Record<string, unknown>>).map((c) => ({ id: nextId(), application_id: APP_ID, version: nextId(), default_member_permissions: null, type: 1, nsfw: false, ...c }));
+      if (method === 'PUT')
+        this.commands = (body as unknown as Array<Record<string, unknown>>).map((c) => ({
+          id: nextId(),
+          application_id: APP_ID,
+          version: nextId(),
+          default_member_permissions: null,
+          type: 1,
+          nsfw: false,
+          ...c,
+        }));
       return { status: 200, body: this.commands };
     }
-    if (method === 'POST' && /^\/interactions\/\d+\/[^/]+\/callback$/.test(path)) return { status: 204 };
+    if (method === 'POST' && /^\/interactions\/\d+\/[^/]+\/callback$/.test(path))
+      return { status: 204 };
     const channelId = '0';
-    if (method === 'PATCH' && /^\/webhooks\/\d+\/[^/]+\/messages\/[^/]+$/.test(path)) return { status: 200, body: this.message(channelId, body) };
-    if (method === 'POST' && /^\/webhooks\/\d+\/[^/]+$/.test(path)) return { status: 200, body: this.message(channelId, body) };
+    if (method === 'PATCH' && /^\/webhooks\/\d+\/[^/]+\/messages\/[^/]+$/.test(path))
+      return { status: 200, body: this.message(channelId, body) };
+    if (method === 'POST' && /^\/webhooks\/\d+\/[^/]+$/.test(path))
+      return { status: 200, body: this.message(channelId, body) };
     const channel = /^\/channels\/(\d+)\/messages$/.exec(path);
     if (method === 'POST' && channel) {
       // Discord's enforce_nonce: a repeat of a recent nonce gets the message it already created.

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerWhenDone, readBody } from './http.js';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 
 /** The parts of a Chat Completions request the fake reads. */
@@ -25,9 +26,15 @@ export interface ServerQuirks {
   truncatePromptChars?: number;
   /** vLLM started without --enable-auto-tool-choice: tool_choice "auto" is refused. */
   noToolParser?: boolean;
-  /** LM Studio: tool_choice in object form is refused (and its streamed tool calls lose their names, so streaming is refused here). */
+  /**
+   * LM Studio: tool_choice in object form is refused (and its streamed tool calls lose their names,
+   * so streaming is refused here).
+   */
   lmStudio?: boolean;
-  /** Azure OpenAI: one deployment's path, an api-version query and an api-key header, or 404 and 401. */
+  /**
+   * Azure OpenAI: one deployment's path, an api-version query and an api-key header, or 404 and
+   * 401.
+   */
   azure?: { deployment: string; apiVersion: string; apiKey: string };
 }
 
@@ -47,7 +54,8 @@ export interface ScriptedError {
   type?: string;
 }
 
-export type Script = ScriptedReply | ScriptedError | ((request: ChatRequest) => ScriptedReply | ScriptedError);
+export type Script =
+  ScriptedReply | ScriptedError | ((request: ChatRequest) => ScriptedReply | ScriptedError);
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -57,20 +65,24 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * Exported so tests can prove the validator itself rejects what it should.
  */
 export function validateChatRequest(body: ChatRequest): string | undefined {
-  if (!Array.isArray(body.messages) || body.messages.length === 0) return "'messages' must be a non-empty array";
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    return "'messages' must be a non-empty array";
   if (REASONING_MODEL.test(body.model) && body.max_tokens !== undefined) {
     return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
   }
   for (const tool of body.tools ?? []) {
-    if (!TOOL_NAME.test(tool.function?.name ?? '')) return `Invalid 'tools[].function.name': string does not match pattern '^[a-zA-Z0-9_-]+$'`;
+    if (!TOOL_NAME.test(tool.function?.name ?? ''))
+      return `Invalid 'tools[].function.name': string does not match pattern '^[a-zA-Z0-9_-]+$'`;
   }
   const seenIds = new Set<string>();
   let pending: string[] = [];
   for (const [i, m] of body.messages.entries()) {
-    if (!['system', 'user', 'assistant', 'tool'].includes(m.role)) return `Invalid value for 'messages[${i}].role': '${m.role}'`;
+    if (!['system', 'user', 'assistant', 'tool'].includes(m.role))
+      return `Invalid value for 'messages[${i}].role': '${m.role}'`;
     const content = m.content ?? '';
     if (typeof content !== 'string') return `messages[${i}].content must be a string`;
-    if (LONE_SURROGATE.test(content)) return `messages[${i}].content is not valid Unicode (lone surrogate)`;
+    if (LONE_SURROGATE.test(content))
+      return `messages[${i}].content is not valid Unicode (lone surrogate)`;
     if (m.role === 'tool') {
       const index = pending.indexOf(m.tool_call_id ?? '');
       if (index === -1) {
@@ -84,9 +96,12 @@ export function validateChatRequest(body: ChatRequest): string | undefined {
     }
     if (m.role === 'assistant' && m.tool_calls) {
       for (const call of m.tool_calls) {
-        if (!TOOL_NAME.test(call.function.name)) return `Invalid 'messages[${i}].tool_calls[].function.name'`;
-        if (typeof call.function.arguments !== 'string') return `messages[${i}].tool_calls[].function.arguments must be a string`;
-        if (typeof call.id !== 'string' || call.id.length === 0) return `Invalid 'messages[${i}].tool_calls[].id': empty string`;
+        if (!TOOL_NAME.test(call.function.name))
+          return `Invalid 'messages[${i}].tool_calls[].function.name'`;
+        if (typeof call.function.arguments !== 'string')
+          return `messages[${i}].tool_calls[].function.arguments must be a string`;
+        if (typeof call.id !== 'string' || call.id.length === 0)
+          return `Invalid 'messages[${i}].tool_calls[].id': empty string`;
         if (seenIds.has(call.id)) return `Duplicate tool_call_id '${call.id}' in messages[${i}]`;
         if (call.id.length > 40) {
           return `Invalid 'messages[${i}].tool_calls[].id': string too long. Expected a string with maximum length 40, but got a string with length ${call.id.length} instead.`;
@@ -98,20 +113,25 @@ export function validateChatRequest(body: ChatRequest): string | undefined {
       return `messages[${i}]: an assistant message needs content or tool_calls`;
     }
   }
-  if (pending.length > 0) return `The following tool_call_ids did not have response messages: ${pending.join(', ')}`;
+  if (pending.length > 0)
+    return `The following tool_call_ids did not have response messages: ${pending.join(', ')}`;
   return undefined;
 }
 
-/** A request's prompt as OpenAI counts it, near enough: each message's text and calls, 3 tokens around each, and the tools' schemas. */
+/**
+ * A request's prompt as OpenAI counts it, near enough: each message's text and calls, 3 tokens
+ * around each, and the tools' schemas.
+ */
 function promptTokens(body: ChatRequest): number {
-  const messages = body.messages.reduce((n, m) => n + 3 + countTokens(m.content ?? '') + (m.tool_calls ? countTokens(JSON.stringify(m.tool_calls)) : 0), 3);
+  const messages = body.messages.reduce(
+    (n, m) =>
+      n +
+      3 +
+      countTokens(m.content ?? '') +
+      (m.tool_calls ? countTokens(JSON.stringify(m.tool_calls)) : 0),
+    3,
+  );
   return messages + (body.tools ? countTokens(JSON.stringify(body.tools)) : 0);
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**
@@ -127,14 +147,20 @@ export class FakeOpenAi {
   fallback: Script | undefined;
   /** When set, requests whose messages exceed this many characters get context_length_exceeded. */
   maxContextChars: number | undefined;
-  /** When set, a model's window: a prompt (o200k) and max_tokens that add up to more get context_length_exceeded, as OpenAI answers. */
+  /**
+   * When set, a model's window: a prompt (o200k) and max_tokens that add up to more get
+   * context_length_exceeded, as OpenAI answers.
+   */
   contextTokens: number | undefined;
   quirks: ServerQuirks = {};
   /** Requests whose prompt the Ollama quirk cut short. */
   truncatedPrompts = 0;
   /** What GET /v1/models lists. */
   models = ['gpt-4o-mini', 'fake-model', 'o3-mini'];
-  /** The model takes image input: a user message may be text and image_url parts. Off, such a message is refused. */
+  /**
+   * The model takes image input: a user message may be text and image_url parts. Off, such a
+   * message is refused.
+   */
   imageInput = false;
   /** The images requests carried, as data URLs, in order. */
   readonly images: string[] = [];
@@ -161,7 +187,7 @@ export class FakeOpenAi {
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
-      void this.handle(req).then(({ status, body }) => {
+      answerWhenDone(req, res, this.handle(req), ({ status, body }) => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       });
@@ -171,7 +197,9 @@ export class FakeOpenAi {
   }
 
   async stop(): Promise<void> {
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await new Promise<void>((resolve) =>
+      this.server ? this.server.close(() => resolve()) : resolve(),
+    );
   }
 
   /** The route a request is for, as the server the quirks describe would route it. */
@@ -179,23 +207,36 @@ export class FakeOpenAi {
     const url = new URL(req.url ?? '/', 'http://fake');
     const azure = this.quirks.azure;
     const base = azure ? `/openai` : '/v1';
-    if (azure && req.headers['api-key'] !== azure.apiKey) return { status: 401, message: 'Access denied due to invalid subscription key or wrong API endpoint.' };
-    if (azure && url.searchParams.get('api-version') !== azure.apiVersion) return { status: 404, message: 'Resource not found' };
+    if (azure && req.headers['api-key'] !== azure.apiKey)
+      return {
+        status: 401,
+        message: 'Access denied due to invalid subscription key or wrong API endpoint.',
+      };
+    if (azure && url.searchParams.get('api-version') !== azure.apiVersion)
+      return { status: 404, message: 'Resource not found' };
     if (req.method === 'GET' && url.pathname === `${base}/models`) return 'models';
-    const chat = azure ? `${base}/deployments/${azure.deployment}/chat/completions` : `${base}/chat/completions`;
+    const chat = azure
+      ? `${base}/deployments/${azure.deployment}/chat/completions`
+      : `${base}/chat/completions`;
     if (req.method === 'POST' && url.pathname === chat) return 'chat';
     return { status: 404, message: `No route ${req.method} ${req.url}` };
   }
 
   /** What the quirky server refuses that the real API takes. */
   private quirkRefusal(body: ChatRequest): string | undefined {
-    if (this.quirks.noToolParser && body.tool_choice === 'auto') return '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set';
-    if (this.quirks.lmStudio && typeof body.tool_choice === 'object') return "Invalid tool_choice type: 'object'. Supported string values: none, auto, required";
-    if (this.quirks.lmStudio && body.stream) return 'streamed tool calls would lose their names here';
+    if (this.quirks.noToolParser && body.tool_choice === 'auto')
+      return '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set';
+    if (this.quirks.lmStudio && typeof body.tool_choice === 'object')
+      return "Invalid tool_choice type: 'object'. Supported string values: none, auto, required";
+    if (this.quirks.lmStudio && body.stream)
+      return 'streamed tool calls would lose their names here';
     return undefined;
   }
 
-  /** Ollama's silent truncation: the oldest messages after the system prompt go until the prompt fits. */
+  /**
+   * Ollama's silent truncation: the oldest messages after the system prompt go until the prompt
+   * fits.
+   */
   private truncate(body: ChatRequest): void {
     const limit = this.quirks.truncatePromptChars;
     const chars = () => body.messages.reduce((n, m) => n + (m.content?.length ?? 0), 0);
@@ -204,15 +245,28 @@ export class FakeOpenAi {
     while (body.messages.length > 2 && chars() > limit) body.messages.splice(1, 1);
   }
 
-  /** Takes the images out of user messages made of parts, leaving their text, as a vision model reads them. */
+  /**
+   * Takes the images out of user messages made of parts, leaving their text, as a vision model
+   * reads them.
+   */
   private imageParts(body: ChatRequest): string | undefined {
     for (const [i, m] of (body.messages ?? []).entries()) {
       const parts = m.content as unknown;
       if (!Array.isArray(parts)) continue;
-      if (!this.imageInput || m.role !== 'user') return `messages[${i}].content must be a string: this model does not take image input`;
-      for (const part of parts as Array<{ type: string; text?: string; image_url?: { url?: string } }>) {
-        if (part.type === 'image_url' && /^data:image\/[a-z+.-]+;base64,[A-Za-z0-9+/=]+$/.test(part.image_url?.url ?? '')) this.images.push(part.image_url!.url!);
-        else if (part.type !== 'text' || typeof part.text !== 'string') return `Invalid content part in messages[${i}]`;
+      if (!this.imageInput || m.role !== 'user')
+        return `messages[${i}].content must be a string: this model does not take image input`;
+      for (const part of parts as Array<{
+        type: string;
+        text?: string;
+        image_url?: { url?: string };
+      }>) {
+        if (
+          part.type === 'image_url' &&
+          /^data:image\/[a-z+.-]+;base64,[A-Za-z0-9+/=]+$/.test(part.image_url?.url ?? '')
+        )
+          this.images.push(part.image_url!.url!);
+        else if (part.type !== 'text' || typeof part.text !== 'string')
+          return `Invalid content part in messages[${i}]`;
       }
       m.content = (parts as Array<{ text?: string }>).map((p) => p.text ?? '').join('');
     }
@@ -223,30 +277,57 @@ export class FakeOpenAi {
     // Routes under /v1 only, as OpenAI's and most compatible servers are.
     const route = this.route(req);
     if (route === 'models') {
-      return { status: 200, body: { object: 'list', data: this.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' })) } };
+      return {
+        status: 200,
+        body: {
+          object: 'list',
+          data: this.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' })),
+        },
+      };
     }
-    if (route !== 'chat') return { status: route.status, body: { error: { message: route.message, type: 'invalid_request_error' } } };
+    if (route !== 'chat')
+      return {
+        status: route.status,
+        body: { error: { message: route.message, type: 'invalid_request_error' } },
+      };
     const body = JSON.parse(await readBody(req)) as ChatRequest;
     this.requests.push(body);
     const invalid = this.imageParts(body) ?? validateChatRequest(body) ?? this.quirkRefusal(body);
     if (invalid) {
       this.rejections.push(invalid);
-      return { status: 400, body: { error: { message: invalid, type: 'invalid_request_error', code: null } } };
+      return {
+        status: 400,
+        body: { error: { message: invalid, type: 'invalid_request_error', code: null } },
+      };
     }
     this.truncate(body);
-    const size = body.messages.reduce((n, m) => n + (m.content?.length ?? 0) + JSON.stringify(m.tool_calls ?? '').length, 0);
+    const size = body.messages.reduce(
+      (n, m) => n + (m.content?.length ?? 0) + JSON.stringify(m.tool_calls ?? '').length,
+      0,
+    );
     if (this.maxContextChars !== undefined && size > this.maxContextChars) {
-      return this.error({ status: 400, code: 'context_length_exceeded', message: `This model's maximum context length is exceeded (${size} chars).` });
+      return this.error({
+        status: 400,
+        code: 'context_length_exceeded',
+        message: `This model's maximum context length is exceeded (${size} chars).`,
+      });
     }
     const tokens = promptTokens(body) + (body.max_tokens ?? body.max_completion_tokens ?? 0);
     if (this.contextTokens !== undefined && tokens > this.contextTokens) {
       this.rejections.push(`context_length_exceeded: ${tokens} tokens`);
-      return this.error({ status: 400, code: 'context_length_exceeded', message: `This model's maximum context length is ${this.contextTokens} tokens. However, you requested ${tokens} tokens.` });
+      return this.error({
+        status: 400,
+        code: 'context_length_exceeded',
+        message: `This model's maximum context length is ${this.contextTokens} tokens. However, you requested ${tokens} tokens.`,
+      });
     }
     const entry = this.script.shift() ?? this.fallback;
     if (!entry) {
       this.rejections.push('script exhausted');
-      return { status: 500, body: { error: { message: 'fake script exhausted', type: 'server_error' } } };
+      return {
+        status: 500,
+        body: { error: { message: 'fake script exhausted', type: 'server_error' } },
+      };
     }
     const reply = typeof entry === 'function' ? entry(body) : entry;
     if ('status' in reply) return this.error(reply);
@@ -254,11 +335,24 @@ export class FakeOpenAi {
   }
 
   private error(e: ScriptedError): { status: number; body: unknown } {
-    return { status: e.status, body: { error: { message: e.message, type: e.type ?? 'invalid_request_error', code: e.code ?? null } } };
+    return {
+      status: e.status,
+      body: {
+        error: {
+          message: e.message,
+          type: e.type ?? 'invalid_request_error',
+          code: e.code ?? null,
+        },
+      },
+    };
   }
 
   private completion(request: ChatRequest, reply: ScriptedReply): unknown {
-    const toolCalls = reply.toolCalls?.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+    const toolCalls = reply.toolCalls?.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: c.arguments },
+    }));
     const content = reply.content ?? null;
     return {
       id: `chatcmpl-${this.requests.length}`,
@@ -268,11 +362,19 @@ export class FakeOpenAi {
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content, ...(toolCalls?.length ? { tool_calls: toolCalls } : {}) },
+          message: {
+            role: 'assistant',
+            content,
+            ...(toolCalls?.length ? { tool_calls: toolCalls } : {}),
+          },
           finish_reason: reply.finishReason ?? (toolCalls?.length ? 'tool_calls' : 'stop'),
         },
       ],
-      usage: { prompt_tokens: 10 * request.messages.length, completion_tokens: content?.length ?? 1, total_tokens: 10 * request.messages.length + (content?.length ?? 1) },
+      usage: {
+        prompt_tokens: 10 * request.messages.length,
+        completion_tokens: content?.length ?? 1,
+        total_tokens: 10 * request.messages.length + (content?.length ?? 1),
+      },
     };
   }
 }

@@ -2,6 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { answerWhenDone, readBody } from './http.js';
 
 export interface SlackCall {
   method: string;
@@ -12,12 +13,6 @@ export interface SlackCall {
 
 export const BOT_USER = 'UBOT';
 export const TEAM = 'T1';
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /** The file a multipart upload carries (Slack's SDK posts it as a form), or the raw body. */
 async function uploadedFile(req: IncomingMessage): Promise<string> {
@@ -30,7 +25,8 @@ async function uploadedFile(req: IncomingMessage): Promise<string> {
 }
 
 function parseArgs(body: string, contentType = ''): Record<string, unknown> {
-  if (contentType.includes('application/json')) return body ? (JSON.parse(body) as Record<string, unknown>) : {};
+  if (contentType.includes('application/json'))
+    return body ? (JSON.parse(body) as Record<string, unknown>) : {};
   return Object.fromEntries(new URLSearchParams(body));
 }
 
@@ -40,18 +36,49 @@ function parseArgs(body: string, contentType = ''): Record<string, unknown> {
  */
 export class FakeSlack {
   readonly calls: SlackCall[] = [];
-  /** conversations.replies answers, by thread ts; replies the app posts are added, with their metadata. */
-  readonly threads = new Map<string, Array<{ ts: string; user?: string; bot_id?: string; text: string; metadata?: unknown; files?: Array<{ id: string; name: string }> }>>();
+  /**
+   * conversations.replies answers, by thread ts; replies the app posts are added, with their
+   * metadata.
+   */
+  readonly threads = new Map<
+    string,
+    Array<{
+      ts: string;
+      user?: string;
+      bot_id?: string;
+      text: string;
+      metadata?: unknown;
+      files?: Array<{ id: string; name: string }>;
+    }>
+  >();
   /** Whether assistant.threads.setStatus is allowed for this app. */
   statusApi = true;
-  /** Web API calls to refuse (429 with Retry-After, or 5xx), decided per call; refused ones are kept apart. */
+  /**
+   * Web API calls to refuse (429 with Retry-After, or 5xx), decided per call; refused ones are kept
+   * apart.
+   */
   refuse?: (call: SlackCall) => { status: number; headers?: Record<string, string> } | undefined;
   readonly refusedCalls: SlackCall[] = [];
-  /** Files served as Slack's file host serves them, to the bot token only; and every download asked for. */
+  /**
+   * Web API calls Slack answers `ok: false` with this error (a missing scope, uploads turned off),
+   * decided per call.
+   */
+  platformError?: (call: SlackCall) => string | undefined;
+  /**
+   * Files served as Slack's file host serves them, to the bot token only; and every download asked
+   * for.
+   */
   private readonly files = new Map<string, Buffer>();
+  /** What files.info tells of each shared file, by id. */
+  private readonly fileInfo = new Map<string, Record<string, unknown>>();
   readonly downloads: Array<{ path: string; authorization?: string }> = [];
-  /** Files the app uploaded (files.uploadV2: an upload URL, the bytes, then completion), by file id. */
-  readonly uploads = new Map<string, { filename: string; snippetType?: string; body?: string; completed?: Record<string, unknown> }>();
+  /**
+   * Files the app uploaded (files.uploadV2: an upload URL, the bytes, then completion), by file id.
+   */
+  readonly uploads = new Map<
+    string,
+    { filename: string; snippetType?: string; body?: string; completed?: Record<string, unknown> }
+  >();
   private server?: Server;
   /** TCP connections accepted: a client that keeps them alive opens few. */
   connections = 0;
@@ -83,16 +110,21 @@ export class FakeSlack {
       if (req.url?.startsWith('/files/')) return this.download(req, res);
       if (req.url?.startsWith('/upload/')) {
         const upload = this.uploads.get(req.url.slice('/upload/'.length));
-        return void uploadedFile(req).then((body) => {
+        return answerWhenDone(req, res, uploadedFile(req), (body) => {
           if (upload) upload.body = body;
           res.writeHead(upload ? 200 : 404).end('OK');
         });
       }
-      void this.handle(req).then((body) => {
+      answerWhenDone(req, res, this.handle(req), (body) => {
         if ('refused' in body) {
-          const { status, headers } = body.refused as { status: number; headers?: Record<string, string> };
+          const { status, headers } = body.refused as {
+            status: number;
+            headers?: Record<string, string>;
+          };
           res.writeHead(status, headers);
-          return void res.end(status === 429 ? JSON.stringify({ ok: false, error: 'ratelimited' }) : 'upstream error');
+          return void res.end(
+            status === 429 ? JSON.stringify({ ok: false, error: 'ratelimited' }) : 'upstream error',
+          );
         }
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
@@ -106,7 +138,14 @@ export class FakeSlack {
           const { envelope_id: id } = JSON.parse(data.toString()) as { envelope_id?: string };
           if (id) this.acks.get(id)?.();
         });
-        ws.send(JSON.stringify({ type: 'hello', num_connections: 1, debug_info: { host: 'fake', approximate_connection_time: 3600 }, connection_info: { app_id: 'A1' } }));
+        ws.send(
+          JSON.stringify({
+            type: 'hello',
+            num_connections: 1,
+            debug_info: { host: 'fake', approximate_connection_time: 3600 },
+            connection_info: { app_id: 'A1' },
+          }),
+        );
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -120,11 +159,57 @@ export class FakeSlack {
   }
 
   /** A file as a message event lists it, served by this fake at its url_private_download. */
-  shareFile(name: string, bytes: Buffer, mimetype: string, declaredSize = bytes.length): Record<string, unknown> {
+  shareFile(
+    name: string,
+    bytes: Buffer,
+    mimetype: string,
+    declaredSize = bytes.length,
+  ): Record<string, unknown> {
     const id = `F${randomUUID().slice(0, 8).toUpperCase()}`;
-    this.files.set(`/files/${id}/${name}`, bytes);
-    const url = `${this.apiUrl.replace(/\/api$/, '')}/files/${id}/${name}`;
-    return { id, name, title: name, mimetype, filetype: name.split('.').pop(), size: declaredSize, url_private: url, url_private_download: url };
+    return this.serveFile(
+      {
+        id,
+        name,
+        title: name,
+        mimetype,
+        filetype: name.split('.').pop(),
+        size: declaredSize,
+        url_private: '',
+        url_private_download: '',
+      },
+      bytes,
+    );
+  }
+
+  /**
+   * Serves a file an event lists: its URLs, where it has them, move to this fake's file host, and
+   * files.info knows it.
+   */
+  serveFile(file: Record<string, unknown>, bytes: Buffer): Record<string, unknown> {
+    const id = String(file.id);
+    const path = `/files/${id}/${String(file.name ?? 'file')}`;
+    const url = `${this.apiUrl.replace(/\/api$/, '')}${path}`;
+    this.files.set(path, bytes);
+    for (const key of ['url_private', 'url_private_download'])
+      if (typeof file[key] === 'string') file[key] = url;
+    this.fileInfo.set(id, { ...file, url_private: url, url_private_download: url });
+    return file;
+  }
+
+  /**
+   * A file shared in a Slack Connect channel: the event names it only, and files.info tells the
+   * rest.
+   */
+  shareConnectFile(name: string, bytes: Buffer, mimetype: string): Record<string, unknown> {
+    const { id } = this.shareFile(name, bytes, mimetype);
+    return {
+      id,
+      mode: 'file_access',
+      file_access: 'check_file_info',
+      created: Math.floor(Date.now() / 1000),
+      timestamp: Math.floor(Date.now() / 1000),
+      user: 'U1',
+    };
   }
 
   private download(req: IncomingMessage, res: import('node:http').ServerResponse): void {
@@ -132,8 +217,14 @@ export class FakeSlack {
     this.downloads.push({ path, authorization: req.headers.authorization });
     const bytes = this.files.get(path);
     // Without the bot token Slack answers with its sign-in page, not the file.
-    if (!bytes || req.headers.authorization !== 'Bearer xoxb-test') return void res.writeHead(bytes ? 302 : 404, { location: 'https://slack.com/signin' }).end();
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length }).end(bytes);
+    if (!bytes || req.headers.authorization !== 'Bearer xoxb-test')
+      return void res.writeHead(bytes ? 302 : 404, { location: 'https://slack.com/signin' }).end();
+    res
+      .writeHead(200, {
+        'content-type': 'application/octet-stream',
+        'content-length': bytes.length,
+      })
+      .end(bytes);
   }
 
   callsTo(method: string): Array<Record<string, unknown>> {
@@ -143,39 +234,79 @@ export class FakeSlack {
   async waitFor(predicate: () => boolean, timeoutMs = 15_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate()) {
-      if (Date.now() > deadline) throw new Error(`timed out; calls so far: ${JSON.stringify(this.calls.map((c) => c.method))}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out; calls so far: ${JSON.stringify(this.calls.map((c) => c.method))}`,
+        );
       await new Promise((r) => setTimeout(r, 20));
     }
   }
 
   /** Delivers an event over Socket Mode and resolves when the app acknowledges it. */
   async sendSocketEvent(payload: Record<string, unknown>, retryAttempt = 0): Promise<void> {
-    await (await this.pushSocketEvent(payload, retryAttempt)).acked;
+    await (
+      await this.pushSocketEvent(payload, retryAttempt)
+    ).acked;
   }
 
-  /** Delivers an event over Socket Mode without waiting: `isAcked` tells whether the app has acknowledged it yet. */
-  async pushSocketEvent(payload: Record<string, unknown>, retryAttempt = 0, type = 'events_api'): Promise<{ acked: Promise<void>; isAcked(): boolean }> {
+  /**
+   * Delivers an event over Socket Mode without waiting: `isAcked` tells whether the app has
+   * acknowledged it yet.
+   */
+  async pushSocketEvent(
+    payload: Record<string, unknown>,
+    retryAttempt = 0,
+    type = 'events_api',
+  ): Promise<{ acked: Promise<void>; isAcked(): boolean }> {
     await this.waitFor(() => this.socket !== undefined);
     const envelopeId = randomUUID();
     let done = false;
-    const acked = new Promise<void>((resolve) => this.acks.set(envelopeId, () => ((done = true), resolve())));
+    const acked = new Promise<void>((resolve) =>
+      this.acks.set(envelopeId, () => ((done = true), resolve())),
+    );
     const retry = retryAttempt > 0 ? 'timeout' : '';
-    this.socket!.send(JSON.stringify({ envelope_id: envelopeId, type, payload, accepts_response_payload: type === 'interactive', retry_attempt: retryAttempt, retry_reason: retry }));
+    this.socket!.send(
+      JSON.stringify({
+        envelope_id: envelopeId,
+        type,
+        payload,
+        accepts_response_payload: type === 'interactive',
+        retry_attempt: retryAttempt,
+        retry_reason: retry,
+      }),
+    );
     return { acked, isAcked: () => done };
   }
 
-  /** Delivers a click (an interactive payload) over Socket Mode; resolves when the app acknowledges it. */
+  /**
+   * Delivers a click (an interactive payload) over Socket Mode; resolves when the app acknowledges
+   * it.
+   */
   async sendSocketInteraction(payload: Record<string, unknown>): Promise<void> {
-    await (await this.pushSocketEvent(payload, 0, 'interactive')).acked;
+    await (
+      await this.pushSocketEvent(payload, 0, 'interactive')
+    ).acked;
   }
 
   /** The approval prompts the app posted (messages with buttons), oldest first. */
-  prompts(channel: string): Array<{ ts: string; toolCallId: string; threadTs: string; text: string }> {
+  prompts(
+    channel: string,
+  ): Array<{ ts: string; toolCallId: string; threadTs: string; text: string }> {
     return this.calls.flatMap((c, i) => {
-      if (c.method !== 'chat.postMessage' || c.args.channel !== channel || !c.args.blocks) return [];
-      const blocks = (typeof c.args.blocks === 'string' ? JSON.parse(c.args.blocks) : c.args.blocks) as Array<{ elements?: Array<{ value?: string }> }>;
+      if (c.method !== 'chat.postMessage' || c.args.channel !== channel || !c.args.blocks)
+        return [];
+      const blocks = (
+        typeof c.args.blocks === 'string' ? JSON.parse(c.args.blocks) : c.args.blocks
+      ) as Array<{ elements?: Array<{ value?: string }> }>;
       const toolCallId = blocks.flatMap((b) => b.elements ?? [])[0]?.value ?? '';
-      return [{ ts: this.posted.get(i) ?? '', toolCallId, threadTs: String(c.args.thread_ts), text: String(c.args.text) }];
+      return [
+        {
+          ts: this.posted.get(i) ?? '',
+          toolCallId,
+          threadTs: String(c.args.thread_ts),
+          text: String(c.args.text),
+        },
+      ];
     });
   }
 
@@ -195,18 +326,32 @@ export class FakeSlack {
       return { refused };
     }
     this.calls.push(call);
+    const error = this.platformError?.(call);
+    if (error) return { ok: false, error };
     switch (method) {
       case 'auth.test':
-        return { ok: true, user_id: BOT_USER, bot_id: 'BBOT', team_id: TEAM, user: 'spool', team: 'Test Team', url: 'https://test.slack.com/' };
+        return {
+          ok: true,
+          user_id: BOT_USER,
+          bot_id: 'BBOT',
+          team_id: TEAM,
+          user: 'spool',
+          team: 'Test Team',
+          url: 'https://test.slack.com/',
+        };
       case 'apps.connections.open':
         return { ok: true, url: `ws://127.0.0.1:${this.port}/link` };
       case 'chat.postMessage': {
         const ts = this.nextTs();
         this.posted.set(this.calls.length - 1, ts);
         if (args.thread_ts) {
-          const metadata = typeof args.metadata === 'string' ? JSON.parse(args.metadata) : args.metadata;
+          const metadata =
+            typeof args.metadata === 'string' ? JSON.parse(args.metadata) : args.metadata;
           const thread = this.threads.get(String(args.thread_ts)) ?? [];
-          this.threads.set(String(args.thread_ts), [...thread, { ts, bot_id: 'BBOT', text: String(args.text), metadata }]);
+          this.threads.set(String(args.thread_ts), [
+            ...thread,
+            { ts, bot_id: 'BBOT', text: String(args.text), metadata },
+          ]);
         }
         return { ok: true, channel: args.channel, ts, message: { text: args.text } };
       }
@@ -214,18 +359,35 @@ export class FakeSlack {
         return { ok: true, message_ts: this.nextTs() };
       case 'conversations.replies': {
         const oldest = Number(args.oldest ?? 0);
-        const messages = (this.threads.get(String(args.ts)) ?? []).filter((m) => Number(m.ts) >= oldest);
-        return { ok: true, messages: args.include_all_metadata ? messages : messages.map(({ metadata: _, ...m }) => m), has_more: false };
+        const messages = (this.threads.get(String(args.ts)) ?? []).filter(
+          (m) => Number(m.ts) >= oldest,
+        );
+        return {
+          ok: true,
+          messages: args.include_all_metadata
+            ? messages
+            : messages.map(({ metadata: _, ...m }) => m),
+          has_more: false,
+        };
+      }
+      case 'files.info': {
+        const file = this.fileInfo.get(String(args.file));
+        return file ? { ok: true, file } : { ok: false, error: 'file_not_found' };
       }
       case 'conversations.open':
         return { ok: true, channel: { id: `D${String(args.users)}` } };
       case 'files.getUploadURLExternal': {
         const id = `F${randomUUID().slice(0, 8).toUpperCase()}`;
-        this.uploads.set(id, { filename: String(args.filename), snippetType: args.snippet_type === undefined ? undefined : String(args.snippet_type) });
+        this.uploads.set(id, {
+          filename: String(args.filename),
+          snippetType: args.snippet_type === undefined ? undefined : String(args.snippet_type),
+        });
         return { ok: true, upload_url: `http://127.0.0.1:${this.port}/upload/${id}`, file_id: id };
       }
       case 'files.completeUploadExternal': {
-        const files = (typeof args.files === 'string' ? JSON.parse(args.files) : args.files) as Array<{ id: string; title?: string }>;
+        const files = (
+          typeof args.files === 'string' ? JSON.parse(args.files) : args.files
+        ) as Array<{ id: string; title?: string }>;
         for (const { id } of files) {
           const upload = this.uploads.get(id);
           if (!upload) return { ok: false, error: 'file_not_found' };
@@ -235,9 +397,20 @@ export class FakeSlack {
         if (args.thread_ts) {
           const thread = this.threads.get(String(args.thread_ts)) ?? [];
           const shared = files.map(({ id }) => ({ id, name: this.uploads.get(id)!.filename }));
-          this.threads.set(String(args.thread_ts), [...thread, { ts: this.nextTs(), bot_id: 'BBOT', text: String(args.initial_comment ?? ''), files: shared }]);
+          this.threads.set(String(args.thread_ts), [
+            ...thread,
+            {
+              ts: this.nextTs(),
+              bot_id: 'BBOT',
+              text: String(args.initial_comment ?? ''),
+              files: shared,
+            },
+          ]);
         }
-        return { ok: true, files: files.map(({ id }) => ({ id, name: this.uploads.get(id)!.filename })) };
+        return {
+          ok: true,
+          files: files.map(({ id }) => ({ id, name: this.uploads.get(id)!.filename })),
+        };
       }
       case 'assistant.threads.setStatus':
         return this.statusApi ? { ok: true } : { ok: false, error: 'not_allowed_token_type' };
@@ -248,20 +421,34 @@ export class FakeSlack {
 }
 
 /** An Events API request signed the way Slack signs it (v0 HMAC-SHA256 over timestamp and body). */
-export function signedRequest(body: string, signingSecret: string, contentType: string, headers: Record<string, string> = {}, signedAtMs = Date.now()): RequestInit {
+export function signedRequest(
+  body: string,
+  signingSecret: string,
+  contentType: string,
+  headers: Record<string, string> = {},
+  signedAtMs = Date.now(),
+): RequestInit {
   const timestamp = Math.floor(signedAtMs / 1000).toString();
   const signature = `v0=${createHmac('sha256', signingSecret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
   return {
     method: 'POST',
     body,
-    headers: { 'content-type': contentType, 'x-slack-request-timestamp': timestamp, 'x-slack-signature': signature, ...headers },
+    headers: {
+      'content-type': contentType,
+      'x-slack-request-timestamp': timestamp,
+      'x-slack-signature': signature,
+      ...headers,
+    },
   };
 }
 
 let eventCounter = 0;
 
 /** An event_callback envelope around `event`, with a fresh event id unless one is given. */
-export function eventBody(event: Record<string, unknown>, eventId = `Ev${++eventCounter}-${Date.now()}`): Record<string, unknown> {
+export function eventBody(
+  event: Record<string, unknown>,
+  eventId = `Ev${++eventCounter}-${Date.now()}`,
+): Record<string, unknown> {
   return {
     token: 'verification-token',
     team_id: TEAM,
@@ -275,18 +462,45 @@ export function eventBody(event: Record<string, unknown>, eventId = `Ev${++event
 }
 
 /** A click on one of a message's buttons, as Slack sends it (block_actions). */
-export function buttonClick(click: { user: string; channel: string; messageTs: string; threadTs: string; actionId: string; value: string; responseUrl: string }): Record<string, unknown> {
+export function buttonClick(click: {
+  user: string;
+  channel: string;
+  messageTs: string;
+  threadTs: string;
+  actionId: string;
+  value: string;
+  responseUrl: string;
+}): Record<string, unknown> {
   return {
     type: 'block_actions',
     team: { id: TEAM, domain: 'test' },
     user: { id: click.user, username: click.user, team_id: TEAM },
     api_app_id: 'A1',
     token: 'verification-token',
-    container: { type: 'message', message_ts: click.messageTs, channel_id: click.channel, is_ephemeral: false },
+    container: {
+      type: 'message',
+      message_ts: click.messageTs,
+      channel_id: click.channel,
+      is_ephemeral: false,
+    },
     trigger_id: `trigger-${randomUUID()}`,
     channel: { id: click.channel, name: 'ops' },
-    message: { type: 'message', ts: click.messageTs, thread_ts: click.threadTs, text: 'prompt', user: BOT_USER },
+    message: {
+      type: 'message',
+      ts: click.messageTs,
+      thread_ts: click.threadTs,
+      text: 'prompt',
+      user: BOT_USER,
+    },
     response_url: click.responseUrl,
-    actions: [{ type: 'button', action_id: click.actionId, block_id: 'approval', value: click.value, action_ts: String(Date.now() / 1000) }],
+    actions: [
+      {
+        type: 'button',
+        action_id: click.actionId,
+        block_id: 'approval',
+        value: click.value,
+        action_ts: String(Date.now() / 1000),
+      },
+    ],
   };
 }

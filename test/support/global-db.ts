@@ -14,10 +14,13 @@ declare module 'vitest' {
   }
 }
 
-export const POSTGRES_ADMIN_URL = process.env.SPOOL_TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
+export const POSTGRES_ADMIN_URL =
+  process.env.SPOOL_TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
 
 /** Creates an empty database on the PostgreSQL server; the returned function drops it. */
-export async function createScratchDatabase(prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createScratchDatabase(
+  prefix: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
   await admin.connect();
@@ -55,7 +58,8 @@ export async function startScratchEmbedded(): Promise<{ url: string; stop(): Pro
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const kind = project.config.env.SPOOL_TEST_DB === 'postgres' ? 'postgres' : 'embedded';
-  const database = kind === 'postgres' ? await createScratchDatabase('spool_test') : await startScratchEmbedded();
+  const database =
+    kind === 'postgres' ? await createScratchDatabase('spool_test') : await startScratchEmbedded();
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   await applyMigrations(client, MIGRATIONS_DIR);

@@ -22,6 +22,8 @@ export class RecordingLogger implements Logger {
   }
   /** Messages at info level and above. */
   messages(): string[] {
-    return this.lines.filter((l) => l.level !== 'debug' && l.level !== 'trace').map((l) => l.message);
+    return this.lines
+      .filter((l) => l.level !== 'debug' && l.level !== 'trace')
+      .map((l) => l.message);
   }
 }

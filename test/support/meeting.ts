@@ -7,7 +7,14 @@
 export const MEETING_CHARS = 24_591;
 
 const SPEAKERS = ['Ana', 'Ben', 'Chen', 'Dara'];
-const TOPICS = ['the roadmap', 'the hiring plan', 'the budget review', 'the on-call rota', 'the migration', 'the launch checklist'];
+const TOPICS = [
+  'the roadmap',
+  'the hiring plan',
+  'the budget review',
+  'the on-call rota',
+  'the migration',
+  'the launch checklist',
+];
 const DEPTHS = [0.02, 0.1, 0.2, 0.28, 0.36, 0.45, 0.53, 0.62, 0.7, 0.79, 0.88, 0.985];
 
 export const DECISIONS = [
@@ -30,7 +37,9 @@ export function meetingTranscript(): string {
   const lines: string[] = [];
   let chars = said.reduce((n, line) => n + line.length + 1, 0);
   for (let i = 0; chars < MEETING_CHARS; i++) {
-    lines.push(`${SPEAKERS[i % 4]}: on ${TOPICS[(i * 7) % 6]}, point ${i}, we went over the open questions and the numbers again.`);
+    lines.push(
+      `${SPEAKERS[i % 4]}: on ${TOPICS[(i * 7) % 6]}, point ${i}, we went over the open questions and the numbers again.`,
+    );
     chars += lines.at(-1)!.length + 1;
   }
   // The last line, never a decision, is cut so that the text is exactly MEETING_CHARS long.

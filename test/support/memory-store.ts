@@ -1,6 +1,19 @@
 import type { ApprovalPort, ApprovalState, Decision } from '../../src/core/ports/approvals.ts';
-import type { ChannelScope, Conversation, ConversationKey, Message } from '../../src/core/ports/conversation.ts';
-import type { ApprovalButtons, InboundMessage, InboxEntry, InboxPort, PendingEntry, ReplyChunk, ReplyPart } from '../../src/core/ports/inbox.ts';
+import type {
+  ChannelScope,
+  Conversation,
+  ConversationKey,
+  Message,
+} from '../../src/core/ports/conversation.ts';
+import type {
+  ApprovalButtons,
+  InboundMessage,
+  InboxEntry,
+  DeliveryPort,
+  PendingEntry,
+  ReplyChunk,
+  ReplyPart,
+} from '../../src/core/ports/delivery.ts';
 import type { StepRecords, StorePort } from '../../src/core/ports/store.ts';
 
 /**
@@ -22,47 +35,84 @@ export class MemoryStore implements StorePort {
     return [...(this.transcripts.get(conversation.id) ?? [])];
   }
 
-  async appendMessages(conversation: Conversation, messages: Message[], records: StepRecords = {}): Promise<void> {
+  async appendMessages(
+    conversation: Conversation,
+    messages: Message[],
+    records: StepRecords = {},
+  ): Promise<void> {
     if (this.failWrites) throw new Error('connection refused');
     this.steps.push({ conversation: conversation.id, messages, records });
-    this.transcripts.set(conversation.id, [...(this.transcripts.get(conversation.id) ?? []), ...messages]);
+    this.transcripts.set(conversation.id, [
+      ...(this.transcripts.get(conversation.id) ?? []),
+      ...messages,
+    ]);
     for (const r of records.results ?? []) this.results.set(r.toolCallId, r.content);
   }
 
-  async readToolResult(_conversation: Conversation, toolCallId: string): Promise<string | undefined> {
+  async readToolResult(
+    _conversation: Conversation,
+    toolCallId: string,
+  ): Promise<string | undefined> {
     return this.results.get(toolCallId);
   }
 }
 
 interface Row extends InboxEntry {
-  status: 'pending' | 'answered' | 'failed' | 'refused';
+  status: 'pending' | 'waiting' | 'answered' | 'failed' | 'refused';
   availableAt: number;
 }
 
-/** The inbox port in memory, with the ledger's rules: one row per message, lanes in arrival order, leases that run out. */
-export class MemoryInbox implements InboxPort {
+/**
+ * The inbox port in memory, with the ledger's rules: one row per message, lanes in arrival order,
+ * leases that run out.
+ */
+export class MemoryLedger implements DeliveryPort {
   readonly rows: Row[] = [];
   readonly chunks = new Map<string, ReplyChunk[]>();
   /** Approval prompts, by inbox row and call. */
   readonly prompts = new Map<string, ReplyChunk>();
-  private readonly lanes = new Map<string, { id: string; holder?: string; until: number; conversation?: Conversation }>();
+  private readonly lanes = new Map<
+    string,
+    { id: string; holder?: string; until: number; conversation?: Conversation }
+  >();
   /** Set to make `record` fail, as a database that went away does. */
   failRecords = false;
 
   async record(message: InboundMessage, refused: boolean): Promise<InboxEntry | undefined> {
     if (this.failRecords) throw new Error('connection refused');
     const key = JSON.stringify(message.lane);
-    if (this.rows.some((r) => r.lane.platform === message.lane.platform && r.messageKey === message.messageKey)) return undefined;
+    if (
+      this.rows.some(
+        (r) => r.lane.platform === message.lane.platform && r.messageKey === message.messageKey,
+      )
+    )
+      return undefined;
     if (message.knownLaneOnly && !this.lanes.has(key)) return undefined;
-    if (!refused && !this.lanes.has(key)) this.lanes.set(key, { id: String(this.lanes.size + 1), until: 0 });
-    const row: Row = { ...message, id: String(this.rows.length + 1), laneId: refused ? '' : this.lanes.get(key)!.id, attempts: 0, status: refused ? 'refused' : 'pending', availableAt: 0 };
+    if (!refused && !this.lanes.has(key))
+      this.lanes.set(key, { id: String(this.lanes.size + 1), until: 0 });
+    const row: Row = {
+      ...message,
+      id: String(this.rows.length + 1),
+      laneId: refused ? '' : this.lanes.get(key)!.id,
+      attempts: 0,
+      status: refused ? 'refused' : 'pending',
+      availableAt: 0,
+    };
     this.rows.push(row);
     return row;
   }
 
   async claimableLanes(): Promise<string[]> {
-    const pending = new Set(this.rows.filter((r) => r.status === 'pending' && r.availableAt <= Date.now()).map((r) => r.laneId));
-    return [...this.lanes.values()].filter((l) => pending.has(l.id) && (!l.holder || l.until < Date.now())).map((l) => l.id);
+    const pending = new Set(
+      this.rows
+        .filter(
+          (r) => (r.status === 'pending' || r.status === 'waiting') && r.availableAt <= Date.now(),
+        )
+        .map((r) => r.laneId),
+    );
+    return [...this.lanes.values()]
+      .filter((l) => pending.has(l.id) && (!l.holder || l.until < Date.now()))
+      .map((l) => l.id);
   }
 
   async acquire(laneId: string, holder: string, leaseMs: number): Promise<boolean> {
@@ -84,13 +134,21 @@ export class MemoryInbox implements InboxPort {
   }
 
   async nextPending(laneId: string): Promise<PendingEntry | undefined> {
-    const next = this.rows.find((r) => r.laneId === laneId && r.status === 'pending');
+    const next = this.rows.find(
+      (r) => r.laneId === laneId && (r.status === 'pending' || r.status === 'waiting'),
+    );
     if (!next || next.availableAt > Date.now()) return undefined;
     const { conversation } = this.lane(laneId);
-    return { ...next, ...(conversation ? { conversation: { ...conversation } } : {}), replySaved: this.chunks.has(next.id) };
+    return {
+      ...next,
+      ...(conversation ? { conversation: { ...conversation } } : {}),
+      replySaved: this.chunks.has(next.id),
+    };
   }
 
-  async conversationFor(entry: InboxEntry): Promise<{ conversation: Conversation; fresh: boolean }> {
+  async conversationFor(
+    entry: InboxEntry,
+  ): Promise<{ conversation: Conversation; fresh: boolean }> {
     const lane = this.lane(entry.laneId);
     if (lane.conversation) return { conversation: lane.conversation, fresh: false };
     lane.conversation = { id: `conversation-${entry.laneId}`, ...entry.lane };
@@ -98,7 +156,11 @@ export class MemoryInbox implements InboxPort {
   }
 
   async startConversation(entry: InboxEntry): Promise<void> {
-    this.lane(entry.laneId).conversation = { id: `conversation-${entry.laneId}-${entry.messageKey}`, ...entry.lane, thread: `new-${entry.messageKey}` };
+    this.lane(entry.laneId).conversation = {
+      id: `conversation-${entry.laneId}-${entry.messageKey}`,
+      ...entry.lane,
+      thread: `new-${entry.messageKey}`,
+    };
   }
 
   async replyOf(inboxId: string): Promise<ReplyChunk[]> {
@@ -106,18 +168,50 @@ export class MemoryInbox implements InboxPort {
   }
 
   async saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]> {
-    if (!this.chunks.has(inboxId)) this.chunks.set(inboxId, parts.map((part, seq) => ({ ...part, id: `${inboxId}.${seq}`, seq })));
+    if (!this.chunks.has(inboxId))
+      this.chunks.set(
+        inboxId,
+        parts.map((part, seq) => ({ ...part, id: `${inboxId}.${seq}`, seq })),
+      );
     return this.replyOf(inboxId);
   }
 
-  async savePrompt(inboxId: string, prompt: ReplyPart & { approval: ApprovalButtons }): Promise<ReplyChunk> {
+  async savePrompt(
+    inboxId: string,
+    prompt: ReplyPart & { approval: ApprovalButtons },
+  ): Promise<ReplyChunk> {
     const key = `${inboxId}:${prompt.approval.toolCallId}`;
-    if (!this.prompts.has(key)) this.prompts.set(key, { ...prompt, id: `prompt-${key}`, seq: -1 - [...this.prompts.keys()].filter((k) => k.startsWith(`${inboxId}:`)).length });
+    if (!this.prompts.has(key))
+      this.prompts.set(key, {
+        ...prompt,
+        id: `prompt-${key}`,
+        seq: -1 - [...this.prompts.keys()].filter((k) => k.startsWith(`${inboxId}:`)).length,
+      });
     return { ...this.prompts.get(key)! };
   }
 
+  async replaceFile(inboxId: string, chunkId: string, parts: ReplyPart[]): Promise<ReplyChunk[]> {
+    const chunks = this.chunks.get(inboxId) ?? [];
+    const at = chunks.findIndex((c) => c.id === chunkId && c.file);
+    if (at >= 0) {
+      const { id, seq } = chunks[at]!;
+      chunks.splice(
+        at,
+        1,
+        ...parts.map((part, i) => ({
+          text: part.text,
+          id: i === 0 ? id : `${inboxId}.${seq + i}`,
+          seq: seq + i,
+        })),
+      );
+    }
+    return this.replyOf(inboxId);
+  }
+
   async markPosted(chunkId: string, platformMessageId: string): Promise<void> {
-    const chunk = [...this.chunks.values(), [...this.prompts.values()]].flat().find((c) => c.id === chunkId)!;
+    const chunk = [...this.chunks.values(), [...this.prompts.values()]]
+      .flat()
+      .find((c) => c.id === chunkId)!;
     chunk.platformMessageId = platformMessageId;
   }
 
@@ -131,6 +225,21 @@ export class MemoryInbox implements InboxPort {
     row.availableAt = Date.now() + delayMs;
   }
 
+  async awaitDecision(inboxId: string, until: Date): Promise<void> {
+    const row = this.row(inboxId);
+    row.status = 'waiting';
+    row.availableAt = until.getTime();
+  }
+
+  async wake(toolCallId: string): Promise<string | undefined> {
+    const prompt = [...this.prompts.entries()].find(([key]) => key.endsWith(`:${toolCallId}`));
+    const row = prompt && this.row(prompt[0].split(':')[0]!);
+    if (row?.status !== 'waiting') return undefined;
+    row.status = 'pending';
+    row.availableAt = Date.now();
+    return row.laneId;
+  }
+
   private lane(id: string) {
     return [...this.lanes.values()].find((l) => l.id === id)!;
   }
@@ -140,15 +249,24 @@ export class MemoryInbox implements InboxPort {
   }
 }
 
-/** The approval port in memory, with the ledger's rules: the first decision wins, expiry only once due, an approved call starts once. */
+/**
+ * The approval port in memory, with the ledger's rules: the first decision wins, expiry only once
+ * due, an approved call starts once.
+ */
 export class MemoryApprovals implements ApprovalPort {
   readonly calls = new Map<string, ApprovalState>();
-  /** How often a turn asked where a call stands: once, and once more on each resume. */
-  requests = 0;
-
-  async request(_scope: ChannelScope, toolCallId: string, timeoutMs: number): Promise<ApprovalState> {
-    this.requests++;
-    if (!this.calls.has(toolCallId)) this.calls.set(toolCallId, { status: 'pending', expiresAt: new Date(Date.now() + timeoutMs), started: false });
+  async request(
+    _scope: ChannelScope,
+    toolCallId: string,
+    timeoutMs: number,
+  ): Promise<ApprovalState> {
+    if (!this.calls.has(toolCallId))
+      this.calls.set(toolCallId, {
+        status: 'pending',
+        requestedAt: new Date(),
+        expiresAt: new Date(Date.now() + timeoutMs),
+        started: false,
+      });
     return { ...this.calls.get(toolCallId)! };
   }
 
@@ -157,10 +275,16 @@ export class MemoryApprovals implements ApprovalPort {
     return state && { ...state };
   }
 
-  async decide(_scope: ChannelScope, toolCallId: string, decision: Decision): Promise<{ won: boolean; state: ApprovalState } | undefined> {
+  async decide(
+    _scope: ChannelScope,
+    toolCallId: string,
+    decision: Decision,
+  ): Promise<{ won: boolean; state: ApprovalState } | undefined> {
     const state = this.calls.get(toolCallId);
     if (!state) return undefined;
-    const won = state.status === 'pending' && (decision.status !== 'expired' || state.expiresAt.getTime() <= Date.now());
+    const won =
+      state.status === 'pending' &&
+      (decision.status !== 'expired' || state.expiresAt.getTime() <= Date.now());
     if (won) Object.assign(state, { ...decision, at: new Date() });
     return { won, state: { ...state } };
   }

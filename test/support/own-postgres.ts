@@ -9,11 +9,17 @@ const run = promisify(execFile);
 /** Debian's PostgreSQL 15, the server the machine runs: its binaries, never its cluster. */
 const BIN = '/usr/lib/postgresql/15/bin';
 
-/** A PostgreSQL server of a test's own, to stop, kill and start again: the machine's shared one is never touched. */
+/**
+ * A PostgreSQL server of a test's own, to stop, kill and start again: the machine's shared one is
+ * never touched.
+ */
 export interface OwnPostgres {
   url: string;
   start(): Promise<void>;
-  /** `pg_ctl stop`: `immediate` is a crash for the clients (no shutdown checkpoint), `fast` a clean stop. */
+  /**
+   * `pg_ctl stop`: `immediate` is a crash for the clients (no shutdown checkpoint), `fast` a clean
+   * stop.
+   */
   stop(mode?: 'immediate' | 'fast'): Promise<void>;
   /** SIGKILL to the postmaster, and waits until it is gone. */
   kill(): Promise<void>;
@@ -35,16 +41,42 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
   const as = await serverUser();
   if (as.uid !== undefined) await chown(dir, as.uid, as.gid!);
   const pgCtl = (args: string[]) => run(join(BIN, 'pg_ctl'), ['-D', data, ...args], as);
-  await run(join(BIN, 'initdb'), ['-D', data, '--auth=trust', '--username=postgres', '--no-instructions'], as);
+  await run(
+    join(BIN, 'initdb'),
+    ['-D', data, '--auth=trust', '--username=postgres', '--no-instructions'],
+    as,
+  );
   const server: OwnPostgres = {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
     // After a kill, the old backends may still hold shared memory for a moment: start retries.
-    start: () => until(() => pgCtl(['start', '-w', '-l', join(dir, 'server.log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`]).then(() => true, () => undefined), 30_000).then(() => {}),
+    start: () =>
+      until(
+        () =>
+          pgCtl([
+            'start',
+            '-w',
+            '-l',
+            join(dir, 'server.log'),
+            '-o',
+            `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`,
+          ]).then(
+            () => true,
+            () => undefined,
+          ),
+        30_000,
+      ).then(() => {}),
     stop: async (mode = 'fast') => void (await pgCtl(['stop', '-w', '-m', mode])),
     async kill() {
       const pid = Number((await readFile(join(data, 'postmaster.pid'), 'utf8')).split('\n')[0]);
       process.kill(pid, 'SIGKILL');
-      await until(() => (pgCtl(['status']).then(() => undefined, () => true)), 30_000);
+      await until(
+        () =>
+          pgCtl(['status']).then(
+            () => undefined,
+            () => true,
+          ),
+        30_000,
+      );
     },
     async remove() {
       await server.stop('immediate').catch(() => {});

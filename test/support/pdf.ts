@@ -1,4 +1,7 @@
-/** A one-page PDF whose text layer holds `lines` (Helvetica, ASCII): small enough to build by hand, real enough for pdf.js. */
+/**
+ * A one-page PDF whose text layer holds `lines` (Helvetica, ASCII): small enough to build by hand,
+ * real enough for pdf.js.
+ */
 export function minimalPdf(lines: string[]): Buffer {
   const escape = (s: string) => s.replace(/[\\()]/g, (c) => `\\${c}`);
   const stream = `BT /F1 12 Tf 72 720 Td 14 TL ${lines.map((l) => `(${escape(l)}) '`).join(' ')} ET`;

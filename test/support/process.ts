@@ -21,8 +21,19 @@ export interface SpoolProcess {
  * Starts Spool with only the given environment: `src/main.ts` through tsx (`npm run dev`), so a
  * test reads the source as it is now, or with `built` the compiled `dist/main.js` (`npm start`).
  */
-export function startSpool(args: string[], options: { env: Record<string, string>; timeoutMs?: number; nodeArgs?: string[]; built?: boolean; group?: boolean }): SpoolProcess {
-  const entry = options.built ? ['--enable-source-maps', 'dist/main.js'] : ['--import', 'tsx', 'src/main.ts'];
+export function startSpool(
+  args: string[],
+  options: {
+    env: Record<string, string>;
+    timeoutMs?: number;
+    nodeArgs?: string[];
+    built?: boolean;
+    group?: boolean;
+  },
+): SpoolProcess {
+  const entry = options.built
+    ? ['--enable-source-maps', 'dist/main.js']
+    : ['--import', 'tsx', 'src/main.ts'];
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, ...args], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
@@ -36,7 +47,11 @@ export function startSpool(args: string[], options: { env: Record<string, string
   const done = new Promise<RunResult>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`spool did not exit within ${options.timeoutMs ?? 60_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(
+          `spool did not exit within ${options.timeoutMs ?? 60_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+        ),
+      );
     }, options.timeoutMs ?? 60_000);
     child.on('error', reject);
     child.on('close', (code) => {
@@ -48,33 +63,51 @@ export function startSpool(args: string[], options: { env: Record<string, string
 }
 
 /** Runs to the end of `input`. */
-export function runSpool(args: string[], options: { env: Record<string, string>; input?: string; timeoutMs?: number; built?: boolean }): Promise<RunResult> {
+export function runSpool(
+  args: string[],
+  options: { env: Record<string, string>; input?: string; timeoutMs?: number; built?: boolean },
+): Promise<RunResult> {
   const { child, done } = startSpool(args, options);
   child.stdin.end(options.input ?? '');
   return done;
 }
 
-/** The official MCP "everything" server, whose trigger-long-running-operation tool is a real slow tool. */
-export const EVERYTHING_SERVER = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
+/**
+ * The official MCP "everything" server, whose trigger-long-running-operation tool is a real slow
+ * tool.
+ */
+export const EVERYTHING_SERVER = createRequire(import.meta.url).resolve(
+  '@modelcontextprotocol/server-everything/dist/index.js',
+);
 
 /** The official MCP filesystem server. */
-export const FILESYSTEM_SERVER = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
+export const FILESYSTEM_SERVER = createRequire(import.meta.url).resolve(
+  '@modelcontextprotocol/server-filesystem/dist/index.js',
+);
 
 /**
  * MCP server processes running `script` anywhere below process `root`. Each runs under a watchdog
- * shell (src/tools/mcp/transport.ts), whose own command line names the script too: it is not counted.
+ * shell (src/tools/mcp/transport.ts), whose own command line names the script too: it is not
+ * counted.
  */
 export function serverPidsBelow(root: number, script: string): number[] {
   const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
     .split('\n')
     .map((line) => line.trim().split(/\s+/))
-    .map(([pid, ppid, ...args]) => ({ pid: Number(pid), ppid: Number(ppid), args: args.join(' ') }));
+    .map(([pid, ppid, ...args]) => ({
+      pid: Number(pid),
+      ppid: Number(ppid),
+      args: args.join(' '),
+    }));
   const parentOf = new Map(rows.map((r) => [r.pid, r.ppid]));
   const below = (pid: number): boolean => {
-    for (let at = parentOf.get(pid); at !== undefined && at > 1; at = parentOf.get(at)) if (at === root) return true;
+    for (let at = parentOf.get(pid); at !== undefined && at > 1; at = parentOf.get(at))
+      if (at === root) return true;
     return false;
   };
-  return rows.filter((r) => r.args.includes(script) && !r.args.includes('spool-mcp-server') && below(r.pid)).map((r) => r.pid);
+  return rows
+    .filter((r) => r.args.includes(script) && !r.args.includes('spool-mcp-server') && below(r.pid))
+    .map((r) => r.pid);
 }
 
 /** Whether any process of process group `pgid` still runs (zombies have exited). */
@@ -90,7 +123,10 @@ export function groupRuns(pgid: number): boolean {
 /** Whether `pid` runs: a zombie has exited already. */
 export function running(pid: number): boolean {
   try {
-    const stat = execFileSync('cat', [`/proc/${pid}/stat`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const stat = execFileSync('cat', [`/proc/${pid}/stat`], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     return !/^\S+ \(.*\) [ZX] /.test(stat);
   } catch {
     return false;
@@ -106,8 +142,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Polls `probe` until it returns a value: for waiting on a row or a process, never a fixed sleep. */
-export async function until<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+/**
+ * Polls `probe` until it returns a value: for waiting on a row or a process, never a fixed sleep.
+ */
+export async function until<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -40,12 +40,28 @@ export interface TerminalSession {
   exited: Promise<number | null>;
 }
 
-/** `src/main.ts` (through tsx, as `npm run dev`) on a pseudo-terminal, with only the given environment. */
-export function onTerminal(args: string[], env: Record<string, string>, timeoutMs = 60_000): TerminalSession {
-  const child = spawn('python3', ['-c', RELAY, process.execPath, '--import', 'tsx', 'src/main.ts', ...args], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TERM: 'xterm-256color', ...env },
-  });
+/**
+ * `src/main.ts` (through tsx, as `npm run dev`) on a pseudo-terminal, with only the given
+ * environment.
+ */
+export function onTerminal(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): TerminalSession {
+  const child = spawn(
+    'python3',
+    ['-c', RELAY, process.execPath, '--import', 'tsx', 'src/main.ts', ...args],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        TERM: 'xterm-256color',
+        ...env,
+      },
+    },
+  );
   let shown = '';
   const listeners = new Set<() => void>();
   child.stdout.on('data', (d: Buffer) => {
@@ -60,7 +76,10 @@ export function onTerminal(args: string[], env: Record<string, string>, timeoutM
     screen: () => shown,
     waitFor: (pattern, from = 0) =>
       new Promise<void>((resolve, reject) => {
-        const matches = () => (typeof pattern === 'string' ? shown.indexOf(pattern, from) !== -1 : pattern.test(shown.slice(from)));
+        const matches = () =>
+          typeof pattern === 'string'
+            ? shown.indexOf(pattern, from) !== -1
+            : pattern.test(shown.slice(from));
         const check = () => {
           if (!matches()) return;
           listeners.delete(check);
@@ -68,7 +87,11 @@ export function onTerminal(args: string[], env: Record<string, string>, timeoutM
         };
         listeners.add(check);
         check();
-        void exited.then(() => (matches() ? resolve() : reject(new Error(`exited before showing ${String(pattern)}; the screen:\n${shown}`))));
+        void exited.then(() =>
+          matches()
+            ? resolve()
+            : reject(new Error(`exited before showing ${String(pattern)}; the screen:\n${shown}`)),
+        );
       }),
     exited,
   };

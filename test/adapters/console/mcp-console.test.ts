@@ -1,0 +1,153 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { databaseKind } from '../../support/db.ts';
+import { FakeOpenAi } from '../../support/fake-openai.ts';
+import {
+  EVERYTHING_SERVER as EVERYTHING,
+  running,
+  runSpool,
+  serverPidsBelow,
+  startSpool,
+  until,
+} from '../../support/process.ts';
+
+const LINGERING = fileURLToPath(
+  new URL('../../fixtures/lingering-mcp-server.mjs', import.meta.url),
+);
+
+let fake: FakeOpenAi;
+let dataDir: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  fake = await new FakeOpenAi().start();
+  dataDir = await mkdtemp(join(tmpdir(), 'spool-mcp-console-'));
+  const database: Record<string, string> =
+    databaseKind() === 'embedded' ? { DATA_DIR: dataDir } : { DATABASE_URL: inject('databaseUrl') };
+  env = { OPENAI_BASE_URL: fake.baseURL, ...database };
+});
+afterAll(async () => {
+  await fake.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('the console with MCP tools', () => {
+  it('reads and summarises a workspace file with the shipped mcp.example.json', async () => {
+    fake.enqueue(
+      { toolCalls: [{ id: 'ls', name: 'fs__list_directory', arguments: '{"path":"."}' }] },
+      {
+        toolCalls: [{ id: 'read', name: 'fs__read_text_file', arguments: '{"path":"README.md"}' }],
+      },
+      (request) => ({ content: `Summary: ${request.messages.at(-1)!.content!.split('\n')[0]}` }),
+    );
+    const run = await runSpool(['chat', '--session', `fs-${Date.now()}`], {
+      env: { ...env, MCP_CONFIG: 'mcp.example.json' },
+      input: 'summarise the workspace readme\n',
+    });
+    expect(run.stdout).toBe('Summary: # The workspace\n');
+    expect(fake.requests[1]!.messages.at(-1)!.content).toContain('[FILE] README.md');
+    expect(fake.rejections).toEqual([]);
+  });
+
+  it('writes the whole stored result of an earlier tool run to a file with /result', async () => {
+    fake.requests.length = 0;
+    fake.enqueue(
+      {
+        toolCalls: [{ id: 'read', name: 'fs__read_text_file', arguments: '{"path":"README.md"}' }],
+      },
+      { content: 'Read it.' },
+    );
+    await runSpool(['chat', '--session', `result-${Date.now()}`], {
+      env: { ...env, MCP_CONFIG: 'mcp.example.json' },
+      input: 'read the readme\n',
+    });
+    const id = fake.requests[1]!.messages.at(-1)!.tool_call_id!;
+    const path = join(dataDir, 'readme-result.txt');
+    const run = await runSpool(['chat', '--session', `result-${Date.now()}`], {
+      env: { ...env, MCP_CONFIG: 'mcp.example.json' },
+      input: `/result ${id} ${path}\n/result call_unknown ${path}\n`,
+    });
+    const readme = await readFile('workspace/README.md', 'utf8');
+    expect(run.stdout).toBe(
+      `The full result of fs__read_text_file (${id}): ${readme.length} characters. Written to ${path}.\nNo tool run with tool_call_id "call_unknown" in this channel. Recall shows the ids.\n`,
+    );
+    expect(await readFile(path, 'utf8')).toBe(readme);
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('recovers a conversation whose process was killed between a tool call and its result', async () => {
+    const mcpConfig = join(dataDir, 'mcp.json');
+    await writeFile(
+      mcpConfig,
+      JSON.stringify({
+        mcpServers: { slow: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
+      }),
+    );
+    const session = `killed-${Date.now()}`;
+    fake.requests.length = 0;
+    fake.enqueue({
+      toolCalls: [
+        {
+          id: 'call_slow',
+          name: 'slow__trigger-long-running-operation',
+          arguments: '{"duration":60,"steps":2}',
+        },
+      ],
+    });
+    const first = startSpool(['chat', '--session', session], {
+      env: { ...env, MCP_CONFIG: mcpConfig },
+    });
+    first.child.stdin.write('run the slow job\n');
+    // Wait until the tool is running: its progress reaches the server's log, then kill -9.
+    const deadline = Date.now() + 30_000;
+    while (fake.requests.length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 1_500));
+    first.child.kill('SIGKILL');
+    await first.done;
+
+    fake.requests.length = 0;
+    fake.enqueue({ content: 'The job was interrupted.' }, { content: 'No, it did not finish.' });
+    const second = await runSpool(['chat', '--session', session], {
+      env: { ...env, MCP_CONFIG: mcpConfig },
+      input: 'did it finish?\n',
+    });
+    // The killed message is still in the inbox: the next start resumes its turn first, from the
+    // stored transcript, without storing the question again.
+    expect(second.stdout).toBe('The job was interrupted.\nNo, it did not finish.\n');
+    expect(fake.rejections).toEqual([]);
+    const [resumed, next] = fake.requests.map((r) => r.messages);
+    expect(resumed!.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    expect(resumed![3]!.content).toMatch(/interrupted before it finished/);
+    expect(next!.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([
+      'run the slow job',
+      'did it finish?',
+    ]);
+  });
+
+  it('leaves no MCP server running when it is killed at once (SIGKILL to its node process alone, as the OOM killer does)', async () => {
+    // A server that outlives its stdin (a pool, a watcher, a container): the official ones exit on
+    // EOF.
+    const mcpConfig = join(dataDir, 'mcp-lingering.json');
+    await writeFile(
+      mcpConfig,
+      JSON.stringify({
+        mcpServers: { lingering: { command: process.execPath, args: [LINGERING] } },
+      }),
+    );
+    const bot = startSpool(['chat', '--session', `oom-${Date.now()}`], {
+      env: { ...env, MCP_CONFIG: mcpConfig },
+    });
+    bot.done.catch(() => {});
+    const [server] = await until(() => {
+      const found = serverPidsBelow(bot.child.pid!, LINGERING);
+      return found.length ? found : undefined;
+    }, 30_000);
+    bot.child.kill('SIGKILL');
+    await bot.done.catch(() => {});
+    await until(() => (running(server!) ? undefined : true), 15_000);
+  });
+});

@@ -1,0 +1,68 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { databaseKind } from '../../support/db.ts';
+import { FakeOpenAi } from '../../support/fake-openai.ts';
+import { DECISIONS, MEETING_CHARS, meetingTranscript } from '../../support/meeting.ts';
+import { FILESYSTEM_SERVER, runSpool } from '../../support/process.ts';
+import { readerModel } from '../../support/readers.ts';
+
+let fake: FakeOpenAi;
+let root: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  fake = await new FakeOpenAi().start();
+  root = await mkdtemp(join(tmpdir(), 'spool-seed-'));
+  await writeFile(join(root, 'transcript.txt'), meetingTranscript());
+  await writeFile(
+    join(root, 'mcp.json'),
+    JSON.stringify({
+      mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, root] } },
+    }),
+  );
+  const database: Record<string, string> =
+    databaseKind() === 'embedded'
+      ? { DATA_DIR: join(root, 'data') }
+      : { DATABASE_URL: inject('databaseUrl') };
+  // The seed case's settings: TOOL_RESULT_MAX_CHARS=4000, every other setting its default.
+  env = {
+    OPENAI_BASE_URL: fake.baseURL,
+    MCP_CONFIG: join(root, 'mcp.json'),
+    TOOL_RESULT_MAX_CHARS: '4000',
+    ...database,
+  };
+});
+afterAll(async () => {
+  await fake.stop();
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('reading a whole document (the seed transcript)', () => {
+  it(`lists all ${DECISIONS.length} decisions of a ${MEETING_CHARS}-char transcript it paged through, in a real spool chat process with the filesystem server`, async () => {
+    const open = () => ({
+      id: 'open',
+      name: 'fs__read_text_file',
+      arguments: JSON.stringify({ path: join(root, 'transcript.txt') }),
+    });
+    fake.fallback = readerModel(open, /DECISION \d+: [^\n]*\./g);
+    const run = await runSpool(['chat', '--session', `seed-${Date.now()}`], {
+      env,
+      input: 'List every decision made in the meeting transcript.\n',
+    });
+
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim().split('\n').sort()).toEqual([...DECISIONS].sort());
+    expect(fake.rejections).toEqual([]);
+    // It got there by paging, a page per request, until all of it was in view; no page re-sent
+    // what the request showed already, but for the last, which meets the preview's tail.
+    const final = fake.requests.at(-1)!.messages;
+    const pages = final.filter((m) => m.role === 'tool').slice(1);
+    expect(pages.length).toBeGreaterThanOrEqual(6);
+    expect(pages.slice(0, -1).filter((m) => /in view above\]/.test(m.content ?? ''))).toEqual([]);
+    expect(final.at(-1)!.content).toMatch(
+      new RegExp(`you have all ${MEETING_CHARS} chars of it in view\\.\\]$`),
+    );
+  });
+});

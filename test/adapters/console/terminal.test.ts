@@ -1,0 +1,123 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { databaseKind } from '../../support/db.ts';
+import { FakeOpenAi } from '../../support/fake-openai.ts';
+import { runSpool } from '../../support/process.ts';
+import { onTerminal } from '../../support/terminal.ts';
+
+let fake: FakeOpenAi;
+let dataDir: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  fake = await new FakeOpenAi().start();
+  fake.fallback = (request) => ({
+    content: `heard ${request.messages.filter((m) => m.role === 'user').length} message(s), last: ${request.messages.at(-1)!.content}`,
+  });
+  dataDir = await mkdtemp(join(tmpdir(), 'spool-terminal-'));
+  const database: Record<string, string> =
+    databaseKind() === 'embedded' ? { DATA_DIR: dataDir } : { DATABASE_URL: inject('databaseUrl') };
+  env = { OPENAI_BASE_URL: fake.baseURL, ...database };
+});
+afterAll(async () => {
+  await fake.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('npm run chat on a terminal', () => {
+  it('welcomes, edits lines with history, keeps logs off the indicator, and quits on Ctrl-C releasing the lock', async () => {
+    const session = `tty-${Date.now()}`;
+    const tty = onTerminal(['chat', '--session', session], { ...env, LOG_LEVEL: 'debug' });
+    await tty.waitFor(/Spool · model gpt-4o-mini · .+ · 2 tools · Ctrl-D or Ctrl-C quits/);
+    await tty.waitFor('you › ');
+    tty.type('hello\r');
+    await tty.waitFor('heard 1 message(s), last: hello');
+    // The up arrow brings the last line back (not "\x1b[A" sent as text); Enter sends it again.
+    const before = tty.screen().length;
+    tty.type('\x1b[A\r');
+    await tty.waitFor('heard 2 message(s), last: hello', before);
+    // Debug lines were logged while "thinking…" showed: each starts a line of its own.
+    expect(tty.screen()).toContain('Step finished');
+    expect(tty.screen()).not.toMatch(/thinking…\d{4}-\d\d-\d\dT/);
+    expect(tty.screen()).not.toMatch(/you › \d{4}-\d\d-\d\dT/);
+    tty.type('\x03');
+    expect(await tty.exited).toBe(0);
+    if (databaseKind() === 'embedded') expect(existsSync(join(dataDir, 'spool.lock'))).toBe(false);
+    // Nothing was left behind: the next start opens the same session at once.
+    const next = await runSpool(['chat', '--session', session], { env, input: 'again\n' });
+    expect(next.stdout).toBe('heard 3 message(s), last: again\n');
+  });
+
+  it('prints --help and exits 0', async () => {
+    const tty = onTerminal(['chat', '--help'], env);
+    await tty.waitFor('Usage:');
+    expect(await tty.exited).toBe(0);
+  });
+});
+
+describe('approvals in the console', () => {
+  let policyFile: string;
+  const asksSearch: FakeOpenAi['fallback'] = (request) =>
+    request.messages.at(-1)!.role === 'user'
+      ? {
+          toolCalls: [
+            {
+              id: 's',
+              name: 'search_history',
+              arguments: JSON.stringify({ query: request.messages.at(-1)!.content }),
+            },
+          ],
+        }
+      : { content: `tool said: ${request.messages.at(-1)!.content}` };
+
+  beforeAll(async () => {
+    policyFile = join(dataDir, 'policy.json');
+    await writeFile(
+      policyFile,
+      JSON.stringify({ rules: [{ match: { platform: 'console' }, approve: ['search_history'] }] }),
+    );
+  });
+
+  it('asks y/N on a terminal: y runs the call, anything else denies it', async () => {
+    fake.fallback = asksSearch;
+    const tty = onTerminal(['chat', '--session', `approve-${Date.now()}`], {
+      ...env,
+      POLICY_FILE: policyFile,
+    });
+    try {
+      await tty.waitFor('you › ');
+      tty.type('zebra\r');
+      await tty.waitFor('Approve? [y/N] ');
+      expect(tty.screen()).toContain('Spool wants to run `search_history` with:');
+      tty.type('y\r');
+      await tty.waitFor('tool said: No earlier messages or tool runs in this channel match');
+      const before = tty.screen().length;
+      tty.type('okapi\r');
+      await tty.waitFor('Approve? [y/N] ', before);
+      tty.type('\r');
+      await tty.waitFor('The call was not run: local denied it.', before);
+      tty.type('\x03');
+      expect(await tty.exited).toBe(0);
+    } finally {
+      fake.fallback = undefined;
+    }
+  });
+
+  it('denies the call when there is no terminal to ask on, and says why', async () => {
+    fake.fallback = asksSearch;
+    try {
+      const piped = await runSpool(['chat', '--session', `piped-${Date.now()}`], {
+        env: { ...env, POLICY_FILE: policyFile },
+        input: 'zebra\n',
+      });
+      expect(piped.stdout).toContain(
+        'The call was not run: local denied it (there is no terminal to ask on, so nobody could approve it).',
+      );
+    } finally {
+      fake.fallback = undefined;
+    }
+  });
+});

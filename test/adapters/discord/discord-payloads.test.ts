@@ -1,0 +1,156 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
+import type { DeliveryEngine } from '../../../src/core/delivery/engine.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { testAgent } from '../../support/agent.ts';
+import { testDatabase, testEngine, testStore } from '../../support/db.ts';
+import { APP_ID, FakeDiscord, type DiscordCall } from '../../support/fake-discord.ts';
+import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { silentLogger } from '../../support/logger.ts';
+
+/**
+ * A real INTERACTION_CREATE payload (test/fixtures/discord-payloads/README.md says where each is
+ * from).
+ */
+interface Fixture {
+  file: string;
+  source: string;
+  /** `answered`: an /ask, answered once. `noted`: taken without harm, and without a reply. */
+  expect: 'answered' | 'noted';
+  /** What the sender wrote, for the model to receive. */
+  words: string[];
+  payload: Record<string, unknown> & {
+    id: string;
+    token: string;
+    channel_id: string;
+    guild_id?: string;
+  };
+}
+
+const DIR = new URL('../../fixtures/discord-payloads/', import.meta.url);
+const fixtures: Fixture[] = readdirSync(DIR)
+  .filter((file) => file.endsWith('.json'))
+  .sort()
+  .map((file) => ({
+    file,
+    ...(JSON.parse(readFileSync(new URL(file, DIR), 'utf8')) as Omit<Fixture, 'file'>),
+  }));
+
+let db: Database;
+let llm: FakeOpenAi;
+let discord: FakeDiscord;
+let pipeline: DeliveryEngine;
+let adapter: DiscordAdapter;
+
+beforeAll(async () => {
+  db = await testDatabase();
+  llm = await new FakeOpenAi().start();
+  discord = await new FakeDiscord().start();
+  pipeline = testEngine(db, testAgent({ fake: llm, store: testStore(db) }));
+  // Every guild and DMs: the payloads come from many places.
+  adapter = new DiscordAdapter(
+    {
+      token: 'bot-token',
+      applicationId: APP_ID,
+      guildId: '400000000000000001',
+      apiUrl: discord.apiUrl,
+    },
+    pipeline,
+    silentLogger,
+  );
+  await adapter.start();
+  pipeline.start();
+});
+afterAll(async () => {
+  await Promise.all([adapter.stop(), pipeline.stop(0)]);
+  await discord.stop();
+  await llm.stop();
+  await db.close();
+});
+beforeEach(() => {
+  llm.requests.length = 0;
+  discord.calls.length = 0;
+  llm.fallback = (request) => ({ content: `reply to: ${lastUserText(request)}` });
+});
+
+const lastUserText = (request: ChatRequest) =>
+  String(request.messages.filter((m) => m.role === 'user').at(-1)?.content);
+const forToken = (token: string) => (c: DiscordCall) => c.path.includes(`/${token}`);
+const edits = (token: string) => discord.callsTo('PATCH', /@original$/).filter(forToken(token));
+const callbacks = (token: string) => discord.callsTo('POST', /\/callback$/).filter(forToken(token));
+const fileText = (name: string) => `the contents of ${name}`;
+
+/** The payload with each attachment it resolves served by the fake, where its URL now points. */
+function served(payload: Fixture['payload']): Fixture['payload'] {
+  const copy = structuredClone(payload);
+  const attachments =
+    (
+      copy.data as {
+        resolved?: { attachments?: Record<string, { url: string; filename: string }> };
+      }
+    ).resolved?.attachments ?? {};
+  for (const attachment of Object.values(attachments))
+    attachment.url = discord.serve(attachment.url, Buffer.from(fileText(attachment.filename)));
+  return copy;
+}
+
+describe('real Discord payloads, replayed through discord.js', () => {
+  it('holds at least six, each with its source', () => {
+    expect(fixtures.length).toBeGreaterThanOrEqual(6);
+    for (const f of fixtures) {
+      expect(f.source.length).toBeGreaterThan(0);
+      expect(['answered', 'noted']).toContain(f.expect);
+      if (f.expect === 'answered') expect(f.words.length).toBeGreaterThan(0);
+    }
+  });
+
+  it.each(fixtures)(
+    '$file: $expect, and the gateway serves the next interaction',
+    async ({ payload, expect: outcome, words }) => {
+      discord.dispatchInteraction(served(payload));
+      // The next /ask in the same place: whatever the payload comes to in its lane comes before
+      // this answer.
+      const next = discord.sendCommand({
+        name: 'ask',
+        options: [{ name: 'prompt', value: 'and the next one' }],
+        guildId: payload.guild_id,
+        channelId: payload.channel_id,
+      });
+      await discord.waitFor(() => edits(next.token).length === 1);
+      expect(edits(next.token)[0]!.body!.content).toBe('reply to: and the next one');
+
+      if (outcome === 'noted') {
+        expect(callbacks(payload.token)).toEqual([]);
+        expect(await db.prisma.inboxEntry.count({ where: { messageKey: payload.id } })).toBe(0);
+        return;
+      }
+      const heard = lastUserText(llm.requests[0]!);
+      for (const word of words) expect(heard).toContain(word);
+      expect(callbacks(payload.token).map((c) => c.body)).toEqual([
+        expect.objectContaining({ type: 5 }),
+      ]);
+      expect(edits(payload.token).map((c) => c.body!.content)).toEqual([`reply to: ${heard}`]);
+      expect(
+        await db.prisma.inboxEntry.findFirstOrThrow({
+          where: { messageKey: payload.id },
+          include: { lane: true },
+        }),
+      ).toMatchObject({
+        status: 'answered',
+        lane: { channel: payload.channel_id },
+      });
+      // A file the payload carries was read from the CDN, and what it holds reached the model.
+      const attachments = Object.values(
+        (payload.data as { resolved?: { attachments?: Record<string, { filename: string }> } })
+          .resolved?.attachments ?? {},
+      );
+      for (const { filename } of attachments) {
+        expect(discord.downloads.map((d) => d.path)).toContainEqual(
+          expect.stringMatching(new RegExp(`/${filename}$`)),
+        );
+        expect(JSON.stringify(llm.requests[0]!.messages)).toContain(fileText(filename));
+      }
+    },
+  );
+});

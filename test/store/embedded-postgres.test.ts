@@ -1,0 +1,158 @@
+import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeOpenAi } from '../support/fake-openai.ts';
+import { running, runSpool, startSpool, until } from '../support/process.ts';
+
+let llm: FakeOpenAi;
+let privateDir: string;
+let dataDir: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  llm = await new FakeOpenAi().start();
+  llm.fallback = (request) => ({
+    content: `you said: ${request.messages
+      .filter((m) => m.role === 'user')
+      .map((m) => m.content)
+      .join(' | ')}`,
+  });
+  // Two levels below a private (0700) directory, as a checkout under /root is: run as root, the
+  // server's own user must still reach it.
+  privateDir = await mkdtemp(join(tmpdir(), 'spool-embedded-kill-'));
+  dataDir = join(privateDir, 'checkout', 'data');
+  env = { OPENAI_BASE_URL: llm.baseURL, DATA_DIR: dataDir };
+});
+afterAll(async () => {
+  await llm.stop();
+  await rm(privateDir, { recursive: true, force: true });
+});
+
+/** The embedded server's postmaster, while its pid file says it runs. */
+function serverPid(): number | undefined {
+  try {
+    const pid = Number(
+      readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0],
+    );
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Unanswered inbox rows, read over the server's own socket. */
+async function pendingMessages(): Promise<number> {
+  const client = new pg.Client({
+    connectionString: `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(join(dataDir, 'postgres'))}`,
+  });
+  await client.connect();
+  try {
+    return (
+      await client.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM inbox WHERE status = 'pending'",
+      )
+    ).rows[0]!.n;
+  } finally {
+    await client.end();
+  }
+}
+
+async function firstLine(spool: ReturnType<typeof startSpool>): Promise<string> {
+  return new Promise((resolve) =>
+    spool.child.stdout.once('data', (d: Buffer) => resolve(d.toString())),
+  );
+}
+
+describe('the embedded PostgreSQL server', () => {
+  it('refuses a second Spool on the same data directory with a clear message', async () => {
+    const first = startSpool(['chat', '--session', 'lock'], { env });
+    first.child.stdin.write('hello\n');
+    expect(await firstLine(first)).toBe('you said: hello\n');
+    const second = await runSpool(['chat'], { env, input: 'me too\n' });
+    expect(second.code).not.toBe(0);
+    expect(second.stderr).toContain(
+      `Another Spool process (pid ${first.child.pid}) is using ${dataDir}`,
+    );
+    first.child.stdin.end();
+    expect((await first.done).code).toBe(0);
+    // A clean exit stops the server too.
+    expect(serverPid()).toBeUndefined();
+  });
+
+  it('takes over a lock whose pid now belongs to another process, as after a container restart', async () => {
+    // A live process that is not Spool, holding the pid the lock names; the start time is the old
+    // holder's.
+    const other = spawn('sleep', ['60']);
+    try {
+      await mkdir(dataDir, { recursive: true });
+      await writeFile(join(dataDir, 'spool.lock'), `${other.pid} 12345`);
+      const run = await runSpool(['chat', '--session', 'reused'], { env, input: 'hello again\n' });
+      expect(run.stderr).not.toContain('Another Spool process');
+      expect(run.stdout).toBe('you said: hello again\n');
+      expect(run.code).toBe(0);
+    } finally {
+      other.kill();
+    }
+  });
+
+  it('outlives a SIGKILLed Spool, is adopted by the next start, which serves with nothing lost, and is stopped by it', async () => {
+    const killed = startSpool(['chat', '--session', 'kill'], { env });
+    killed.child.stdin.write('the code is 7319\n');
+    expect(await firstLine(killed)).toBe('you said: the code is 7319\n');
+    // Killed once its reply is recorded as delivered (stdout and the database cannot change
+    // together).
+    await expect.poll(() => pendingMessages(), { timeout: 10_000 }).toBe(0);
+    const server = serverPid();
+    killed.child.kill('SIGKILL');
+    await killed.done;
+    expect(server).toBeDefined();
+    expect(serverPid()).toBe(server);
+
+    const next = await runSpool(['chat', '--session', 'kill'], {
+      env,
+      input: 'what is the code?\n',
+    });
+    expect(next.stdout).toBe('you said: the code is 7319 | what is the code?\n');
+    expect(next.code).toBe(0);
+    expect(serverPid()).toBeUndefined();
+  });
+});
+
+describe('the embedded server killed under a running bot', () => {
+  it('is started again by the bot, which goes on answering without a restart', async () => {
+    const dir = join(privateDir, 'keeper');
+    const bot = startSpool(['chat', '--session', 'keeper'], { env: { ...env, DATA_DIR: dir } });
+    bot.done.catch(() => {});
+    const postmaster = () => {
+      try {
+        return Number(readFileSync(join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      } catch {
+        return undefined;
+      }
+    };
+    let stdout = '';
+    bot.child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    try {
+      bot.child.stdin.write('before\n');
+      await until(() => (stdout.includes('you said: before') ? true : undefined), 30_000);
+      const killed = postmaster()!;
+      process.kill(killed, 'SIGKILL');
+      // A new postmaster, started by the bot: its pid file names another process, which runs.
+      await until(() => {
+        const pid = postmaster();
+        return pid !== undefined && pid !== killed && running(pid) ? true : undefined;
+      }, 60_000);
+      bot.child.stdin.write('after\n');
+      await until(() => (stdout.includes('you said: before | after') ? true : undefined), 60_000);
+      bot.child.stdin.end();
+      expect((await bot.done).code).toBe(0);
+    } finally {
+      bot.child.kill('SIGKILL');
+    }
+  });
+});

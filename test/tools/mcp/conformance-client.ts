@@ -1,0 +1,140 @@
+/**
+ * The client under test for the official MCP conformance suite (`conformance client --command`):
+ * Spool's own MCP client, configured as an `mcp.json` entry `{ "url": … }` would configure it,
+ * against the scenario's server, whose URL the suite appends to the command. Standing in for a
+ * model, it calls each tool the server offers once, with arguments made from the tool's schema.
+ * Exits non-zero when it could not connect or a call failed.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ToolSpec } from '../../../src/core/ports/tools.ts';
+import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
+import { login } from '../../../src/tools/mcp/login.ts';
+import type { OAuthRecord } from '../../../src/tools/mcp/oauth.ts';
+import { CLIENT_INFO, McpToolSource } from '../../../src/tools/mcp/source.ts';
+import { ToolRegistry } from '../../../src/tools/registry.ts';
+import { silentLogger } from '../../support/logger.ts';
+
+const url = process.argv.at(-1)!;
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as Record<string, string>;
+
+/** The `oauth` entry an operator would write for this scenario's server, from what it hands out. */
+function oauthEntry(): Record<string, string> {
+  if (context.private_key_pem)
+    return {
+      grant: 'client_credentials',
+      clientId: context.client_id!,
+      privateKey: context.private_key_pem,
+      signingAlgorithm: context.signing_algorithm ?? 'ES256',
+    };
+  if (scenario.startsWith('auth/client-credentials'))
+    return {
+      grant: 'client_credentials',
+      clientId: context.client_id!,
+      clientSecret: context.client_secret!,
+    };
+  if (context.client_id)
+    return { clientId: context.client_id, clientSecret: context.client_secret ?? '' };
+  return {};
+}
+
+const config = parseMcpConfig(
+  JSON.stringify({ mcpServers: { conformance: { url, timeoutMs: 10_000, oauth: oauthEntry() } } }),
+  join(tmpdir(), 'mcp.json'),
+  {},
+  new Set(),
+);
+const records = new Map<string, OAuthRecord>();
+const oauth = {
+  vault: {
+    read: async (server: string) => records.get(server),
+    write: async (server: string, record: OAuthRecord) => void records.set(server, record),
+  },
+  identity: {
+    redirectUrl: 'http://127.0.0.1:33418/callback',
+    // The suite's CIMD scenario expects this client id.
+    clientMetadataUrl: 'https://conformance-test.local/client-metadata.json',
+  },
+};
+const limits = { maxMessageBytes: 10_485_760, binaryMaxBytes: 1_000_000 };
+
+/**
+ * The operator, played as the suite's authorization servers allow: they approve at once and send
+ * the browser back with the code, which is read off the redirect instead of followed.
+ */
+async function operator(authorizationUrl: string): Promise<string> {
+  const response = await fetch(authorizationUrl, { redirect: 'manual' });
+  return response.headers.get('location') ?? '';
+}
+
+/** What an operator does when Spool says a server needs login: runs `mcp login`. */
+async function logIn(): Promise<void> {
+  const server = config.servers[0]!;
+  if (server.kind !== 'http' || !server.oauth) throw new Error('not an OAuth server');
+  await login(
+    { ...server, oauth: server.oauth },
+    oauth.vault,
+    oauth.identity,
+    operator,
+    CLIENT_INFO,
+  );
+}
+
+/** The simplest value of a JSON Schema property: what a model would fill in for a test call. */
+function sample(schema: { type?: unknown; enum?: unknown[]; default?: unknown }): unknown {
+  if (schema.default !== undefined) return schema.default;
+  if (schema.enum?.length) return schema.enum[0];
+  return (
+    { number: 1, integer: 1, boolean: true, array: [], object: {} }[String(schema.type)] ?? 'test'
+  );
+}
+
+const argumentsFor = (tool: ToolSpec) => {
+  const properties = (tool.parameters.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const required = (tool.parameters.required ?? []) as string[];
+  return Object.fromEntries(required.map((name) => [name, sample(properties[name] ?? {})]));
+};
+
+const conversation = {
+  id: 'conformance',
+  platform: 'console',
+  workspace: 'local',
+  channel: 'local',
+  thread: 'main',
+};
+
+/**
+ * Starts Spool's MCP client, as the bot does at start, and calls every tool once. Where the
+ * server says it needs login, the operator logs in and Spool starts again: at most twice (a first
+ * login, then a step-up to a wider scope).
+ */
+async function run(logins: number): Promise<boolean> {
+  const source = await McpToolSource.start(config, silentLogger, limits, oauth);
+  const registry = new ToolRegistry([source]);
+  let needsLogin = source.problems().some((p) => p.includes('needs login'));
+  let failed = false;
+  try {
+    // start() resolves once the first connection attempt is over, with the tools listed.
+    for (const tool of needsLogin ? [] : registry.list()) {
+      const outcome = await registry.call(tool.name, argumentsFor(tool), {
+        conversation,
+        turn: 1,
+        signal: new AbortController().signal,
+        reading: { transcript: [], viewChars: 100_000 },
+      });
+      console.error(
+        `${tool.name}: ${outcome.isError ? 'error' : 'ok'}: ${outcome.content.slice(0, 200)}`,
+      );
+      needsLogin ||= outcome.isError && outcome.content.includes('log in again');
+      failed ||= outcome.isError;
+    }
+  } finally {
+    await source.close();
+  }
+  if (!needsLogin || logins === 0) return !failed && !needsLogin;
+  await logIn();
+  return run(logins - 1);
+}
+
+process.exit((await run(2)) ? 0 : 1);
