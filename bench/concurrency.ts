@@ -43,14 +43,23 @@ interface Outcome {
   cpuMsPerTurn: number;
   /** Of which the database's processes. */
   dbCpuMsPerTurn: number;
-  /** Web API calls per turn besides chat.postMessage, and new TCP connections per turn to Slack and to the model. */
+  /**
+   * Web API calls per turn besides chat.postMessage, and new TCP connections per turn to Slack and
+   * to the model.
+   */
   otherSlackCalls: number;
   connections: number;
-  /** Transactions committed per turn in the bot's database (PostgreSQL only: the server counts them). */
+  /**
+   * Transactions committed per turn in the bot's database (PostgreSQL only: the server counts
+   * them).
+   */
   transactions?: number;
 }
 
-/** /proc/PID/stat after the command name: [0] state, [1] ppid, [11..14] utime, stime, cutime, cstime. */
+/**
+ * /proc/PID/stat after the command name: [0] state, [1] ppid, [11..14] utime, stime, cutime,
+ * cstime.
+ */
 function stat(pid: number): string[] | undefined {
   try {
     return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -59,14 +68,23 @@ function stat(pid: number): string[] | undefined {
   }
 }
 
-/** CPU time in ms (clock ticks of 10 ms) of a process and, through cutime/cstime, its reaped children. */
-const cpuOf = (pid: number) => (stat(pid)?.slice(11, 15).reduce((sum, ticks) => sum + Number(ticks), 0) ?? 0) * 10;
+/**
+ * CPU time in ms (clock ticks of 10 ms) of a process and, through cutime/cstime, its reaped
+ * children.
+ */
+const cpuOf = (pid: number) =>
+  (stat(pid)
+    ?.slice(11, 15)
+    .reduce((sum, ticks) => sum + Number(ticks), 0) ?? 0) * 10;
 
 /** A process and every process below it. */
 function tree(root: number): number[] {
-  const parents = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map((d) => [Number(d), Number(stat(Number(d))?.[1])] as const);
+  const parents = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map((d) => [Number(d), Number(stat(Number(d))?.[1])] as const);
   const pids = [root];
-  for (let i = 0; i < pids.length; i++) for (const [pid, ppid] of parents) if (ppid === pids[i]) pids.push(pid);
+  for (let i = 0; i < pids.length; i++)
+    for (const [pid, ppid] of parents) if (ppid === pids[i]) pids.push(pid);
   return pids;
 }
 
@@ -75,25 +93,44 @@ interface Scratch {
   query<T>(sql: string): Promise<T[]>;
 }
 
-/** The pids of the PostgreSQL backends serving the scratch database, but for the statistics connection itself. */
+/**
+ * The pids of the PostgreSQL backends serving the scratch database, but for the statistics
+ * connection itself.
+ */
 async function backends(scratch: Scratch): Promise<number[]> {
-  const rows = await scratch.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+  const rows = await scratch.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  );
   return rows.map((r) => r.pid);
 }
 
 async function committed(scratch: Scratch): Promise<number> {
-  const [row] = await scratch.query<{ n: string }>('SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()');
+  const [row] = await scratch.query<{ n: string }>(
+    'SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()',
+  );
   return Number(row!.n);
 }
 
 /** CPU of each process now, so that a later reading counts only what was spent in between. */
 const cpuByPid = (pids: number[]) => new Map(pids.map((pid) => [pid, cpuOf(pid)]));
-const spentSince = (before: Map<number, number>, pids: number[]) => pids.reduce((sum, pid) => sum + cpuOf(pid) - (before.get(pid) ?? 0), 0);
+const spentSince = (before: Map<number, number>, pids: number[]) =>
+  pids.reduce((sum, pid) => sum + cpuOf(pid) - (before.get(pid) ?? 0), 0);
 
-/** The embedded server's processes: its postmaster (the first line of postmaster.pid) and every backend below it. */
-const embeddedPids = (dataDir: string) => async () => tree(Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]));
+/**
+ * The embedded server's processes: its postmaster (the first line of postmaster.pid) and every
+ * backend below it.
+ */
+const embeddedPids = (dataDir: string) => async () =>
+  tree(Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]));
 
-async function drive(bot: string, pid: number, port: number, slack: FakeSlack, messages: number, db?: { pids(): Promise<number[]>; scratch?: Scratch }): Promise<Outcome> {
+async function drive(
+  bot: string,
+  pid: number,
+  port: number,
+  slack: FakeSlack,
+  messages: number,
+  db?: { pids(): Promise<number[]>; scratch?: Scratch },
+): Promise<Outcome> {
   const sentAt = new Map<string, number>();
   const acks: number[] = [];
   const scratch = db?.scratch;
@@ -113,8 +150,22 @@ async function drive(bot: string, pid: number, port: number, slack: FakeSlack, m
         const text = `t${t} m${m}`;
         const body =
           m === 1
-            ? eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> ${text}`, ts: thread, channel })
-            : eventBody({ type: 'message', channel_type: 'channel', user: 'U1', text, ts: `${5000 + t}.${m}`, thread_ts: thread, channel });
+            ? eventBody({
+                type: 'app_mention',
+                user: 'U1',
+                text: `<@${BOT_USER}> ${text}`,
+                ts: thread,
+                channel,
+              })
+            : eventBody({
+                type: 'message',
+                channel_type: 'channel',
+                user: 'U1',
+                text,
+                ts: `${5000 + t}.${m}`,
+                thread_ts: thread,
+                channel,
+              });
         const sent = Date.now();
         sentAt.set(text, sent);
         if (!(await deliver(port, body))) throw new Error(`${bot}: ${text} was not acknowledged`);
@@ -129,10 +180,18 @@ async function drive(bot: string, pid: number, port: number, slack: FakeSlack, m
   const dbCpu = spentSince(dbBefore, await dbPids());
   const cpu = spentSince(botBefore, [pid]) + dbCpu;
   const connections = slack.connections + (await llm.connections()) - connectionsBefore;
-  const otherSlackCalls = slack.calls.slice(slackCallsBefore).filter((c) => c.method !== 'chat.postMessage').length;
-  const latencies = posts().map((c) => c.at - sentAt.get(/answer to (t\d+ m\d+)/.exec(String(c.args.text))![1]!)!).sort((a, b) => a - b);
+  const otherSlackCalls = slack.calls
+    .slice(slackCallsBefore)
+    .filter((c) => c.method !== 'chat.postMessage').length;
+  const latencies = posts()
+    .map((c) => c.at - sentAt.get(/answer to (t\d+ m\d+)/.exec(String(c.args.text))![1]!)!)
+    .sort((a, b) => a - b);
   const byThread = new Map<string, string[]>();
-  for (const c of posts()) byThread.set(String(c.args.thread_ts), [...(byThread.get(String(c.args.thread_ts)) ?? []), /m\d+/.exec(String(c.args.text))![0]]);
+  for (const c of posts())
+    byThread.set(String(c.args.thread_ts), [
+      ...(byThread.get(String(c.args.thread_ts)) ?? []),
+      /m\d+/.exec(String(c.args.text))![0],
+    ]);
   const expected = JSON.stringify(Array.from({ length: messages }, (_, m) => `m${m + 1}`));
   acks.sort((a, b) => a - b);
   return {
@@ -142,7 +201,9 @@ async function drive(bot: string, pid: number, port: number, slack: FakeSlack, m
     p95Ms: percentile(latencies, 95),
     ackP95Ms: percentile(acks, 95),
     ackP99Ms: percentile(acks, 99),
-    inOrder: posts().length === turns && [...byThread.values()].every((v) => JSON.stringify(v) === expected),
+    inOrder:
+      posts().length === turns &&
+      [...byThread.values()].every((v) => JSON.stringify(v) === expected),
     cpuMsPerTurn: cpu / turns,
     dbCpuMsPerTurn: dbCpu / turns,
     otherSlackCalls: otherSlackCalls / turns,
@@ -152,10 +213,23 @@ async function drive(bot: string, pid: number, port: number, slack: FakeSlack, m
 }
 
 async function floorBot(port: number, llmUrl: string, slackUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('lib/floor-bot.ts', import.meta.url)), String(port), llmUrl, slackUrl, SIGNING_SECRET], {
-    stdio: 'inherit',
-  });
-  while (!(await deliver(port, { type: 'url_verification', challenge: 'ready', token: 't' }))) await new Promise((r) => setTimeout(r, 100));
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('lib/floor-bot.ts', import.meta.url)),
+      String(port),
+      llmUrl,
+      slackUrl,
+      SIGNING_SECRET,
+    ],
+    {
+      stdio: 'inherit',
+    },
+  );
+  while (!(await deliver(port, { type: 'url_verification', challenge: 'ready', token: 't' })))
+    await new Promise((r) => setTimeout(r, 100));
   return child;
 }
 
@@ -164,24 +238,60 @@ const dir = await mkdtemp(join(tmpdir(), 'spool-bench-'));
 const scratch = await createScratchDatabase('spool_bench_concurrency');
 const stats = new pg.Client({ connectionString: scratch.url });
 await stats.connect();
-const scratchStats: Scratch = { query: async <T>(sql: string) => (await stats.query(sql)).rows as T[] };
+const scratchStats: Scratch = {
+  query: async <T>(sql: string) => (await stats.query(sql)).rows as T[],
+};
 const outcomes: Outcome[] = [];
 const profileDir = (name: string, messages: number) => join(dir, `profile-${name}-${messages}`);
 const profiles: string[] = [];
 try {
   for (const messages of [1, 3]) {
-    const profiled = (name: string) => (PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir(name, messages)}`] : []);
+    const profiled = (name: string) =>
+      PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir(name, messages)}`] : [];
     const bots: Array<[string, (port: number, slack: FakeSlack) => Promise<ChildProcess>]> = [
       ['floor', (port, slack) => floorBot(port, llm.baseURL, slack.apiUrl)],
-      ['Spool, PostgreSQL', async (port, slack) => (await startSlackBot(port, { OPENAI_BASE_URL: llm.baseURL, SLACK_API_URL: slack.apiUrl, DATA_DIR: join(dir, 'pg'), DATABASE_URL: scratch.url }, profiled('pg'))).child],
-      ['Spool, embedded', async (port, slack) => (await startSlackBot(port, { OPENAI_BASE_URL: llm.baseURL, SLACK_API_URL: slack.apiUrl, DATA_DIR: join(dir, 'embedded') }, profiled('embedded'))).child],
+      [
+        'Spool, PostgreSQL',
+        async (port, slack) =>
+          (
+            await startSlackBot(
+              port,
+              {
+                OPENAI_BASE_URL: llm.baseURL,
+                SLACK_API_URL: slack.apiUrl,
+                DATA_DIR: join(dir, 'pg'),
+                DATABASE_URL: scratch.url,
+              },
+              profiled('pg'),
+            )
+          ).child,
+      ],
+      [
+        'Spool, embedded',
+        async (port, slack) =>
+          (
+            await startSlackBot(
+              port,
+              {
+                OPENAI_BASE_URL: llm.baseURL,
+                SLACK_API_URL: slack.apiUrl,
+                DATA_DIR: join(dir, 'embedded'),
+              },
+              profiled('embedded'),
+            )
+          ).child,
+      ],
     ];
     for (const [name, start] of bots) {
       const slack = await new FakeSlack().start();
       const port = await freePort();
       const child = await start(port, slack);
       try {
-        const db = name.endsWith('PostgreSQL') ? { pids: () => backends(scratchStats), scratch: scratchStats } : name.endsWith('embedded') ? { pids: embeddedPids(join(dir, 'embedded')) } : undefined;
+        const db = name.endsWith('PostgreSQL')
+          ? { pids: () => backends(scratchStats), scratch: scratchStats }
+          : name.endsWith('embedded')
+            ? { pids: embeddedPids(join(dir, 'embedded')) }
+            : undefined;
         outcomes.push(await drive(name, child.pid!, port, slack, messages, db));
       } finally {
         const exited = new Promise((r) => child.once('exit', r));
@@ -192,8 +302,12 @@ try {
       console.error(`done: ${name}, ${THREADS} × ${messages}`);
       if (PROFILE && name !== 'floor') {
         const profile = profileDir(name.endsWith('embedded') ? 'embedded' : 'pg', messages);
-        profiles.push(`\nCPU self time of ${name}, ${THREADS} × ${messages} (whole process life, start-up included):\n\n| code | self time | share |\n|---|---|---|\n${profileByOwner(profile).join('\n')}`);
-        profiles.push(`\nThe functions with the most self time:\n\n| function | called from | self time |\n|---|---|---|\n${topFunctions(profile).join('\n')}`);
+        profiles.push(
+          `\nCPU self time of ${name}, ${THREADS} × ${messages} (whole process life, start-up included):\n\n| code | self time | share |\n|---|---|---|\n${profileByOwner(profile).join('\n')}`,
+        );
+        profiles.push(
+          `\nThe functions with the most self time:\n\n| function | called from | self time |\n|---|---|---|\n${topFunctions(profile).join('\n')}`,
+        );
       }
     }
   }
@@ -206,7 +320,9 @@ try {
 
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 console.log(`\n${THREADS} threads at once, model ${LLM_MS} ms per call, Slack HTTP path:\n`);
-console.log('| bot | messages per thread | total | total / floor | reply p95 | ack p95 | ack p99 | CPU per turn (of it, database) | CPU / floor | every thread in order |');
+console.log(
+  '| bot | messages per thread | total | total / floor | reply p95 | ack p95 | ack p99 | CPU per turn (of it, database) | CPU / floor | every thread in order |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const o of outcomes) {
   const floor = outcomes.find((f) => f.bot === 'floor' && f.messages === o.messages)!;
@@ -215,10 +331,15 @@ for (const o of outcomes) {
     `| ${o.bot} | ${o.messages} | ${s(o.totalMs)} | ${(o.totalMs / floor.totalMs).toFixed(2)}x | ${s(o.p95Ms)} | ${o.ackP95Ms} ms | ${o.ackP99Ms} ms | ${o.cpuMsPerTurn.toFixed(1)} ms${db} | ${(o.cpuMsPerTurn / floor.cpuMsPerTurn).toFixed(1)}x | ${o.inOrder ? 'yes' : 'NO'} |`,
   );
 }
-console.log('\nPer turn: Slack Web API calls besides chat.postMessage, new TCP connections to Slack and the model, and database transactions:\n');
+console.log(
+  '\nPer turn: Slack Web API calls besides chat.postMessage, new TCP connections to Slack and the model, and database transactions:\n',
+);
 console.log('| bot | messages per thread | other Slack calls | new connections | transactions |');
 console.log('|---|---|---|---|---|');
-for (const o of outcomes) console.log(`| ${o.bot} | ${o.messages} | ${o.otherSlackCalls.toFixed(2)} | ${o.connections.toFixed(2)} | ${o.transactions?.toFixed(1) ?? '–'} |`);
+for (const o of outcomes)
+  console.log(
+    `| ${o.bot} | ${o.messages} | ${o.otherSlackCalls.toFixed(2)} | ${o.connections.toFixed(2)} | ${o.transactions?.toFixed(1) ?? '–'} |`,
+  );
 
 for (const table of profiles) console.log(table);
 
@@ -229,6 +350,12 @@ await renderChart(new URL('charts/concurrency.png', import.meta.url).pathname, {
   grid: { top: 70 },
   xAxis: { type: 'category', data: ['1 message per thread', '3 messages per thread'] },
   yAxis: { type: 'value', name: 's' },
-  series: names.map((name) => ({ name, type: 'bar', data: [1, 3].map((m) => Number((outcomes.find((o) => o.bot === name && o.messages === m)!.totalMs / 1000).toFixed(2))) })),
+  series: names.map((name) => ({
+    name,
+    type: 'bar',
+    data: [1, 3].map((m) =>
+      Number((outcomes.find((o) => o.bot === name && o.messages === m)!.totalMs / 1000).toFixed(2)),
+    ),
+  })),
 });
 console.log('\nchart: bench/charts/concurrency.png');

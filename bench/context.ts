@@ -24,7 +24,7 @@ import { TranscriptStore } from '../src/store/transcript-store.ts';
 import { parseMcpConfig } from '../src/tools/mcp/config.ts';
 import { McpToolSource } from '../src/tools/mcp/source.ts';
 import { builtinSource } from '../src/tools/registry.ts';
-import { searchHistoryTool } from '../src/tools/search-history.ts';
+import { searchHistoryTool } from '../src/core/builtins/search-history.ts';
 import { defaultAgentOptions, toolsWithPages } from '../test/support/agent.ts';
 import { FakeOpenAi, type ChatRequest, type ScriptedReply } from '../test/support/fake-openai.ts';
 import { createScratchDatabase } from '../test/support/global-db.ts';
@@ -45,7 +45,12 @@ const BOTS: Bot[] = ['Spool', 'naive', 'head+tail 16k', 'head + read'];
 const { files, facts } = workspaceFiles();
 files['meeting.txt'] = meetingTranscript();
 // Larger than a turn's budget (200,000 chars): more than any bot can hold at once.
-files['big.log'] = Array.from({ length: 5_000 }, (_, i) => `2026-11-02T10:${String(i % 60).padStart(2, '0')}:00Z INFO big batch=${i} rows=${(i * 7919) % 10_000} status=ok`).join('\n') + '\n';
+files['big.log'] =
+  Array.from(
+    { length: 5_000 },
+    (_, i) =>
+      `2026-11-02T10:${String(i % 60).padStart(2, '0')}:00Z INFO big batch=${i} rows=${(i * 7919) % 10_000} status=ok`,
+  ).join('\n') + '\n';
 const bigLines = files['big.log'].split('\n');
 const bigFacts: Fact[] = [
   ['big-first', 'cursor 41-A', 0.2],
@@ -56,7 +61,12 @@ const bigFacts: Fact[] = [
   return { file: 'big.log', name: name as string, value: value as string };
 });
 files['big.log'] = bigLines.join('\n');
-const factsOf = (file: string) => (file === 'meeting.txt' ? DECISIONS : [...facts, ...bigFacts].filter((f) => f.file === file).map((f) => `FACT ${f.name}: ${f.value}`));
+const factsOf = (file: string) =>
+  file === 'meeting.txt'
+    ? DECISIONS
+    : [...facts, ...bigFacts]
+        .filter((f) => f.file === file)
+        .map((f) => `FACT ${f.name}: ${f.value}`);
 
 interface Turn {
   text: string;
@@ -67,14 +77,39 @@ interface Turn {
 const SESSIONS: Record<'seed' | 'reader' | 'grepper' | 'searcher', Turn[]> = {
   // The seed case: Spool runs it as a real `spool chat` process, with TOOL_RESULT_MAX_CHARS=4000.
   seed: [{ text: 'Read meeting.txt and list every fact in it.', expect: DECISIONS }],
-  reader: ['meeting.txt', 'transcript.txt', 'app.log', 'change.diff', 'worker.log', 'export.csv', 'big.log'].map((f) => ({ text: `Read ${f} and list every fact in it.`, expect: factsOf(f) })),
-  grepper: [...facts.filter((f) => f.file !== 'huge.log'), ...facts.filter((f) => f.file === 'huge.log')].map((f) => ({ text: `In ${f.file}, what is ${f.name}?`, expect: [f.value] })),
+  reader: [
+    'meeting.txt',
+    'transcript.txt',
+    'app.log',
+    'change.diff',
+    'worker.log',
+    'export.csv',
+    'big.log',
+  ].map((f) => ({ text: `Read ${f} and list every fact in it.`, expect: factsOf(f) })),
+  grepper: [
+    ...facts.filter((f) => f.file !== 'huge.log'),
+    ...facts.filter((f) => f.file === 'huge.log'),
+  ].map((f) => ({ text: `In ${f.file}, what is ${f.name}?`, expect: [f.value] })),
   searcher: [
-    ...['transcript.txt', 'app.log', 'api.log', 'worker.log', 'change.diff', 'export.csv'].map((f) => ({ text: `Open ${f}.`, expect: [] })),
+    ...['transcript.txt', 'app.log', 'api.log', 'worker.log', 'change.diff', 'export.csv'].map(
+      (f) => ({ text: `Open ${f}.`, expect: [] }),
+    ),
     ...['thanks', 'ok', 'got it', 'nice'].map((text) => ({ text, expect: [] })),
     ...facts
-      .filter((f) => ['transcript.txt', 'app.log', 'api.log', 'worker.log', 'change.diff', 'export.csv'].includes(f.file))
-      .map((f) => ({ text: `Earlier you opened ${f.file}: what was ${f.name}?`, expect: [f.value] })),
+      .filter((f) =>
+        [
+          'transcript.txt',
+          'app.log',
+          'api.log',
+          'worker.log',
+          'change.diff',
+          'export.csv',
+        ].includes(f.file),
+      )
+      .map((f) => ({
+        text: `Earlier you opened ${f.file}: what was ${f.name}?`,
+        expect: [f.value],
+      })),
   ],
 };
 
@@ -99,8 +134,26 @@ interface Outcome {
 }
 
 /** One session through one bot: the model scripted by `model`, the bot's turns by `turn`. */
-async function session(bot: Bot, name: string, fake: FakeOpenAi, turn: (text: string) => Promise<string | undefined>): Promise<Outcome> {
-  const outcome: Outcome = { bot, session: name, perTurn: [], failed: [], asked: 0, right: 0, found: 0, expected: 0, honest: 0, failedTurns: 0, requests: 0, largest: 0 };
+async function session(
+  bot: Bot,
+  name: string,
+  fake: FakeOpenAi,
+  turn: (text: string) => Promise<string | undefined>,
+): Promise<Outcome> {
+  const outcome: Outcome = {
+    bot,
+    session: name,
+    perTurn: [],
+    failed: [],
+    asked: 0,
+    right: 0,
+    found: 0,
+    expected: 0,
+    honest: 0,
+    failedTurns: 0,
+    requests: 0,
+    largest: 0,
+  };
   let previous: ChatRequest | undefined;
   for (const { text, expect } of SESSIONS[name as keyof typeof SESSIONS]) {
     const from = fake.requests.length;
@@ -112,7 +165,10 @@ async function session(bot: Bot, name: string, fake: FakeOpenAi, turn: (text: st
       // A request over the window is refused before it is read, and not billed.
       if (cost.raw + (request.max_tokens ?? 0) > WINDOW) continue;
       // CONTEXT_TRACE=1: where each request's cost comes from, and where its prefix broke.
-      if (process.env.CONTEXT_TRACE) console.error(`${bot} ${name} turn ${outcome.perTurn.length + 1}: raw ${cost.raw}, cached ${cost.cached}, billed ${Math.round(cost.billed)}; prefix kept ${sharedMessages(request, previous)} of ${request.messages.length + 1} parts`);
+      if (process.env.CONTEXT_TRACE)
+        console.error(
+          `${bot} ${name} turn ${outcome.perTurn.length + 1}: raw ${cost.raw}, cached ${cost.cached}, billed ${Math.round(cost.billed)}; prefix kept ${sharedMessages(request, previous)} of ${request.messages.length + 1} parts`,
+        );
       costs.push(cost);
       previous = request;
     }
@@ -132,12 +188,26 @@ async function session(bot: Bot, name: string, fake: FakeOpenAi, turn: (text: st
 }
 
 function modelFor(name: string, root: string): Model {
-  const open = (path: string): NonNullable<ScriptedReply['toolCalls']>[number] => ({ id: 'open', name: 'fs__read_text_file', arguments: JSON.stringify({ path: join(root, path) }) });
-  if (name === 'reader' || name === 'seed') return readerModel((q) => open(/^Read (\S+) /.exec(q)![1]!), /FACT [\w-]+: [^\n"\\]+|DECISION \d+: [^\n]*\./g);
+  const open = (path: string): NonNullable<ScriptedReply['toolCalls']>[number] => ({
+    id: 'open',
+    name: 'fs__read_text_file',
+    arguments: JSON.stringify({ path: join(root, path) }),
+  });
+  if (name === 'reader' || name === 'seed')
+    return readerModel(
+      (q) => open(/^Read (\S+) /.exec(q)![1]!),
+      /FACT [\w-]+: [^\n"\\]+|DECISION \d+: [^\n]*\./g,
+    );
   return name === 'grepper' ? grepperModel(open) : searcherModel(open);
 }
 
-async function runAgent(name: string, root: string, fs: McpToolSource, contextTokens: number, tools = [fs] as const): Promise<Outcome> {
+async function runAgent(
+  name: string,
+  root: string,
+  fs: McpToolSource,
+  contextTokens: number,
+  tools = [fs] as const,
+): Promise<Outcome> {
   const scratch = await createScratchDatabase('spool_bench_context');
   const db = await openDatabase({ databaseUrl: scratch.url, dataDir: '', logger: silentLogger });
   const fake = await new FakeOpenAi().start();
@@ -145,15 +215,41 @@ async function runAgent(name: string, root: string, fs: McpToolSource, contextTo
   fake.fallback = modelFor(name, root);
   try {
     const store = new TranscriptStore(db.prisma);
-    const search = searchHistoryTool(new HistorySearch(db.prisma, new ResultIndexer(db.prisma, silentLogger)));
-    const llm = new OpenAiChatClient({ apiKey: 'sk-bench', baseURL: fake.baseURL, model: MODEL, contextTokens, maxTokens: contextTokens < WINDOW ? 4_096 : 256, maxRetries: 0, timeoutMs: 60_000 });
-    const agent = new Agent({ llm, tools: toolsWithPages(store, [...tools, builtinSource([search])]), store, logger: silentLogger }, { ...defaultAgentOptions, systemPrompt: DEFAULT_SYSTEM_PROMPT });
-    const conversation = await store.openConversation({ platform: 'bench', workspace: name, channel: `c${process.pid}`, thread: String(contextTokens) });
+    const search = searchHistoryTool(
+      new HistorySearch(db.prisma, new ResultIndexer(db.prisma, silentLogger)),
+    );
+    const llm = new OpenAiChatClient({
+      apiKey: 'sk-bench',
+      baseURL: fake.baseURL,
+      model: MODEL,
+      contextTokens,
+      maxTokens: contextTokens < WINDOW ? 4_096 : 256,
+      maxRetries: 0,
+      timeoutMs: 60_000,
+    });
+    const agent = new Agent(
+      {
+        llm,
+        tools: toolsWithPages(store, [...tools, builtinSource([search])]),
+        store,
+        logger: silentLogger,
+      },
+      { ...defaultAgentOptions, systemPrompt: DEFAULT_SYSTEM_PROMPT },
+    );
+    const conversation = await store.openConversation({
+      platform: 'bench',
+      workspace: name,
+      channel: `c${process.pid}`,
+      thread: String(contextTokens),
+    });
     const outcome = await session('Spool', name, fake, async (text) => {
       const { reply, status } = await agent.runTurn(conversation, text);
       return status === 'failed' ? undefined : reply;
     });
-    if (fake.rejections.length) throw new Error(`Spool: the strict fake refused ${JSON.stringify(fake.rejections.slice(0, 3))}`);
+    if (fake.rejections.length)
+      throw new Error(
+        `Spool: the strict fake refused ${JSON.stringify(fake.rejections.slice(0, 3))}`,
+      );
     return outcome;
   } finally {
     await fake.stop();
@@ -162,20 +258,36 @@ async function runAgent(name: string, root: string, fs: McpToolSource, contextTo
   }
 }
 
-/** The seed case through a real `spool chat` process and the filesystem server: what a user runs. */
+/**
+ * The seed case through a real `spool chat` process and the filesystem server: what a user runs.
+ */
 async function runSeedProcess(root: string): Promise<Outcome> {
   const scratch = await createScratchDatabase('spool_bench_seed');
   const fake = await new FakeOpenAi().start();
   fake.contextTokens = WINDOW;
   fake.fallback = modelFor('seed', root);
   try {
-    await writeFile(join(root, 'mcp.json'), JSON.stringify({ mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, root] } } }));
-    const env = { OPENAI_BASE_URL: fake.baseURL, OPENAI_MODEL: MODEL, MCP_CONFIG: join(root, 'mcp.json'), DATABASE_URL: scratch.url, TOOL_RESULT_MAX_CHARS: '4000' };
+    await writeFile(
+      join(root, 'mcp.json'),
+      JSON.stringify({
+        mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, root] } },
+      }),
+    );
+    const env = {
+      OPENAI_BASE_URL: fake.baseURL,
+      OPENAI_MODEL: MODEL,
+      MCP_CONFIG: join(root, 'mcp.json'),
+      DATABASE_URL: scratch.url,
+      TOOL_RESULT_MAX_CHARS: '4000',
+    };
     const outcome = await session('Spool', 'seed', fake, async (text) => {
       const run = await runSpool(['chat', '--session', 'seed'], { env, input: `${text}\n` });
       return run.code === 0 ? run.stdout : undefined;
     });
-    if (fake.rejections.length) throw new Error(`Spool: the strict fake refused ${JSON.stringify(fake.rejections.slice(0, 3))}`);
+    if (fake.rejections.length)
+      throw new Error(
+        `Spool: the strict fake refused ${JSON.stringify(fake.rejections.slice(0, 3))}`,
+      );
     return outcome;
   } finally {
     await fake.stop();
@@ -183,12 +295,22 @@ async function runSeedProcess(root: string): Promise<Outcome> {
   }
 }
 
-async function runBaseline(bot: Baseline, name: string, root: string, fs: McpToolSource): Promise<Outcome> {
+async function runBaseline(
+  bot: Baseline,
+  name: string,
+  root: string,
+  fs: McpToolSource,
+): Promise<Outcome> {
   const fake = await new FakeOpenAi().start();
   fake.contextTokens = WINDOW;
   fake.fallback = modelFor(name, root);
   try {
-    const baseline = new BaselineBot(bot, new OpenAI({ apiKey: 'sk-bench', baseURL: fake.baseURL, maxRetries: 0 }), MODEL, fs.tools());
+    const baseline = new BaselineBot(
+      bot,
+      new OpenAI({ apiKey: 'sk-bench', baseURL: fake.baseURL, maxRetries: 0 }),
+      MODEL,
+      fs.tools(),
+    );
     return await session(bot, name, fake, (text) => baseline.turn(text));
   } finally {
     await fake.stop();
@@ -203,7 +325,20 @@ try {
   for (const [path, text] of Object.entries(files)) await writeFile(join(root, path), text);
   const server = (allowedTools?: string[]) =>
     McpToolSource.start(
-      parseMcpConfig(JSON.stringify({ mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM_SERVER, root], ...(allowedTools ? { allowedTools } : {}) } } }), join(root, 'mcp.json'), process.env, new Set()),
+      parseMcpConfig(
+        JSON.stringify({
+          mcpServers: {
+            fs: {
+              command: process.execPath,
+              args: [FILESYSTEM_SERVER, root],
+              ...(allowedTools ? { allowedTools } : {}),
+            },
+          },
+        }),
+        join(root, 'mcp.json'),
+        process.env,
+        new Set(),
+      ),
       silentLogger,
       { maxMessageBytes: 10_485_760, binaryMaxBytes: 0 },
     );
@@ -211,17 +346,27 @@ try {
   try {
     for (const name of Object.keys(SESSIONS)) {
       for (const bot of BOTS) {
-        outcomes.push(bot !== 'Spool' ? await runBaseline(bot, name, root, fs) : name === 'seed' ? await runSeedProcess(root) : await runAgent(name, root, fs, WINDOW));
+        outcomes.push(
+          bot !== 'Spool'
+            ? await runBaseline(bot, name, root, fs)
+            : name === 'seed'
+              ? await runSeedProcess(root)
+              : await runAgent(name, root, fs, WINDOW),
+        );
         console.error(`done: ${name} / ${bot}`);
       }
     }
   } finally {
     await fs.close();
   }
-  // A small local model: 3,000 tokens, OPENAI_MAX_TOKENS=4096, one filesystem tool (its 14 take 1,722 tokens).
+  // A small local model: 3,000 tokens, OPENAI_MAX_TOKENS=4096, one filesystem tool (its 14 take
+  // 1,722 tokens).
   const oneTool = await server(['read_text_file']);
   try {
-    small = [await runAgent('reader', root, oneTool, 3_000, [oneTool]), await runAgent('grepper', root, oneTool, 3_000, [oneTool])];
+    small = [
+      await runAgent('reader', root, oneTool, 3_000, [oneTool]),
+      await runAgent('grepper', root, oneTool, 3_000, [oneTool]),
+    ];
   } finally {
     await oneTool.close();
   }
@@ -231,37 +376,67 @@ try {
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en');
 const total = (o: Outcome) => addCosts(o.perTurn);
-console.log(`\nBilled tokens: the part of a request that repeats the start of the one before (from 1,024 tokens, in steps of 128) at ${CACHED_RATE} of the input price.\n`);
+console.log(
+  `\nBilled tokens: the part of a request that repeats the start of the one before (from 1,024 tokens, in steps of 128) at ${CACHED_RATE} of the input price.\n`,
+);
 for (const name of Object.keys(SESSIONS)) {
   const rows = outcomes.filter((o) => o.session === name);
   const spool = total(rows[0]!);
-  console.log(`### ${name}: ${SESSIONS[name as keyof typeof SESSIONS].length} turns, ${rows[0]!.asked} questions, ${rows[0]!.expected} facts asked for\n`);
-  console.log('| bot | right | facts given | said what it could not see | failed turns (over the window) | requests | raw input tokens | billed tokens | Spool billed / this | the same, on the turns this bot completed |');
+  console.log(
+    `### ${name}: ${SESSIONS[name as keyof typeof SESSIONS].length} turns, ${rows[0]!.asked} questions, ${rows[0]!.expected} facts asked for\n`,
+  );
+  console.log(
+    '| bot | right | facts given | said what it could not see | failed turns (over the window) | requests | raw input tokens | billed tokens | Spool billed / this | the same, on the turns this bot completed |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const o of rows) {
     const t = total(o);
     // Like with like: a bot that failed a turn spent nothing on it, and answered nothing either.
     const completed = (c: Outcome) => addCosts(c.perTurn.filter((_, i) => !o.failed[i])).billed;
-    const ratios = o === rows[0] ? '— | —' : `${(spool.billed / t.billed).toFixed(3)} | ${(completed(rows[0]!) / completed(o)).toFixed(3)}`;
-    console.log(`| ${o.bot} | ${o.right}/${o.asked} | ${o.found}/${o.expected} | ${o.honest} | ${o.failedTurns} | ${o.requests} | ${fmt(t.raw)} | ${fmt(t.billed)} | ${ratios} |`);
+    const ratios =
+      o === rows[0]
+        ? '— | —'
+        : `${(spool.billed / t.billed).toFixed(3)} | ${(completed(rows[0]!) / completed(o)).toFixed(3)}`;
+    console.log(
+      `| ${o.bot} | ${o.right}/${o.asked} | ${o.found}/${o.expected} | ${o.honest} | ${o.failedTurns} | ${o.requests} | ${fmt(t.raw)} | ${fmt(t.billed)} | ${ratios} |`,
+    );
   }
   console.log('');
 }
 console.log('### Spool in a 3,000-token window (OPENAI_MAX_TOKENS=4096, one filesystem tool)\n');
-console.log('| model | right | said what it could not see | failed turns | requests | largest request (tokens) |');
+console.log(
+  '| model | right | said what it could not see | failed turns | requests | largest request (tokens) |',
+);
 console.log('|---|---|---|---|---|---|');
-for (const o of small) console.log(`| ${o.session} | ${o.right}/${o.asked} | ${o.honest} | ${o.failedTurns} | ${o.requests} | ${fmt(o.largest)} |`);
+for (const o of small)
+  console.log(
+    `| ${o.session} | ${o.right}/${o.asked} | ${o.honest} | ${o.failedTurns} | ${o.requests} | ${fmt(o.largest)} |`,
+  );
 
-const labels = Object.entries(SESSIONS).flatMap(([name, turns]) => turns.map((_, i) => (name === 'seed' ? 'seed' : `${name[0]}${i + 1}`)));
+const labels = Object.entries(SESSIONS).flatMap(([name, turns]) =>
+  turns.map((_, i) => (name === 'seed' ? 'seed' : `${name[0]}${i + 1}`)),
+);
 await renderChart(
   new URL('charts/context.png', import.meta.url).pathname,
   {
-    title: { text: 'Billed input tokens per turn (log scale; a gap is a turn that failed)', subtext: 'the seed, then reader r, grepper g, searcher s', left: 'center' },
+    title: {
+      text: 'Billed input tokens per turn (log scale; a gap is a turn that failed)',
+      subtext: 'the seed, then reader r, grepper g, searcher s',
+      left: 'center',
+    },
     legend: { top: 66 },
     grid: { top: 104, bottom: 40 },
     xAxis: { type: 'category', name: 'turn', data: labels },
     yAxis: { type: 'log', name: 'billed tokens' },
-    series: BOTS.map((bot) => ({ name: bot, type: 'line', data: outcomes.filter((o) => o.bot === bot).flatMap((o) => o.perTurn.map((c, i) => (o.failed[i] ? null : Math.max(1, Math.round(c.billed))))) })),
+    series: BOTS.map((bot) => ({
+      name: bot,
+      type: 'line',
+      data: outcomes
+        .filter((o) => o.bot === bot)
+        .flatMap((o) =>
+          o.perTurn.map((c, i) => (o.failed[i] ? null : Math.max(1, Math.round(c.billed)))),
+        ),
+    })),
   },
   { width: 1000, height: 460 },
 );

@@ -37,33 +37,78 @@ const CONVERSATIONS = 25;
 const LLM_CALL_MS = 500;
 const RESULT = `${'a line of tool output, as a listing or a log would have it\n'.repeat(35)}`;
 
-/** `size` messages of earlier turns (a question, a tool call, its 2 kB result, an answer), in two writes. */
+/**
+ * `size` messages of earlier turns (a question, a tool call, its 2 kB result, an answer), in two
+ * writes.
+ */
 async function seed(store: StorePort, conversation: Conversation, size: number): Promise<void> {
-  const turns = Array.from({ length: size / 4 }, (_, i) => ({ turn: i + 1, id: `call_seed_${i + 1}` }));
+  const turns = Array.from({ length: size / 4 }, (_, i) => ({
+    turn: i + 1,
+    id: `call_seed_${i + 1}`,
+  }));
   await store.appendMessages(
     conversation,
     turns.flatMap(({ turn, id }) => [
       { role: 'user' as const, content: `question ${turn}`, turn },
-      { role: 'assistant' as const, content: '', toolCalls: [{ id, name: 'read', arguments: '{"path":"notes.md"}' }], turn },
+      {
+        role: 'assistant' as const,
+        content: '',
+        toolCalls: [{ id, name: 'read', arguments: '{"path":"notes.md"}' }],
+        turn,
+      },
       { role: 'tool' as const, toolCallId: id, content: RESULT, turn },
       { role: 'assistant' as const, content: `answer ${turn}`, turn },
     ]),
   );
   // Results join calls already stored, so they follow in a write of their own.
-  await store.appendMessages(conversation, [], { results: turns.map(({ id }) => ({ toolCallId: id, content: RESULT, isError: false, durationMs: 1 })) });
+  await store.appendMessages(conversation, [], {
+    results: turns.map(({ id }) => ({
+      toolCallId: id,
+      content: RESULT,
+      isError: false,
+      durationMs: 1,
+    })),
+  });
 }
 
-/** A turn of one of `CONVERSATIONS` conversations of `size` messages, by number, each used once already. */
-async function turnsOf(llm: { baseURL: string }, store: StorePort, size: number): Promise<(n: number) => Promise<unknown>> {
-  const client = new OpenAiChatClient({ apiKey: 'sk-bench', baseURL: llm.baseURL, model: 'bench', maxTokens: 256, maxRetries: 0, timeoutMs: 10_000 });
+/**
+ * A turn of one of `CONVERSATIONS` conversations of `size` messages, by number, each used once
+ * already.
+ */
+async function turnsOf(
+  llm: { baseURL: string },
+  store: StorePort,
+  size: number,
+): Promise<(n: number) => Promise<unknown>> {
+  const client = new OpenAiChatClient({
+    apiKey: 'sk-bench',
+    baseURL: llm.baseURL,
+    model: 'bench',
+    maxTokens: 256,
+    maxRetries: 0,
+    timeoutMs: 10_000,
+  });
   const tools = THREE_TOOLS.map((name) => ({
     spec: { name, description: name, parameters: { type: 'object', properties: {} } },
     run: async () => ({ content: RESULT, isError: false }),
   }));
-  const agent = new Agent({ llm: client, tools: toolsWithPages(store, [builtinSource(tools)]), store, logger: silentLogger }, defaultAgentOptions);
+  const agent = new Agent(
+    {
+      llm: client,
+      tools: toolsWithPages(store, [builtinSource(tools)]),
+      store,
+      logger: silentLogger,
+    },
+    defaultAgentOptions,
+  );
   const conversations: Conversation[] = [];
   for (let i = 0; i < CONVERSATIONS; i++) {
-    const conversation = await store.openConversation({ platform: 'bench', workspace: `w${process.pid}`, channel: 'c', thread: `${size}-${Math.random()}` });
+    const conversation = await store.openConversation({
+      platform: 'bench',
+      workspace: `w${process.pid}`,
+      channel: 'c',
+      thread: `${size}-${Math.random()}`,
+    });
     await seed(store, conversation, size);
     await agent.runTurn(conversation, 'what do the three files say?');
     conversations.push(conversation);
@@ -71,8 +116,14 @@ async function turnsOf(llm: { baseURL: string }, store: StorePort, size: number)
   return (n) => agent.runTurn(conversations[n % CONVERSATIONS]!, 'what do the three files say?');
 }
 
-/** SAMPLES turns on each store, in turn, so that both see the same moments of the machine's load. */
-async function measure(llm: { baseURL: string }, store: StorePort, size: number): Promise<{ t: Timing; floor: Timing }> {
+/**
+ * SAMPLES turns on each store, in turn, so that both see the same moments of the machine's load.
+ */
+async function measure(
+  llm: { baseURL: string },
+  store: StorePort,
+  size: number,
+): Promise<{ t: Timing; floor: Timing }> {
   const sides = [await turnsOf(llm, store, size), await turnsOf(llm, new MemoryStore(), size)];
   const samples: number[][] = [[], []];
   for (let n = 0; n < SAMPLES; n++) {
@@ -89,7 +140,11 @@ async function withDatabases(run: (name: string, db: Database) => Promise<void>)
   const dir = await mkdtemp(join(tmpdir(), 'spool-bench-'));
   const embedded = await openDatabase({ dataDir: dir, logger: silentLogger });
   const scratch = await createScratchDatabase('spool_bench_overhead');
-  const server = await openDatabase({ databaseUrl: scratch.url, dataDir: '', logger: silentLogger });
+  const server = await openDatabase({
+    databaseUrl: scratch.url,
+    dataDir: '',
+    logger: silentLogger,
+  });
   try {
     await run('embedded', embedded);
     await run('PostgreSQL', server);
@@ -104,18 +159,24 @@ const llm = await startLlmProcess('tools');
 
 const rows: Array<{ db: string; size: number; t: Timing; floor: Timing }> = [];
 await withDatabases(async (name, db) => {
-  for (const size of SIZES) rows.push({ db: name, size, ...(await measure(llm, new TranscriptStore(db.prisma), size)) });
+  for (const size of SIZES)
+    rows.push({ db: name, size, ...(await measure(llm, new TranscriptStore(db.prisma), size)) });
 });
 llm.stop();
 
 console.log(`\nOwn work per turn (3 tool calls, model answers at once), ${SAMPLES} turns each:\n`);
-console.log('| database | messages | median | p99 | p99 / 500 ms LLM call | in-memory floor median / p99 | p99 / floor p99 |');
+console.log(
+  '| database | messages | median | p99 | p99 / 500 ms LLM call | in-memory floor median / p99 | p99 / floor p99 |',
+);
 console.log('|---|---|---|---|---|---|---|');
 for (const { db, size, t, floor } of rows) {
-  console.log(`| ${db} | ${size} | ${ms(t.median)} | ${ms(t.p99)} | ${((100 * t.p99) / LLM_CALL_MS).toFixed(1)}% | ${ms(floor.median)} / ${ms(floor.p99)} | ${(t.p99 / floor.p99).toFixed(1)}x |`);
+  console.log(
+    `| ${db} | ${size} | ${ms(t.median)} | ${ms(t.p99)} | ${((100 * t.p99) / LLM_CALL_MS).toFixed(1)}% | ${ms(floor.median)} / ${ms(floor.p99)} | ${(t.p99 / floor.p99).toFixed(1)}x |`,
+  );
 }
 
-const series = (db: string) => SIZES.map((size) => Number(rows.find((r) => r.db === db && r.size === size)!.t.p99.toFixed(1)));
+const series = (db: string) =>
+  SIZES.map((size) => Number(rows.find((r) => r.db === db && r.size === size)!.t.p99.toFixed(1)));
 await renderChart(new URL('charts/overhead.png', import.meta.url).pathname, {
   title: { text: 'Own work per turn, p99 (ms)', left: 'center' },
   legend: { top: 30 },
@@ -125,7 +186,13 @@ await renderChart(new URL('charts/overhead.png', import.meta.url).pathname, {
   series: [
     { name: 'embedded', type: 'bar', data: series('embedded') },
     { name: 'PostgreSQL', type: 'bar', data: series('PostgreSQL') },
-    { name: 'in-memory floor', type: 'bar', data: SIZES.map((size) => Number(rows.find((r) => r.db === 'embedded' && r.size === size)!.floor.p99.toFixed(1))) },
+    {
+      name: 'in-memory floor',
+      type: 'bar',
+      data: SIZES.map((size) =>
+        Number(rows.find((r) => r.db === 'embedded' && r.size === size)!.floor.p99.toFixed(1)),
+      ),
+    },
   ],
 });
 console.log('\nchart: bench/charts/overhead.png');

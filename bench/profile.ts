@@ -1,6 +1,7 @@
 /**
  * `npm run bench -- profile DIR`: where the CPU went in the `.cpuprofile` files under DIR, as
- * written by `node --cpu-prof --cpu-prof-dir=DIR …` (or by `PROFILE=1 npm run bench -- concurrency`,
+ * written by `node --cpu-prof --cpu-prof-dir=DIR …` (or by `PROFILE=1 npm run bench --
+ * concurrency`,
  * which prints the same tables): self time by the package that owns the code, then the functions
  * with the most self time.
  */
@@ -12,4 +13,6 @@ if (!dir) {
   process.exit(2);
 }
 console.log(`| code | self time | share |\n|---|---|---|\n${profileByOwner(dir).join('\n')}\n`);
-console.log(`| function | called from | self time |\n|---|---|---|\n${topFunctions(dir).join('\n')}`);
+console.log(
+  `| function | called from | self time |\n|---|---|---|\n${topFunctions(dir).join('\n')}`,
+);

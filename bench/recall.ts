@@ -18,10 +18,11 @@ import { PrismaClient } from '../src/store/generated/client.ts';
 import { applyMigrations } from '../src/store/migrate.ts';
 import { HistorySearch } from '../src/store/history-search.ts';
 import { ResultIndexer } from '../src/store/result-index.ts';
-import { channelKeyOf } from '../src/store/transcript-store.ts';
+import { channelKeyOf } from '../src/store/conversations.ts';
 import { silentLogger } from '../test/support/logger.ts';
 
-const ADMIN_URL = process.env.SPOOL_BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
+const ADMIN_URL =
+  process.env.SPOOL_BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
 const EVENTS = Number(process.env.EVENTS ?? 1_000_000);
 const CALLS = EVENTS / 2;
 const RUNS = 40;
@@ -31,7 +32,9 @@ const scope = { platform: 'slack', workspace: 'T0', channel: 'C0', thread: '' };
 
 async function seed(client: pg.Client): Promise<void> {
   // Bulk load without the GIN indexes, then build them: what a restore would do, and 10x faster.
-  await client.query(`DROP INDEX transcript_messages_search_idx; DROP INDEX tool_calls_search_idx; DROP INDEX tool_result_chunks_search_idx`);
+  await client.query(
+    `DROP INDEX transcript_messages_search_idx; DROP INDEX tool_calls_search_idx; DROP INDEX tool_result_chunks_search_idx`,
+  );
   // 20% of events in the searched channel C0 of workspace T0; the rest spread over 99 channels
   // of 10 workspaces. Words: a 2,000-word vocabulary; 'quasar' is rare (1 in 5,000 results).
   await client.query(`
@@ -42,7 +45,8 @@ async function seed(client: pg.Client): Promise<void> {
     CREATE TEMP TABLE conv AS SELECT id, row_number() OVER (ORDER BY channel, thread) - 1 AS n,
       '["slack","' || workspace || '","' || channel || '"]' AS channel_key FROM conversations;
   `);
-  // Each call's assistant message carries a short sentence, as real ones often do ("Let me check…").
+  // Each call's assistant message carries a short sentence, as real ones often do ("Let me
+  // check…").
   await client.query(`
     INSERT INTO transcript_messages (conversation_id, channel_key, turn, role, content, created_at)
     SELECT conv.id, conv.channel_key, 1, 'assistant',
@@ -79,7 +83,11 @@ async function seed(client: pg.Client): Promise<void> {
 const HUGE_LINE = 'row of an export with nothing in it\n';
 const HUGE_CHARS = 10 * 1024 * 1024;
 
-async function searchHugeResults(pool: pg.Pool, prisma: PrismaClient, store: HistorySearch): Promise<void> {
+async function searchHugeResults(
+  pool: pg.Pool,
+  prisma: PrismaClient,
+  store: HistorySearch,
+): Promise<void> {
   const repeats = Math.floor(HUGE_CHARS / HUGE_LINE.length);
   await pool.query(
     `WITH src AS (SELECT conversation_id, channel_key FROM transcript_messages WHERE channel_key = $1 LIMIT 1),
@@ -99,8 +107,12 @@ async function searchHugeResults(pool: pg.Pool, prisma: PrismaClient, store: His
   const hits = await store.searchHistory(scope, { text: 'zircon', maxResults: 10 });
   const right = hits.length === 5 && hits.every((h) => h.offset === repeats * HUGE_LINE.length);
   const search = await timed(() => store.searchHistory(scope, { text: 'zircon', maxResults: 10 }));
-  console.log(`\n5 results of ${(HUGE_CHARS / 1024 / 1024).toFixed(0)} MB, a word at the end of each: indexed in ${(indexMs / 1000).toFixed(1)} s (${((5 * HUGE_CHARS) / 1024 / 1024 / (indexMs / 1000)).toFixed(1)} MB/s)`);
-  console.log(`found with search_history in ${search.median.toFixed(1)} / ${search.p95.toFixed(1)} ms (median / p95), every offset right: ${right ? 'yes' : 'NO'}`);
+  console.log(
+    `\n5 results of ${(HUGE_CHARS / 1024 / 1024).toFixed(0)} MB, a word at the end of each: indexed in ${(indexMs / 1000).toFixed(1)} s (${((5 * HUGE_CHARS) / 1024 / 1024 / (indexMs / 1000)).toFixed(1)} MB/s)`,
+  );
+  console.log(
+    `found with search_history in ${search.median.toFixed(1)} / ${search.p95.toFixed(1)} ms (median / p95), every offset right: ${right ? 'yes' : 'NO'}`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -109,7 +121,8 @@ async function main(): Promise<void> {
   const name = kept ?? `spool_bench_${process.pid}`;
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
-  const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
+  const exists =
+    (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
   if (!exists) await admin.query(`CREATE DATABASE "${name}"`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
@@ -121,15 +134,21 @@ async function main(): Promise<void> {
     await applyMigrations(client, MIGRATIONS_DIR);
     const seeded = performance.now();
     if (!exists) await seed(client);
-    const { rows } = await client.query(`SELECT (SELECT count(*) FROM tool_calls) + (SELECT count(*) FROM tool_results) AS events,
-      (SELECT count(*) FROM tool_results WHERE channel_key = $1) AS in_channel`, [channelKeyOf(scope)]);
-    console.log(`seeded ${rows[0].events} tool events (${rows[0].in_channel} results in the searched channel) in ${((performance.now() - seeded) / 1000).toFixed(0)} s\n`);
+    const { rows } = await client.query(
+      `SELECT (SELECT count(*) FROM tool_calls) + (SELECT count(*) FROM tool_results) AS events,
+      (SELECT count(*) FROM tool_results WHERE channel_key = $1) AS in_channel`,
+      [channelKeyOf(scope)],
+    );
+    console.log(
+      `seeded ${rows[0].events} tool events (${rows[0].in_channel} results in the searched channel) in ${((performance.now() - seeded) / 1000).toFixed(0)} s\n`,
+    );
     await client.end();
 
     const store = new HistorySearch(prisma, new ResultIndexer(prisma, silentLogger));
     // The same question as a scan: every word must occur (ILIKE), newest 10 of each kind.
     const naive = (words: string[]) => {
-      const like = (column: string) => words.map((_, i) => `${column} ILIKE $${i + 2}`).join(' AND ');
+      const like = (column: string) =>
+        words.map((_, i) => `${column} ILIKE $${i + 2}`).join(' AND ');
       return pool.query(
         `(SELECT created_at FROM tool_results WHERE channel_key = $1 AND ${like('content')} ORDER BY created_at DESC LIMIT 10)
          UNION ALL (SELECT created_at FROM tool_calls WHERE channel_key = $1 AND ${like('(tool_name || arguments)')} ORDER BY created_at DESC LIMIT 10)
@@ -139,8 +158,12 @@ async function main(): Promise<void> {
       );
     };
 
-    console.log('query                 | search_history median / p95 | naive scan median / p95 | naive / indexed (p95)');
-    console.log('----------------------|-----------------------------|-------------------------|----------------------');
+    console.log(
+      'query                 | search_history median / p95 | naive scan median / p95 | naive / indexed (p95)',
+    );
+    console.log(
+      '----------------------|-----------------------------|-------------------------|----------------------',
+    );
     for (const [label, query] of [
       ['rare word', 'quasar'],
       ['common word', 'w7'],
@@ -148,7 +171,9 @@ async function main(): Promise<void> {
       ['tool name', 'list_directory'],
       ['no match', 'nonexistentword'],
     ] as const) {
-      const indexed = await timed(() => store.searchHistory(scope, { text: query, maxResults: 10 }));
+      const indexed = await timed(() =>
+        store.searchHistory(scope, { text: query, maxResults: 10 }),
+      );
       const scan = await timed(() => naive(query.split(' ')));
       console.log(
         `${label.padEnd(21)} | ${indexed.median.toFixed(1).padStart(9)} / ${indexed.p95.toFixed(1).padEnd(7)} ms | ${scan.median.toFixed(1).padStart(9)} / ${scan.p95.toFixed(1).padEnd(7)} ms | ${(scan.p95 / indexed.p95).toFixed(1)}x`,

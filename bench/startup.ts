@@ -28,7 +28,11 @@ interface Launch {
   cwd: string;
 }
 
-const env = (extra: Record<string, string> = {}) => ({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...extra });
+const env = (extra: Record<string, string> = {}) => ({
+  PATH: process.env.PATH ?? '',
+  HOME: process.env.HOME ?? '',
+  ...extra,
+});
 
 async function toExit({ command, args, cwd }: Launch): Promise<number> {
   const start = performance.now();
@@ -39,12 +43,17 @@ async function toExit({ command, args, cwd }: Launch): Promise<number> {
 }
 
 /** Milliseconds from spawn to the first reply on stdout; the process is then let exit cleanly. */
-async function toFirstReply({ command, args, cwd }: Launch, extra: Record<string, string>): Promise<number> {
+async function toFirstReply(
+  { command, args, cwd }: Launch,
+  extra: Record<string, string>,
+): Promise<number> {
   const start = performance.now();
   const child = spawn(command, [...args, 'chat', '--session', 'startup'], { cwd, env: env(extra) });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const replied = new Promise<number>((resolve) => child.stdout.once('data', () => resolve(performance.now() - start)));
+  const replied = new Promise<number>((resolve) =>
+    child.stdout.once('data', () => resolve(performance.now() - start)),
+  );
   child.stdin.write('hi\n');
   const ms = await replied;
   child.stdin.end();
@@ -56,30 +65,83 @@ async function toFirstReply({ command, args, cwd }: Launch, extra: Record<string
 const llm = await startLlmProcess('echo');
 const dir = await mkdtemp(join(tmpdir(), 'spool-bench-startup-'));
 const scratch = await createScratchDatabase('spool_bench_startup');
-// The empty starts: a JavaScript file, a TypeScript one, and a package whose start script runs the first.
+// The empty starts: a JavaScript file, a TypeScript one, and a package whose start script runs the
+// first.
 const emptyPackage = join(dir, 'empty');
 await mkdir(emptyPackage);
 await writeFile(join(emptyPackage, 'main.js'), 'export {};\n');
 await writeFile(join(dir, 'empty.ts'), 'export {};\n');
-await writeFile(join(emptyPackage, 'package.json'), JSON.stringify({ name: 'empty', type: 'module', scripts: { start: 'node --enable-source-maps main.js' } }));
+await writeFile(
+  join(emptyPackage, 'package.json'),
+  JSON.stringify({
+    name: 'empty',
+    type: 'module',
+    scripts: { start: 'node --enable-source-maps main.js' },
+  }),
+);
 
-const node: Launch = { command: process.execPath, args: ['--enable-source-maps', 'dist/main.js'], cwd: REPO_ROOT };
+const node: Launch = {
+  command: process.execPath,
+  args: ['--enable-source-maps', 'dist/main.js'],
+  cwd: REPO_ROOT,
+};
 const npm: Launch = { command: 'npm', args: ['--silent', 'start', '--'], cwd: REPO_ROOT };
-const tsx: Launch = { command: process.execPath, args: ['--import', 'tsx', 'src/main.ts'], cwd: REPO_ROOT };
+const tsx: Launch = {
+  command: process.execPath,
+  args: ['--import', 'tsx', 'src/main.ts'],
+  cwd: REPO_ROOT,
+};
 const base = { OPENAI_BASE_URL: llm.baseURL };
 const embedded = (name: string) => ({ ...base, DATA_DIR: join(dir, name) });
 const postgres = { ...base, DATA_DIR: join(dir, 'pg'), DATABASE_URL: scratch.url };
 
-/** Each row: its name, the empty start it is divided by (none for the empty starts), and how to time it. */
+/**
+ * Each row: its name, the empty start it is divided by (none for the empty starts), and how to time
+ * it.
+ */
 const cases: Array<[string, string | undefined, (run: number) => Promise<number>]> = [
-  ['empty node', undefined, () => toExit({ command: process.execPath, args: ['--enable-source-maps', 'main.js'], cwd: emptyPackage })],
-  ['node dist/main.js, embedded, first-ever start', 'empty node', (run) => toFirstReply(node, embedded(`node-fresh-${run}`))],
-  ['node dist/main.js, embedded, warm start', 'empty node', () => toFirstReply(node, embedded('warm'))],
+  [
+    'empty node',
+    undefined,
+    () =>
+      toExit({
+        command: process.execPath,
+        args: ['--enable-source-maps', 'main.js'],
+        cwd: emptyPackage,
+      }),
+  ],
+  [
+    'node dist/main.js, embedded, first-ever start',
+    'empty node',
+    (run) => toFirstReply(node, embedded(`node-fresh-${run}`)),
+  ],
+  [
+    'node dist/main.js, embedded, warm start',
+    'empty node',
+    () => toFirstReply(node, embedded('warm')),
+  ],
   ['node dist/main.js, PostgreSQL, warm start', 'empty node', () => toFirstReply(node, postgres)],
-  ['empty npm start', undefined, () => toExit({ command: 'npm', args: ['--silent', 'start'], cwd: emptyPackage })],
-  ['npm start, embedded, first-ever start', 'empty npm start', (run) => toFirstReply(npm, embedded(`npm-fresh-${run}`))],
+  [
+    'empty npm start',
+    undefined,
+    () => toExit({ command: 'npm', args: ['--silent', 'start'], cwd: emptyPackage }),
+  ],
+  [
+    'npm start, embedded, first-ever start',
+    'empty npm start',
+    (run) => toFirstReply(npm, embedded(`npm-fresh-${run}`)),
+  ],
   ['npm start, embedded, warm start', 'empty npm start', () => toFirstReply(npm, embedded('warm'))],
-  ['empty tsx', undefined, () => toExit({ command: process.execPath, args: ['--import', 'tsx', join(dir, 'empty.ts')], cwd: REPO_ROOT })],
+  [
+    'empty tsx',
+    undefined,
+    () =>
+      toExit({
+        command: process.execPath,
+        args: ['--import', 'tsx', join(dir, 'empty.ts')],
+        cwd: REPO_ROOT,
+      }),
+  ],
   ['tsx src/main.ts, embedded, warm start', 'empty tsx', () => toFirstReply(tsx, embedded('warm'))],
 ];
 const samples = new Map(cases.map(([name]) => [name, [] as number[]]));
@@ -87,15 +149,21 @@ try {
   // Warm-ups: the warm cases start from an initialised, migrated database.
   await toFirstReply(node, embedded('warm'));
   await toFirstReply(node, postgres);
-  for (let run = 0; run < RUNS; run++) for (const [name, , measure] of cases) samples.get(name)!.push(await measure(run));
+  for (let run = 0; run < RUNS; run++)
+    for (const [name, , measure] of cases) samples.get(name)!.push(await measure(run));
 } finally {
   llm.stop();
   await scratch.drop();
   await rm(dir, { recursive: true, force: true });
 }
 
-const median = (name: string) => percentile([...samples.get(name)!].sort((a, b) => a - b), 50);
-const goalOf = (name: string) => (name.includes('first-ever') ? 8 : name.includes('embedded, warm') ? 5 : undefined);
+const median = (name: string) =>
+  percentile(
+    [...samples.get(name)!].sort((a, b) => a - b),
+    50,
+  );
+const goalOf = (name: string) =>
+  name.includes('first-ever') ? 8 : name.includes('embedded, warm') ? 5 : undefined;
 console.log(`\nStart to first reply, median of ${RUNS} runs each, interleaved:\n`);
 console.log('| start | median | min | max | × the empty start of its kind | goal |');
 console.log('|---|---|---|---|---|---|');
@@ -105,7 +173,9 @@ for (const [name, kind] of cases) {
   const ratio = kind ? median(name) / median(kind) : undefined;
   const goal = goalOf(name);
   const g = ratio !== undefined && goal ? `≤ ${goal}×: ${ratio <= goal ? 'met' : 'MISSED'}` : '';
-  console.log(`| ${name} | ${s(median(name))} | ${s(Math.min(...all))} | ${s(Math.max(...all))} | ${ratio === undefined ? '' : `${ratio.toFixed(1)}× ${kind}`} | ${g} |`);
+  console.log(
+    `| ${name} | ${s(median(name))} | ${s(Math.min(...all))} | ${s(Math.max(...all))} | ${ratio === undefined ? '' : `${ratio.toFixed(1)}× ${kind}`} | ${g} |`,
+  );
 }
 
 await renderChart(new URL('charts/startup.png', import.meta.url).pathname, {
@@ -113,6 +183,12 @@ await renderChart(new URL('charts/startup.png', import.meta.url).pathname, {
   grid: { left: 250 },
   yAxis: { type: 'category', data: cases.map(([name]) => name), inverse: true },
   xAxis: { type: 'value', name: 's' },
-  series: [{ type: 'bar', data: cases.map(([name]) => Number((median(name) / 1000).toFixed(2))), label: { show: true, position: 'right' } }],
+  series: [
+    {
+      type: 'bar',
+      data: cases.map(([name]) => Number((median(name) / 1000).toFixed(2))),
+      label: { show: true, position: 'right' },
+    },
+  ],
 });
 console.log('\nchart: bench/charts/startup.png');

@@ -10,20 +10,28 @@
  * A request over the window is refused by the server, as the API refuses it: the turn fails.
  */
 import OpenAI from 'openai';
-import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
 import type { Tool } from '../../src/core/ports/tools.ts';
 
 export type Baseline = 'naive' | 'head+tail 16k' | 'head + read';
 
 const PAGE_CHARS = 20_000;
-const readOn = (id: string, offset: number) => `Read on with get_continuation(tool_call_id="${id}", offset=${offset})`;
+const readOn = (id: string, offset: number) =>
+  `Read on with get_continuation(tool_call_id="${id}", offset=${offset})`;
 
 const readTool: ChatCompletionTool = {
   type: 'function',
   function: {
     name: 'get_continuation',
     description: 'Read more of a truncated tool result, from an offset.',
-    parameters: { type: 'object', properties: { tool_call_id: { type: 'string' }, offset: { type: 'integer' } }, required: ['tool_call_id', 'offset'] },
+    parameters: {
+      type: 'object',
+      properties: { tool_call_id: { type: 'string' }, offset: { type: 'integer' } },
+      required: ['tool_call_id', 'offset'],
+    },
   },
 };
 
@@ -45,26 +53,49 @@ export class BaselineBot {
     for (let step = 0; step < 60; step++) {
       let message: OpenAI.Chat.Completions.ChatCompletionMessage;
       try {
-        const completion = await this.client.chat.completions.create({ model: this.model, max_tokens: 256, messages: [{ role: 'system', content: 'You are a helpful assistant.' }, ...this.history], tools: this.specs() });
+        const completion = await this.client.chat.completions.create({
+          model: this.model,
+          max_tokens: 256,
+          messages: [{ role: 'system', content: 'You are a helpful assistant.' }, ...this.history],
+          tools: this.specs(),
+        });
         message = completion.choices[0]!.message;
       } catch (error) {
         if (error instanceof OpenAI.APIError && error.status === 400) return undefined;
         throw error;
       }
       // Ids of our own, as every real server gives: the scripted models reuse theirs.
-      const calls = (message.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [{ ...c, id: `call_${this.ids++}` }] : []));
+      const calls = (message.tool_calls ?? []).flatMap((c) =>
+        c.type === 'function' ? [{ ...c, id: `call_${this.ids++}` }] : [],
+      );
       if (calls.length === 0) {
         this.history.push({ role: 'assistant', content: message.content ?? '' });
         return message.content ?? '';
       }
       this.history.push({ role: 'assistant', content: message.content, tool_calls: calls });
-      for (const call of calls) this.history.push({ role: 'tool', tool_call_id: call.id, content: await this.run(call.id, call.function.name, JSON.parse(call.function.arguments) as Record<string, unknown>) });
+      for (const call of calls)
+        this.history.push({
+          role: 'tool',
+          tool_call_id: call.id,
+          content: await this.run(
+            call.id,
+            call.function.name,
+            JSON.parse(call.function.arguments) as Record<string, unknown>,
+          ),
+        });
     }
     return undefined;
   }
 
   private specs(): ChatCompletionTool[] {
-    const own: ChatCompletionTool[] = this.tools.map((t) => ({ type: 'function', function: { name: t.spec.name, description: t.spec.description, parameters: t.spec.parameters } }));
+    const own: ChatCompletionTool[] = this.tools.map((t) => ({
+      type: 'function',
+      function: {
+        name: t.spec.name,
+        description: t.spec.description,
+        parameters: t.spec.parameters,
+      },
+    }));
     return this.shape === 'head + read' ? [...own, readTool] : own;
   }
 
@@ -76,10 +107,28 @@ export class BaselineBot {
       return `${full.slice(offset, end)}\n[showing ${offset}-${end}/${full.length} chars${end < full.length ? `. ${readOn(String(args.tool_call_id), end)}` : ''}]`;
     }
     const tool = this.tools.find((t) => t.spec.name === name);
-    const { content } = tool ? await tool.run(args, { conversation: { id: 'bench', platform: 'bench', workspace: 'bench', channel: 'bench', thread: 'bench' }, turn: 0, signal: new AbortController().signal, reading: { transcript: [], viewChars: 0 } }) : { content: `no tool ${name}` };
+    const { content } = tool
+      ? await tool.run(args, {
+          conversation: {
+            id: 'bench',
+            platform: 'bench',
+            workspace: 'bench',
+            channel: 'bench',
+            thread: 'bench',
+          },
+          turn: 0,
+          signal: new AbortController().signal,
+          reading: { transcript: [], viewChars: 0 },
+        })
+      : { content: `no tool ${name}` };
     this.stored.set(id, content);
-    if (this.shape === 'naive' || content.length <= (this.shape === 'head+tail 16k' ? 16_000 : 4_000)) return content;
-    if (this.shape === 'head+tail 16k') return `${content.slice(0, 12_000)}\n[… ${content.length - 16_000} chars truncated …]\n${content.slice(-4_000)}`;
+    if (
+      this.shape === 'naive' ||
+      content.length <= (this.shape === 'head+tail 16k' ? 16_000 : 4_000)
+    )
+      return content;
+    if (this.shape === 'head+tail 16k')
+      return `${content.slice(0, 12_000)}\n[… ${content.length - 16_000} chars truncated …]\n${content.slice(-4_000)}`;
     return `${content.slice(0, 4_000)}\n[truncated — showing 4000/${content.length} chars. ${readOn(id, 4_000)}]`;
   }
 }

@@ -6,7 +6,8 @@
  *   tsx bench/lib/llm-process.ts MODE LATENCY_MS [CALLS_JSON]
  *
  * MODE tools: a user message is answered with tool calls (CALLS_JSON, by default one call each of
- * THREE_TOOLS without arguments), anything else with a short final answer. MODE echo: "answer to <the newest user message>" (it parses the request for that). The
+ * THREE_TOOLS without arguments), anything else with a short final answer. MODE echo: "answer to
+ * <the newest user message>" (it parses the request for that). The
  * first line of stdout is the base URL.
  */
 import { spawn } from 'node:child_process';
@@ -29,23 +30,41 @@ export async function startLlmProcess(
   calls: BenchCall[] = THREE_TOOLS.map((name) => ({ name, arguments: {} })),
 ): Promise<{ baseURL: string; connections(): Promise<number>; stop(): void }> {
   const args = [fileURLToPath(import.meta.url), mode, String(latencyMs), JSON.stringify(calls)];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const first = await createInterface({ input: child.stdout })[Symbol.asyncIterator]().next();
   const baseURL = first.value as string;
-  const connections = async () => Number(await (await fetch(new URL('/connections', baseURL))).text());
+  const connections = async () =>
+    Number(await (await fetch(new URL('/connections', baseURL))).text());
   return { baseURL, connections, stop: () => child.kill() };
 }
 
 function toolsReply(body: string, calls: BenchCall[]): { message: unknown; finish: string } {
   const at = body.lastIndexOf('"role":"');
-  if (body.slice(at + 8, body.indexOf('"', at + 8)) !== 'user') return { message: { role: 'assistant', content: 'The files agree.' }, finish: 'stop' };
-  const toolCalls = calls.map((c, i) => ({ id: `call_${i}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
-  return { message: { role: 'assistant', content: null, tool_calls: toolCalls }, finish: 'tool_calls' };
+  if (body.slice(at + 8, body.indexOf('"', at + 8)) !== 'user')
+    return { message: { role: 'assistant', content: 'The files agree.' }, finish: 'stop' };
+  const toolCalls = calls.map((c, i) => ({
+    id: `call_${i}`,
+    type: 'function',
+    function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+  }));
+  return {
+    message: { role: 'assistant', content: null, tool_calls: toolCalls },
+    finish: 'tool_calls',
+  };
 }
 
 function echoReply(body: string): { message: unknown; finish: string } {
-  const messages = (JSON.parse(body) as { messages: Array<{ role: string; content: string }> }).messages;
-  return { message: { role: 'assistant', content: `answer to ${[...messages].reverse().find((m) => m.role === 'user')!.content}` }, finish: 'stop' };
+  const messages = (JSON.parse(body) as { messages: Array<{ role: string; content: string }> })
+    .messages;
+  return {
+    message: {
+      role: 'assistant',
+      content: `answer to ${[...messages].reverse().find((m) => m.role === 'user')!.content}`,
+    },
+    finish: 'stop',
+  };
 }
 
 function completion({ message, finish }: { message: unknown; finish: string }): unknown {
@@ -68,7 +87,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     // TCP connections accepted so far: a client that keeps them alive opens few.
     if (req.url === '/connections') return void res.writeHead(200).end(String(connections));
     // Spool's startup check lists the models once.
-    if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+    if (req.method === 'GET')
+      return void res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end('{"object":"list","data":[]}');
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -80,5 +102,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     });
   });
   server.on('connection', () => connections++);
-  server.listen(0, '127.0.0.1', () => console.log(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`));
+  server.listen(0, '127.0.0.1', () =>
+    console.log(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`),
+  );
 }

@@ -2,7 +2,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 interface CpuProfile {
-  nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }>;
+  nodes: Array<{
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    children?: number[];
+  }>;
   samples: number[];
   timeDeltas: number[];
 }
@@ -15,7 +19,8 @@ function owner({ functionName, url }: { functionName: string; url: string }): st
   if (url.startsWith('node:')) return 'node internals';
   // The only WebAssembly in the process is Prisma's query compiler.
   if (url.startsWith('wasm://')) return 'WebAssembly (Prisma query compiler)';
-  if (url === '') return functionName.startsWith('(') ? functionName : 'V8 built-ins (JSON, RegExp, …)';
+  if (url === '')
+    return functionName.startsWith('(') ? functionName : 'V8 built-ins (JSON, RegExp, …)';
   return 'other';
 }
 
@@ -51,7 +56,9 @@ export function topFunctions(dir: string, top = 15): string[] {
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
     const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-    const parent = new Map(profile.nodes.flatMap((n) => (n.children ?? []).map((c) => [c, n.id] as const)));
+    const parent = new Map(
+      profile.nodes.flatMap((n) => (n.children ?? []).map((c) => [c, n.id] as const)),
+    );
     const caller = (id: number): string => {
       for (let at = parent.get(id); at !== undefined; at = parent.get(at)) {
         const who = owner(byId.get(at)!.callFrame);
@@ -62,7 +69,10 @@ export function topFunctions(dir: string, top = 15): string[] {
     profile.samples.forEach((id, i) => {
       const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
       if (functionName === '(idle)') return;
-      const where = url.startsWith('node:') || url === '' ? caller(id) : `${url.replace(/.*node_modules\//, '').replace(/.*\/src\//, 'src/')}:${lineNumber + 1}`;
+      const where =
+        url.startsWith('node:') || url === ''
+          ? caller(id)
+          : `${url.replace(/.*node_modules\//, '').replace(/.*\/src\//, 'src/')}:${lineNumber + 1}`;
       const key = `| ${functionName || '(anonymous)'} | ${where} |`;
       totals.set(key, (totals.get(key) ?? 0) + profile.timeDeltas[i]! / 1000);
     });

@@ -24,7 +24,11 @@ export async function time(runs: number, fn: () => Promise<unknown>): Promise<Ti
 
 export function timingOf(samples: number[]): Timing {
   const sorted = [...samples].sort((a, b) => a - b);
-  return { median: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99) };
+  return {
+    median: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
+  };
 }
 
 export const ms = (n: number) => `${n.toFixed(1)} ms`;
