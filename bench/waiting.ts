@@ -15,6 +15,7 @@ import type { Outbound } from '../src/core/ports/platform.ts';
 import { fileReader } from '../src/files/file-reader.ts';
 import { EnvReader } from '../src/config.ts';
 import { ApprovalLedger } from '../src/store/approval-ledger.ts';
+import { QuestionLedger } from '../src/store/question-ledger.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { DeliveryLedger } from '../src/store/delivery-ledger.ts';
 import { HistorySearch } from '../src/store/history-search.ts';
@@ -57,6 +58,7 @@ try {
       search: new HistorySearch(db.prisma, new ResultIndexer(db.prisma, silentLogger)),
       files: fileReader({ binaryMaxBytes: 1_000 }),
       approvals: new ApprovalLedger(db.prisma),
+      questions: new QuestionLedger(db.prisma),
       logger: silentLogger,
     },
     {

@@ -14,6 +14,7 @@ import { errorMessage } from './core/errors.ts';
 import type { Delivery, PlatformAdapter } from './core/ports/platform.ts';
 import { secretMasker } from './core/redact.ts';
 import { ApprovalLedger } from './store/approval-ledger.ts';
+import { QuestionLedger } from './store/question-ledger.ts';
 import { getContinuationTool } from './core/builtins/get-continuation.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
 import { fileReader } from './files/file-reader.ts';
@@ -228,6 +229,7 @@ async function openSpool(
       search,
       files: fileReader({ binaryMaxBytes: config.tools.binaryMaxBytes }),
       approvals: new ApprovalLedger(db.prisma),
+      questions: new QuestionLedger(db.prisma),
       mask: secretMasker(secretsOf()),
       logger,
       onAnswered: replyMetrics(registry),

@@ -1,5 +1,6 @@
 import type {
   ApprovalButtons,
+  FormButtons,
   InboundFile,
   InboundKind,
   InboundMessage,
@@ -239,20 +240,21 @@ export class DeliveryLedger implements DeliveryPort {
 
   async savePrompt(
     inboxId: string,
-    { text, approval }: ReplyPart & { approval: ApprovalButtons },
+    prompt: { text: string } & ({ approval: ApprovalButtons } | { form: FormButtons }),
   ): Promise<ReplyChunk> {
     const id = BigInt(inboxId);
+    const toolCallId = 'approval' in prompt ? prompt.approval.toolCallId : null;
+    const questionId = 'form' in prompt ? prompt.form.questionId : null;
     // One lane is worked by one holder at a time, so the next free seq below the others is this
     // one's.
     await this.prisma.$executeRaw`
-      INSERT INTO outbox (inbox_id, seq, text, tool_call_id)
-      SELECT ${id}, least(coalesce(min(seq), 0), 0) - 1, ${text}, ${approval.toolCallId} FROM outbox WHERE inbox_id = ${id}
+      INSERT INTO outbox (inbox_id, seq, text, tool_call_id, question_id)
+      SELECT ${id}, least(coalesce(min(seq), 0), 0) - 1, ${prompt.text}, ${toolCallId}, ${questionId} FROM outbox WHERE inbox_id = ${id}
       ON CONFLICT DO NOTHING`;
-    return toChunk(
-      await this.prisma.outboxChunk.findUniqueOrThrow({
-        where: { inboxId_toolCallId: { inboxId: id, toolCallId: approval.toolCallId } },
-      }),
-    );
+    const row = await this.prisma.outboxChunk.findFirstOrThrow({
+      where: toolCallId ? { inboxId: id, toolCallId } : { inboxId: id, questionId },
+    });
+    return { ...toChunk(row), ...('form' in prompt ? { form: prompt.form } : {}) };
   }
 
   async saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]> {

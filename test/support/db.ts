@@ -6,6 +6,7 @@ import { DeliveryEngine, type DeliveryOptions } from '../../src/core/delivery/en
 import type { ConversationKey } from '../../src/core/ports/conversation.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
 import { ApprovalLedger } from '../../src/store/approval-ledger.ts';
+import { QuestionLedger } from '../../src/store/question-ledger.ts';
 import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
 import { HistorySearch } from '../../src/store/history-search.ts';
 import { ResultIndexer } from '../../src/store/result-index.ts';
@@ -70,6 +71,7 @@ export function testEngine(
       search: testSearch(db),
       files: fileReader({ binaryMaxBytes: 1_000_000 }),
       approvals: new ApprovalLedger(db.prisma),
+      questions: new QuestionLedger(db.prisma),
       logger: silentLogger,
     },
     {
@@ -80,6 +82,7 @@ export function testEngine(
       files: { maxBytes: 1_000_000, maxPerMessage: 3 },
       replyFileChars: 8_000,
       approvalTimeoutMs: 600_000,
+      questionTimeoutMs: 600_000,
       ...options,
     },
   );

@@ -203,6 +203,26 @@ export class FakeDiscord {
     });
   }
 
+  /** Dispatches the submission of a modal Spool showed, with what was typed in each input. */
+  submitModal(options: {
+    customId: string;
+    messageId: string;
+    values: Record<string, string>;
+    guildId?: string;
+    channelId: string;
+    userId?: string;
+  }): { id: string; token: string } {
+    const message = {
+      ...this.message(options.channelId, { content: 'prompt' }),
+      id: options.messageId,
+    };
+    const components = Object.entries(options.values).map(([custom_id, value]) => ({
+      type: 1,
+      components: [{ type: 4, custom_id, value }],
+    }));
+    return this.interact(5, { custom_id: options.customId, components }, options, { message });
+  }
+
   private interact(
     type: number,
     data: unknown,

@@ -9,6 +9,8 @@ export interface SlackCall {
   args: Record<string, unknown>;
   /** When it arrived (Date.now()). */
   at: number;
+  /** A response_url call's id (see `responseUrl`). */
+  responseId?: string;
 }
 
 export const BOT_USER = 'UBOT';
@@ -103,6 +105,13 @@ export class FakeSlack {
 
   responseUrl(id: string): string {
     return `http://127.0.0.1:${this.port}/response/${id}`;
+  }
+
+  /** The texts posted to `responseUrl(id)`, in order. */
+  responses(id: string): string[] {
+    return this.calls
+      .filter((c) => c.method === 'response_url' && c.responseId === id)
+      .map((c) => String(c.args.text));
   }
 
   async start(): Promise<this> {
@@ -289,9 +298,14 @@ export class FakeSlack {
   }
 
   /** The approval prompts the app posted (messages with buttons), oldest first. */
-  prompts(
-    channel: string,
-  ): Array<{ ts: string; toolCallId: string; threadTs: string; text: string }> {
+  prompts(channel: string): Array<{
+    ts: string;
+    /** The value of its first button: an approval's call, a question's id. */
+    toolCallId: string;
+    threadTs: string;
+    text: string;
+    blocks: Array<Record<string, unknown>>;
+  }> {
     return this.calls.flatMap((c, i) => {
       if (c.method !== 'chat.postMessage' || c.args.channel !== channel || !c.args.blocks)
         return [];
@@ -305,6 +319,7 @@ export class FakeSlack {
           toolCallId,
           threadTs: String(c.args.thread_ts),
           text: String(c.args.text),
+          blocks,
         },
       ];
     });
@@ -314,7 +329,7 @@ export class FakeSlack {
     const url = req.url ?? '';
     const args = parseArgs(await readBody(req), req.headers['content-type']);
     if (url.startsWith('/response/')) {
-      this.calls.push({ method: 'response_url', args, at: Date.now() });
+      this.calls.push({ method: 'response_url', args, at: Date.now(), responseId: url.slice(10) });
       return { ok: true };
     }
     const method = url.replace(/^\/api\//, '').split('?')[0]!;
@@ -470,9 +485,12 @@ export function buttonClick(click: {
   actionId: string;
   value: string;
   responseUrl: string;
+  /** What the message's inputs hold, by block and action id (a question's form). */
+  state?: Record<string, Record<string, unknown>>;
 }): Record<string, unknown> {
   return {
     type: 'block_actions',
+    ...(click.state ? { state: { values: click.state } } : {}),
     team: { id: TEAM, domain: 'test' },
     user: { id: click.user, username: click.user, team_id: TEAM },
     api_app_id: 'A1',

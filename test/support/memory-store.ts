@@ -7,6 +7,7 @@ import type {
 } from '../../src/core/ports/conversation.ts';
 import type {
   ApprovalButtons,
+  FormButtons,
   InboundMessage,
   InboxEntry,
   DeliveryPort,
@@ -15,6 +16,7 @@ import type {
   ReplyPart,
 } from '../../src/core/ports/delivery.ts';
 import type { StepRecords, StorePort } from '../../src/core/ports/store.ts';
+import type { FormAnswer, QuestionPort, QuestionState } from '../../src/core/ports/forms.ts';
 
 /**
  * The store port with nothing behind it but arrays: for fast tests of the loop, and the floor of
@@ -178,9 +180,9 @@ export class MemoryLedger implements DeliveryPort {
 
   async savePrompt(
     inboxId: string,
-    prompt: ReplyPart & { approval: ApprovalButtons },
+    prompt: { text: string } & ({ approval: ApprovalButtons } | { form: FormButtons }),
   ): Promise<ReplyChunk> {
-    const key = `${inboxId}:${prompt.approval.toolCallId}`;
+    const key = `${inboxId}:${'approval' in prompt ? prompt.approval.toolCallId : prompt.form.questionId}`;
     if (!this.prompts.has(key))
       this.prompts.set(key, {
         ...prompt,
@@ -294,5 +296,35 @@ export class MemoryApprovals implements ApprovalPort {
     if (state?.status !== 'approved' || state.started) return false;
     state.started = true;
     return true;
+  }
+}
+
+export class MemoryQuestions implements QuestionPort {
+  readonly asked = new Map<string, QuestionState>();
+
+  async open(question: Omit<QuestionState, 'status' | 'expiresAt'>, timeoutMs: number) {
+    const expiresAt = new Date(Date.now() + timeoutMs);
+    this.asked.set(question.id, { ...question, status: 'open', expiresAt });
+    return expiresAt;
+  }
+
+  async state(id: string): Promise<QuestionState | undefined> {
+    const state = this.asked.get(id);
+    return state && { ...state };
+  }
+
+  async answer(id: string, answer: FormAnswer | { action: 'expired' }, by?: string) {
+    const state = this.asked.get(id);
+    if (!state) return undefined;
+    const won =
+      state.status === 'open' &&
+      (answer.action !== 'expired' || state.expiresAt.getTime() <= Date.now());
+    if (won)
+      Object.assign(state, {
+        status: answer.action,
+        ...('content' in answer ? { content: answer.content } : {}),
+        ...(by ? { by } : {}),
+      });
+    return { won, state: { ...state } };
   }
 }

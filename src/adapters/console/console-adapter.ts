@@ -6,6 +6,8 @@ import { setTimeout } from 'node:timers/promises';
 import { NotRecordedError, type InboundMessage } from '../../core/ports/delivery.ts';
 import type { Delivery, Handled, Outbound } from '../../core/ports/platform.ts';
 import { resultAsFile } from '../../core/delivery/stored-result.ts';
+import { fieldHint, readForm } from '../../core/delivery/forms.ts';
+import type { FormAnswer, FormRequest, RawForm } from '../../core/ports/forms.ts';
 import type { ConsoleScreen } from './screen.ts';
 import { errorMessage } from '../../core/errors.ts';
 
@@ -43,11 +45,42 @@ export function consoleOutbound(options: Pick<ConsoleOptions, 'output' | 'screen
       const answer = await options.screen.ask(`${prompt}\nApprove? [y/N] `);
       return { approved: /^y(es)?$/i.test(answer.trim()) };
     },
+    // Nobody at a terminal means nobody to ask: the server's question is declined.
+    askForm: async (_message, request) =>
+      options.screen
+        ? askAtTerminal(options.screen, options.output, request)
+        : { action: 'decline' },
     showWorking: async () => {
       const clear = options.screen?.showWorking();
       return async () => clear?.();
     },
   };
+}
+
+/**
+ * A tool's form, field by field: Enter leaves a field empty (its default applies), and a value the
+ * form cannot take is asked for again, saying why.
+ */
+async function askAtTerminal(
+  screen: ConsoleScreen,
+  output: Writable,
+  request: FormRequest,
+): Promise<FormAnswer> {
+  const choice = await screen.ask(
+    `${request.from} asks: ${request.message}\nFill it in? [y = yes, n = decline, c = cancel] `,
+  );
+  if (/^c/i.test(choice.trim())) return { action: 'cancel' };
+  if (!/^y/i.test(choice.trim())) return { action: 'decline' };
+  const raw: RawForm = {};
+  for (const field of request.fields)
+    for (;;) {
+      raw[field.name] = await screen.ask(`${fieldHint(field)}: `);
+      const read = readForm({ ...request, fields: [field] }, raw);
+      if (!('problems' in read)) break;
+      output.write(`${read.problems.join('\n')}\n`);
+    }
+  const read = readForm(request, raw);
+  return 'content' in read ? { action: 'accept', content: read.content } : { action: 'decline' };
 }
 
 /** What a person at the terminal sees first: what answers them, and how to leave. */

@@ -11,6 +11,7 @@ import {
   SlashCommandBuilder,
   type ButtonInteraction,
   type ChatInputCommandInteraction,
+  type ModalSubmitInteraction,
   type GatewayDispatchPayload,
   type Interaction,
   type RESTOptions,
@@ -26,13 +27,26 @@ import {
   type ReplyFile,
 } from '../../core/ports/delivery.ts';
 import type {
+  Asker,
   Delivery,
+  FormClickOutcome,
   Handled,
   Outbound,
   OutgoingChunk,
   PlatformAdapter,
 } from '../../core/ports/platform.ts';
 import { clickReply } from '../../core/delivery/approval-text.ts';
+import { formClickReply } from '../../core/delivery/forms.ts';
+import type { FormAnswer } from '../../core/ports/forms.ts';
+import {
+  FORM_BUTTON,
+  FORM_MODAL,
+  formComponents,
+  formModal,
+  MODAL_FIELDS,
+  modalValues,
+  tooManyFields,
+} from './form-modal.ts';
 import { FAILURE_REPLY, NOT_RECORDED_REPLY } from '../../core/delivery/engine.ts';
 import type { Logger } from '../../core/logger.ts';
 import { resultAsFile, resultAsMessages } from '../../core/delivery/stored-result.ts';
@@ -122,6 +136,7 @@ function attached(file: ReplyFile | undefined): {
 /** A button's custom_id names the decision and the call: `spool:approve:<tool_call_id>`. */
 const APPROVAL_BUTTON = /^spool:(approve|deny):(.+)$/;
 const WAITING_FOR_APPROVAL = 'Waiting for an approver…';
+const WAITING_FOR_ANSWER = 'Waiting for your answer…';
 
 /** Approve and Deny, as one row of message components. */
 const approvalComponents = ({ toolCallId }: ApprovalButtons) => [
@@ -357,8 +372,13 @@ export class DiscordAdapter implements PlatformAdapter {
 
   /** Never throws: whatever fails, the user hears about it and other channels carry on. */
   private async handleSafely(interaction: Interaction): Promise<void> {
-    if (interaction.isButton())
-      return this.click(interaction).catch((error: unknown) =>
+    const clicked = interaction.isButton()
+      ? this.click(interaction)
+      : interaction.isModalSubmit()
+        ? this.submitForm(interaction)
+        : undefined;
+    if (clicked)
+      return clicked.catch((error: unknown) =>
         this.logger.error('Discord: a click failed', { error: errorMessage(error) }),
       );
     if (!interaction.isChatInputCommand()) return;
@@ -438,22 +458,77 @@ export class DiscordAdapter implements PlatformAdapter {
    * is edited by the turn that waits.
    */
   private async click(interaction: ButtonInteraction): Promise<void> {
+    const [, action, questionId] = FORM_BUTTON.exec(interaction.customId) ?? [];
+    if (questionId) return this.formButton(interaction, action as FormAnswer['action'], questionId);
     const [, decision, toolCallId] = APPROVAL_BUTTON.exec(interaction.customId) ?? [];
     if (!toolCallId) return;
-    const roles = interaction.member?.roles;
     const outcome = await this.delivery.decideApproval({
-      lane: {
-        platform: 'discord',
-        workspace: interaction.guildId ?? 'dm',
-        channel: interaction.channelId,
-        thread: 'main',
-      },
-      user: interaction.user.id,
-      roles: Array.isArray(roles) ? roles : roles ? [...roles.cache.keys()] : [],
+      ...this.clicker(interaction),
       toolCallId,
       approve: decision === 'approve',
     });
     const text = clickReply(outcome, 'discord');
+    await (text
+      ? interaction.reply({ content: text, flags: MessageFlags.Ephemeral })
+      : interaction.deferUpdate());
+  }
+
+  /** Who clicked, where: a prompt's lane is its channel's. */
+  private clicker(interaction: ButtonInteraction | ModalSubmitInteraction): Asker {
+    const roles = interaction.member?.roles;
+    return {
+      lane: {
+        platform: 'discord',
+        workspace: interaction.guildId ?? 'dm',
+        channel: interaction.channelId ?? '',
+        thread: 'main',
+      },
+      user: interaction.user.id,
+      roles: Array.isArray(roles) ? roles : roles ? [...roles.cache.keys()] : [],
+    };
+  }
+
+  /** Answer opens the form as a modal, for the person asked; Decline and Cancel answer at once. */
+  private async formButton(
+    interaction: ButtonInteraction,
+    action: FormAnswer['action'],
+    questionId: string,
+  ): Promise<void> {
+    const who = this.clicker(interaction);
+    if (action !== 'accept')
+      return this.answered(
+        interaction,
+        await this.delivery.answerForm({ ...who, questionId, action }),
+      );
+    const form = await this.delivery.form(who, questionId);
+    if ('status' in form) return this.answered(interaction, form);
+    if (form.fields.length > MODAL_FIELDS)
+      return void (await interaction.reply({
+        content: tooManyFields(form),
+        flags: MessageFlags.Ephemeral,
+      }));
+    await interaction.showModal(formModal(questionId, form));
+  }
+
+  private async submitForm(interaction: ModalSubmitInteraction): Promise<void> {
+    const [, questionId] = FORM_MODAL.exec(interaction.customId) ?? [];
+    if (!questionId) return;
+    const values = modalValues(interaction.fields.fields);
+    const outcome = await this.delivery.answerForm({
+      ...this.clicker(interaction),
+      questionId,
+      action: 'accept',
+      values,
+    });
+    await this.answered(interaction, outcome);
+  }
+
+  /** A click that was not taken as the answer is told why, privately; the prompt is edited by the turn. */
+  private async answered(
+    interaction: ButtonInteraction | ModalSubmitInteraction,
+    outcome: FormClickOutcome,
+  ): Promise<void> {
+    const text = formClickReply(outcome, 'discord');
     await (text
       ? interaction.reply({ content: text, flags: MessageFlags.Ephemeral })
       : interaction.deferUpdate());
@@ -570,13 +645,14 @@ export class DiscordAdapter implements PlatformAdapter {
       allowed_mentions: NO_MENTIONS,
       ...attachments,
       ...(chunk.approval ? { components: approvalComponents(chunk.approval) } : {}),
+      ...(chunk.form ? { components: formComponents(chunk.form) } : {}),
     };
     try {
       // The first follow-up of a deferred response takes the response's place: the prompt
       // must be a message of its own, edited once decided, so the response says it waits.
-      if (chunk.approval)
+      if (chunk.approval || chunk.form)
         await rest.patch(Routes.webhookMessage(applicationId!, token!, '@original'), {
-          body: { content: WAITING_FOR_APPROVAL },
+          body: { content: chunk.approval ? WAITING_FOR_APPROVAL : WAITING_FOR_ANSWER },
           auth: false,
         });
       const sent =

@@ -22,6 +22,8 @@ import type { Delivery, Outbound, PlatformAdapter } from '../../core/ports/platf
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import type { Logger } from '../../core/logger.ts';
 import { clickReply } from '../../core/delivery/approval-text.ts';
+import { formClickReply } from '../../core/delivery/forms.ts';
+import { FORM_ACTIONS, formActionOf, formBlocks, formValues } from './form-blocks.ts';
 import { fetchThrough } from '../../proxy.ts';
 import { resultAsFile, resultAsMessages } from '../../core/delivery/stored-result.ts';
 import { formatHits } from '../../core/builtins/search-history.ts';
@@ -208,20 +210,33 @@ export class SlackAdapter implements PlatformAdapter {
       async ({ ack, body, action, respond }) => {
         await ack();
         if (action.type !== 'button' || !body.channel) return;
-        const thread = body.message?.thread_ts ?? body.message?.ts ?? '';
-        const lane = {
-          platform: 'slack',
-          workspace: body.team?.id ?? '',
-          channel: body.channel.id,
-          thread,
-        };
         const outcome = await this.delivery.decideApproval({
-          lane,
+          lane: this.laneOfClick(body),
           user: body.user.id,
           toolCallId: action.value ?? '',
           approve: action.action_id === APPROVE_ACTION,
         });
         const text = clickReply(outcome, 'slack');
+        if (text) await respond({ response_type: 'ephemeral', replace_original: false, text });
+      },
+    );
+
+    this.app.action(
+      {
+        type: 'block_actions',
+        action_id: new RegExp(`^(${Object.values(FORM_ACTIONS).join('|')})$`),
+      },
+      async ({ ack, body, action, respond }) => {
+        await ack();
+        if (action.type !== 'button' || !body.channel) return;
+        const outcome = await this.delivery.answerForm({
+          lane: this.laneOfClick(body),
+          user: body.user.id,
+          questionId: action.value ?? '',
+          action: formActionOf(action.action_id),
+          values: formValues(body.state),
+        });
+        const text = formClickReply(outcome, 'slack');
         if (text) await respond({ response_type: 'ephemeral', replace_original: false, text });
       },
     );
@@ -246,6 +261,20 @@ export class SlackAdapter implements PlatformAdapter {
       for (const chunk of splitMessage(text, SLACK_MESSAGE_LIMIT))
         await respond({ response_type: 'ephemeral', text: chunk });
     });
+  }
+
+  /** The thread a prompt's button was clicked in. */
+  private laneOfClick(body: {
+    team: { id: string } | null;
+    channel?: { id: string };
+    message?: { ts: string; thread_ts?: string };
+  }) {
+    return {
+      platform: 'slack',
+      workspace: body.team?.id ?? '',
+      channel: body.channel?.id ?? '',
+      thread: body.message?.thread_ts ?? body.message?.ts ?? '',
+    };
   }
 
   /**
@@ -369,7 +398,9 @@ export class SlackAdapter implements PlatformAdapter {
           : undefined;
         const blocks = chunk.approval
           ? approvalBlocks(toSlackMessages(chunk.text)[0]!, chunk.approval)
-          : undefined;
+          : chunk.form
+            ? formBlocks(toSlackMessages(chunk.text)[0]!, chunk.form)
+            : undefined;
         const sent = await client.chat.postMessage({
           channel: lane.channel,
           thread_ts: lane.thread,

@@ -31,7 +31,13 @@ import {
 } from '../ports/llm.ts';
 import { StoreError, typedStoreErrors, type StepRecords, type StorePort } from '../ports/store.ts';
 import type { SharedFile } from '../ports/files.ts';
-import { errorResult, type ToolOutcome, type ToolPort, type ToolSpec } from '../ports/tools.ts';
+import {
+  errorResult,
+  type ToolContext,
+  type ToolOutcome,
+  type ToolPort,
+  type ToolSpec,
+} from '../ports/tools.ts';
 import type {
   ApprovalGate,
   PendingCall,
@@ -88,6 +94,7 @@ interface Turn {
   images: Map<string, ImagePart[]>;
   /** Which calls wait for a person's decision, and the wait. */
   approval?: ApprovalGate;
+  askForm?: ToolContext['askForm'];
 }
 
 /**
@@ -222,6 +229,7 @@ export class Agent implements TurnRunner {
       ready: new Map(),
       images: new Map(),
       approval: policy.approval,
+      askForm: options.askForm,
     };
     const fit = {
       level: this.overflow.levelFor(conversation.id),
@@ -485,6 +493,7 @@ export class Agent implements TurnRunner {
         ...info,
         signal: turn.signal,
         reading,
+        ...(turn.askForm ? { askForm: turn.askForm } : {}),
         onProgress: (progress) =>
           notify(
             this.deps.hooks,

@@ -8,7 +8,12 @@ import { builtinSource, ToolRegistry } from '../../tools/registry.ts';
 import { defaultAgentOptions, testTool } from '../../../test/support/agent.ts';
 import { silentLogger } from '../../../test/support/logger.ts';
 import { until } from '../../../test/support/process.ts';
-import { MemoryApprovals, MemoryLedger, MemoryStore } from '../../../test/support/memory-store.ts';
+import {
+  MemoryApprovals,
+  MemoryLedger,
+  MemoryQuestions,
+  MemoryStore,
+} from '../../../test/support/memory-store.ts';
 
 const SECRET = 'sk-live-secret-value-1234567890';
 
@@ -86,6 +91,7 @@ function bot(
       search: { searchHistory: async () => [], storedResult: async () => undefined },
       files,
       approvals: shared.approvals,
+      questions: new MemoryQuestions(),
       logger: silentLogger,
     },
     {
@@ -97,6 +103,7 @@ function bot(
       replyFileChars: 8_000,
       policy,
       approvalTimeoutMs,
+      questionTimeoutMs: 600_000,
     },
   );
   pipeline.register('test', outbound);

@@ -10,7 +10,11 @@ import { FileRefusedError, NotRecordedError, type InboundMessage } from '../port
 import type { Outbound, OutgoingChunk } from '../ports/platform.ts';
 import type { TurnResult, TurnRunner } from '../ports/turns.ts';
 import { silentLogger } from '../../../test/support/logger.ts';
-import { MemoryApprovals, MemoryLedger } from '../../../test/support/memory-store.ts';
+import {
+  MemoryApprovals,
+  MemoryLedger,
+  MemoryQuestions,
+} from '../../../test/support/memory-store.ts';
 
 /** A platform that keeps what was posted, and says it found nothing a crashed process posted. */
 function recordingOutbound() {
@@ -70,6 +74,7 @@ function pipelineOver(
       search: { searchHistory: async () => [], storedResult: async () => undefined },
       files,
       approvals: new MemoryApprovals(),
+      questions: new MemoryQuestions(),
       logger: silentLogger,
     },
     {
@@ -80,6 +85,7 @@ function pipelineOver(
       files: { maxBytes: 1_000, maxPerMessage: 2 },
       replyFileChars: 8_000,
       approvalTimeoutMs: 600_000,
+      questionTimeoutMs: 600_000,
       ...options,
     },
   );

@@ -15,6 +15,8 @@ import type {
   ApprovalClick,
   Asker,
   Delivery,
+  FormClick,
+  FormClickOutcome,
   Handled,
   HandleOptions,
   Outbound,
@@ -33,6 +35,8 @@ import { policyFor, toolAllowed, toolMatches, type Policy } from './policy.ts';
 import { ApprovalDesk } from './approvals.ts';
 import { problemsOf } from './malformed.ts';
 import type { ApprovalPort, ClickOutcome } from '../ports/approvals.ts';
+import type { FormRequest, QuestionPort } from '../ports/forms.ts';
+import { QuestionDesk } from './questions.ts';
 
 export const FAILURE_REPLY = 'Sorry, something went wrong on my side. Please try again.';
 /**
@@ -70,6 +74,8 @@ export interface DeliveryOptions extends LaneOptions {
   policy?: Policy;
   /** A call that needs approval and is not decided within this long is denied. */
   approvalTimeoutMs: number;
+  /** A tool's question not answered within this long is declined. */
+  questionTimeoutMs: number;
 }
 
 export interface DeliveryDeps {
@@ -80,6 +86,7 @@ export interface DeliveryDeps {
   /** What a shared file becomes for the model: its text, or a description. */
   files: FileReader;
   approvals: ApprovalPort;
+  questions: QuestionPort;
   /** Masks the bot's own secrets in what a prompt shows of a call's arguments. */
   mask?: (text: string) => string;
   logger: Logger;
@@ -100,6 +107,7 @@ export class DeliveryEngine implements Delivery {
   private readonly recording = new KeyedQueue();
   private readonly lanes: Lanes;
   private readonly desk: ApprovalDesk;
+  private readonly questions: QuestionDesk;
 
   constructor(
     private readonly deps: DeliveryDeps,
@@ -108,6 +116,10 @@ export class DeliveryEngine implements Delivery {
     this.desk = new ApprovalDesk(
       { approvals: deps.approvals, ledger: deps.ledger, mask: deps.mask },
       { timeoutMs: options.approvalTimeoutMs },
+    );
+    this.questions = new QuestionDesk(
+      { questions: deps.questions, ledger: deps.ledger, logger: deps.logger },
+      { timeoutMs: options.questionTimeoutMs, pollMs: options.pollMs },
     );
     const answer = (entry: PendingEntry, signal: AbortSignal) => this.answer(entry, signal);
     this.lanes = new Lanes(
@@ -204,6 +216,14 @@ export class DeliveryEngine implements Delivery {
     // The turn that stopped at this call goes on, on whichever replica takes its lane.
     if (outcome.status === 'decided') await this.wake(click.toolCallId);
     return outcome;
+  }
+
+  answerForm(click: FormClick): Promise<FormClickOutcome> {
+    return this.questions.answer(click);
+  }
+
+  form(who: Asker, questionId: string): Promise<FormRequest | FormClickOutcome> {
+    return this.questions.form(who, questionId);
   }
 
   /** Starts taking over lanes: at once (what an earlier run left pending), then every `pollMs`. */
@@ -380,7 +400,13 @@ export class DeliveryEngine implements Delivery {
           return read.files;
         }
       : undefined;
-    const options = { inboxId: entry.id, signal, files, policy: this.turnPolicy(entry, outbound) };
+    const options = {
+      inboxId: entry.id,
+      signal,
+      files,
+      policy: this.turnPolicy(entry, outbound),
+      askForm: (request: FormRequest) => this.questions.ask(entry, outbound, request, signal),
+    };
     let result = await this.deps.agent.runTurn(conversation, text, options);
     // Where the person is at hand (the console), they are asked now and the turn goes on at once.
     while (result.status === 'awaiting_approval' && outbound.askApproval) {

@@ -42,6 +42,7 @@ export function deliverySettings(r: SettingsReader): DeliverySettings {
     },
     replyFileChars: r.int('REPLY_FILE_CHARS', 8_000),
     approvalTimeoutMs: r.int('APPROVAL_TIMEOUT_MS', 600_000, 1_000),
+    questionTimeoutMs: r.int('QUESTION_TIMEOUT_MS', 600_000, 1_000),
     ...policy(r),
   };
 }

@@ -1,3 +1,4 @@
+import type { FormRequest } from './forms.ts';
 /**
  * The inbound pipeline's vocabulary and ports. A platform adapter turns its events into
  * `InboundMessage`s and implements `Outbound`; the store implements `DeliveryPort`.
@@ -103,14 +104,21 @@ export interface ApprovalButtons {
   toolCallId: string;
 }
 
+/** A tool's question under a message: its fields, with Submit, Decline and Cancel. */
+export interface FormButtons {
+  questionId: string;
+  request: FormRequest;
+}
+
 /**
- * One message of a reply, with the file it carries, if any; or an approval prompt, with its
- * buttons.
+ * One message of a reply, with the file it carries, if any; or a prompt, with its buttons: an
+ * approval's, or a question's form.
  */
 export interface ReplyPart {
   text: string;
   file?: ReplyFile;
   approval?: ApprovalButtons;
+  form?: FormButtons;
 }
 
 export interface ReplyChunk extends ReplyPart {
@@ -141,11 +149,12 @@ export interface DeliveryPort {
   replyOf(inboxId: string): Promise<ReplyChunk[]>;
   saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]>;
   /**
-   * The approval prompt of a call, stored once, before the reply's chunks (its seq is negative).
+   * The prompt of a call's approval or of a question, stored once, before the reply's chunks (its
+   * seq is negative).
    */
   savePrompt(
     inboxId: string,
-    prompt: ReplyPart & { approval: ApprovalButtons },
+    prompt: { text: string } & ({ approval: ApprovalButtons } | { form: FormButtons }),
   ): Promise<ReplyChunk>;
   /**
    * Puts messages in place of a reply's file chunk that the platform refused: the first takes the

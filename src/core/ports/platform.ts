@@ -5,6 +5,7 @@
  */
 import type { RequestListener } from 'node:http';
 import type { ClickOutcome } from './approvals.ts';
+import type { FormAnswer, FormRequest, QuestionState, RawForm } from './forms.ts';
 import type { HistoryHit, StoredResult } from './history.ts';
 import type { InboundFile, InboundMessage, ReplyPart } from './delivery.ts';
 
@@ -42,6 +43,11 @@ export interface Outbound {
     message: InboundMessage,
     prompt: string,
   ): Promise<{ approved: boolean; note?: string }>;
+  /**
+   * Asks the person at hand to fill in a tool's form, in place of a prompt (the console); declines
+   * where nobody can be asked.
+   */
+  askForm?(message: InboundMessage, request: FormRequest): Promise<FormAnswer>;
   /** Tells the sender, privately, that Spool is not enabled for them here. */
   refuse(message: InboundMessage): Promise<void>;
   /**
@@ -91,6 +97,22 @@ export interface ApprovalClick extends Asker {
   approve: boolean;
 }
 
+/** A click on a question's Submit, Decline or Cancel, with what was typed for Submit. */
+export interface FormClick extends Asker {
+  questionId: string;
+  action: FormAnswer['action'];
+  values?: RawForm;
+}
+
+/**
+ * What the click came to. `invalid`: nothing was recorded; the person can correct the form and
+ * submit again.
+ */
+export type FormClickOutcome =
+  | { status: 'answered' | 'not_allowed' | 'unknown' }
+  | { status: 'invalid'; problems: string[] }
+  | { status: 'already'; state: QuestionState };
+
 /** Who may use Spool on a platform; an absent list allows everyone. */
 export interface Access {
   workspaces?: string[];
@@ -115,6 +137,10 @@ export interface Delivery {
   result(who: Asker, toolCallId: string): Promise<StoredResult | 'refused' | undefined>;
   /** Only an approver's click counts, and only the first decision. */
   decideApproval(click: ApprovalClick): Promise<ClickOutcome>;
+  /** Only the person asked may answer a question, and only the first answer counts. */
+  answerForm(click: FormClick): Promise<FormClickOutcome>;
+  /** The open question's form, for `who` to fill in (a platform that shows it on a click). */
+  form(who: Asker, questionId: string): Promise<FormRequest | FormClickOutcome>;
 }
 
 /** A platform as the process runs it. */

@@ -1,4 +1,5 @@
 import type { Conversation, Message } from './conversation.ts';
+import type { FormAnswer, FormRequest } from './forms.ts';
 
 /** The tool port: the registry (MCP servers and built-ins) implements it. */
 
@@ -84,6 +85,8 @@ export interface ToolContext {
   reading: ReadingContext;
   /** Told each time the running call reports progress. */
   onProgress?(progress: ToolProgress): void;
+  /** Puts the running call's question to the person who started the turn; absent, declined. */
+  askForm?(request: FormRequest): Promise<FormAnswer>;
 }
 
 /** One tool: its spec, with the flags the loop reads, and how to run it. */

@@ -1,5 +1,6 @@
 import type { Conversation } from './conversation.ts';
 import type { SharedFile } from './files.ts';
+import type { FormAnswer, FormRequest } from './forms.ts';
 
 /** The turn port: what the inbound pipeline needs of the agent, one turn per user message. */
 
@@ -39,6 +40,8 @@ export interface TurnOptions {
   files?: () => Promise<SharedFile[]>;
   /** What the channel's policy changes for this turn. */
   policy?: TurnPolicy;
+  /** Puts a running tool's question to the person who started the turn. */
+  askForm?(request: FormRequest): Promise<FormAnswer>;
 }
 
 /** A channel's own prompt, model and tools. */

@@ -4,14 +4,19 @@ import {
 } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
+  ElicitRequestSchema,
   ErrorCode,
   McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../core/logger.ts';
-import type { ToolOutcome, ToolProgress } from '../../core/ports/tools.ts';
+import type { ToolContext, ToolOutcome, ToolProgress } from '../../core/ports/tools.ts';
+import { CallClock } from './call-clock.ts';
+import { formOf } from './elicitation.ts';
 import { errorResult } from '../../core/ports/tools.ts';
 import type { McpServerConfig } from './config.ts';
 import { loginCommand, StoredOAuthProvider } from './oauth.ts';
@@ -30,6 +35,20 @@ export interface McpLimits {
   binaryMaxBytes: number;
 }
 
+/**
+ * What Spool tells servers it does: forms (with the schema's defaults filled in); not URL-mode
+ * elicitation, nor sampling and roots, which the 2026-07-28 specification deprecates.
+ */
+const CAPABILITIES = { capabilities: { elicitation: { form: { applyDefaults: true } } } };
+/** Far past any call's own limits (CallClock): the SDK's timer never decides. */
+const NO_SDK_TIMEOUT = 2 ** 31 - 1;
+
+/** A call under way: whom its server's questions go to, and its clock, paused while they wait. */
+interface RunningCall {
+  askForm?: ToolContext['askForm'];
+  clock: CallClock;
+}
+
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 30_000;
 
@@ -46,6 +65,7 @@ export class McpServerConnection {
   private client?: Client;
   private retryMs = FIRST_RETRY_MS;
   private retryTimer?: NodeJS.Timeout;
+  private readonly running = new Set<RunningCall>();
 
   constructor(
     readonly config: McpServerConfig,
@@ -89,8 +109,9 @@ export class McpServerConnection {
 
   private async connect(): Promise<void> {
     if (this.closed()) return;
-    const client = new Client(this.clientInfo);
+    const client = new Client(this.clientInfo, CAPABILITIES);
     client.onclose = () => this.lost(client);
+    client.setRequestHandler(ElicitRequestSchema, (request) => this.elicit(request));
     client.setNotificationHandler(
       ToolListChangedNotificationSchema,
       () => void this.refreshTools(client),
@@ -193,29 +214,28 @@ export class McpServerConnection {
   async call(
     tool: string,
     args: Record<string, unknown>,
-    signal: AbortSignal,
-    onProgress?: (progress: ToolProgress) => void,
+    context: Pick<ToolContext, 'signal' | 'onProgress' | 'askForm'>,
   ): Promise<ToolOutcome> {
     const client = this.client;
     if (this.state !== 'ready' || !client) return this.unavailable();
+    const clock = new CallClock(this.config.timeoutMs, this.config.maxTimeoutMs, context.signal);
+    const call: RunningCall = { askForm: context.askForm, clock };
+    this.running.add(call);
     try {
       if (this.auth instanceof StoredOAuthProvider) await this.auth.refreshIfExpiring();
-      // The SDK cancels the request on the server (notifications/cancelled) when this times out. It
-      // never removes the abort listener it adds, so it gets a signal of its own for this call,
-      // not the turn's, which would gather one listener per call.
       // With `onprogress` the SDK sends a progressToken; each progress notification restarts the
-      // timeout, up to maxTimeoutMs in all.
+      // call's idle time.
       const options = {
-        signal: AbortSignal.any([signal]),
-        timeout: this.config.timeoutMs,
-        resetTimeoutOnProgress: true,
-        maxTotalTimeout: this.config.maxTimeoutMs,
-        onprogress: ({ progress, total, message }: ToolProgress) =>
-          onProgress?.({
+        signal: clock.signal,
+        timeout: NO_SDK_TIMEOUT,
+        onprogress: ({ progress, total, message }: ToolProgress) => {
+          clock.heard();
+          context.onProgress?.({
             progress,
             ...(total === undefined ? {} : { total }),
             ...(message ? { message } : {}),
-          }),
+          });
+        },
       };
       const result = (await client.callTool(
         { name: tool, arguments: args },
@@ -236,6 +256,30 @@ export class McpServerConnection {
       return errorResult(
         `${tool} on MCP server "${this.config.name}" failed: ${errorMessage(error)}`,
       );
+    } finally {
+      clock.stop();
+      this.running.delete(call);
+    }
+  }
+
+  /**
+   * A server's question, put to the person whose turn made the call. MCP does not say which call a
+   * question belongs to, so with several calls to this server under way it is declined: a person
+   * must never be asked about someone else's call.
+   */
+  private async elicit(request: ElicitRequest): Promise<ElicitResult> {
+    const [call, ...others] = this.running;
+    if (!call?.askForm || others.length > 0 || request.params.mode === 'url') {
+      this.logger.info(
+        `MCP server "${this.config.name}" asked a question nobody can be asked; declined`,
+      );
+      return { action: 'decline' };
+    }
+    const resume = call.clock.pause();
+    try {
+      return await call.askForm(formOf(this.config.name, request.params));
+    } finally {
+      resume();
     }
   }
 

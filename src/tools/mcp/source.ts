@@ -29,7 +29,7 @@ function serverTool(
         tool.description ?? tool.title ?? `${tool.name} (MCP server ${connection.config.name})`,
       parameters: { ...tool.inputSchema, type: 'object' },
     },
-    run: (args, context) => connection.call(tool.name, args, context.signal, context.onProgress),
+    run: (args, context) => connection.call(tool.name, args, context),
   };
 }
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseKind } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
-import { runSpool } from '../../support/process.ts';
+import { REPO_ROOT, runSpool } from '../../support/process.ts';
 import { onTerminal } from '../../support/terminal.ts';
 
 let fake: FakeOpenAi;
@@ -116,6 +116,73 @@ describe('approvals in the console', () => {
       expect(piped.stdout).toContain(
         'The call was not run: local denied it (there is no terminal to ask on, so nobody could approve it).',
       );
+    } finally {
+      fake.fallback = undefined;
+    }
+  });
+});
+
+describe('a tool that asks a question, on a terminal', () => {
+  let mcpConfig: string;
+  beforeAll(async () => {
+    mcpConfig = join(dataDir, 'asking-mcp.json');
+    await writeFile(
+      mcpConfig,
+      JSON.stringify({
+        mcpServers: {
+          asker: {
+            command: process.execPath,
+            args: [join(REPO_ROOT, 'test/fixtures/asking-mcp-server.mjs')],
+          },
+        },
+      }),
+    );
+  });
+
+  it('asks field by field, asks again for a value the form cannot take, and the server gets the answer', async () => {
+    fake.fallback = (request) =>
+      request.messages.at(-1)!.role === 'tool'
+        ? { content: `tool said: ${request.messages.at(-1)!.content}` }
+        : { toolCalls: [{ id: 'ask', name: 'asker__sign_up', arguments: '{}' }] };
+    const tty = onTerminal(['chat', '--session', `form-${Date.now()}`], {
+      ...env,
+      MCP_CONFIG: mcpConfig,
+    });
+    try {
+      await tty.waitFor('you › ');
+      tty.type('sign me up\r');
+      await tty.waitFor('Fill it in? [y = yes, n = decline, c = cancel] ');
+      expect(tty.screen()).toContain('asker asks: Who is signing up?');
+      tty.type('y\r');
+      await tty.waitFor('Name (required): ');
+      tty.type('Ada\r');
+      await tty.waitFor('Seats [1]: ');
+      tty.type('12\r');
+      await tty.waitFor('Seats: at most 10');
+      const before = tty.screen().length;
+      tty.type('2\r');
+      await tty.waitFor(
+        'tool said: got {"action":"accept","content":{"name":"Ada","seats":2}}',
+        before,
+      );
+      tty.type('\x03');
+      expect(await tty.exited).toBe(0);
+    } finally {
+      fake.fallback = undefined;
+    }
+  });
+
+  it('declines when there is no terminal to ask on', async () => {
+    fake.fallback = (request) =>
+      request.messages.at(-1)!.role === 'tool'
+        ? { content: `tool said: ${request.messages.at(-1)!.content}` }
+        : { toolCalls: [{ id: 'ask', name: 'asker__sign_up', arguments: '{}' }] };
+    try {
+      const piped = await runSpool(['chat', '--session', `form-piped-${Date.now()}`], {
+        env: { ...env, MCP_CONFIG: mcpConfig },
+        input: 'sign me up\n',
+      });
+      expect(piped.stdout).toContain('tool said: got {"action":"decline"}');
     } finally {
       fake.fallback = undefined;
     }

@@ -61,33 +61,35 @@ const AUTH_SCENARIOS = [
 describe.skipIf(NODE_MAJOR < 22)('the official MCP conformance suite, client mode', () => {
   // sse-retry passes too when run alone; it checks the reconnect's timing to 250 ms, which a
   // machine busy with the rest of the suite can miss.
-  it.each(['initialize', 'tools_call', ...AUTH_SCENARIOS.map((name) => `auth/${name}`)])(
-    "passes %s with Spool's MCP client",
-    async (scenario) => {
-      const out = await mkdtemp(join(tmpdir(), 'spool-conformance-'));
-      try {
-        const command = `${process.execPath} --import tsx ${CLIENT}`;
-        const run = await conformance([
-          'client',
-          '--command',
-          command,
-          '--scenario',
-          scenario,
-          '-o',
-          out,
-        ]);
-        expect(run.output).toContain('OVERALL: PASSED');
-        expect(run.code).toBe(0);
-        // Scenarios named auth/… write their results a folder deeper.
-        const found = (await readdir(out, { recursive: true })).find((f) =>
-          f.endsWith('checks.json'),
-        );
-        const checks = JSON.parse(await readFile(join(out, found!), 'utf8')) as Check[];
-        expect(checks.length).toBeGreaterThan(0);
-        expect(checks.filter((c) => c.status !== 'SUCCESS' && c.status !== 'INFO')).toEqual([]);
-      } finally {
-        await rm(out, { recursive: true, force: true });
-      }
-    },
-  );
+  it.each([
+    'initialize',
+    'tools_call',
+    'elicitation-sep1034-client-defaults',
+    ...AUTH_SCENARIOS.map((name) => `auth/${name}`),
+  ])("passes %s with Spool's MCP client", async (scenario) => {
+    const out = await mkdtemp(join(tmpdir(), 'spool-conformance-'));
+    try {
+      const command = `${process.execPath} --import tsx ${CLIENT}`;
+      const run = await conformance([
+        'client',
+        '--command',
+        command,
+        '--scenario',
+        scenario,
+        '-o',
+        out,
+      ]);
+      expect(run.output).toContain('OVERALL: PASSED');
+      expect(run.code).toBe(0);
+      // Scenarios named auth/… write their results a folder deeper.
+      const found = (await readdir(out, { recursive: true })).find((f) =>
+        f.endsWith('checks.json'),
+      );
+      const checks = JSON.parse(await readFile(join(out, found!), 'utf8')) as Check[];
+      expect(checks.length).toBeGreaterThan(0);
+      expect(checks.filter((c) => c.status !== 'SUCCESS' && c.status !== 'INFO')).toEqual([]);
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,0 +1,204 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
+import { Agent } from '../../../src/core/agent/agent.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
+import { McpToolSource } from '../../../src/tools/mcp/source.ts';
+import { defaultAgentOptions, openAiClientFor, toolsWithPages } from '../../support/agent.ts';
+import { testDatabase, testEngine, testStore } from '../../support/db.ts';
+import { APP_ID, FakeDiscord, nextId, type DiscordCall } from '../../support/fake-discord.ts';
+import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { silentLogger } from '../../support/logger.ts';
+import { REPO_ROOT } from '../../support/process.ts';
+
+/**
+ * A tool's question (MCP elicitation, form mode) on Discord: Answer opens a modal for the person
+ * who asked; a real MCP server over stdio gets what they typed.
+ */
+const GUILD = '400000000000000001';
+const ASKER = '300000000000000001';
+const STRANGER = '300000000000000002';
+
+let db: Database;
+let llm: FakeOpenAi;
+let discord: FakeDiscord;
+let source: McpToolSource;
+let stop: () => Promise<void>;
+
+beforeAll(async () => {
+  db = await testDatabase();
+  llm = await new FakeOpenAi().start();
+  discord = await new FakeDiscord().start();
+  const config = parseMcpConfig(
+    JSON.stringify({
+      mcpServers: {
+        asker: {
+          command: process.execPath,
+          args: [join(REPO_ROOT, 'test/fixtures/asking-mcp-server.mjs')],
+        },
+      },
+    }),
+    join(tmpdir(), 'mcp.json'),
+    process.env,
+    new Set(),
+  );
+  source = await McpToolSource.start(config, silentLogger, {
+    maxMessageBytes: 1_000_000,
+    binaryMaxBytes: 1_000_000,
+  });
+  const store = testStore(db);
+  const agent = new Agent(
+    {
+      llm: openAiClientFor(llm),
+      tools: toolsWithPages(store, [source]),
+      store,
+      logger: silentLogger,
+    },
+    defaultAgentOptions,
+  );
+  const pipeline = testEngine(db, agent);
+  const adapter = new DiscordAdapter(
+    { token: 'bot-token', applicationId: APP_ID, guildId: GUILD, apiUrl: discord.apiUrl },
+    pipeline,
+    silentLogger,
+  );
+  await adapter.start();
+  pipeline.start();
+  stop = async () => void (await Promise.all([adapter.stop(), pipeline.stop(0)]));
+});
+afterAll(async () => {
+  await stop();
+  await source.close();
+  await discord.stop();
+  await llm.stop();
+  await db.close();
+});
+beforeEach(() => {
+  // The scripted model: the prompt says how many fields to ask; then it repeats the result.
+  llm.fallback = (request: ChatRequest) => {
+    const last = request.messages.at(-1)!;
+    return last.role === 'tool'
+      ? { content: `tool said: ${last.content}` }
+      : {
+          toolCalls: [
+            { id: 'ask', name: 'asker__sign_up', arguments: `{"fields":${last.content}}` },
+          ],
+        };
+  };
+});
+
+const forToken = (token: string) => (c: DiscordCall) => c.path.includes(`/${token}`);
+const edits = (token: string) => discord.callsTo('PATCH', /@original$/).filter(forToken(token));
+const followUps = (token: string) =>
+  discord.callsTo('POST', /^\/webhooks\/\d+\/[^/]+$/).filter(forToken(token));
+const callbacks = (token: string) => discord.callsTo('POST', /\/callback$/).filter(forToken(token));
+const answer = (token: string) =>
+  edits(token).find((e) => String(e.body?.content).startsWith('tool said'));
+
+/** Asks for a form of `fields` fields; resolves with the prompt's buttons. */
+async function askFor(fields: number) {
+  const channelId = nextId();
+  const { token } = discord.sendCommand({
+    name: 'ask',
+    options: [{ name: 'prompt', value: String(fields) }],
+    guildId: GUILD,
+    channelId,
+    userId: ASKER,
+  });
+  await discord.waitFor(() => followUps(token).some((c) => Array.isArray(c.body?.components)));
+  const prompt = followUps(token).find((c) => Array.isArray(c.body?.components))!;
+  const [row] = prompt.body!.components as Array<{
+    components: Array<{ custom_id: string; label: string }>;
+  }>;
+  const click = (label: string, userId = ASKER) =>
+    discord.clickButton({
+      customId: row!.components.find((b) => b.label === label)!.custom_id,
+      messageId: nextId(),
+      guildId: GUILD,
+      channelId,
+      userId,
+    });
+  return { token, channelId, prompt, buttons: row!.components, click };
+}
+
+describe('a question a tool asks, on Discord', () => {
+  it('opens a modal for the person who asked only, names what to correct, and the server gets the answer with its defaults', async () => {
+    const { token, channelId, prompt, buttons, click } = await askFor(2);
+    expect(edits(token)[0]!.body).toMatchObject({ content: 'Waiting for your answer…' });
+    expect(prompt.body!.content).toBe(`\`asker\` asks <@${ASKER}>: Who is signing up?`);
+    expect(buttons.map((b) => b.label)).toEqual(['Answer', 'Decline', 'Cancel']);
+
+    const stranger = click('Answer', STRANGER);
+    await discord.waitFor(() => callbacks(stranger.token).length === 1);
+    expect(callbacks(stranger.token)[0]!.body).toMatchObject({
+      type: 4,
+      data: { content: 'Only the person whose message started this can answer it.', flags: 64 },
+    });
+
+    const opened = click('Answer');
+    await discord.waitFor(() => callbacks(opened.token).length === 1);
+    const modal = callbacks(opened.token)[0]!.body as {
+      type: number;
+      data: {
+        custom_id: string;
+        components: Array<{ components: Array<Record<string, unknown>> }>;
+      };
+    };
+    expect(modal.type).toBe(9);
+    expect(modal.data.components.map((r) => r.components[0])).toEqual([
+      expect.objectContaining({ type: 4, custom_id: 'name', label: 'Name' }),
+      expect.objectContaining({ type: 4, custom_id: 'seats', label: 'Seats', value: '1' }),
+    ]);
+
+    const submit = (values: Record<string, string>) =>
+      discord.submitModal({
+        customId: modal.data.custom_id,
+        messageId: nextId(),
+        values,
+        guildId: GUILD,
+        channelId,
+        userId: ASKER,
+      });
+    const wrong = submit({ name: '', seats: '11' });
+    await discord.waitFor(() => callbacks(wrong.token).length === 1);
+    expect(callbacks(wrong.token)[0]!.body).toMatchObject({
+      type: 4,
+      data: {
+        content: 'Nothing was sent yet. Please correct:\n• Name: required\n• Seats: at most 10',
+        flags: 64,
+      },
+    });
+    const right = submit({ name: 'Ada', seats: '' });
+    await discord.waitFor(() => answer(token) !== undefined);
+    expect(callbacks(right.token)[0]!.body).toMatchObject({ type: 6 });
+    expect(answer(token)!.body!.content).toBe(
+      'tool said: got {"action":"accept","content":{"name":"Ada","seats":1}}',
+    );
+    const settled = discord.callsTo('PATCH', new RegExp(`/${token}/messages/\\d+$`));
+    expect(settled.map((c) => c.body)).toEqual([
+      expect.objectContaining({
+        content: `✅ Answered by <@${ASKER}>: \`asker\` asked "Who is signing up?"`,
+        components: [],
+      }),
+    ]);
+  });
+
+  it('says a form larger than a Discord modal cannot be answered there, and Decline declines it', async () => {
+    const { token, click } = await askFor(6);
+    const opened = click('Answer');
+    await discord.waitFor(() => callbacks(opened.token).length === 1);
+    expect(callbacks(opened.token)[0]!.body).toMatchObject({
+      type: 4,
+      data: {
+        content:
+          '`asker` asks for 6 fields, and a Discord form holds 5, so it cannot be answered here: please Decline it.',
+        flags: 64,
+      },
+    });
+    click('Decline');
+    await discord.waitFor(() => answer(token) !== undefined);
+    expect(answer(token)!.body!.content).toBe('tool said: got {"action":"decline"}');
+  });
+});

@@ -1,0 +1,281 @@
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent } from '../../../src/core/agent/agent.ts';
+import type { DeliveryOptions } from '../../../src/core/delivery/engine.ts';
+import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
+import { McpToolSource } from '../../../src/tools/mcp/source.ts';
+import { defaultAgentOptions, openAiClientFor, toolsWithPages } from '../../support/agent.ts';
+import { testDatabase, testEngine, testStore } from '../../support/db.ts';
+import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import {
+  BOT_USER,
+  buttonClick,
+  eventBody,
+  FakeSlack,
+  signedRequest,
+} from '../../support/fake-slack.ts';
+import { silentLogger } from '../../support/logger.ts';
+import { freePort } from '../../support/process.ts';
+import { serveSlackEvents } from '../../support/slack-bot.ts';
+
+/**
+ * A tool's question (MCP elicitation, form mode) put to the person in the thread: the official
+ * everything server over stdio asks, through a real Spool Slack adapter over signed HTTP.
+ */
+const require = createRequire(import.meta.url);
+const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+const SIGNING_SECRET = 'test-signing-secret';
+const ASK = 'everything__trigger-elicitation-request';
+
+let db: Database;
+let llm: FakeOpenAi;
+let slack: FakeSlack;
+let source: McpToolSource;
+
+async function startBot(options: Partial<DeliveryOptions> = {}) {
+  const port = await freePort();
+  const store = testStore(db);
+  const agent = new Agent(
+    {
+      llm: openAiClientFor(llm),
+      tools: toolsWithPages(store, [source]),
+      store,
+      logger: silentLogger,
+    },
+    defaultAgentOptions,
+  );
+  const pipeline = testEngine(db, agent, options);
+  const adapter = new SlackAdapter(
+    { botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl },
+    pipeline,
+    silentLogger,
+  );
+  await adapter.start();
+  const server = await serveSlackEvents(adapter, port);
+  pipeline.start();
+  const send = (body: unknown, type = 'application/json') =>
+    fetch(
+      `http://127.0.0.1:${port}/slack/events`,
+      signedRequest(
+        type === 'application/json'
+          ? JSON.stringify(body)
+          : new URLSearchParams({ payload: JSON.stringify(body) }).toString(),
+        SIGNING_SECRET,
+        type,
+      ),
+    );
+  return {
+    mention: (channel: string, ts: string) =>
+      send(
+        eventBody({
+          type: 'app_mention',
+          user: 'U1',
+          text: `<@${BOT_USER}> sign me up`,
+          ts,
+          channel,
+        }),
+      ),
+    click: (payload: Record<string, unknown>) => send(payload, 'application/x-www-form-urlencoded'),
+    stop: async () => {
+      await Promise.all([
+        adapter.stop(),
+        pipeline.stop(0),
+        new Promise((resolve) => server.close(resolve)),
+      ]);
+    },
+  };
+}
+
+const channel = () => `C${Math.random().toString(36).slice(2, 10).toUpperCase()}`;
+/** The scripted model: it calls the asking tool, then says what the tool returned. */
+const lastToolResult = (request: ChatRequest) =>
+  request.messages.filter((m) => m.role === 'tool').at(-1)?.content ?? '';
+
+beforeAll(async () => {
+  db = await testDatabase();
+  llm = await new FakeOpenAi().start();
+  slack = await new FakeSlack().start();
+  const config = parseMcpConfig(
+    JSON.stringify({
+      mcpServers: {
+        everything: { command: process.execPath, args: [EVERYTHING, 'stdio'], timeoutMs: 2_000 },
+      },
+    }),
+    join(tmpdir(), 'mcp.json'),
+    process.env,
+    new Set(),
+  );
+  source = await McpToolSource.start(config, silentLogger, {
+    maxMessageBytes: 10_485_760,
+    binaryMaxBytes: 1_000_000,
+  });
+  llm.fallback = (request) =>
+    request.messages.some((m) => m.role === 'tool')
+      ? { content: `tool said: ${lastToolResult(request)}` }
+      : { toolCalls: [{ id: 'ask', name: ASK, arguments: '{}' }] };
+});
+afterAll(async () => {
+  await source.close();
+  await slack.stop();
+  await llm.stop();
+  await db.close();
+});
+
+const replyIn = (ch: string) =>
+  slack
+    .callsTo('chat.postMessage')
+    .find((m) => m.channel === ch && String(m.text).startsWith('tool said'));
+const responses = (id: string) => slack.responses(id);
+const questionRow = (id: string) => db.prisma.question.findUniqueOrThrow({ where: { id } });
+
+describe('a question a tool asks, over Slack', () => {
+  let bot: Awaited<ReturnType<typeof startBot>>;
+  beforeAll(async () => {
+    bot = await startBot();
+  });
+  afterAll(() => bot.stop());
+
+  it('asks the person who started the turn in a form, takes only their answer, names what to correct, and the server gets it with its defaults', async () => {
+    const ch = channel();
+    await bot.mention(ch, '3001.1');
+    await slack.waitFor(() => slack.prompts(ch).length === 1);
+    const prompt = slack.prompts(ch)[0]!;
+    expect(prompt.text).toBe(
+      '`everything` asks <@U1>: Please provide inputs for the following fields:',
+    );
+    const inputs = prompt.blocks.filter((b) => b.type === 'input');
+    expect(inputs.map((b) => b.block_id)).toContain('spool_field:name');
+    expect(inputs).toHaveLength(13);
+    const click = (user: string, actionId: string, url: string, state?: object) =>
+      bot.click(
+        buttonClick({
+          user,
+          channel: ch,
+          messageTs: prompt.ts,
+          threadTs: prompt.threadTs,
+          actionId,
+          value: prompt.toolCallId,
+          responseUrl: slack.responseUrl(url),
+          ...(state ? { state: state as Record<string, Record<string, unknown>> } : {}),
+        }),
+      );
+    const field = (value: unknown) => ({ value });
+
+    await click('U2', 'spool_form_submit', `${ch}-other`);
+    await slack.waitFor(() => responses(`${ch}-other`).length === 1);
+    expect(responses(`${ch}-other`)).toEqual([
+      'Only the person whose message started this can answer it.',
+    ]);
+
+    await click('U1', 'spool_form_submit', `${ch}-wrong`, {
+      'spool_field:integer': field({ type: 'number_input', value: '500' }),
+      'spool_field:email': field({ type: 'plain_text_input', value: 'not an address' }),
+    });
+    await slack.waitFor(() => responses(`${ch}-wrong`).length === 1);
+    expect(responses(`${ch}-wrong`)[0]).toBe(
+      'Nothing was sent yet. Please correct:\n• String: required\n• String with email format: an email address\n• Integer: at most 100',
+    );
+    expect((await questionRow(prompt.toolCallId)).status).toBe('open');
+
+    await click('U1', 'spool_form_submit', `${ch}-ok`, {
+      'spool_field:name': field({ type: 'plain_text_input', value: 'Ada Lovelace' }),
+      'spool_field:check': field({ type: 'static_select', selected_option: { value: 'yes' } }),
+      'spool_field:integer': field({ type: 'number_input', value: '7' }),
+      'spool_field:untitledMultipleSelectEnum': field({
+        type: 'multi_static_select',
+        selected_options: [{ value: 'Piano' }, { value: 'Drums' }],
+      }),
+    });
+    await slack.waitFor(() => replyIn(ch) !== undefined);
+    const reply = String(replyIn(ch)!.text);
+    // The server's own account of what it got (its "Raw result").
+    const got = JSON.parse(reply.slice(reply.indexOf('{'))) as Record<string, unknown>;
+    expect(got).toEqual({
+      action: 'accept',
+      content: {
+        name: 'Ada Lovelace',
+        check: true,
+        integer: 7,
+        untitledMultipleSelectEnum: ['Piano', 'Drums'],
+        // What was left empty, the server's defaults fill in (the client's applyDefaults).
+        firstLine: 'It was a dark and stormy night.',
+        number: 3.14,
+        untitledSingleSelectEnum: 'Monica',
+        titledSingleSelectEnum: 'hero-1',
+        titledMultipleSelectEnum: ['fish-1'],
+        legacyTitledEnum: 'pet-1',
+      },
+    });
+    expect(await questionRow(prompt.toolCallId)).toMatchObject({
+      status: 'accept',
+      answeredBy: 'U1',
+      content: expect.objectContaining({ name: 'Ada Lovelace', integer: 7 }),
+    });
+    // The prompt now says who answered, without its inputs, and without repeating the answer.
+    const update = slack.callsTo('chat.update').find((u) => u.ts === prompt.ts)!;
+    expect(update.text).toBe(
+      '✅ Answered by <@U1>: `everything` asked "Please provide inputs for the following fields:"',
+    );
+    // A late click changes nothing.
+    await click('U1', 'spool_form_decline', `${ch}-late`);
+    await slack.waitFor(() => responses(`${ch}-late`).length === 1);
+    expect(responses(`${ch}-late`)).toEqual(['This question was already answered by <@U1>.']);
+  });
+
+  it('takes the answer on another replica: the cancel reaches the server that asked', async () => {
+    const other = await startBot();
+    try {
+      const ch = channel();
+      await bot.mention(ch, '3002.1');
+      await slack.waitFor(() => slack.prompts(ch).length === 1);
+      const prompt = slack.prompts(ch)[0]!;
+      await other.click(
+        buttonClick({
+          user: 'U1',
+          channel: ch,
+          messageTs: prompt.ts,
+          threadTs: prompt.threadTs,
+          actionId: 'spool_form_cancel',
+          value: prompt.toolCallId,
+          responseUrl: slack.responseUrl(`${ch}-cancel`),
+        }),
+      );
+      await slack.waitFor(() => replyIn(ch) !== undefined);
+      expect(String(replyIn(ch)!.text)).toContain('User cancelled the elicitation dialog');
+      expect(await questionRow(prompt.toolCallId)).toMatchObject({
+        status: 'cancel',
+        answeredBy: 'U1',
+      });
+      expect(slack.responses(`${ch}-cancel`)).toEqual([]);
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
+it('declines a question nobody answers in time, and the call is not cut short meanwhile', async () => {
+  // The call's own limit is 2 s of silence; the person had 3 s, which the clock does not count.
+  const bot = await startBot({ questionTimeoutMs: 3_000 });
+  try {
+    const ch = channel();
+    await bot.mention(ch, '3003.1');
+    await slack.waitFor(() => replyIn(ch) !== undefined, 15_000);
+    expect(String(replyIn(ch)!.text)).toContain(
+      'User declined to provide the requested information',
+    );
+    const [prompt] = slack.prompts(ch);
+    expect(await questionRow(prompt!.toolCallId)).toMatchObject({
+      status: 'expired',
+      answeredBy: null,
+    });
+    expect(slack.callsTo('chat.update').find((u) => u.ts === prompt!.ts)!.text).toBe(
+      '⌛ No answer in time, so declined: `everything` asked "Please provide inputs for the following fields:"',
+    );
+  } finally {
+    await bot.stop();
+  }
+});
