@@ -230,6 +230,7 @@ async function openSpool(
       files: fileReader({ binaryMaxBytes: config.tools.binaryMaxBytes }),
       approvals: new ApprovalLedger(db.prisma),
       questions: new QuestionLedger(db.prisma),
+      prompts: mcpSource,
       mask: secretMasker(secretsOf()),
       logger,
       onAnswered: replyMetrics(registry),

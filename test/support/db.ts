@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import type { Agent } from '../../src/core/agent/agent.ts';
 import { fileReader } from '../../src/files/file-reader.ts';
-import { DeliveryEngine, type DeliveryOptions } from '../../src/core/delivery/engine.ts';
+import {
+  DeliveryEngine,
+  type DeliveryDeps,
+  type DeliveryOptions,
+} from '../../src/core/delivery/engine.ts';
 import type { ConversationKey } from '../../src/core/ports/conversation.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
 import { ApprovalLedger } from '../../src/store/approval-ledger.ts';
@@ -63,6 +67,7 @@ export function testEngine(
   db: Database,
   agent: Agent,
   options: Partial<DeliveryOptions> = {},
+  deps: Partial<DeliveryDeps> = {},
 ): DeliveryEngine {
   return new DeliveryEngine(
     {
@@ -73,6 +78,7 @@ export function testEngine(
       approvals: new ApprovalLedger(db.prisma),
       questions: new QuestionLedger(db.prisma),
       logger: silentLogger,
+      ...deps,
     },
     {
       holder: `test-${randomUUID()}`,

@@ -107,6 +107,11 @@ export class FakeSlack {
     return `http://127.0.0.1:${this.port}/response/${id}`;
   }
 
+  /** The ts Slack gave a chat.postMessage call (one of `calls`). */
+  tsOf(call: SlackCall): string | undefined {
+    return this.posted.get(this.calls.indexOf(call));
+  }
+
   /** The texts posted to `responseUrl(id)`, in order. */
   responses(id: string): string[] {
     return this.calls

@@ -159,20 +159,27 @@ export async function runConsole(delivery: Delivery, options: ConsoleOptions): P
   lines.once('close', () => (open = false));
   const prompt = () => open && lines.prompt();
   prompt();
+  const say = (text: string) =>
+    handleOnceStored(delivery, {
+      lane,
+      messageKey: randomUUID(),
+      kind: 'message',
+      user: 'local',
+      text,
+      delivery: {},
+    });
   for await (const line of lines) {
     const text = line.trim();
     const result = /^\/result\s+(\S+)\s+(.+)$/.exec(text);
+    const prompted = /^\/prompt(?:\s+(.*))?$/.exec(text);
+    const asked = prompted
+      ? await delivery.promptText({ lane, user: 'local' }, prompted[1] ?? '')
+      : { text };
     if (result)
       options.output.write(`${await writeResult(delivery, lane, result[1]!, result[2]!)}\n`);
-    else if (text) {
-      const handled = await handleOnceStored(delivery, {
-        lane,
-        messageKey: randomUUID(),
-        kind: 'message',
-        user: 'local',
-        text,
-        delivery: {},
-      });
+    else if ('problem' in asked) options.output.write(`${asked.problem}\n`);
+    else if (asked.text) {
+      const handled = await say(asked.text);
       if (handled.status !== 'accepted' || (await handled.answered) === 'failed') failed++;
     }
     prompt();

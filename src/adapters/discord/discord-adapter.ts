@@ -112,6 +112,22 @@ export const DISCORD_COMMANDS: RESTPostAPIChatInputApplicationCommandsJSONBody[]
     )
     .toJSON(),
   new SlashCommandBuilder()
+    .setName('prompt')
+    .setDescription('Ask with a prompt a tool server offers; /prompt with a wrong name lists them')
+    .addStringOption((o) =>
+      o.setName('server').setDescription('The tool server, as mcp.json names it').setRequired(true),
+    )
+    .addStringOption((o) =>
+      o.setName('name').setDescription("The server's prompt").setRequired(true),
+    )
+    .addStringOption((o) =>
+      o
+        .setName('arguments')
+        .setDescription('The prompt\'s arguments: name=value, or name="several words"')
+        .setRequired(false),
+    )
+    .toJSON(),
+  new SlashCommandBuilder()
     .setName('new')
     .setDescription('Start a fresh conversation in this channel or thread')
     .toJSON(),
@@ -159,6 +175,7 @@ export const DISCORD_HELP = [
   '• `/ask prompt:<text>`: ask; later `/ask` calls in this channel or thread continue the conversation.',
   '• `/recall query:<text>`: earlier tool runs and messages in this channel that match (only you see them).',
   '• `/result id:<tool_call_id>`: the whole result of a tool run /recall found, as a file only you see.',
+  '• `/prompt server:<server> name:<prompt> arguments:<name=value …>`: ask with a prompt a tool server offers (a wrong name lists them).',
   '• `/new`: start a fresh conversation here; the old one stays searchable.',
 ].join('\n');
 
@@ -437,6 +454,22 @@ export class DiscordAdapter implements PlatformAdapter {
           ),
         );
       }
+      case 'prompt': {
+        const command = ['server', 'name', 'arguments']
+          .map((option) => interaction.options.getString(option) ?? '')
+          .join(' ');
+        const asked = await this.delivery.promptText(this.askerOf(interaction), command);
+        if ('problem' in asked)
+          return void (await interaction.reply({
+            content: splitMessage(asked.problem, DISCORD_MESSAGE_LIMIT)[0]!,
+            flags: MessageFlags.Ephemeral,
+          }));
+        return tellIfUnreadable(
+          await this.delivery.handleIncoming(this.inbound(interaction, 'message', asked.text), {
+            acknowledge,
+          }),
+        );
+      }
       case 'new':
         return tellIfUnreadable(
           await this.delivery.handleIncoming(
@@ -463,7 +496,7 @@ export class DiscordAdapter implements PlatformAdapter {
     const [, decision, toolCallId] = APPROVAL_BUTTON.exec(interaction.customId) ?? [];
     if (!toolCallId) return;
     const outcome = await this.delivery.decideApproval({
-      ...this.clicker(interaction),
+      ...this.askerOf(interaction),
       toolCallId,
       approve: decision === 'approve',
     });
@@ -473,8 +506,10 @@ export class DiscordAdapter implements PlatformAdapter {
       : interaction.deferUpdate());
   }
 
-  /** Who clicked, where: a prompt's lane is its channel's. */
-  private clicker(interaction: ButtonInteraction | ModalSubmitInteraction): Asker {
+  /** Who clicked or asked, where: a prompt's lane is its channel's. */
+  private askerOf(
+    interaction: ButtonInteraction | ModalSubmitInteraction | ChatInputCommandInteraction,
+  ): Asker {
     const roles = interaction.member?.roles;
     return {
       lane: {
@@ -494,7 +529,7 @@ export class DiscordAdapter implements PlatformAdapter {
     action: FormAnswer['action'],
     questionId: string,
   ): Promise<void> {
-    const who = this.clicker(interaction);
+    const who = this.askerOf(interaction);
     if (action !== 'accept')
       return this.answered(
         interaction,
@@ -515,7 +550,7 @@ export class DiscordAdapter implements PlatformAdapter {
     if (!questionId) return;
     const values = modalValues(interaction.fields.fields);
     const outcome = await this.delivery.answerForm({
-      ...this.clicker(interaction),
+      ...this.askerOf(interaction),
       questionId,
       action: 'accept',
       values,

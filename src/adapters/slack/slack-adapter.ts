@@ -23,6 +23,7 @@ import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import type { Logger } from '../../core/logger.ts';
 import { clickReply } from '../../core/delivery/approval-text.ts';
 import { formClickReply } from '../../core/delivery/forms.ts';
+import { NOT_RECORDED_REPLY } from '../../core/delivery/engine.ts';
 import { FORM_ACTIONS, formActionOf, formBlocks, formValues } from './form-blocks.ts';
 import { fetchThrough } from '../../proxy.ts';
 import { resultAsFile, resultAsMessages } from '../../core/delivery/stored-result.ts';
@@ -252,6 +253,7 @@ export class SlackAdapter implements PlatformAdapter {
         thread: '',
       };
       if (verb === 'result' && query) return this.sendResult(lane, command.user_id, query, respond);
+      if (verb === 'prompt') return this.askWithPrompt(lane, command.user_id, query, respond);
       if (verb !== 'recall' || !query) {
         await respond({ response_type: 'ephemeral', text: SLACK_HELP });
         return;
@@ -261,6 +263,44 @@ export class SlackAdapter implements PlatformAdapter {
       for (const chunk of splitMessage(text, SLACK_MESSAGE_LIMIT))
         await respond({ response_type: 'ephemeral', text: chunk });
     });
+  }
+
+  /**
+   * `/spool prompt <server> <prompt> name=value…`: a slash command has no thread, so Spool starts
+   * one, saying who asked with which prompt, and the prompt's text is their message in it.
+   */
+  private async askWithPrompt(
+    lane: InboundMessage['lane'],
+    user: string,
+    command: string,
+    respond: (message: { response_type: 'ephemeral'; text: string }) => Promise<unknown>,
+  ): Promise<void> {
+    const asked = await this.delivery.promptText({ lane, user }, command);
+    if ('problem' in asked) {
+      for (const text of splitMessage(asked.problem, SLACK_MESSAGE_LIMIT))
+        await respond({ response_type: 'ephemeral', text });
+      return;
+    }
+    const [server, name] = command.trim().split(/\s+/);
+    const anchor = await this.app.client.chat.postMessage({
+      channel: lane.channel,
+      text: `<@${user}> asked with the prompt \`${server} ${name}\`.`,
+    });
+    const ts = anchor.ts!;
+    const handled = await this.delivery
+      .handleIncoming({
+        lane: { ...lane, thread: ts },
+        messageKey: `${lane.channel}:${ts}`,
+        kind: 'message',
+        user,
+        text: asked.text,
+        delivery: { ts },
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof NotRecordedError)) throw error;
+        return undefined;
+      });
+    if (!handled) await respond({ response_type: 'ephemeral', text: NOT_RECORDED_REPLY });
   }
 
   /** The thread a prompt's button was clicked in. */
@@ -618,5 +658,6 @@ export const SLACK_HELP = [
   '*Spool* answers in threads. Mention me in a channel, or message me directly; in a thread I have joined, just keep talking.',
   '• `/spool recall <words>`: earlier tool runs and messages in this channel that match (only you see the answer).',
   '• `/spool result <tool_call_id>`: the whole result of a tool run recall found, as a file in a direct message.',
+  '• `/spool prompt <server> <prompt> name=value…`: ask with a prompt a tool server offers, in a thread of its own (`/spool prompt` lists them).',
   '• `/spool help`: this message.',
 ].join('\n');

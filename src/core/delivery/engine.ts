@@ -37,6 +37,8 @@ import { problemsOf } from './malformed.ts';
 import type { ApprovalPort, ClickOutcome } from '../ports/approvals.ts';
 import type { FormRequest, QuestionPort } from '../ports/forms.ts';
 import { QuestionDesk } from './questions.ts';
+import type { PromptPort } from '../ports/prompts.ts';
+import { parsePromptCommand, promptList, promptProblem } from './prompts.ts';
 
 export const FAILURE_REPLY = 'Sorry, something went wrong on my side. Please try again.';
 /**
@@ -54,6 +56,7 @@ export const fileRefusedNote = (reason: string) =>
  */
 export const NOTHING_TO_READ_REPLY =
   'Your message reached me, but I found nothing in it I can read: no words and no files. What can I do for you?';
+export const PROMPT_REFUSED = 'Spool is not enabled for you here.';
 export const NEW_CONVERSATION_REPLY =
   'Started a new conversation here. Earlier ones stay searchable with `/recall`.';
 
@@ -87,6 +90,8 @@ export interface DeliveryDeps {
   files: FileReader;
   approvals: ApprovalPort;
   questions: QuestionPort;
+  /** Prompts tool servers offer people as commands; none without. */
+  prompts?: PromptPort;
   /** Masks the bot's own secrets in what a prompt shows of a call's arguments. */
   mask?: (text: string) => string;
   logger: Logger;
@@ -224,6 +229,27 @@ export class DeliveryEngine implements Delivery {
 
   form(who: Asker, questionId: string): Promise<FormRequest | FormClickOutcome> {
     return this.questions.form(who, questionId);
+  }
+
+  async promptText(who: Asker, command: string): Promise<{ text: string } | { problem: string }> {
+    if (!this.permits(who)) return { problem: PROMPT_REFUSED };
+    const prompts = this.deps.prompts?.list() ?? [];
+    if (!command.trim()) return { problem: promptList(prompts) };
+    const parsed = parsePromptCommand(command);
+    if ('problem' in parsed) return { problem: `${parsed.problem}\n${promptList(prompts)}` };
+    const problem = promptProblem(parsed, prompts);
+    if (problem) return { problem };
+    try {
+      return { text: await this.deps.prompts!.render(parsed.server, parsed.name, parsed.args) };
+    } catch (error) {
+      this.deps.logger.warn('A prompt could not be given', {
+        server: parsed.server,
+        error: errorMessage(error),
+      });
+      return {
+        problem: `\`${parsed.server}\` could not give its prompt \`${parsed.name}\`: ${errorMessage(error)}`,
+      };
+    }
   }
 
   /** Starts taking over lanes: at once (what an earlier run left pending), then every `pollMs`. */

@@ -139,6 +139,11 @@ export interface Delivery {
   decideApproval(click: ApprovalClick): Promise<ClickOutcome>;
   /** Only the person asked may answer a question, and only the first answer counts. */
   answerForm(click: FormClick): Promise<FormClickOutcome>;
+  /**
+   * A prompt a tool server offers (`<server> <prompt> name=value…`), as the text of a message
+   * from `who`; or, for a person, what is wrong with the command (or the prompts on offer).
+   */
+  promptText(who: Asker, command: string): Promise<{ text: string } | { problem: string }>;
   /** The open question's form, for `who` to fill in (a platform that shows it on a click). */
   form(who: Asker, questionId: string): Promise<FormRequest | FormClickOutcome>;
 }

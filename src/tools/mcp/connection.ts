@@ -6,11 +6,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   ElicitRequestSchema,
   ErrorCode,
+  PromptListChangedNotificationSchema,
   McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
   type ElicitRequest,
   type ElicitResult,
+  type Prompt as McpPrompt,
+  type PromptMessage,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../core/logger.ts';
@@ -60,6 +63,8 @@ const MAX_RETRY_MS = 30_000;
 export class McpServerConnection {
   state: ConnectionState = 'connecting';
   tools: McpTool[] = [];
+  /** The prompts the server offers people (its first page); none when it offers none. */
+  prompts: McpPrompt[] = [];
   /** The resources the server lists (its first page), when it serves resources at all. */
   resources?: Array<{ uri: string; name?: string }>;
   private client?: Client;
@@ -113,6 +118,10 @@ export class McpServerConnection {
     client.onclose = () => this.lost(client);
     client.setRequestHandler(ElicitRequestSchema, (request) => this.elicit(request));
     client.setNotificationHandler(
+      PromptListChangedNotificationSchema,
+      () => void this.refreshPrompts(client),
+    );
+    client.setNotificationHandler(
       ToolListChangedNotificationSchema,
       () => void this.refreshTools(client),
     );
@@ -131,6 +140,7 @@ export class McpServerConnection {
       this.resources = client.getServerCapabilities()?.resources
         ? await this.listResources(client)
         : undefined;
+      await this.refreshPrompts(client);
       // close() may have run while we were connecting.
       if (this.closed()) return void (await client.close());
       this.state = 'ready';
@@ -283,6 +293,28 @@ export class McpServerConnection {
     }
   }
 
+  private async refreshPrompts(client: Client): Promise<void> {
+    if (!client.getServerCapabilities()?.prompts) return;
+    try {
+      this.prompts = (await client.listPrompts()).prompts;
+    } catch (error) {
+      this.logger.warn(
+        `MCP server "${this.config.name}" did not list its prompts: ${errorMessage(error)}`,
+      );
+    }
+  }
+
+  /** A prompt's messages as the text of one message; throws when the server cannot give it. */
+  async prompt(name: string, args: Record<string, string>): Promise<string> {
+    const client = this.client;
+    if (this.state !== 'ready' || !client) throw new Error(this.problem ?? 'not connected');
+    const { messages } = await client.getPrompt(
+      { name, arguments: args },
+      { timeout: this.config.timeoutMs },
+    );
+    return messages.map(promptMessageText).join('\n\n');
+  }
+
   /** A resource by its URI (a resource_link a tool returned, or one the server lists). */
   async readResource(uri: string, signal: AbortSignal): Promise<ToolOutcome> {
     const client = this.client;
@@ -311,4 +343,12 @@ export class McpServerConnection {
     this.client = undefined;
     await client?.close();
   }
+}
+
+/** A prompt's message as text: what is not text is named, not shown. */
+function promptMessageText({ content }: PromptMessage): string {
+  if (content.type === 'text') return content.text;
+  if (content.type === 'resource' && 'text' in content.resource) return content.resource.text;
+  if (content.type === 'resource_link') return content.uri;
+  return `[${content.type}]`;
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '../../core/logger.ts';
+import type { PromptPort, PromptSpec } from '../../core/ports/prompts.ts';
 import { errorResult, type Tool } from '../../core/ports/tools.ts';
 import type { ToolSource } from '../registry.ts';
 import type { McpConfig, McpServerConfig } from './config.ts';
@@ -57,8 +58,8 @@ function resourceReader(connection: McpServerConnection): Tool {
   };
 }
 
-/** The tools of every configured MCP server, as one source for the registry. */
-export class McpToolSource implements ToolSource {
+/** The tools of every configured MCP server, as one source for the registry; and their prompts. */
+export class McpToolSource implements ToolSource, PromptPort {
   private constructor(private readonly connections: McpServerConnection[]) {}
 
   /** Starts every server at once; one that fails is reported and retried, never fatal. */
@@ -105,6 +106,27 @@ export class McpToolSource implements ToolSource {
       entries.map((e) => ({ server: e.connection.config.name, tool: e.name })),
     );
     return entries.map(({ tool }, i) => ({ ...tool, spec: { ...tool.spec, name: names[i]! } }));
+  }
+
+  list(): PromptSpec[] {
+    return this.connections.flatMap((connection) =>
+      connection.prompts.map((prompt) => ({
+        server: connection.config.name,
+        name: prompt.name,
+        ...(prompt.description ? { description: prompt.description } : {}),
+        arguments: (prompt.arguments ?? []).map((a) => ({
+          name: a.name,
+          ...(a.description ? { description: a.description } : {}),
+          required: a.required ?? false,
+        })),
+      })),
+    );
+  }
+
+  async render(server: string, name: string, args: Record<string, string>): Promise<string> {
+    const connection = this.connections.find((c) => c.config.name === server);
+    if (!connection) throw new Error(`no MCP server "${server}"`);
+    return connection.prompt(name, args);
   }
 
   async close(): Promise<void> {

@@ -52,6 +52,34 @@ describe('the console with MCP tools', () => {
     expect(fake.rejections).toEqual([]);
   });
 
+  it("offers a server's prompts as /prompt: lists them, names what is missing, and sends the prompt's text as the message", async () => {
+    const mcpConfig = join(dataDir, 'everything.json');
+    await writeFile(
+      mcpConfig,
+      JSON.stringify({
+        mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
+      }),
+    );
+    fake.requests.length = 0;
+    fake.enqueue((request) => ({ content: `heard: ${request.messages.at(-1)!.content}` }));
+    const run = await runSpool(['chat', '--session', `prompt-${Date.now()}`], {
+      env: { ...env, MCP_CONFIG: mcpConfig },
+      input:
+        '/prompt\n/prompt everything args-prompt state=Texas\n/prompt everything args-prompt city="Le Mans" state=Sarthe\n',
+    });
+    const [list, missing, heard] = run.stdout.split(/\n(?=Prompts:|`everything|heard:)/);
+    expect(list).toContain('Prompts:\n');
+    expect(list).toContain(
+      '• `everything args-prompt city=… [state=…]`: A prompt with two arguments, one required and one optional',
+    );
+    expect(missing!.trim()).toBe(
+      '`everything args-prompt`: it needs city. Usage: `everything args-prompt city=… [state=…]`',
+    );
+    expect(heard!.trim()).toBe("heard: What's weather in Le Mans, Sarthe?");
+    // Only the prompt that could be given reached the model, as the person's message.
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it('writes the whole stored result of an earlier tool run to a file with /result', async () => {
     fake.requests.length = 0;
     fake.enqueue(

@@ -124,6 +124,7 @@ describe('startup', () => {
       'ask',
       'help',
       'new',
+      'prompt',
       'recall',
       'result',
     ]);

@@ -13,6 +13,7 @@ import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import {
   BOT_USER,
+  TEAM,
   buttonClick,
   eventBody,
   FakeSlack,
@@ -23,8 +24,8 @@ import { freePort } from '../../support/process.ts';
 import { serveSlackEvents } from '../../support/slack-bot.ts';
 
 /**
- * A tool's question (MCP elicitation, form mode) put to the person in the thread: the official
- * everything server over stdio asks, through a real Spool Slack adapter over signed HTTP.
+ * A tool server's questions (MCP elicitation, form mode) and prompts, with people on Slack: the
+ * official everything server over stdio, through a real Spool Slack adapter over signed HTTP.
  */
 const require = createRequire(import.meta.url);
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
@@ -48,7 +49,7 @@ async function startBot(options: Partial<DeliveryOptions> = {}) {
     },
     defaultAgentOptions,
   );
-  const pipeline = testEngine(db, agent, options);
+  const pipeline = testEngine(db, agent, options, { prompts: source });
   const adapter = new SlackAdapter(
     { botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl },
     pipeline,
@@ -80,6 +81,15 @@ async function startBot(options: Partial<DeliveryOptions> = {}) {
         }),
       ),
     click: (payload: Record<string, unknown>) => send(payload, 'application/x-www-form-urlencoded'),
+    command: (fields: Record<string, string>) =>
+      fetch(
+        `http://127.0.0.1:${port}/slack/events`,
+        signedRequest(
+          new URLSearchParams(fields).toString(),
+          SIGNING_SECRET,
+          'application/x-www-form-urlencoded',
+        ),
+      ),
     stop: async () => {
       await Promise.all([
         adapter.stop(),
@@ -278,4 +288,53 @@ it('declines a question nobody answers in time, and the call is not cut short me
   } finally {
     await bot.stop();
   }
+});
+
+describe("a tool server's prompts, as /spool prompt", () => {
+  let bot: Awaited<ReturnType<typeof startBot>>;
+  beforeAll(async () => {
+    bot = await startBot();
+  });
+  afterAll(() => bot.stop());
+  const prompt = (ch: string, text: string) =>
+    bot.command({
+      command: '/spool',
+      text: `prompt ${text}`,
+      team_id: TEAM,
+      channel_id: ch,
+      user_id: 'U1',
+      response_url: slack.responseUrl(`prompt-${ch}`),
+      trigger_id: 't',
+    });
+
+  it('lists the prompts privately, names a missing argument, and answers a prompt in a thread of its own', async () => {
+    const ch = channel();
+    const asked = llm.requests.length;
+    await prompt(ch, '');
+    await prompt(ch, 'everything args-prompt');
+    await slack.waitFor(() => slack.responses(`prompt-${ch}`).length === 2);
+    const [list, missing] = slack.responses(`prompt-${ch}`);
+    expect(list).toContain('• `everything simple-prompt`: A prompt with no arguments');
+    expect(missing).toBe(
+      '`everything args-prompt`: it needs city. Usage: `everything args-prompt city=… [state=…]`',
+    );
+    llm.enqueue((request) => ({ content: `heard: ${request.messages.at(-1)!.content}` }));
+    await prompt(ch, 'everything args-prompt city=Oslo');
+    await slack.waitFor(() =>
+      slack.callsTo('chat.postMessage').some((m) => m.channel === ch && m.thread_ts),
+    );
+    const [anchor, reply] = slack.calls.filter(
+      (c) => c.method === 'chat.postMessage' && c.args.channel === ch,
+    );
+    expect(anchor!.args).toMatchObject({
+      text: '<@U1> asked with the prompt `everything args-prompt`.',
+    });
+    expect(anchor!.args.thread_ts).toBeUndefined();
+    // The answer is in the thread the anchor starts.
+    expect(reply!.args).toMatchObject({
+      text: "heard: What's weather in Oslo?",
+      thread_ts: slack.tsOf(anchor!),
+    });
+    expect(llm.requests.length - asked).toBe(1);
+  });
 });

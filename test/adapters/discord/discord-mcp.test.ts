@@ -11,11 +11,11 @@ import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { APP_ID, FakeDiscord, nextId, type DiscordCall } from '../../support/fake-discord.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import { silentLogger } from '../../support/logger.ts';
-import { REPO_ROOT } from '../../support/process.ts';
+import { EVERYTHING_SERVER, REPO_ROOT } from '../../support/process.ts';
 
 /**
- * A tool's question (MCP elicitation, form mode) on Discord: Answer opens a modal for the person
- * who asked; a real MCP server over stdio gets what they typed.
+ * A tool server's questions (MCP elicitation, form mode) and prompts on Discord: Answer opens a
+ * modal for the person who asked, and real MCP servers over stdio get what they typed.
  */
 const GUILD = '400000000000000001';
 const ASKER = '300000000000000001';
@@ -38,6 +38,7 @@ beforeAll(async () => {
           command: process.execPath,
           args: [join(REPO_ROOT, 'test/fixtures/asking-mcp-server.mjs')],
         },
+        everything: { command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'] },
       },
     }),
     join(tmpdir(), 'mcp.json'),
@@ -58,7 +59,7 @@ beforeAll(async () => {
     },
     defaultAgentOptions,
   );
-  const pipeline = testEngine(db, agent);
+  const pipeline = testEngine(db, agent, {}, { prompts: source });
   const adapter = new DiscordAdapter(
     { token: 'bot-token', applicationId: APP_ID, guildId: GUILD, apiUrl: discord.apiUrl },
     pipeline,
@@ -200,5 +201,38 @@ describe('a question a tool asks, on Discord', () => {
     click('Decline');
     await discord.waitFor(() => answer(token) !== undefined);
     expect(answer(token)!.body!.content).toBe('tool said: got {"action":"decline"}');
+  });
+});
+
+describe("a tool server's prompts, as /prompt", () => {
+  const prompt = (channelId: string, server: string, name: string, args?: string) =>
+    discord.sendCommand({
+      name: 'prompt',
+      options: [
+        { name: 'server', value: server },
+        { name: 'name', value: name },
+        ...(args ? [{ name: 'arguments', value: args }] : []),
+      ],
+      guildId: GUILD,
+      channelId,
+      userId: ASKER,
+    });
+
+  it('names what is wrong privately, and answers a prompt as the /ask of its text', async () => {
+    const ch = nextId();
+    const wrong = prompt(ch, 'everything', 'no-such-prompt');
+    await discord.waitFor(() => callbacks(wrong.token).length === 1);
+    const listed = callbacks(wrong.token)[0]!.body as {
+      type: number;
+      data: { content: string; flags: number };
+    };
+    expect(listed).toMatchObject({ type: 4, data: { flags: 64 } });
+    expect(listed.data.content).toContain('There is no prompt `everything no-such-prompt`.');
+    expect(listed.data.content).toContain('• `everything args-prompt city=… [state=…]`');
+    llm.fallback = (request) => ({ content: `heard: ${request.messages.at(-1)!.content}` });
+    const { token } = prompt(ch, 'everything', 'args-prompt', 'city="New York" state=NY');
+    await discord.waitFor(() => edits(token).length === 1);
+    expect(callbacks(token).map((c) => (c.body as { type: number }).type)).toEqual([5]);
+    expect(edits(token)[0]!.body!.content).toBe("heard: What's weather in New York, NY?");
   });
 });
