@@ -54,6 +54,10 @@ export function consoleOutbound(options: Pick<ConsoleOptions, 'output' | 'screen
       const clear = options.screen?.showWorking();
       return async () => clear?.();
     },
+    ...(options.screen && {
+      showStatus: async (_message: InboundMessage, status: string) =>
+        options.screen!.showStatus(status),
+    }),
   };
 }
 

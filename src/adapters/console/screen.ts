@@ -2,7 +2,7 @@ import type { Interface } from 'node:readline';
 import { Writable } from 'node:stream';
 
 const CLEAR_LINE = '\r\x1b[K';
-const WORKING = 'thinking…';
+const THINKING = 'thinking…';
 
 /**
  * The terminal's bottom line, which the prompt (with what the user is typing) and "thinking…"
@@ -10,7 +10,9 @@ const WORKING = 'thinking…';
  * drawn again, so a log line never runs into the prompt or the indicator.
  */
 export class ConsoleScreen {
-  private working = false;
+  /** The bottom line while Spool works; none while the prompt is there. */
+  private working?: string;
+  private asking = false;
   private prompt?: Interface;
 
   /** What the logger writes to on an interactive console, instead of stderr itself. */
@@ -41,25 +43,36 @@ export class ConsoleScreen {
 
   /** Shows "thinking…" until the returned function is called. */
   showWorking(): () => void {
-    this.working = true;
-    this.terminal.write(CLEAR_LINE + WORKING);
+    this.showStatus('thinking');
     return () => {
-      this.working = false;
+      this.working = undefined;
       this.terminal.write(CLEAR_LINE);
     };
+  }
+
+  /** What Spool is doing, in place on the bottom line; not over a question being answered. */
+  showStatus(status: string): void {
+    if (this.asking) return;
+    this.working = status === 'thinking' ? THINKING : `${status}…`;
+    this.terminal.write(CLEAR_LINE + this.working);
   }
 
   /**
    * Asks on the bottom line, in place of "thinking…" or the prompt; resolves with the line typed.
    */
-  ask(question: string): Promise<string> {
-    this.working = false;
+  async ask(question: string): Promise<string> {
+    this.working = undefined;
+    this.asking = true;
     this.terminal.write(CLEAR_LINE);
-    return new Promise((resolve) => this.prompt!.question(question, resolve));
+    try {
+      return await new Promise((resolve) => this.prompt!.question(question, resolve));
+    } finally {
+      this.asking = false;
+    }
   }
 
   private redraw(): void {
-    if (this.working) this.terminal.write(WORKING);
+    if (this.working) this.terminal.write(this.working);
     // `true` keeps what the user has typed so far, and the cursor where it was.
     else this.prompt?.prompt(true);
   }

@@ -153,6 +153,11 @@ function attached(file: ReplyFile | undefined): {
 const APPROVAL_BUTTON = /^spool:(approve|deny):(.+)$/;
 const WAITING_FOR_APPROVAL = 'Waiting for an approver…';
 const WAITING_FOR_ANSWER = 'Waiting for your answer…';
+/** The deferred response while Spool works: its status, marked as one. */
+const WORKING_MARK = '⏳ Spool is ';
+const workingLine = (status: string) => `${WORKING_MARK}${status}…`;
+export const isWorkingLine = (content: unknown) =>
+  typeof content === 'string' && content.startsWith(WORKING_MARK);
 
 /** Approve and Deny, as one row of message components. */
 const approvalComponents = ({ toolCallId }: ApprovalButtons) => [
@@ -655,6 +660,13 @@ export class DiscordAdapter implements PlatformAdapter {
       },
       // The deferral already shows "Spool is thinking…" until the reply replaces it.
       showWorking: async () => async () => {},
+      // The deferred response ("thinking…") says what Spool is doing until the reply replaces it.
+      showStatus: async ({ delivery }, status) => {
+        await this.client.rest.patch(
+          Routes.webhookMessage(delivery.applicationId!, delivery.token!, '@original'),
+          { body: { content: workingLine(status) }, auth: false },
+        );
+      },
       // Attachment URLs are signed by Discord: nothing of the bot's goes with them, and only
       // Discord's CDN is asked.
       fetchFile: async (_message, file, maxBytes, signal) => {

@@ -485,6 +485,7 @@ export class SlackAdapter implements PlatformAdapter {
         });
       },
       showWorking: (message) => this.showStatus(client, message),
+      showStatus: (message, status) => this.updateStatus(client, message, status),
       fetchFile: async (_message, file, maxBytes, signal) => {
         const url = file.url ?? (await this.fileUrl(client, file));
         // The bot token goes only to Slack's file host (or the Web API's own host, where one is
@@ -620,6 +621,20 @@ export class SlackAdapter implements PlatformAdapter {
   }
 
   /** "is thinking…" in the thread where Slack supports it, else a reaction; returns its end. */
+  /** Where the status API answers; with reactions standing in, the reaction says enough. */
+  private async updateStatus(
+    client: WebClient,
+    { lane }: InboundMessage,
+    status: string,
+  ): Promise<void> {
+    if (Date.now() < this.statusApiAfter) return;
+    await client.assistant.threads.setStatus({
+      channel_id: lane.channel,
+      thread_ts: lane.thread,
+      status: `is ${status}…`,
+    });
+  }
+
   private async showStatus(
     client: WebClient,
     { lane, delivery }: InboundMessage,

@@ -95,6 +95,7 @@ interface Turn {
   /** Which calls wait for a person's decision, and the wait. */
   approval?: ApprovalGate;
   askForm?: ToolContext['askForm'];
+  onActivity?: TurnOptions['onActivity'];
 }
 
 /**
@@ -230,6 +231,7 @@ export class Agent implements TurnRunner {
       images: new Map(),
       approval: policy.approval,
       askForm: options.askForm,
+      onActivity: options.onActivity,
     };
     const fit = {
       level: this.overflow.levelFor(conversation.id),
@@ -371,6 +373,7 @@ export class Agent implements TurnRunner {
       if (llm.fits && !(await llm.fits(request)))
         throw new ContextLengthError('The request is estimated to exceed OPENAI_CONTEXT_TOKENS.');
       const started = Date.now();
+      turn.onActivity?.({ kind: 'model', afterTools: state.toolIterations > 0 });
       const response = await llm.complete(request, turn.signal);
       this.overflow.remember(turn.conversation.id, level);
       const calls = toolChoice === 'none' ? [] : acceptedCalls(response, turn.tools);
@@ -487,6 +490,11 @@ export class Agent implements TurnRunner {
       if (answer === 'pending') return AWAITING;
       if (!answer.approved) return errorResult(answer.reason);
     }
+    turn.onActivity?.({
+      kind: 'tool',
+      name: call.name,
+      reading: flagsOf(turn.tools, call.name).derived ?? false,
+    });
     try {
       const reading = { transcript: turn.transcript, viewChars: state.fit.viewChars };
       return await this.deps.tools.call(call.name, parsed.args, {
@@ -494,13 +502,15 @@ export class Agent implements TurnRunner {
         signal: turn.signal,
         reading,
         ...(turn.askForm ? { askForm: turn.askForm } : {}),
-        onProgress: (progress) =>
+        onProgress: (progress) => {
+          turn.onActivity?.({ kind: 'progress', name: call.name, progress });
           notify(
             this.deps.hooks,
             'onToolProgress',
             { ...info, toolCallId: call.id, name: call.name, progress },
             this.deps.logger,
-          ),
+          );
+        },
       });
     } catch (error) {
       // The store failing is not the tool's failure: the turn is tried again later.

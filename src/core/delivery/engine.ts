@@ -27,7 +27,8 @@ import type { Logger } from '../logger.ts';
 import { wellFormed } from '../well-formed.ts';
 import type { HistoryHit, HistorySearchPort, StoredResult } from '../ports/history.ts';
 import { Lanes, type LaneOptions } from './lanes.ts';
-import type { PendingCall, TurnPolicy, TurnRunner } from '../ports/turns.ts';
+import type { PendingCall, TurnActivity, TurnPolicy, TurnRunner } from '../ports/turns.ts';
+import { FIRST_STATUS, StatusLine, statusText, waitingForAnswer } from './status.ts';
 import type { FileReader } from '../ports/files.ts';
 import { readSharedFiles, type FileLimits } from './shared-files.ts';
 import { replyAsFile, replyOfFile } from './reply-file.ts';
@@ -59,6 +60,9 @@ export const NOTHING_TO_READ_REPLY =
 export const PROMPT_REFUSED = 'Spool is not enabled for you here.';
 export const NEW_CONVERSATION_REPLY =
   'Started a new conversation here. Earlier ones stay searchable with `/recall`.';
+
+/** A status shown at most once a second, and again before Slack drops it (two minutes). */
+const STATUS_TIMING = { intervalMs: 1_000, refreshMs: 90_000 };
 
 export interface DeliveryOptions extends LaneOptions {
   /**
@@ -314,6 +318,9 @@ export class DeliveryEngine implements Delivery {
     try {
       // Shown on a resumed message too, so that whatever a crashed process showed is cleared.
       const endWorking = await outbound.showWorking(entry);
+      const status = outbound.showStatus
+        ? new StatusLine((text) => outbound.showStatus!(entry, text), STATUS_TIMING, FIRST_STATUS)
+        : undefined;
       let stored: ReplyChunk[];
       let chunks: ReplyChunk[] = [];
       // A reply stored by an earlier attempt came from a turn that ran to its end.
@@ -323,7 +330,7 @@ export class DeliveryEngine implements Delivery {
         stored = entry.replySaved ? await ledger.replyOf(entry.id) : [];
         if (stored.length > 0) chunks = stored;
         else {
-          const reply = await this.reply(entry, outbound, signal);
+          const reply = await this.reply(entry, outbound, signal, status);
           if ('awaiting' in reply) awaiting = reply.awaiting;
           else {
             outcome = reply.outcome;
@@ -331,6 +338,7 @@ export class DeliveryEngine implements Delivery {
           }
         }
       } finally {
+        status?.stop();
         await endWorking(chunks.some((chunk) => !chunk.platformMessageId));
       }
       if (awaiting.length > 0) return await this.awaitDecisions(entry, outbound, awaiting);
@@ -401,6 +409,7 @@ export class DeliveryEngine implements Delivery {
     entry: PendingEntry,
     outbound: Outbound,
     signal: AbortSignal,
+    status?: StatusLine,
   ): Promise<{ text: string; outcome: Answered } | { awaiting: PendingCall[] }> {
     if (entry.kind === 'new_conversation') {
       await this.deps.ledger.startConversation(entry);
@@ -431,7 +440,11 @@ export class DeliveryEngine implements Delivery {
       signal,
       files,
       policy: this.turnPolicy(entry, outbound),
-      askForm: (request: FormRequest) => this.questions.ask(entry, outbound, request, signal),
+      askForm: (request: FormRequest) => {
+        status?.set(waitingForAnswer(request.from));
+        return this.questions.ask(entry, outbound, request, signal);
+      },
+      onActivity: status && ((activity: TurnActivity) => status.set(statusText(activity))),
     };
     let result = await this.deps.agent.runTurn(conversation, text, options);
     // Where the person is at hand (the console), they are asked now and the turn goes on at once.

@@ -55,6 +55,11 @@ export interface Outbound {
    * about to be posted (on some platforms a reply ends it by itself). Never throws.
    */
   showWorking(message: InboundMessage): Promise<(replyFollows: boolean) => Promise<void>>;
+  /**
+   * Says what Spool is doing, in place of the working indicator's words ("running ops__deploy"):
+   * at most about once a second, never after the turn ended.
+   */
+  showStatus?(message: InboundMessage, status: string): Promise<void>;
   /** What was said in the lane before Spool joined it, for a fresh conversation. */
   threadContext?(message: InboundMessage): Promise<string | undefined>;
   /**

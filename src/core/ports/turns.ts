@@ -1,6 +1,7 @@
 import type { Conversation } from './conversation.ts';
 import type { SharedFile } from './files.ts';
 import type { FormAnswer, FormRequest } from './forms.ts';
+import type { ToolProgress } from './tools.ts';
 
 /** The turn port: what the inbound pipeline needs of the agent, one turn per user message. */
 
@@ -42,7 +43,19 @@ export interface TurnOptions {
   policy?: TurnPolicy;
   /** Puts a running tool's question to the person who started the turn. */
   askForm?(request: FormRequest): Promise<FormAnswer>;
+  /** Told what the turn is doing as it goes, for a status line people read. */
+  onActivity?(activity: TurnActivity): void;
 }
+
+/**
+ * What a turn is doing: asking the model (`answering` once tools have run, so it may be writing
+ * the answer), running a tool (`reading` for a tool that only reads stored results), or hearing
+ * from a running tool.
+ */
+export type TurnActivity =
+  | { kind: 'model'; afterTools: boolean }
+  | { kind: 'tool'; name: string; reading: boolean }
+  | { kind: 'progress'; name: string; progress: ToolProgress };
 
 /** A channel's own prompt, model and tools. */
 export interface TurnPolicy {

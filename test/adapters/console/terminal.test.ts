@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseKind } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
-import { REPO_ROOT, runSpool } from '../../support/process.ts';
+import { EVERYTHING_SERVER, REPO_ROOT, runSpool } from '../../support/process.ts';
 import { onTerminal } from '../../support/terminal.ts';
 
 let fake: FakeOpenAi;
@@ -134,6 +134,7 @@ describe('a tool that asks a question, on a terminal', () => {
             command: process.execPath,
             args: [join(REPO_ROOT, 'test/fixtures/asking-mcp-server.mjs')],
           },
+          everything: { command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'] },
         },
       }),
     );
@@ -183,6 +184,35 @@ describe('a tool that asks a question, on a terminal', () => {
         input: 'sign me up\n',
       });
       expect(piped.stdout).toContain('tool said: got {"action":"decline"}');
+    } finally {
+      fake.fallback = undefined;
+    }
+  });
+
+  it('shows what Spool is doing on the bottom line, in place of "thinking…"', async () => {
+    fake.fallback = (request) =>
+      request.messages.at(-1)!.role === 'tool'
+        ? { content: 'finished' }
+        : {
+            toolCalls: [
+              {
+                id: 'long',
+                name: 'everything__trigger-long-running-operation',
+                arguments: '{"duration":2,"steps":2}',
+              },
+            ],
+          };
+    const tty = onTerminal(['chat', '--session', `status-${Date.now()}`], {
+      ...env,
+      MCP_CONFIG: mcpConfig,
+    });
+    try {
+      await tty.waitFor('you › ');
+      tty.type('go\r');
+      await tty.waitFor('running everything__trigger-long-running-operation');
+      await tty.waitFor('finished');
+      tty.type('\x03');
+      expect(await tty.exited).toBe(0);
     } finally {
       fake.fallback = undefined;
     }

@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
+import { DiscordAdapter, isWorkingLine } from '../../../src/adapters/discord/discord-adapter.ts';
 import { Agent } from '../../../src/core/agent/agent.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
@@ -91,10 +91,16 @@ beforeEach(() => {
 });
 
 const forToken = (token: string) => (c: DiscordCall) => c.path.includes(`/${token}`);
-const edits = (token: string) => discord.callsTo('PATCH', /@original$/).filter(forToken(token));
+/** Edits of the deferred response but the status lines shown while Spool works. */
+const edits = (token: string) =>
+  discord
+    .callsTo('PATCH', /@original$/)
+    .filter(forToken(token))
+    .filter((c) => !isWorkingLine(c.body?.content));
 const followUps = (token: string) =>
   discord.callsTo('POST', /^\/webhooks\/\d+\/[^/]+$/).filter(forToken(token));
 const callbacks = (token: string) => discord.callsTo('POST', /\/callback$/).filter(forToken(token));
+const answerOf = (token: string) => edits(token).at(-1)?.body?.content;
 const answer = (token: string) =>
   edits(token).find((e) => String(e.body?.content).startsWith('tool said'));
 
@@ -235,4 +241,34 @@ describe("a tool server's prompts, as /prompt", () => {
     expect(callbacks(token).map((c) => (c.body as { type: number }).type)).toEqual([5]);
     expect(edits(token)[0]!.body!.content).toBe("heard: What's weather in New York, NY?");
   });
+});
+
+it('shows what Spool is doing in the deferred response, then replaces it with the reply', async () => {
+  llm.enqueue(
+    {
+      toolCalls: [
+        {
+          id: 'long',
+          name: 'everything__trigger-long-running-operation',
+          arguments: '{"duration":2,"steps":2}',
+        },
+      ],
+    },
+    { content: 'all done' },
+  );
+  const { token } = discord.sendCommand({
+    name: 'ask',
+    options: [{ name: 'prompt', value: 'run the long one' }],
+    guildId: GUILD,
+    channelId: nextId(),
+    userId: ASKER,
+  });
+  await discord.waitFor(() => answerOf(token) === 'all done');
+  const contents = discord
+    .callsTo('PATCH', /@original$/)
+    .filter(forToken(token))
+    .map((c) => c.body?.content);
+  expect(contents[0]).toMatch(/^⏳ Spool is running everything__trigger-long-running-operation/);
+  expect(contents.at(-1)).toBe('all done');
+  expect(contents.slice(0, -1).every(isWorkingLine)).toBe(true);
 });

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
+import { DiscordAdapter, isWorkingLine } from '../../../src/adapters/discord/discord-adapter.ts';
 import type { DeliveryEngine } from '../../../src/core/delivery/engine.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { testAgent } from '../../support/agent.ts';
@@ -77,7 +77,12 @@ beforeEach(() => {
 const lastUserText = (request: ChatRequest) =>
   String(request.messages.filter((m) => m.role === 'user').at(-1)?.content);
 const forToken = (token: string) => (c: DiscordCall) => c.path.includes(`/${token}`);
-const edits = (token: string) => discord.callsTo('PATCH', /@original$/).filter(forToken(token));
+/** Edits of the deferred response but the status lines shown while Spool works. */
+const edits = (token: string) =>
+  discord
+    .callsTo('PATCH', /@original$/)
+    .filter(forToken(token))
+    .filter((c) => !isWorkingLine(c.body?.content));
 const callbacks = (token: string) => discord.callsTo('POST', /\/callback$/).filter(forToken(token));
 const fileText = (name: string) => `the contents of ${name}`;
 

@@ -338,3 +338,56 @@ describe("a tool server's prompts, as /spool prompt", () => {
     expect(llm.requests.length - asked).toBe(1);
   });
 });
+
+describe('a status line while Spool works', () => {
+  it('names the running tool and its progress, at most once a second, and nothing after the reply', async () => {
+    const bot = await startBot();
+    try {
+      const ch = channel();
+      llm.enqueue(
+        {
+          toolCalls: [
+            {
+              id: 'long',
+              name: 'everything__trigger-long-running-operation',
+              arguments: '{"duration":3,"steps":3}',
+            },
+          ],
+        },
+        (request) => ({ content: `tool said: ${lastToolResult(request)}` }),
+      );
+      await bot.mention(ch, '3101.1');
+      await slack.waitFor(() => replyIn(ch) !== undefined);
+      const reply = slack.calls.find(
+        (c) => c.method === 'chat.postMessage' && c.args.channel === ch,
+      )!;
+      const statuses = slack.calls.filter(
+        (c) => c.method === 'assistant.threads.setStatus' && c.args.channel_id === ch,
+      );
+      const said = statuses.map((c) => c.args.status);
+      expect(said[0]).toBe('is thinking…');
+      expect(said).toContain('is running everything__trigger-long-running-operation…');
+      expect(said).toContainEqual(
+        expect.stringMatching(/^is running everything__trigger-long-running-operation \(\d+%\)…$/),
+      );
+      // Sent a second apart; what they reach the fake Slack with is less regular.
+      for (let i = 1; i < statuses.length; i++)
+        expect(statuses[i]!.at - statuses[i - 1]!.at).toBeGreaterThanOrEqual(700);
+      expect(statuses.every((c) => c.at <= reply.at)).toBe(true);
+      // Nothing more is shown once the reply is out: the next message in the thread gets its reply
+      // with the thread's statuses unchanged but for its own "thinking".
+      llm.enqueue({ content: 'done' });
+      await bot.mention(ch, '3101.2');
+      await slack.waitFor(() =>
+        slack.callsTo('chat.postMessage').some((m) => m.channel === ch && m.text === 'done'),
+      );
+      expect(
+        slack.calls.filter(
+          (c) => c.method === 'assistant.threads.setStatus' && c.args.channel_id === ch,
+        ),
+      ).toHaveLength(statuses.length + 1);
+    } finally {
+      await bot.stop();
+    }
+  });
+});

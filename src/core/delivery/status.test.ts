@@ -1,0 +1,66 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { FIRST_STATUS, StatusLine, statusText } from './status.ts';
+
+describe('StatusLine', () => {
+  const shown: Array<[number, string]> = [];
+  let line: StatusLine;
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 0 });
+    shown.length = 0;
+    line = new StatusLine(
+      async (status) => void shown.push([Date.now(), status]),
+      { intervalMs: 1_000, refreshMs: 90_000 },
+      FIRST_STATUS,
+    );
+  });
+  afterEach(() => {
+    line.stop();
+    vi.useRealTimers();
+  });
+
+  it('shows at most one status a second, the latest one, and not the first again', () => {
+    line.set(FIRST_STATUS);
+    line.set('running a');
+    line.set('running b');
+    vi.advanceTimersByTime(999);
+    expect(shown).toEqual([]);
+    vi.advanceTimersByTime(1);
+    line.set('running c');
+    vi.advanceTimersByTime(2_500);
+    expect(shown).toEqual([
+      [1_000, 'running b'],
+      [2_000, 'running c'],
+    ]);
+  });
+
+  it('shows the status again before Slack drops it, and nothing once stopped', () => {
+    vi.advanceTimersByTime(90_000);
+    expect(shown).toEqual([[90_000, FIRST_STATUS]]);
+    line.set('running a');
+    vi.advanceTimersByTime(1_000);
+    line.stop();
+    line.set('running b');
+    vi.advanceTimersByTime(200_000);
+    expect(shown).toEqual([
+      [90_000, FIRST_STATUS],
+      [91_000, 'running a'],
+    ]);
+  });
+});
+
+it('statusText says what the turn does, with a running tool’s own words and share done', () => {
+  expect(statusText({ kind: 'model', afterTools: true })).toBe('writing the answer');
+  expect(statusText({ kind: 'tool', name: 'ops__deploy', reading: false })).toBe(
+    'running ops__deploy',
+  );
+  expect(statusText({ kind: 'tool', name: 'get_continuation', reading: true })).toBe(
+    'reading stored results',
+  );
+  expect(
+    statusText({
+      kind: 'progress',
+      name: 'ops__deploy',
+      progress: { progress: 3, total: 7, message: 'copying files' },
+    }),
+  ).toBe('running ops__deploy: copying files (43%)');
+});

@@ -1,0 +1,87 @@
+import type { TurnActivity } from '../ports/turns.ts';
+
+/** A status stays short: Slack shows it on one line beside the app's name. */
+const MAX_STATUS_CHARS = 100;
+
+/**
+ * What a turn is doing, as a phrase people read after Spool's name ("Spool is running
+ * ops__deploy"). The one owner of this wording.
+ */
+export function statusText(activity: TurnActivity): string {
+  switch (activity.kind) {
+    case 'model':
+      return activity.afterTools ? 'writing the answer' : 'thinking';
+    case 'tool':
+      return activity.reading ? 'reading stored results' : `running ${activity.name}`;
+    case 'progress': {
+      const { progress, total, message } = activity.progress;
+      const share = total ? ` (${Math.round((100 * progress) / total)}%)` : '';
+      const said = message ? `: ${message}` : '';
+      return `running ${activity.name}${said}${share}`.slice(0, MAX_STATUS_CHARS);
+    }
+  }
+}
+
+export const waitingForAnswer = (server: string) => `waiting for an answer to ${server}'s question`;
+
+/** What the working indicator says before any status: the turn's first step. */
+export const FIRST_STATUS = statusText({ kind: 'model', afterTools: false });
+
+/**
+ * One turn's status line: shows at most one update per `intervalMs` (the latest wins, shown when
+ * the interval is up), shows the last one again every `refreshMs` (Slack drops a status after two
+ * minutes), and nothing once stopped.
+ */
+export class StatusLine {
+  private latest?: string;
+  private shownAt = 0;
+  private pending?: NodeJS.Timeout;
+  private refresh?: NodeJS.Timeout;
+  private stopped = false;
+
+  /** `shown`: what the working indicator says already ("thinking"), not shown again. */
+  constructor(
+    private readonly show: (status: string) => Promise<void>,
+    private readonly options: { intervalMs: number; refreshMs: number },
+    shown: string,
+  ) {
+    this.latest = shown;
+    this.shownAt = Date.now();
+    this.refreshLater();
+  }
+
+  set(status: string): void {
+    if (this.stopped || status === this.latest) return;
+    this.latest = status;
+    if (this.pending) return;
+    const wait = this.shownAt + this.options.intervalMs - Date.now();
+    if (wait <= 0) this.flush();
+    else this.pending = setTimeout(() => this.flush(), wait);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.pending);
+    clearTimeout(this.refresh);
+  }
+
+  /** The status shown again once `refreshMs` passes without a change. */
+  private refreshLater(): void {
+    clearTimeout(this.refresh);
+    this.refresh = setTimeout(() => {
+      const again = this.latest;
+      this.latest = undefined;
+      this.shownAt = 0;
+      if (again) this.set(again);
+    }, this.options.refreshMs);
+  }
+
+  private flush(): void {
+    this.pending = undefined;
+    if (this.stopped || this.latest === undefined) return;
+    this.shownAt = Date.now();
+    this.refreshLater();
+    // A status is an indicator: one the platform refuses changes nothing that matters.
+    void this.show(this.latest).catch(() => {});
+  }
+}
