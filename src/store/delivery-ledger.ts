@@ -1,6 +1,7 @@
 import type {
   ApprovalButtons,
   FormButtons,
+  LaneKey,
   InboundFile,
   InboundKind,
   InboundMessage,
@@ -33,6 +34,7 @@ interface InboxRow {
 interface PendingRow extends InboxRow {
   due: boolean;
   reply_saved: boolean;
+  stop_requested: boolean;
   conversation_id: string | null;
   c_platform: string;
   c_workspace: string;
@@ -181,7 +183,7 @@ export class DeliveryLedger implements DeliveryPort {
   async nextPending(laneId: string): Promise<PendingEntry | undefined> {
     const [row] = await this.prisma.$queryRaw<PendingRow[]>`
       SELECT i.id, i.lane_id, l.platform, l.workspace, l.channel, l.thread, i.message_key, i.kind, i.user_id, i.text,
-             i.delivery, i.files, i.attempts, i.available_at <= now() AS due,
+             i.delivery, i.files, i.attempts, i.available_at <= now() AS due, i.stop_requested_at IS NOT NULL AS stop_requested,
              EXISTS (SELECT 1 FROM outbox o WHERE o.inbox_id = i.id AND o.seq >= 0) AS reply_saved,
              c.id::text AS conversation_id, c.platform AS c_platform, c.workspace AS c_workspace, c.channel AS c_channel, c.thread AS c_thread
         FROM inbox i JOIN lanes l ON l.id = i.lane_id LEFT JOIN conversations c ON c.id = l.conversation_id
@@ -202,7 +204,12 @@ export class DeliveryLedger implements DeliveryPort {
               thread: row.c_thread,
             },
           };
-    return { ...toEntry(row), ...conversation, replySaved: row.reply_saved };
+    return {
+      ...toEntry(row),
+      ...conversation,
+      replySaved: row.reply_saved,
+      ...(row.stop_requested ? { stopRequested: true } : {}),
+    };
   }
 
   async conversationFor(
@@ -318,6 +325,32 @@ export class DeliveryLedger implements DeliveryPort {
        WHERE status = 'waiting' AND id IN (SELECT inbox_id FROM outbox WHERE tool_call_id = ${toolCallId})
       RETURNING lane_id`;
     return row && String(row.lane_id);
+  }
+
+  async requestStop(
+    lane: LaneKey,
+    by: string,
+    messageKey?: string,
+  ): Promise<{ inboxId: string; laneId: string } | undefined> {
+    // One statement: the message is stopped once, whichever replica took the click; a waiting one
+    // is due at once, to end. One whose reply is saved has finished its turn: nothing to stop.
+    const [row] = await this.prisma.$queryRaw<Array<{ id: bigint; lane_id: bigint }>>`
+      UPDATE inbox SET stop_requested_at = coalesce(stop_requested_at, now()), stopped_by = coalesce(stopped_by, ${by}),
+             status = 'pending', available_at = least(available_at, now())
+       WHERE id = (
+         SELECT i.id FROM inbox i JOIN lanes l ON l.id = i.lane_id
+          WHERE l.platform = ${lane.platform} AND l.workspace = ${lane.workspace} AND l.channel = ${lane.channel} AND l.thread = ${lane.thread}
+            AND i.status IN ('pending', 'waiting') AND (${messageKey ?? null}::text IS NULL OR i.message_key = ${messageKey ?? null})
+            AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.inbox_id = i.id AND o.seq >= 0)
+          ORDER BY i.id LIMIT 1)
+      RETURNING id, lane_id`;
+    return row && { inboxId: String(row.id), laneId: String(row.lane_id) };
+  }
+
+  async stopRequested(inboxId: string): Promise<boolean> {
+    const [row] = await this.prisma.$queryRaw<Array<{ stopped: boolean }>>`
+      SELECT stop_requested_at IS NOT NULL AS stopped FROM inbox WHERE id = ${BigInt(inboxId)}`;
+    return row?.stopped ?? false;
   }
 
   /** Unanswered messages, and how long the oldest has waited: for the metrics. */

@@ -53,6 +53,8 @@ export class FakeSlack {
       files?: Array<{ id: string; name: string }>;
     }>
   >();
+  /** Whether the app is declared as an agent: agents.sessions.* answer. */
+  agentApp = true;
   /** Whether assistant.threads.setStatus is allowed for this app. */
   statusApi = true;
   /**
@@ -434,6 +436,8 @@ export class FakeSlack {
       }
       case 'assistant.threads.setStatus':
         return this.statusApi ? { ok: true } : { ok: false, error: 'not_allowed_token_type' };
+      case 'agents.sessions.setStatus':
+        return this.agentApp ? { ok: true } : { ok: false, error: 'not_allowed_token_type' };
       default:
         return { ok: true };
     }

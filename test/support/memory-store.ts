@@ -9,6 +9,7 @@ import type {
   ApprovalButtons,
   FormButtons,
   InboundMessage,
+  LaneKey,
   InboxEntry,
   DeliveryPort,
   PendingEntry,
@@ -62,6 +63,7 @@ export class MemoryStore implements StorePort {
 interface Row extends InboxEntry {
   status: 'pending' | 'waiting' | 'answered' | 'failed' | 'refused';
   availableAt: number;
+  stoppedBy?: string;
 }
 
 /**
@@ -145,6 +147,7 @@ export class MemoryLedger implements DeliveryPort {
       ...next,
       ...(conversation ? { conversation: { ...conversation } } : {}),
       replySaved: this.chunks.has(next.id),
+      ...(next.stoppedBy ? { stopRequested: true } : {}),
     };
   }
 
@@ -240,6 +243,25 @@ export class MemoryLedger implements DeliveryPort {
     row.status = 'pending';
     row.availableAt = Date.now();
     return row.laneId;
+  }
+
+  async requestStop(lane: LaneKey, by: string, messageKey?: string) {
+    const row = this.rows.find(
+      (r) =>
+        JSON.stringify(r.lane) === JSON.stringify(lane) &&
+        (r.status === 'pending' || r.status === 'waiting') &&
+        !this.chunks.has(r.id) &&
+        (!messageKey || r.messageKey === messageKey),
+    );
+    if (!row) return undefined;
+    row.stoppedBy ??= by;
+    row.status = 'pending';
+    row.availableAt = Math.min(row.availableAt, Date.now());
+    return { inboxId: row.id, laneId: row.laneId };
+  }
+
+  async stopRequested(inboxId: string): Promise<boolean> {
+    return this.row(inboxId).stoppedBy !== undefined;
   }
 
   private lane(id: string) {

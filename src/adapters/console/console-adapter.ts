@@ -139,6 +139,9 @@ export async function runConsole(delivery: Delivery, options: ConsoleOptions): P
     thread: options.session,
   };
   const { screen } = options;
+  // Whether a turn is under way, and whether Ctrl-C already stopped it.
+  let working = false;
+  let stopping = false;
   // On a terminal readline edits the line and keeps a history (the arrow keys); piped, it only
   // splits lines.
   const lines = screen
@@ -153,9 +156,17 @@ export async function runConsole(delivery: Delivery, options: ConsoleOptions): P
     : createInterface({ input: options.input, terminal: false, signal: options.signal });
   if (screen) {
     screen.attach(lines);
-    // Ctrl-C at the prompt ends the input as Ctrl-D does: the reply under way finishes, the lock is
-    // released.
-    lines.on('SIGINT', () => lines.close());
+    // Ctrl-C during a turn stops it; at the prompt, or a second time, it ends the input as Ctrl-D
+    // does: the reply under way finishes, the lock is released.
+    lines.on('SIGINT', () => {
+      if (!working || stopping) return lines.close();
+      stopping = true;
+      // A turn whose reply is out has nothing to stop: the Ctrl-C was meant to quit.
+      void delivery.stopTurn({ lane, user: 'local' }).then(
+        (outcome) => outcome === 'stopping' || lines.close(),
+        () => lines.close(),
+      );
+    });
     if (options.welcome) screen.write(options.welcome);
   }
   // Node 24 throws on a prompt after the input ended (Node 20 ignored it): prompt only while open.
@@ -183,8 +194,13 @@ export async function runConsole(delivery: Delivery, options: ConsoleOptions): P
       options.output.write(`${await writeResult(delivery, lane, result[1]!, result[2]!)}\n`);
     else if ('problem' in asked) options.output.write(`${asked.problem}\n`);
     else if (asked.text) {
-      const handled = await say(asked.text);
-      if (handled.status !== 'accepted' || (await handled.answered) === 'failed') failed++;
+      working = true;
+      try {
+        const handled = await say(asked.text);
+        if (handled.status !== 'accepted' || (await handled.answered) === 'failed') failed++;
+      } finally {
+        working = stopping = false;
+      }
     }
     prompt();
   }

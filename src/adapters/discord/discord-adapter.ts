@@ -159,6 +159,15 @@ const workingLine = (status: string) => `${WORKING_MARK}${status}…`;
 export const isWorkingLine = (content: unknown) =>
   typeof content === 'string' && content.startsWith(WORKING_MARK);
 
+/** Stop, under the working line: its custom_id names the message whose turn it stops. */
+const STOP_BUTTON = /^spool:stop:(.+)$/;
+const stopComponents = (messageKey: string) => [
+  {
+    type: 1,
+    components: [{ type: 2, style: 2, label: 'Stop', custom_id: `spool:stop:${messageKey}` }],
+  },
+];
+
 /** Approve and Deny, as one row of message components. */
 const approvalComponents = ({ toolCallId }: ApprovalButtons) => [
   {
@@ -174,6 +183,7 @@ const approvalComponents = ({ toolCallId }: ApprovalButtons) => [
 const DISCORD_CDN_ORIGINS = ['https://cdn.discordapp.com', 'https://media.discordapp.net'];
 
 export const DISCORD_REFUSAL = "Sorry, you can't use Spool here.";
+export const NOTHING_TO_STOP = 'Nothing to stop: that answer is finished.';
 
 export const DISCORD_HELP = [
   '**Spool** answers with the help of its tools.',
@@ -496,6 +506,8 @@ export class DiscordAdapter implements PlatformAdapter {
    * is edited by the turn that waits.
    */
   private async click(interaction: ButtonInteraction): Promise<void> {
+    const [, stopped] = STOP_BUTTON.exec(interaction.customId) ?? [];
+    if (stopped) return this.stopClicked(interaction, stopped);
     const [, action, questionId] = FORM_BUTTON.exec(interaction.customId) ?? [];
     if (questionId) return this.formButton(interaction, action as FormAnswer['action'], questionId);
     const [, decision, toolCallId] = APPROVAL_BUTTON.exec(interaction.customId) ?? [];
@@ -526,6 +538,17 @@ export class DiscordAdapter implements PlatformAdapter {
       user: interaction.user.id,
       roles: Array.isArray(roles) ? roles : roles ? [...roles.cache.keys()] : [],
     };
+  }
+
+  /** Stop: the turn ends within a second, wherever it runs; a late click is told so. */
+  private async stopClicked(interaction: ButtonInteraction, messageKey: string): Promise<void> {
+    const outcome = await this.delivery.stopTurn(this.askerOf(interaction), messageKey);
+    await (outcome === 'stopping'
+      ? interaction.deferUpdate()
+      : interaction.reply({
+          content: outcome === 'refused' ? DISCORD_REFUSAL : NOTHING_TO_STOP,
+          flags: MessageFlags.Ephemeral,
+        }));
   }
 
   /** Answer opens the form as a modal, for the person asked; Decline and Cancel answer at once. */
@@ -660,11 +683,15 @@ export class DiscordAdapter implements PlatformAdapter {
       },
       // The deferral already shows "Spool is thinking…" until the reply replaces it.
       showWorking: async () => async () => {},
-      // The deferred response ("thinking…") says what Spool is doing until the reply replaces it.
-      showStatus: async ({ delivery }, status) => {
+      // The deferred response ("thinking…") says what Spool is doing, with Stop, until the reply
+      // replaces it.
+      showStatus: async ({ delivery, messageKey }, status) => {
         await this.client.rest.patch(
           Routes.webhookMessage(delivery.applicationId!, delivery.token!, '@original'),
-          { body: { content: workingLine(status) }, auth: false },
+          {
+            body: { content: workingLine(status), components: stopComponents(messageKey) },
+            auth: false,
+          },
         );
       },
       // Attachment URLs are signed by Discord: nothing of the bot's goes with them, and only
@@ -697,15 +724,19 @@ export class DiscordAdapter implements PlatformAdapter {
     try {
       // The first follow-up of a deferred response takes the response's place: the prompt
       // must be a message of its own, edited once decided, so the response says it waits.
+      // Stop stays while a question holds the turn; a parked approval has no turn running.
       if (chunk.approval || chunk.form)
         await rest.patch(Routes.webhookMessage(applicationId!, token!, '@original'), {
-          body: { content: chunk.approval ? WAITING_FOR_APPROVAL : WAITING_FOR_ANSWER },
+          body: chunk.approval
+            ? { content: WAITING_FOR_APPROVAL, components: [] }
+            : { content: WAITING_FOR_ANSWER, components: stopComponents(message.messageKey) },
           auth: false,
         });
       const sent =
         chunk.seq === 0
           ? await rest.patch(Routes.webhookMessage(applicationId!, token!, '@original'), {
-              body,
+              // The reply takes the working line's place, and its Stop button goes with it.
+              body: { components: [], ...body },
               files,
               auth: false,
             })

@@ -140,10 +140,12 @@ export class SlackAdapter implements PlatformAdapter {
   private started = false;
   /**
    * assistant.threads.setStatus fails for some apps and workspaces (scopes, plans, outages): after
-   * a
-   * failure a reaction stands in, and the status API is tried again after a while, never given up.
+   * a failure a reaction stands in, and the status API is tried again after a while, never given
+   * up.
    */
   private statusApiAfter = 0;
+  /** Until when agent sessions are not tried again (the app is not declared as an agent). */
+  private sessionsApiAfter = 0;
 
   constructor(
     private readonly config: SlackAdapterConfig,
@@ -205,6 +207,22 @@ export class SlackAdapter implements PlatformAdapter {
     this.app.message(({ message, body, context }) =>
       this.receive(message as unknown as SlackEvent, body, context),
     );
+    // The agent session's Stop button: the thread's turn ends, on whichever replica runs it.
+    this.app.event('agent_session_stopped', async ({ event, body }) => {
+      const stopped = event as unknown as { channel: string; thread_ts?: string; user?: string };
+      const lane = {
+        platform: 'slack',
+        workspace: body.team_id,
+        channel: stopped.channel,
+        thread: stopped.thread_ts ?? '',
+      };
+      const outcome = await this.delivery.stopTurn({ lane, user: stopped.user ?? '' });
+      // Nothing ran: the session is told it is no longer processing (Slack leaves that to the app).
+      if (outcome !== 'stopping')
+        await this.app.client.agents.sessions
+          .setStatus({ channel_id: lane.channel, thread_ts: lane.thread, status: 'active' })
+          .catch(() => {});
+    });
 
     this.app.action(
       { type: 'block_actions', action_id: new RegExp(`^(${APPROVE_ACTION}|${DENY_ACTION})$`) },
@@ -635,7 +653,46 @@ export class SlackAdapter implements PlatformAdapter {
     });
   }
 
+  /**
+   * The thread's agent session, where Slack has Spool as an agent: `processing` (with its Stop
+   * button) while a turn runs, `active` after; titled by the first question. Resolves to what
+   * ends it, or to nothing where sessions are refused (tried again after `statusRetryMs`).
+   */
+  private async openSession(
+    client: WebClient,
+    { lane, text }: InboundMessage,
+  ): Promise<(() => Promise<void>) | undefined> {
+    if (Date.now() < this.sessionsApiAfter) return undefined;
+    const session = { channel_id: lane.channel, thread_ts: lane.thread };
+    try {
+      await client.agents.sessions.setStatus({
+        ...session,
+        status: 'processing',
+        title: sessionTitle(text),
+      });
+    } catch {
+      this.sessionsApiAfter = Date.now() + (this.config.statusRetryMs ?? 600_000);
+      return undefined;
+    }
+    return async () =>
+      void (await client.agents.sessions
+        .setStatus({ ...session, status: 'active' })
+        .catch(() => {}));
+  }
+
   private async showStatus(
+    client: WebClient,
+    message: InboundMessage,
+  ): Promise<(replyFollows: boolean) => Promise<void>> {
+    const endSession = await this.openSession(client, message);
+    const endIndicator = await this.showIndicator(client, message);
+    return async (replyFollows) => {
+      await endIndicator(replyFollows);
+      await endSession?.();
+    };
+  }
+
+  private async showIndicator(
     client: WebClient,
     { lane, delivery }: InboundMessage,
   ): Promise<(replyFollows: boolean) => Promise<void>> {
@@ -668,6 +725,10 @@ export class SlackAdapter implements PlatformAdapter {
     };
   }
 }
+
+/** A session's title: the first line of the question that opened it, within Slack's 200 chars. */
+const sessionTitle = (text: string) =>
+  (text.split('\n').find((line) => line.trim()) ?? 'Spool').trim().slice(0, 200);
 
 export const SLACK_HELP = [
   '*Spool* answers in threads. Mention me in a channel, or message me directly; in a thread I have joined, just keep talking.',

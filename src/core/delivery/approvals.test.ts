@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DeliveryEngine } from './engine.ts';
+import { DeliveryEngine, STOPPED_REPLY } from './engine.ts';
 import { Agent } from '../agent/agent.ts';
 import type { LlmPort, LlmRequest } from '../ports/llm.ts';
 import type { InboundMessage } from '../ports/delivery.ts';
@@ -229,6 +229,26 @@ describe('approvals through the pipeline and the agent', () => {
       { status: 'denied', by: 'U1', note: 'no terminal to ask on' },
     ]);
     expect(posted.map((p) => p.text)).toEqual([expect.stringContaining('(no terminal to ask on)')]);
+    await pipeline.stop(0);
+  });
+
+  it('ends a message parked for an approval when someone stops it: the call never runs, and a late click changes nothing', async () => {
+    const shared = fresh();
+    const { outbound, posted } = platform();
+    const { pipeline, requests } = bot(shared, outbound);
+    const handled = await pipeline.handleIncoming(message('m9'), { waitForReply: true });
+    await whenTrue(() => posted.length === 1);
+    const id = posted[0]!.approval!.toolCallId;
+    expect(await pipeline.stopTurn({ lane: message('x').lane, user: 'U1' })).toBe('stopping');
+    expect(handled.status === 'accepted' && (await handled.answered)).toBe('ok');
+    expect(posted.at(-1)!.text).toBe(STOPPED_REPLY);
+    expect(requests).toHaveLength(1);
+    await pipeline.decideApproval(click(id, 'U9'));
+    // The lane's next message is answered; the stopped call has not run.
+    await pipeline.handleIncoming(message('m10'), { waitForReply: true });
+    await whenTrue(() => posted.filter((c) => c.approval).length === 2);
+    expect(shared.runs).toEqual([]);
+    expect(await pipeline.stopTurn({ lane: message('x').lane, user: 'U1' }, 'm9')).toBe('nothing');
     await pipeline.stop(0);
   });
 });

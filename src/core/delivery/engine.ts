@@ -18,6 +18,7 @@ import type {
   FormClick,
   FormClickOutcome,
   Handled,
+  StopOutcome,
   HandleOptions,
   Outbound,
 } from '../ports/platform.ts';
@@ -28,7 +29,7 @@ import { wellFormed } from '../well-formed.ts';
 import type { HistoryHit, HistorySearchPort, StoredResult } from '../ports/history.ts';
 import { Lanes, type LaneOptions } from './lanes.ts';
 import type { PendingCall, TurnActivity, TurnPolicy, TurnRunner } from '../ports/turns.ts';
-import { FIRST_STATUS, StatusLine, statusText, waitingForAnswer } from './status.ts';
+import { StatusLine, statusText, waitingForAnswer } from './status.ts';
 import type { FileReader } from '../ports/files.ts';
 import { readSharedFiles, type FileLimits } from './shared-files.ts';
 import { replyAsFile, replyOfFile } from './reply-file.ts';
@@ -58,6 +59,11 @@ export const fileRefusedNote = (reason: string) =>
 export const NOTHING_TO_READ_REPLY =
   'Your message reached me, but I found nothing in it I can read: no words and no files. What can I do for you?';
 export const PROMPT_REFUSED = 'Spool is not enabled for you here.';
+/** The reply to a message whose turn a person stopped. */
+export const STOPPED_REPLY =
+  'Stopped. What I did so far is kept: say "go on" and I will pick up from there.';
+/** How often a running turn looks for a Stop taken by another replica. */
+const STOP_POLL_MS = 1_000;
 export const NEW_CONVERSATION_REPLY =
   'Started a new conversation here. Earlier ones stay searchable with `/recall`.';
 
@@ -117,6 +123,8 @@ export class DeliveryEngine implements Delivery {
   private readonly lanes: Lanes;
   private readonly desk: ApprovalDesk;
   private readonly questions: QuestionDesk;
+  /** The turns this process runs, by inbox row: a Stop taken here ends one at once. */
+  private readonly running = new Map<string, AbortController>();
 
   constructor(
     private readonly deps: DeliveryDeps,
@@ -227,6 +235,20 @@ export class DeliveryEngine implements Delivery {
     return outcome;
   }
 
+  /**
+   * Stops the turn of a message in `who`'s lane (the one with `messageKey`, else the oldest not
+   * answered), on whichever replica runs it: here at once, elsewhere within STOP_POLL_MS.
+   */
+  async stopTurn(who: Asker, messageKey?: string): Promise<StopOutcome> {
+    if (!this.permits(who)) return 'refused';
+    const stopped = await this.deps.ledger.requestStop(who.lane, who.user, messageKey);
+    if (!stopped) return 'nothing';
+    this.running.get(stopped.inboxId)?.abort();
+    // A message parked for an approval ends now, here if this process can take its lane.
+    this.lanes.work(stopped.laneId);
+    return 'stopping';
+  }
+
   answerForm(click: FormClick): Promise<FormClickOutcome> {
     return this.questions.answer(click);
   }
@@ -319,7 +341,7 @@ export class DeliveryEngine implements Delivery {
       // Shown on a resumed message too, so that whatever a crashed process showed is cleared.
       const endWorking = await outbound.showWorking(entry);
       const status = outbound.showStatus
-        ? new StatusLine((text) => outbound.showStatus!(entry, text), STATUS_TIMING, FIRST_STATUS)
+        ? new StatusLine((text) => outbound.showStatus!(entry, text), STATUS_TIMING)
         : undefined;
       let stored: ReplyChunk[];
       let chunks: ReplyChunk[] = [];
@@ -330,7 +352,7 @@ export class DeliveryEngine implements Delivery {
         stored = entry.replySaved ? await ledger.replyOf(entry.id) : [];
         if (stored.length > 0) chunks = stored;
         else {
-          const reply = await this.reply(entry, outbound, signal, status);
+          const reply = await this.replyUnlessStopped(entry, outbound, signal, status);
           if ('awaiting' in reply) awaiting = reply.awaiting;
           else {
             outcome = reply.outcome;
@@ -403,6 +425,38 @@ export class DeliveryEngine implements Delivery {
     if (outbound.postsFiles && text.length > this.options.replyFileChars)
       return [replyAsFile(text, entry.id)];
     return outbound.render(text).map((part) => ({ text: part }));
+  }
+
+  /**
+   * The turn's reply, or STOPPED_REPLY once a person stopped it: what the turn stored so far stays,
+   * for a later "go on".
+   */
+  private async replyUnlessStopped(
+    entry: PendingEntry,
+    outbound: Outbound,
+    signal: AbortSignal,
+    status?: StatusLine,
+  ): ReturnType<DeliveryEngine['reply']> {
+    if (entry.stopRequested) return { text: STOPPED_REPLY, outcome: 'ok' };
+    const stop = new AbortController();
+    this.running.set(entry.id, stop);
+    const watch = setInterval(
+      () =>
+        void this.deps.ledger.stopRequested(entry.id).then(
+          (stopped) => stopped && stop.abort(),
+          () => {},
+        ),
+      STOP_POLL_MS,
+    );
+    try {
+      return await this.reply(entry, outbound, AbortSignal.any([signal, stop.signal]), status);
+    } catch (error) {
+      if (!stop.signal.aborted || signal.aborted) throw error;
+      return { text: STOPPED_REPLY, outcome: 'ok' };
+    } finally {
+      clearInterval(watch);
+      this.running.delete(entry.id);
+    }
   }
 
   private async reply(

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { FIRST_STATUS, StatusLine, statusText } from './status.ts';
+import { StatusLine, statusText } from './status.ts';
 
 describe('StatusLine', () => {
   const shown: Array<[number, string]> = [];
@@ -7,19 +7,18 @@ describe('StatusLine', () => {
   beforeEach(() => {
     vi.useFakeTimers({ now: 0 });
     shown.length = 0;
-    line = new StatusLine(
-      async (status) => void shown.push([Date.now(), status]),
-      { intervalMs: 1_000, refreshMs: 90_000 },
-      FIRST_STATUS,
-    );
+    line = new StatusLine(async (status) => void shown.push([Date.now(), status]), {
+      intervalMs: 1_000,
+      refreshMs: 90_000,
+    });
   });
   afterEach(() => {
     line.stop();
     vi.useRealTimers();
   });
 
-  it('shows at most one status a second, the latest one, and not the first again', () => {
-    line.set(FIRST_STATUS);
+  it('shows nothing for the first second, then at most one status a second, the latest one', () => {
+    line.set('thinking');
     line.set('running a');
     line.set('running b');
     vi.advanceTimersByTime(999);
@@ -34,17 +33,31 @@ describe('StatusLine', () => {
   });
 
   it('shows the status again before Slack drops it, and nothing once stopped', () => {
-    vi.advanceTimersByTime(90_000);
-    expect(shown).toEqual([[90_000, FIRST_STATUS]]);
+    line.set('thinking');
+    vi.advanceTimersByTime(91_000);
+    expect(shown).toEqual([
+      [1_000, 'thinking'],
+      [91_000, 'thinking'],
+    ]);
     line.set('running a');
     vi.advanceTimersByTime(1_000);
     line.stop();
     line.set('running b');
     vi.advanceTimersByTime(200_000);
     expect(shown).toEqual([
-      [90_000, FIRST_STATUS],
-      [91_000, 'running a'],
+      [1_000, 'thinking'],
+      [91_000, 'thinking'],
+      [92_000, 'running a'],
     ]);
+  });
+
+  it('shows nothing for a turn that ends within the first second', () => {
+    line.set('thinking');
+    line.set('running a');
+    vi.advanceTimersByTime(500);
+    line.stop();
+    vi.advanceTimersByTime(200_000);
+    expect(shown).toEqual([]);
   });
 });
 

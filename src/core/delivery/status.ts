@@ -24,13 +24,11 @@ export function statusText(activity: TurnActivity): string {
 
 export const waitingForAnswer = (server: string) => `waiting for an answer to ${server}'s question`;
 
-/** What the working indicator says before any status: the turn's first step. */
-export const FIRST_STATUS = statusText({ kind: 'model', afterTools: false });
-
 /**
  * One turn's status line: shows at most one update per `intervalMs` (the latest wins, shown when
- * the interval is up), shows the last one again every `refreshMs` (Slack drops a status after two
- * minutes), and nothing once stopped.
+ * the interval is up), the first one only once the turn has run that long (a quick turn shows
+ * none: the working indicator said enough), the last one again every `refreshMs` (Slack drops a
+ * status after two minutes), and nothing once stopped.
  */
 export class StatusLine {
   private latest?: string;
@@ -39,15 +37,11 @@ export class StatusLine {
   private refresh?: NodeJS.Timeout;
   private stopped = false;
 
-  /** `shown`: what the working indicator says already ("thinking"), not shown again. */
   constructor(
     private readonly show: (status: string) => Promise<void>,
     private readonly options: { intervalMs: number; refreshMs: number },
-    shown: string,
   ) {
-    this.latest = shown;
     this.shownAt = Date.now();
-    this.refreshLater();
   }
 
   set(status: string): void {

@@ -88,6 +88,8 @@ export interface PendingEntry extends InboxEntry {
   conversation?: Conversation;
   /** An earlier attempt saved a reply (`replyOf` holds it). */
   replySaved: boolean;
+  /** Someone stopped its turn before this attempt took it up. */
+  stopRequested?: boolean;
 }
 
 /** A reply longer than a few messages, posted as one file. */
@@ -174,4 +176,16 @@ export interface DeliveryPort {
    * Lets the message waiting on this call's decision go on now; returns its lane, if one waited.
    */
   wake(toolCallId: string): Promise<string | undefined>;
+  /**
+   * Marks a message's turn stopped, if its reply is not saved yet: the one with `messageKey`, else
+   * the lane's oldest unanswered one. A waiting message is let go on, to end. Returns it and its
+   * lane.
+   */
+  requestStop(
+    lane: LaneKey,
+    by: string,
+    messageKey?: string,
+  ): Promise<{ inboxId: string; laneId: string } | undefined>;
+  /** Whether someone stopped this message's turn. */
+  stopRequested(inboxId: string): Promise<boolean>;
 }

@@ -118,6 +118,9 @@ export type FormClickOutcome =
   | { status: 'invalid'; problems: string[] }
   | { status: 'already'; state: QuestionState };
 
+/** `nothing`: no turn in the lane is running or waiting (it has been answered). */
+export type StopOutcome = 'stopping' | 'nothing' | 'refused';
+
 /** Who may use Spool on a platform; an absent list allows everyone. */
 export interface Access {
   workspaces?: string[];
@@ -142,6 +145,11 @@ export interface Delivery {
   result(who: Asker, toolCallId: string): Promise<StoredResult | 'refused' | undefined>;
   /** Only an approver's click counts, and only the first decision. */
   decideApproval(click: ApprovalClick): Promise<ClickOutcome>;
+  /**
+   * Stops a turn in `who`'s lane: the message with `messageKey` (a button on it), else the lane's
+   * oldest unanswered one. Its reply becomes a short note; what the turn stored stays.
+   */
+  stopTurn(who: Asker, messageKey?: string): Promise<StopOutcome>;
   /** Only the person asked may answer a question, and only the first answer counts. */
   answerForm(click: FormClick): Promise<FormClickOutcome>;
   /**

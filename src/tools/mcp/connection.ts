@@ -254,6 +254,11 @@ export class McpServerConnection {
       )) as CallToolResult;
       return toOutcome(result, this.limits.binaryMaxBytes);
     } catch (error) {
+      // The turn was stopped (a person's Stop, or shutdown): the server was told to cancel.
+      if (context.signal.aborted)
+        return errorResult(
+          `${tool} on MCP server "${this.config.name}" was stopped before it finished.`,
+        );
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         return errorResult(
           `${tool} on MCP server "${this.config.name}" did not finish within ${this.config.timeoutMs / 1000} s of its last word (or ${this.config.maxTimeoutMs / 1000} s in all) and was cancelled.`,

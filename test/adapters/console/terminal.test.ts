@@ -217,4 +217,46 @@ describe('a tool that asks a question, on a terminal', () => {
       fake.fallback = undefined;
     }
   });
+
+  it('stops a turn on Ctrl-C, keeps what it stored for "go on", and exits on Ctrl-C at the prompt', async () => {
+    fake.fallback = (request) => {
+      const last = request.messages.at(-1)!;
+      if (last.role === 'user' && last.content === 'go on')
+        return {
+          content: `picking up after ${request.messages.filter((m) => m.role === 'tool').length} tool result(s)`,
+        };
+      return {
+        toolCalls: [
+          {
+            id: 'long',
+            name: 'everything__trigger-long-running-operation',
+            arguments: '{"duration":30,"steps":30}',
+          },
+        ],
+      };
+    };
+    const tty = onTerminal(['chat', '--session', `stop-${Date.now()}`], {
+      ...env,
+      MCP_CONFIG: mcpConfig,
+    });
+    try {
+      await tty.waitFor('you › ');
+      tty.type('take your time\r');
+      await tty.waitFor('running everything__trigger-long-running-operation');
+      const stoppedAt = Date.now();
+      tty.type('\x03');
+      await tty.waitFor('Stopped. What I did so far is kept');
+      // Far sooner than the 30 s the tool would have taken.
+      expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+      const before = tty.screen().length;
+      tty.type('go on\r');
+      await tty.waitFor('picking up after 1 tool result(s)', before);
+      // The prompt is back once the reply is stored as answered: Ctrl-C now quits.
+      await tty.waitFor(/picking up[^]*you › /, before);
+      tty.type('\x03');
+      expect(await tty.exited).toBe(0);
+    } finally {
+      fake.fallback = undefined;
+    }
+  });
 });

@@ -1,7 +1,12 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DiscordAdapter, isWorkingLine } from '../../../src/adapters/discord/discord-adapter.ts';
+import {
+  DiscordAdapter,
+  isWorkingLine,
+  NOTHING_TO_STOP,
+} from '../../../src/adapters/discord/discord-adapter.ts';
+import { STOPPED_REPLY } from '../../../src/core/delivery/engine.ts';
 import { Agent } from '../../../src/core/agent/agent.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
@@ -271,4 +276,60 @@ it('shows what Spool is doing in the deferred response, then replaces it with th
   expect(contents[0]).toMatch(/^⏳ Spool is running everything__trigger-long-running-operation/);
   expect(contents.at(-1)).toBe('all done');
   expect(contents.slice(0, -1).every(isWorkingLine)).toBe(true);
+});
+
+it('stops a turn on its Stop button within a second or so, keeps what it did, and says so; a late Stop changes nothing', async () => {
+  llm.enqueue({
+    toolCalls: [
+      {
+        id: 'long',
+        name: 'everything__trigger-long-running-operation',
+        arguments: '{"duration":30,"steps":30}',
+      },
+    ],
+  });
+  const channelId = nextId();
+  const { token } = discord.sendCommand({
+    name: 'ask',
+    options: [{ name: 'prompt', value: 'take your time' }],
+    guildId: GUILD,
+    channelId,
+    userId: ASKER,
+  });
+  const working = () =>
+    discord
+      .callsTo('PATCH', /@original$/)
+      .filter(forToken(token))
+      .find((c) => Array.isArray(c.body?.components) && (c.body.components as unknown[]).length);
+  await discord.waitFor(() => working() !== undefined);
+  const [row] = working()!.body!.components as Array<{
+    components: Array<{ custom_id: string; label: string }>;
+  }>;
+  expect(row!.components.map((b) => b.label)).toEqual(['Stop']);
+  const click = () =>
+    discord.clickButton({
+      customId: row!.components[0]!.custom_id,
+      messageId: nextId(),
+      guildId: GUILD,
+      channelId,
+      userId: ASKER,
+    });
+  const clickedAt = Date.now();
+  const stop = click();
+  await discord.waitFor(() => edits(token).length === 1);
+  expect(Date.now() - clickedAt).toBeLessThan(5_000);
+  expect(callbacks(stop.token)[0]!.body).toMatchObject({ type: 6 });
+  expect(edits(token)[0]!.body).toMatchObject({ content: STOPPED_REPLY, components: [] });
+  const late = click();
+  await discord.waitFor(() => callbacks(late.token).length === 1);
+  expect(callbacks(late.token)[0]!.body).toMatchObject({
+    type: 4,
+    data: { content: NOTHING_TO_STOP, flags: 64 },
+  });
+  // The call's result is stored as stopped, for a later "go on".
+  const result = await db.prisma.toolResult.findFirstOrThrow({
+    where: { toolName: 'everything__trigger-long-running-operation', isError: true },
+    orderBy: { createdAt: 'desc' },
+  });
+  expect(result.content).toContain('was stopped before it finished');
 });

@@ -10,6 +10,7 @@ const SCOPES_BY_METHOD: Record<string, string[]> = {
   'chat.postEphemeral': ['chat:write'],
   'chat.update': ['chat:write'],
   'assistant.threads.setStatus': ['chat:write'],
+  'agents.sessions.setStatus': ['chat:write', 'assistant:write'],
   'conversations.replies': ['channels:history', 'groups:history', 'im:history', 'mpim:history'],
   'reactions.add': ['reactions:write'],
   'reactions.remove': ['reactions:write'],
@@ -62,8 +63,11 @@ describe("the README's Slack app manifest", () => {
   });
 
   it('subscribes to the events the adapter handles, DMs and group DMs included, with the messages tab on', () => {
+    const source = readFileSync(join(REPO_ROOT, 'src/adapters/slack/slack-adapter.ts'), 'utf8');
+    const listened = [...source.matchAll(/this\.app\.event\('([a-z_]+)'/g)].map((m) => m[1]!);
+    expect(listened.sort()).toEqual(['agent_session_stopped', 'app_mention']);
     expect(listUnder('bot_events').sort()).toEqual([
-      'app_mention',
+      ...listened,
       'message.channels',
       'message.groups',
       'message.im',

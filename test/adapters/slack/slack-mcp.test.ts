@@ -9,6 +9,7 @@ import type { Database } from '../../../src/store/database.ts';
 import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';
 import { defaultAgentOptions, openAiClientFor, toolsWithPages } from '../../support/agent.ts';
+import { STOPPED_REPLY } from '../../../src/core/delivery/engine.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import {
@@ -70,6 +71,7 @@ async function startBot(options: Partial<DeliveryOptions> = {}) {
       ),
     );
   return {
+    event: (event: Record<string, unknown>) => send(eventBody(event as never)),
     mention: (channel: string, ts: string) =>
       send(
         eventBody({
@@ -388,6 +390,76 @@ describe('a status line while Spool works', () => {
       ).toHaveLength(statuses.length + 1);
     } finally {
       await bot.stop();
+    }
+  });
+});
+
+describe("the agent session's Stop", () => {
+  it('stops the turn within a second or so on another replica, keeps what it did, and says so; a late Stop posts nothing', async () => {
+    const bot = await startBot();
+    const other = await startBot();
+    try {
+      const ch = channel();
+      llm.enqueue({
+        toolCalls: [
+          {
+            id: 'long',
+            name: 'everything__trigger-long-running-operation',
+            arguments: '{"duration":30,"steps":30}',
+          },
+        ],
+      });
+      await bot.mention(ch, '3201.1');
+      const sessions = () =>
+        slack
+          .callsTo('agents.sessions.setStatus')
+          .filter((c) => c.channel_id === ch)
+          .map((c) => c.status);
+      await slack.waitFor(() =>
+        slack
+          .callsTo('assistant.threads.setStatus')
+          .some((c) => c.channel_id === ch && String(c.status).startsWith('is running')),
+      );
+      expect(sessions()).toEqual(['processing']);
+      expect(
+        slack.callsTo('agents.sessions.setStatus').find((c) => c.channel_id === ch),
+      ).toMatchObject({
+        thread_ts: '3201.1',
+        title: 'sign me up',
+      });
+      const stopped = Date.now();
+      await other.event({
+        type: 'agent_session_stopped',
+        channel: ch,
+        thread_ts: '3201.1',
+        user: 'U1',
+        streaming_message_ts: [],
+        event_ts: '3201.2',
+      });
+      await slack.waitFor(() =>
+        slack.callsTo('chat.postMessage').some((m) => m.channel === ch && m.text === STOPPED_REPLY),
+      );
+      expect(Date.now() - stopped).toBeLessThan(5_000);
+      await slack.waitFor(() => sessions().length === 2);
+      expect(sessions()).toEqual(['processing', 'active']);
+      const row = await db.prisma.inboxEntry.findFirstOrThrow({
+        where: { messageKey: `${ch}:3201.1` },
+      });
+      expect(row).toMatchObject({ status: 'answered', stoppedBy: 'U1' });
+      // A Stop after the answer: nothing more is posted; the session is told it is not working.
+      await other.event({
+        type: 'agent_session_stopped',
+        channel: ch,
+        thread_ts: '3201.1',
+        user: 'U1',
+        streaming_message_ts: [],
+        event_ts: '3201.3',
+      });
+      await slack.waitFor(() => sessions().length === 3);
+      expect(sessions()).toEqual(['processing', 'active', 'active']);
+      expect(slack.callsTo('chat.postMessage').filter((m) => m.channel === ch)).toHaveLength(1);
+    } finally {
+      await Promise.all([bot.stop(), other.stop()]);
     }
   });
 });
