@@ -2,6 +2,7 @@ import type {
   ApprovalButtons,
   FormButtons,
   LaneKey,
+  StopKind,
   InboundFile,
   InboundKind,
   InboundMessage,
@@ -34,7 +35,7 @@ interface InboxRow {
 interface PendingRow extends InboxRow {
   due: boolean;
   reply_saved: boolean;
-  stop_requested: boolean;
+  stopped: StopKind | null;
   conversation_id: string | null;
   c_platform: string;
   c_workspace: string;
@@ -183,7 +184,7 @@ export class DeliveryLedger implements DeliveryPort {
   async nextPending(laneId: string): Promise<PendingEntry | undefined> {
     const [row] = await this.prisma.$queryRaw<PendingRow[]>`
       SELECT i.id, i.lane_id, l.platform, l.workspace, l.channel, l.thread, i.message_key, i.kind, i.user_id, i.text,
-             i.delivery, i.files, i.attempts, i.available_at <= now() AS due, i.stop_requested_at IS NOT NULL AS stop_requested,
+             i.delivery, i.files, i.attempts, i.available_at <= now() AS due, CASE WHEN i.stop_requested_at IS NULL THEN NULL WHEN i.superseded THEN 'superseded' ELSE 'stop' END AS stopped,
              EXISTS (SELECT 1 FROM outbox o WHERE o.inbox_id = i.id AND o.seq >= 0) AS reply_saved,
              c.id::text AS conversation_id, c.platform AS c_platform, c.workspace AS c_workspace, c.channel AS c_channel, c.thread AS c_thread
         FROM inbox i JOIN lanes l ON l.id = i.lane_id LEFT JOIN conversations c ON c.id = l.conversation_id
@@ -208,7 +209,7 @@ export class DeliveryLedger implements DeliveryPort {
       ...toEntry(row),
       ...conversation,
       replySaved: row.reply_saved,
-      ...(row.stop_requested ? { stopRequested: true } : {}),
+      ...(row.stopped ? { stopped: row.stopped } : {}),
     };
   }
 
@@ -347,10 +348,36 @@ export class DeliveryLedger implements DeliveryPort {
     return row && { inboxId: String(row.id), laneId: String(row.lane_id) };
   }
 
-  async stopRequested(inboxId: string): Promise<boolean> {
-    const [row] = await this.prisma.$queryRaw<Array<{ stopped: boolean }>>`
-      SELECT stop_requested_at IS NOT NULL AS stopped FROM inbox WHERE id = ${BigInt(inboxId)}`;
-    return row?.stopped ?? false;
+  async stopRequested(inboxId: string): Promise<StopKind | undefined> {
+    const [row] = await this.prisma.$queryRaw<Array<{ stopped: StopKind | null }>>`
+      SELECT CASE WHEN stop_requested_at IS NULL THEN NULL WHEN superseded THEN 'superseded' ELSE 'stop' END AS stopped
+        FROM inbox WHERE id = ${BigInt(inboxId)}`;
+    return row?.stopped ?? undefined;
+  }
+
+  async supersede(inboxId: string, by: string): Promise<string | undefined> {
+    const [row] = await this.prisma.$queryRaw<Array<{ lane_id: bigint }>>`
+      UPDATE inbox i SET stop_requested_at = coalesce(stop_requested_at, now()), stopped_by = coalesce(stopped_by, ${by}),
+             superseded = true, status = 'pending', available_at = least(available_at, now())
+       WHERE id = ${BigInt(inboxId)} AND status IN ('pending', 'waiting')
+         AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.inbox_id = i.id AND o.seq >= 0)
+      RETURNING lane_id`;
+    return row && String(row.lane_id);
+  }
+
+  async findMessage(
+    platform: string,
+    messageKey: string,
+  ): Promise<{ entry: InboxEntry; status: string; latest: boolean } | undefined> {
+    const [row] = await this.prisma.$queryRaw<
+      Array<InboxRow & { status: string; latest: boolean }>
+    >`
+      SELECT i.id, i.lane_id, l.platform, l.workspace, l.channel, l.thread, i.message_key, i.kind, i.user_id, i.text,
+             i.delivery, i.files, i.attempts, i.status,
+             NOT EXISTS (SELECT 1 FROM inbox later WHERE later.lane_id = i.lane_id AND later.id > i.id AND later.status = 'answered') AS latest
+        FROM inbox i JOIN lanes l ON l.id = i.lane_id
+       WHERE i.platform = ${platform} AND i.message_key = ${messageKey}`;
+    return row && { entry: toEntry(row), status: row.status, latest: row.latest };
   }
 
   /** Unanswered messages, and how long the oldest has waited: for the metrics. */

@@ -15,6 +15,7 @@ import type {
   PendingEntry,
   ReplyChunk,
   ReplyPart,
+  StopKind,
 } from '../../src/core/ports/delivery.ts';
 import type { StepRecords, StorePort } from '../../src/core/ports/store.ts';
 import type { FormAnswer, QuestionPort, QuestionState } from '../../src/core/ports/forms.ts';
@@ -64,6 +65,7 @@ interface Row extends InboxEntry {
   status: 'pending' | 'waiting' | 'answered' | 'failed' | 'refused';
   availableAt: number;
   stoppedBy?: string;
+  superseded?: boolean;
 }
 
 /**
@@ -147,7 +149,7 @@ export class MemoryLedger implements DeliveryPort {
       ...next,
       ...(conversation ? { conversation: { ...conversation } } : {}),
       replySaved: this.chunks.has(next.id),
-      ...(next.stoppedBy ? { stopRequested: true } : {}),
+      ...(next.stoppedBy ? { stopped: next.superseded ? 'superseded' : 'stop' } : {}),
     };
   }
 
@@ -260,8 +262,28 @@ export class MemoryLedger implements DeliveryPort {
     return { inboxId: row.id, laneId: row.laneId };
   }
 
-  async stopRequested(inboxId: string): Promise<boolean> {
-    return this.row(inboxId).stoppedBy !== undefined;
+  async stopRequested(inboxId: string): Promise<StopKind | undefined> {
+    const row = this.row(inboxId);
+    if (row.stoppedBy === undefined) return undefined;
+    return row.superseded ? 'superseded' : 'stop';
+  }
+
+  async supersede(inboxId: string, by: string): Promise<string | undefined> {
+    const row = this.row(inboxId);
+    if ((row.status !== 'pending' && row.status !== 'waiting') || this.chunks.has(row.id))
+      return undefined;
+    Object.assign(row, { stoppedBy: row.stoppedBy ?? by, superseded: true, status: 'pending' });
+    row.availableAt = Math.min(row.availableAt, Date.now());
+    return row.laneId;
+  }
+
+  async findMessage(platform: string, messageKey: string) {
+    const row = this.rows.find((r) => r.lane.platform === platform && r.messageKey === messageKey);
+    if (!row) return undefined;
+    const latest = !this.rows.some(
+      (r) => r.laneId === row.laneId && Number(r.id) > Number(row.id) && r.status === 'answered',
+    );
+    return { entry: { ...row }, status: row.status, latest };
   }
 
   private lane(id: string) {

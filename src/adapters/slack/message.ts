@@ -206,3 +206,40 @@ export function addressedToSpool(
     return { ignored: 'a channel message without a mention' };
   return { sender, knownLaneOnly: !direct && !mentioned };
 }
+
+/** A person's edit (`text`) or deletion (none) of a message, keyed as Slack keys the message. */
+export interface SlackEdit {
+  messageKey: string;
+  user: string;
+  text?: string;
+  /** The edit itself: Slack's `edited.ts`, so every delivery of one edit is one message. */
+  editKey: string;
+}
+
+/**
+ * An edit or a deletion as Slack reports it (`message_changed`, `message_deleted`). Slack reports
+ * other changes the same way (an unfurl added, a reply broadcast, words unchanged): those are not
+ * a person's edit, and give none.
+ */
+export function editOf(event: SlackEvent, botUserId: string): SlackEdit | undefined {
+  const previous = event.previous_message as SlackEvent | undefined;
+  if (event.subtype === 'message_deleted') return deletionOf(event, previous);
+  if (event.subtype !== 'message_changed') return undefined;
+  const message = event.message as SlackEvent | undefined;
+  const edited = message?.edited as { user?: string; ts?: string } | undefined;
+  const ts = message?.ts ?? previous?.ts;
+  const user = edited?.user ?? message?.user;
+  if (!message || !edited?.ts || typeof ts !== 'string' || typeof user !== 'string')
+    return undefined;
+  const text = wordsOf(message, botUserId);
+  if (previous && wordsOf(previous, botUserId) === text) return undefined;
+  const messageKey = `${String(event.channel)}:${ts}`;
+  return { messageKey, user, text, editKey: `${messageKey}:edited:${edited.ts}` };
+}
+
+function deletionOf(event: SlackEvent, previous: SlackEvent | undefined): SlackEdit | undefined {
+  const ts = event.deleted_ts ?? previous?.ts;
+  if (typeof ts !== 'string' || typeof previous?.user !== 'string') return undefined;
+  const messageKey = `${String(event.channel)}:${ts}`;
+  return { messageKey, user: previous.user, editKey: `${messageKey}:deleted` };
+}

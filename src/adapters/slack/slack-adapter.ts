@@ -32,7 +32,14 @@ import type { SlackSettings } from './settings.ts';
 import { splitMessage } from '../shared/split-message.ts';
 import { AckAfterListenerReceiver } from './socket-receiver.ts';
 import { AckingHttpReceiver } from './acknowledge.ts';
-import { addressedToSpool, filesOf, wordsOf, type SlackEvent, type SlackFile } from './message.ts';
+import {
+  addressedToSpool,
+  editOf,
+  filesOf,
+  wordsOf,
+  type SlackEvent,
+  type SlackFile,
+} from './message.ts';
 import { errorMessage } from '../../core/errors.ts';
 
 /**
@@ -413,6 +420,13 @@ export class SlackAdapter implements PlatformAdapter {
     body: SlackEventMiddlewareArgs['body'],
     { botUserId = '', botId }: Context,
   ): Promise<void> {
+    const edit = editOf(event, botUserId);
+    if (edit) {
+      const channel = String(event.channel);
+      const lane = { platform: 'slack', workspace: body.team_id, channel, thread: '' };
+      const outcome = await this.delivery.editIncoming({ lane, ...edit });
+      return this.logger.debug('Slack: an edit', { outcome });
+    }
     const addressed = addressedToSpool(event, botUserId, botId);
     if ('ignored' in addressed)
       return this.logger.debug('Slack: not a message to answer', {

@@ -5,8 +5,10 @@ import {
   type InboundMessage,
   type InboxEntry,
   type DeliveryPort,
+  type InboundEdit,
   type PendingEntry,
   type ReplyChunk,
+  type StopKind,
   type ReplyPart,
 } from '../ports/delivery.ts';
 import type {
@@ -243,10 +245,47 @@ export class DeliveryEngine implements Delivery {
     if (!this.permits(who)) return 'refused';
     const stopped = await this.deps.ledger.requestStop(who.lane, who.user, messageKey);
     if (!stopped) return 'nothing';
-    this.running.get(stopped.inboxId)?.abort();
+    this.running.get(stopped.inboxId)?.abort('stop' satisfies StopKind);
     // A message parked for an approval ends now, here if this process can take its lane.
     this.lanes.work(stopped.laneId);
     return 'stopping';
+  }
+
+  /**
+   * A person's edit of a message Spool recorded: its turn is run again with the new words, the
+   * answer replacing the one posted, if any; only the author's edit counts, and only of the
+   * thread's last answered message or a later one. A deletion ends a turn not yet answered, with
+   * nothing posted.
+   */
+  async editIncoming(edit: InboundEdit): Promise<'edited' | 'deleted' | 'ignored'> {
+    const found = await this.deps.ledger.findMessage(edit.lane.platform, edit.messageKey);
+    if (!found || found.entry.user !== edit.user) return 'ignored';
+    const answered = found.status === 'answered';
+    if (!(answered ? found.latest : found.status === 'pending' || found.status === 'waiting')) {
+      this.deps.logger.debug('Not following an edit of an older message', {
+        platform: edit.lane.platform,
+        inbox: found.entry.id,
+      });
+      return 'ignored';
+    }
+    const laneId = answered
+      ? undefined
+      : await this.deps.ledger.supersede(found.entry.id, edit.user);
+    if (laneId) {
+      this.running.get(found.entry.id)?.abort('superseded' satisfies StopKind);
+      this.lanes.work(laneId);
+    }
+    if (edit.text === undefined) return 'deleted';
+    const { delivery } = found.entry;
+    await this.handleIncoming({
+      ...found.entry,
+      messageKey: edit.editKey,
+      kind: 'message',
+      text: edit.text,
+      // The new answer takes the old one's place, where one was posted (its platform ids).
+      delivery: answered ? { ...delivery, replaces: found.entry.id } : delivery,
+    });
+    return 'edited';
   }
 
   answerForm(click: FormClick): Promise<FormClickOutcome> {
@@ -354,7 +393,7 @@ export class DeliveryEngine implements Delivery {
         else {
           const reply = await this.replyUnlessStopped(entry, outbound, signal, status);
           if ('awaiting' in reply) awaiting = reply.awaiting;
-          else {
+          else if (!('superseded' in reply)) {
             outcome = reply.outcome;
             chunks = await ledger.saveReply(entry.id, this.replyParts(entry, outbound, reply.text));
           }
@@ -387,6 +426,7 @@ export class DeliveryEngine implements Delivery {
     resumed: boolean,
   ): Promise<void> {
     const queue = chunks.filter((chunk) => !chunk.platformMessageId);
+    const replaced = await this.replacedMessages(entry, outbound);
     for (let chunk = queue.shift(); chunk; chunk = queue.shift()) {
       const outgoing = {
         inboxId: entry.id,
@@ -394,6 +434,14 @@ export class DeliveryEngine implements Delivery {
         text: chunk.text,
         ...(chunk.file ? { file: chunk.file } : {}),
       };
+      // An edited question's answer: a message of the old answer is edited to it (again, after a
+      // crash: the same text).
+      const inPlace = chunk.file ? undefined : replaced[chunk.seq];
+      if (inPlace) {
+        await outbound.edit!(entry, inPlace, outgoing);
+        await this.deps.ledger.markPosted(chunk.id, inPlace);
+        continue;
+      }
       // A chunk stored before this attempt may have been posted by a process that died before
       // recording it.
       const found = resumed ? await outbound.findPosted?.(entry, outgoing) : undefined;
@@ -417,6 +465,14 @@ export class DeliveryEngine implements Delivery {
     }
   }
 
+  /** The posted messages of the answer an edited question replaces, by seq: text ones only. */
+  private async replacedMessages(entry: InboxEntry, outbound: Outbound): Promise<string[]> {
+    const replaces = entry.delivery.replaces;
+    if (!replaces || !outbound.edit) return [];
+    const old = await this.deps.ledger.replyOf(replaces);
+    return old.map((chunk) => (chunk.file ? '' : (chunk.platformMessageId ?? '')));
+  }
+
   /**
    * The reply as the platform's messages, or, longer than a few of them, as one file with a
    * message.
@@ -436,14 +492,18 @@ export class DeliveryEngine implements Delivery {
     outbound: Outbound,
     signal: AbortSignal,
     status?: StatusLine,
-  ): ReturnType<DeliveryEngine['reply']> {
-    if (entry.stopRequested) return { text: STOPPED_REPLY, outcome: 'ok' };
+  ): Promise<Awaited<ReturnType<DeliveryEngine['reply']>> | { superseded: true }> {
+    const ended = (why: StopKind) =>
+      why === 'superseded'
+        ? ({ superseded: true } as const)
+        : { text: STOPPED_REPLY, outcome: 'ok' as const };
+    if (entry.stopped) return ended(entry.stopped);
     const stop = new AbortController();
     this.running.set(entry.id, stop);
     const watch = setInterval(
       () =>
         void this.deps.ledger.stopRequested(entry.id).then(
-          (stopped) => stopped && stop.abort(),
+          (why) => why && stop.abort(why),
           () => {},
         ),
       STOP_POLL_MS,
@@ -452,7 +512,7 @@ export class DeliveryEngine implements Delivery {
       return await this.reply(entry, outbound, AbortSignal.any([signal, stop.signal]), status);
     } catch (error) {
       if (!stop.signal.aborted || signal.aborted) throw error;
-      return { text: STOPPED_REPLY, outcome: 'ok' };
+      return ended(stop.signal.reason as StopKind);
     } finally {
       clearInterval(watch);
       this.running.delete(entry.id);

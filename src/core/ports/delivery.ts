@@ -88,8 +88,22 @@ export interface PendingEntry extends InboxEntry {
   conversation?: Conversation;
   /** An earlier attempt saved a reply (`replyOf` holds it). */
   replySaved: boolean;
-  /** Someone stopped its turn before this attempt took it up. */
-  stopRequested?: boolean;
+  /** Its turn was stopped before this attempt took it up: by a person, or by an edit. */
+  stopped?: StopKind;
+}
+
+/** `stop`: a person's Stop (a note is posted). `superseded`: an edit or a deletion (nothing is). */
+export type StopKind = 'stop' | 'superseded';
+
+/** A person's edit of a message Spool recorded, or its deletion (no `text`). */
+export interface InboundEdit {
+  lane: LaneKey;
+  /** The edited message's own key. */
+  messageKey: string;
+  user: string;
+  text?: string;
+  /** The edit itself, for the message its text becomes: every delivery of the edit shares it. */
+  editKey: string;
 }
 
 /** A reply longer than a few messages, posted as one file. */
@@ -186,6 +200,19 @@ export interface DeliveryPort {
     by: string,
     messageKey?: string,
   ): Promise<{ inboxId: string; laneId: string } | undefined>;
-  /** Whether someone stopped this message's turn. */
-  stopRequested(inboxId: string): Promise<boolean>;
+  /** Whether, and why, this message's turn was stopped. */
+  stopRequested(inboxId: string): Promise<StopKind | undefined>;
+  /**
+   * Ends a message's turn for an edit or a deletion, if its reply is not saved yet (as
+   * `requestStop`, with nothing posted). Returns its lane, if it was open.
+   */
+  supersede(inboxId: string, by: string): Promise<string | undefined>;
+  /**
+   * A recorded message, where it stands, and whether it is its lane's last answered one (no later
+   * message there is answered).
+   */
+  findMessage(
+    platform: string,
+    messageKey: string,
+  ): Promise<{ entry: InboxEntry; status: string; latest: boolean } | undefined>;
 }

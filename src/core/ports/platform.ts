@@ -7,7 +7,7 @@ import type { RequestListener } from 'node:http';
 import type { ClickOutcome } from './approvals.ts';
 import type { FormAnswer, FormRequest, QuestionState, RawForm } from './forms.ts';
 import type { HistoryHit, StoredResult } from './history.ts';
-import type { InboundFile, InboundMessage, ReplyPart } from './delivery.ts';
+import type { InboundEdit, InboundFile, InboundMessage, ReplyPart } from './delivery.ts';
 
 /**
  * One message to post: chunk `seq` of the reply to inbox row `inboxId` (none for a failure notice).
@@ -143,6 +143,12 @@ export interface Delivery {
   recall(who: Asker, query: string): Promise<HistoryHit[] | undefined>;
   /** A stored result in full for a person, behind the allow-lists; 'refused' when they may not. */
   result(who: Asker, toolCallId: string): Promise<StoredResult | 'refused' | undefined>;
+  /**
+   * A person's edit (or deletion) of a message Spool recorded: the turn runs again with the new
+   * words and its answer replaces the old one; `ignored` for anyone else's edit, an unknown message
+   * or one older than the thread's last answer.
+   */
+  editIncoming(edit: InboundEdit): Promise<'edited' | 'deleted' | 'ignored'>;
   /** Only an approver's click counts, and only the first decision. */
   decideApproval(click: ApprovalClick): Promise<ClickOutcome>;
   /**

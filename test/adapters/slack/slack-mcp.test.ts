@@ -21,7 +21,7 @@ import {
   signedRequest,
 } from '../../support/fake-slack.ts';
 import { silentLogger } from '../../support/logger.ts';
-import { freePort } from '../../support/process.ts';
+import { freePort, until } from '../../support/process.ts';
 import { serveSlackEvents } from '../../support/slack-bot.ts';
 
 /**
@@ -461,5 +461,155 @@ describe("the agent session's Stop", () => {
     } finally {
       await Promise.all([bot.stop(), other.stop()]);
     }
+  });
+});
+
+/** An edit as Slack reports it (the shape of bolt-python's message_changed scenario). */
+const changed = (
+  channel: string,
+  ts: string,
+  was: string,
+  now: string,
+  editedTs: string,
+  user = 'U1',
+) => ({
+  type: 'message',
+  subtype: 'message_changed',
+  hidden: true,
+  channel,
+  channel_type: 'channel',
+  ts: editedTs,
+  event_ts: editedTs,
+  message: {
+    type: 'message',
+    user,
+    text: now,
+    ts,
+    edited: { user, ts: editedTs },
+  },
+  previous_message: { type: 'message', user: 'U1', text: was, ts },
+});
+const deleted = (channel: string, ts: string, was: string, eventTs: string) => ({
+  type: 'message',
+  subtype: 'message_deleted',
+  hidden: true,
+  channel,
+  channel_type: 'channel',
+  ts: eventTs,
+  event_ts: eventTs,
+  deleted_ts: ts,
+  previous_message: { type: 'message', user: 'U1', text: was, ts },
+});
+
+describe('edits and deletions', () => {
+  let bot: Awaited<ReturnType<typeof startBot>>;
+  beforeAll(async () => {
+    bot = await startBot();
+  });
+  afterAll(() => bot.stop());
+  const posts = (ch: string) =>
+    slack.calls.filter((c) => c.method === 'chat.postMessage' && c.args.channel === ch);
+  const echo = (request: ChatRequest) => ({
+    content: `answer to: ${request.messages.filter((m) => m.role === 'user').at(-1)!.content}`,
+  });
+
+  it("runs an answered question again when its author edits it, replacing the answer in place, once however often the edit arrives; others' edits and older messages are not followed", async () => {
+    const ch = channel();
+    llm.enqueue(echo);
+    await bot.mention(ch, '3301.1');
+    await slack.waitFor(() => posts(ch).length === 1);
+    const [answer] = posts(ch);
+    const edit = changed(
+      ch,
+      '3301.1',
+      `<@${BOT_USER}> sign me up`,
+      `<@${BOT_USER}> sign me out`,
+      '3301.5',
+    );
+    llm.enqueue(echo);
+    await bot.event(edit);
+    await bot.event(edit);
+    await slack.waitFor(() =>
+      slack.callsTo('chat.update').some((u) => u.ts === slack.tsOf(answer!)),
+    );
+    const update = slack.callsTo('chat.update').find((u) => u.ts === slack.tsOf(answer!))!;
+    expect(update).toMatchObject({ channel: ch, text: 'answer to: sign me out' });
+    expect(posts(ch)).toHaveLength(1);
+    expect(
+      await db.prisma.inboxEntry.count({ where: { messageKey: `${ch}:3301.1:edited:3301.5` } }),
+    ).toBe(1);
+    // Someone else's edit, and then a later message: only the later message is answered.
+    await bot.event(changed(ch, '3301.1', 'sign me out', 'sign her up', '3301.6', 'U2'));
+    llm.enqueue(echo);
+    await bot.event({
+      type: 'message',
+      user: 'U1',
+      text: 'and now?',
+      ts: '3301.7',
+      thread_ts: '3301.1',
+      channel: ch,
+    });
+    await slack.waitFor(() => posts(ch).length === 2);
+    expect(posts(ch)[1]!.args.text).toBe('answer to: and now?');
+    // The first question is no longer the thread's last answered one: its edit is not followed.
+    const asked = llm.requests.length;
+    await bot.event(changed(ch, '3301.1', 'sign me out', 'sign me in', '3301.8'));
+    llm.enqueue(echo);
+    await bot.event({
+      type: 'message',
+      user: 'U1',
+      text: 'last one',
+      ts: '3301.9',
+      thread_ts: '3301.1',
+      channel: ch,
+    });
+    await slack.waitFor(() => posts(ch).length === 3);
+    expect(llm.requests.length - asked).toBe(1);
+  });
+
+  it('runs a running turn again with the edited words, posting only the new answer; a deletion ends a turn with nothing posted', async () => {
+    const long = {
+      toolCalls: [
+        {
+          id: 'long',
+          name: 'everything__trigger-long-running-operation',
+          arguments: '{"duration":30,"steps":30}',
+        },
+      ],
+    };
+    const ch = channel();
+    llm.enqueue(long);
+    await bot.mention(ch, '3401.1');
+    const running = () =>
+      slack
+        .callsTo('assistant.threads.setStatus')
+        .some((c) => c.channel_id === ch && String(c.status).startsWith('is running'));
+    await slack.waitFor(running);
+    llm.enqueue(echo);
+    await bot.event(
+      changed(ch, '3401.1', `<@${BOT_USER}> sign me up`, `<@${BOT_USER}> just say hi`, '3401.5'),
+    );
+    await slack.waitFor(() => posts(ch).length === 1);
+    expect(posts(ch)[0]!.args.text).toBe('answer to: just say hi');
+    expect(
+      await db.prisma.inboxEntry.findFirstOrThrow({ where: { messageKey: `${ch}:3401.1` } }),
+    ).toMatchObject({ status: 'answered', superseded: true });
+    // A deleted question whose turn is running: it ends, and nothing is posted for it.
+    const other = channel();
+    llm.enqueue(long);
+    await bot.mention(other, '3402.1');
+    await slack.waitFor(() =>
+      slack
+        .callsTo('assistant.threads.setStatus')
+        .some((c) => c.channel_id === other && String(c.status).startsWith('is running')),
+    );
+    await bot.event(deleted(other, '3402.1', `<@${BOT_USER}> sign me up`, '3402.5'));
+    await until(async () => {
+      const row = await db.prisma.inboxEntry.findFirstOrThrow({
+        where: { messageKey: `${other}:3402.1` },
+      });
+      return row.status === 'answered' ? row : undefined;
+    });
+    expect(posts(other)).toEqual([]);
   });
 });
