@@ -38,6 +38,11 @@ export interface TerminalSession {
   /** Resolves when the screen shows `pattern` (after `from` chars, if given). */
   waitFor(pattern: RegExp | string, from?: number): Promise<void>;
   exited: Promise<number | null>;
+  /**
+   * Ends the session if it is still running (a failed test's), so the next one finds the data
+   * directory free: the bot gets SIGHUP as its terminal goes.
+   */
+  end(): Promise<void>;
 }
 
 /**
@@ -80,8 +85,14 @@ export function onTerminal(
           typeof pattern === 'string'
             ? shown.indexOf(pattern, from) !== -1
             : pattern.test(shown.slice(from));
+        // Well within the test's own limit, so that a screen that never shows it says what it did.
+        const giveUp = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`never showed ${String(pattern)}; the screen:\n${shown.slice(-3_000)}`));
+        }, 20_000);
         const check = () => {
           if (!matches()) return;
+          clearTimeout(giveUp);
           listeners.delete(check);
           resolve();
         };
@@ -94,5 +105,9 @@ export function onTerminal(
         );
       }),
     exited,
+    end: async () => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+    },
   };
 }

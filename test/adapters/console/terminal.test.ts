@@ -170,6 +170,7 @@ describe('a tool that asks a question, on a terminal', () => {
       expect(await tty.exited).toBe(0);
     } finally {
       fake.fallback = undefined;
+      await tty.end();
     }
   });
 
@@ -198,7 +199,7 @@ describe('a tool that asks a question, on a terminal', () => {
               {
                 id: 'long',
                 name: 'everything__trigger-long-running-operation',
-                arguments: '{"duration":2,"steps":2}',
+                arguments: '{"duration":5,"steps":5}',
               },
             ],
           };
@@ -215,6 +216,7 @@ describe('a tool that asks a question, on a terminal', () => {
       expect(await tty.exited).toBe(0);
     } finally {
       fake.fallback = undefined;
+      await tty.end();
     }
   });
 
@@ -257,6 +259,7 @@ describe('a tool that asks a question, on a terminal', () => {
       expect(await tty.exited).toBe(0);
     } finally {
       fake.fallback = undefined;
+      await tty.end();
     }
   });
 });
