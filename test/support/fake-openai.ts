@@ -157,6 +157,8 @@ export class FakeOpenAi {
   truncatedPrompts = 0;
   /** What GET /v1/models lists. */
   models = ['gpt-4o-mini', 'fake-model', 'o3-mini'];
+  /** How long a chat completion takes to come back: a slow model. */
+  latencyMs = 0;
   /**
    * The model takes image input: a user message may be text and image_url parts. Off, such a
    * message is refused.
@@ -321,6 +323,7 @@ export class FakeOpenAi {
         message: `This model's maximum context length is ${this.contextTokens} tokens. However, you requested ${tokens} tokens.`,
       });
     }
+    if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
     const entry = this.script.shift() ?? this.fallback;
     if (!entry) {
       this.rejections.push('script exhausted');

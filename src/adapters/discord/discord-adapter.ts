@@ -540,7 +540,7 @@ export class DiscordAdapter implements PlatformAdapter {
     };
   }
 
-  /** Stop: the turn ends within a second, wherever it runs; a late click is told so. */
+  /** Stop: the turn ends within half a second, wherever it runs; a late click is told so. */
   private async stopClicked(interaction: ButtonInteraction, messageKey: string): Promise<void> {
     const outcome = await this.delivery.stopTurn(this.askerOf(interaction), messageKey);
     await (outcome === 'stopping'

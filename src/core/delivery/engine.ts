@@ -65,7 +65,7 @@ export const PROMPT_REFUSED = 'Spool is not enabled for you here.';
 export const STOPPED_REPLY =
   'Stopped. What I did so far is kept: say "go on" and I will pick up from there.';
 /** How often a running turn looks for a Stop taken by another replica. */
-const STOP_POLL_MS = 1_000;
+const STOP_POLL_MS = 500;
 export const NEW_CONVERSATION_REPLY =
   'Started a new conversation here. Earlier ones stay searchable with `/recall`.';
 
