@@ -273,10 +273,13 @@ export class DeliveryLedger implements DeliveryPort {
       file_content: file?.content ?? null,
       file_language: file?.language ?? null,
     }));
+    // The message's row is locked while the reply is saved, so an edit's supersede (which locks it
+    // too) comes wholly before, and nothing is saved, or wholly after, and finds the reply.
     const created = await this.prisma.$queryRaw<ChunkRow[]>`
+      WITH open AS (SELECT id FROM inbox WHERE id = ${BigInt(inboxId)} AND NOT superseded FOR UPDATE)
       INSERT INTO outbox (inbox_id, seq, text, file_name, file_content, file_language)
-      SELECT ${BigInt(inboxId)}, seq, text, file_name, file_content, file_language
-        FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(seq int, text text, file_name text, file_content text, file_language text)
+      SELECT open.id, seq, text, file_name, file_content, file_language
+        FROM open, jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(seq int, text text, file_name text, file_content text, file_language text)
       ON CONFLICT DO NOTHING
       RETURNING id, seq, text, file_name AS "fileName", file_content AS "fileContent", file_language AS "fileLanguage", tool_call_id AS "toolCallId", platform_message_id AS "platformMessageId"`;
     // Another attempt saved some first: the reply is what is stored.
@@ -356,13 +359,19 @@ export class DeliveryLedger implements DeliveryPort {
   }
 
   async supersede(inboxId: string, by: string): Promise<string | undefined> {
-    const [row] = await this.prisma.$queryRaw<Array<{ lane_id: bigint }>>`
-      UPDATE inbox i SET stop_requested_at = coalesce(stop_requested_at, now()), stopped_by = coalesce(stopped_by, ${by}),
-             superseded = true, status = 'pending', available_at = least(available_at, now())
-       WHERE id = ${BigInt(inboxId)} AND status IN ('pending', 'waiting')
-         AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.inbox_id = i.id AND o.seq >= 0)
-      RETURNING lane_id`;
-    return row && String(row.lane_id);
+    const id = BigInt(inboxId);
+    // Locked first, then checked in a statement of its own: it sees a reply saved while it waited
+    // for the lock (see saveReply).
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT id FROM inbox WHERE id = ${id} FOR UPDATE`;
+      const [row] = await tx.$queryRaw<Array<{ lane_id: bigint }>>`
+        UPDATE inbox i SET stop_requested_at = coalesce(stop_requested_at, now()), stopped_by = coalesce(stopped_by, ${by}),
+               superseded = true, status = 'pending', available_at = least(available_at, now())
+         WHERE id = ${id} AND status IN ('pending', 'waiting')
+           AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.inbox_id = i.id AND o.seq >= 0)
+        RETURNING lane_id`;
+      return row && String(row.lane_id);
+    });
   }
 
   async findMessage(

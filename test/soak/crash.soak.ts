@@ -4,7 +4,9 @@
  * restarted, while several threads keep talking and unacknowledged events are retried as Slack
  * does (with a duplicate delivery now and then). At the end every acknowledged message must be
  * answered exactly once, in order within its thread. Odd threads ask for long answers, which are
- * posted as file uploads: no upload may be posted twice either.
+ * posted as file uploads: no upload may be posted twice either. In even threads half the messages
+ * are edited by their author, at once or later: each shows one answer, to the old words or the
+ * new, and no answer to a message is posted twice.
  *
  * SOAK_KILLS (default 30), SOAK_THREADS (default 4), SOAK_DB=postgres|embedded (default postgres),
  * SOAK_KILL=process|group (default process): `group` kills the bot's whole process group (its
@@ -66,6 +68,8 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
   it('answers every acknowledged message exactly once, in order within its thread', async () => {
     const port = await freePort();
     const acked = Array.from({ length: THREADS }, () => [] as string[]);
+    /** The edited messages' new words, by their first words. */
+    const edits = new Map<string, string>();
     let kills = 0;
     let bot: SpoolProcess | undefined;
 
@@ -92,9 +96,37 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
                 channel: CHANNEL,
               });
         // Slack retries an event until it is acknowledged.
-        for (let retry = 0; !(await deliver(port, body, retry)); retry++) await pause(50, 250);
+        const send = async (event: Record<string, unknown>) => {
+          for (let retry = 0; !(await deliver(port, event, retry)); retry++) await pause(50, 250);
+          if (Math.random() < 0.3) await deliver(port, event, 1);
+        };
+        await send(body);
         acked[t]!.push(text);
-        if (Math.random() < 0.3) await deliver(port, body, 1);
+        if (t % 2 === 0 && Math.random() < 0.5) {
+          await pause(0, 2_000);
+          const edited = `${text} edited`;
+          const said = body.event as { text: string; ts: string; thread_ts?: string };
+          await send(
+            eventBody({
+              type: 'message',
+              subtype: 'message_changed',
+              hidden: true,
+              channel: CHANNEL,
+              channel_type: 'channel',
+              ts: slackTs(),
+              message: {
+                type: 'message',
+                user: 'U1',
+                text: said.text.replace(text, edited),
+                ts: said.ts,
+                ...(said.thread_ts ? { thread_ts: said.thread_ts } : {}),
+                edited: { user: 'U1', ts: slackTs() },
+              },
+              previous_message: { type: 'message', user: 'U1', text: said.text, ts: said.ts },
+            }),
+          );
+          edits.set(text, edited);
+        }
         await pause(500, 4_000);
       }
       return root;
@@ -126,11 +158,17 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
           }>;
           return slack.uploads.get(files[0]!.id)!.body ?? '';
         });
+    /** What the thread shows: each message Spool posted, as last edited (chat.update). */
+    const shown = (call: (typeof slack.calls)[number]) =>
+      String(
+        slack.calls
+          .filter((c) => c.method === 'chat.update' && c.args.ts === slack.tsOf(call))
+          .at(-1)?.args.text ?? call.args.text,
+      );
     const replies = (root: string) => [
-      ...slack
-        .callsTo('chat.postMessage')
-        .filter((m) => m.thread_ts === root)
-        .map((m) => String(m.text)),
+      ...slack.calls
+        .filter((c) => c.method === 'chat.postMessage' && c.args.thread_ts === root)
+        .map(shown),
       ...uploaded(root),
     ];
     const answered = () => roots.every((root, t) => replies(root).length >= acked[t]!.length);
@@ -138,8 +176,16 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
     bot!.child.kill('SIGTERM');
     const exit = await bot!.done;
 
-    const expected = acked.map((texts) => texts.map((text) => `answer to ${text}`));
+    // An edited message's answer is to its old words or its new ones: whichever the thread shows.
     const got = roots.map(replies);
+    const expected = acked.map((texts, t) =>
+      texts.map((text) => {
+        const edited = edits.get(text);
+        return edited && got[t]!.includes(`answer to ${edited}`)
+          ? `answer to ${edited}`
+          : `answer to ${text}`;
+      }),
+    );
     const sent = acked.flat().length;
     const lost = expected.flatMap((texts, t) =>
       texts.filter((text) => !got[t]!.includes(text)),
@@ -147,26 +193,41 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
     const duplicates = got.flatMap((texts) =>
       texts.filter((text, i) => texts.indexOf(text) !== i),
     ).length;
+    // An edit answered after later messages (its turn had not run) is in the order it came: the
+    // order is checked on the messages never edited.
+    const unedited = (t: number) =>
+      acked[t]!.filter((text) => !edits.has(text)).map((text) => `answer to ${text}`);
     const outOfOrder = got.filter(
       (texts, t) =>
-        JSON.stringify(texts.filter((x) => expected[t]!.includes(x))) !==
-        JSON.stringify(expected[t]!.filter((x) => texts.includes(x))),
+        JSON.stringify(texts.filter((x) => unedited(t).includes(x))) !==
+        JSON.stringify(unedited(t).filter((x) => texts.includes(x))),
+    ).length;
+    // Both the old words' answer and the new ones' shown: the edit answered twice.
+    const twice = [...edits].filter(([text, edited]) =>
+      got.some(
+        (texts) => texts.includes(`answer to ${text}`) && texts.includes(`answer to ${edited}`),
+      ),
     ).length;
     const deaf = got.filter((texts, t) => texts.length === 0 && expected[t]!.length > 0).length;
     const uploads = roots.flatMap(uploaded).length;
     console.log(
-      `soak: ${kills} kills, ${sent} messages acknowledged (${uploads} answers uploaded as files), ${lost} lost, ${duplicates} duplicates, ${outOfOrder} threads out of order, ${deaf} deaf threads, ${llm.rejections.length} rejected requests`,
+      `soak: ${kills} kills, ${sent} messages acknowledged (${uploads} answers uploaded as files, ${edits.size} edited), ${lost} lost, ${duplicates + twice} duplicates, ${outOfOrder} threads out of order, ${deaf} deaf threads, ${llm.rejections.length} rejected requests`,
     );
 
-    expect({ lost, duplicates, outOfOrder, deaf, rejections: llm.rejections }).toEqual({
+    expect({ lost, duplicates, twice, outOfOrder, deaf, rejections: llm.rejections }).toEqual({
       lost: 0,
       duplicates: 0,
+      twice: 0,
       outOfOrder: 0,
       deaf: 0,
       rejections: [],
     });
     expect(uploads).toBeGreaterThan(0);
-    expect(got).toEqual(expected);
+    expect(edits.size).toBeGreaterThan(0);
+    // Every message's one answer, each in its place; an edit's, where the edit put it.
+    expect(got.map((texts) => [...texts].sort())).toEqual(
+      expected.map((texts) => [...texts].sort()),
+    );
     expect(exit.code).toBe(0);
   });
 });

@@ -175,6 +175,7 @@ export class MemoryLedger implements DeliveryPort {
   }
 
   async saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]> {
+    if (this.rows.find((r) => r.id === inboxId)?.superseded) return [];
     if (!this.chunks.has(inboxId))
       this.chunks.set(
         inboxId,

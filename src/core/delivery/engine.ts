@@ -282,8 +282,9 @@ export class DeliveryEngine implements Delivery {
       messageKey: edit.editKey,
       kind: 'message',
       text: edit.text,
-      // The new answer takes the old one's place, where one was posted (its platform ids).
-      delivery: answered ? { ...delivery, replaces: found.entry.id } : delivery,
+      // Unless its turn was ended in time, the old answer stands (posted, or saved and about to
+      // be): the new one takes its place, message by message.
+      delivery: laneId ? delivery : { ...delivery, replaces: found.entry.id },
     });
     return 'edited';
   }

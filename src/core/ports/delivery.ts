@@ -163,6 +163,7 @@ export interface DeliveryPort {
   /** Points the lane at a new conversation. */
   startConversation(entry: InboxEntry): Promise<void>;
   replyOf(inboxId: string): Promise<ReplyChunk[]>;
+  /** Stores the reply, once; none when an edit superseded the message first. */
   saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]>;
   /**
    * The prompt of a call's approval or of a question, stored once, before the reply's chunks (its
