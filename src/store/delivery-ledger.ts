@@ -351,11 +351,11 @@ export class DeliveryLedger implements DeliveryPort {
     return row && { inboxId: String(row.id), laneId: String(row.lane_id) };
   }
 
-  async stopRequested(inboxId: string): Promise<StopKind | undefined> {
-    const [row] = await this.prisma.$queryRaw<Array<{ stopped: StopKind | null }>>`
-      SELECT CASE WHEN stop_requested_at IS NULL THEN NULL WHEN superseded THEN 'superseded' ELSE 'stop' END AS stopped
-        FROM inbox WHERE id = ${BigInt(inboxId)}`;
-    return row?.stopped ?? undefined;
+  async stopsAmong(inboxIds: string[]): Promise<Map<string, StopKind>> {
+    const rows = await this.prisma.$queryRaw<Array<{ id: bigint; superseded: boolean }>>`
+      SELECT id, superseded FROM inbox
+       WHERE id = ANY(${inboxIds.map(BigInt)}::bigint[]) AND stop_requested_at IS NOT NULL`;
+    return new Map(rows.map((r) => [String(r.id), r.superseded ? 'superseded' : 'stop']));
   }
 
   async supersede(inboxId: string, by: string): Promise<string | undefined> {

@@ -263,10 +263,9 @@ export class MemoryLedger implements DeliveryPort {
     return { inboxId: row.id, laneId: row.laneId };
   }
 
-  async stopRequested(inboxId: string): Promise<StopKind | undefined> {
-    const row = this.row(inboxId);
-    if (row.stoppedBy === undefined) return undefined;
-    return row.superseded ? 'superseded' : 'stop';
+  async stopsAmong(inboxIds: string[]): Promise<Map<string, StopKind>> {
+    const stopped = this.rows.filter((r) => inboxIds.includes(r.id) && r.stoppedBy);
+    return new Map(stopped.map((r) => [r.id, r.superseded ? 'superseded' : 'stop']));
   }
 
   async supersede(inboxId: string, by: string): Promise<string | undefined> {

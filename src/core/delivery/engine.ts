@@ -64,7 +64,7 @@ export const PROMPT_REFUSED = 'Spool is not enabled for you here.';
 /** The reply to a message whose turn a person stopped. */
 export const STOPPED_REPLY =
   'Stopped. What I did so far is kept: say "go on" and I will pick up from there.';
-/** How often a running turn looks for a Stop taken by another replica. */
+/** How often this process looks for Stops other replicas took for the turns it runs. */
 const STOP_POLL_MS = 500;
 export const NEW_CONVERSATION_REPLY =
   'Started a new conversation here. Earlier ones stay searchable with `/recall`.';
@@ -127,6 +127,7 @@ export class DeliveryEngine implements Delivery {
   private readonly questions: QuestionDesk;
   /** The turns this process runs, by inbox row: a Stop taken here ends one at once. */
   private readonly running = new Map<string, AbortController>();
+  private stopWatch?: NodeJS.Timeout;
 
   constructor(
     private readonly deps: DeliveryDeps,
@@ -501,23 +502,35 @@ export class DeliveryEngine implements Delivery {
     if (entry.stopped) return ended(entry.stopped);
     const stop = new AbortController();
     this.running.set(entry.id, stop);
-    const watch = setInterval(
-      () =>
-        void this.deps.ledger.stopRequested(entry.id).then(
-          (why) => why && stop.abort(why),
-          () => {},
-        ),
-      STOP_POLL_MS,
-    );
+    this.watchStops();
     try {
       return await this.reply(entry, outbound, AbortSignal.any([signal, stop.signal]), status);
     } catch (error) {
       if (!stop.signal.aborted || signal.aborted) throw error;
       return ended(stop.signal.reason as StopKind);
     } finally {
-      clearInterval(watch);
       this.running.delete(entry.id);
     }
+  }
+
+  /**
+   * While this process runs turns, one read every STOP_POLL_MS finds the Stops and edits other
+   * replicas took for them, however many run.
+   */
+  private watchStops(): void {
+    if (this.stopWatch) return;
+    this.stopWatch = setInterval(() => {
+      if (this.running.size === 0) {
+        clearInterval(this.stopWatch);
+        this.stopWatch = undefined;
+        return;
+      }
+      void this.deps.ledger.stopsAmong([...this.running.keys()]).then(
+        (stopped) => stopped.forEach((why, id) => this.running.get(id)?.abort(why)),
+        // The database is away: the turn finds out on its own, and the next read tries again.
+        () => {},
+      );
+    }, STOP_POLL_MS).unref();
   }
 
   private async reply(

@@ -201,8 +201,8 @@ export interface DeliveryPort {
     by: string,
     messageKey?: string,
   ): Promise<{ inboxId: string; laneId: string } | undefined>;
-  /** Whether, and why, this message's turn was stopped. */
-  stopRequested(inboxId: string): Promise<StopKind | undefined>;
+  /** Of these messages, those whose turn was stopped, and why. */
+  stopsAmong(inboxIds: string[]): Promise<Map<string, StopKind>>;
   /**
    * Ends a message's turn for an edit or a deletion, if its reply is not saved yet (as
    * `requestStop`, with nothing posted). Returns its lane, if it was open.

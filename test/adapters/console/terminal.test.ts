@@ -211,7 +211,8 @@ describe('a tool that asks a question, on a terminal', () => {
       await tty.waitFor('you › ');
       tty.type('go\r');
       await tty.waitFor('running everything__trigger-long-running-operation');
-      await tty.waitFor('finished');
+      // Ctrl-C once the prompt is back: the turn is over, so it quits.
+      await tty.waitFor(/finished[^]*you › /);
       tty.type('\x03');
       expect(await tty.exited).toBe(0);
     } finally {

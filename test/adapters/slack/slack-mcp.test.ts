@@ -360,9 +360,6 @@ describe('a status line while Spool works', () => {
       );
       await bot.mention(ch, '3101.1');
       await slack.waitFor(() => replyIn(ch) !== undefined);
-      const reply = slack.calls.find(
-        (c) => c.method === 'chat.postMessage' && c.args.channel === ch,
-      )!;
       const statuses = slack.calls.filter(
         (c) => c.method === 'assistant.threads.setStatus' && c.args.channel_id === ch,
       );
@@ -372,22 +369,21 @@ describe('a status line while Spool works', () => {
       expect(said).toContainEqual(
         expect.stringMatching(/^is running everything__trigger-long-running-operation \(\d+%\)…$/),
       );
-      // Sent a second apart; what they reach the fake Slack with is less regular.
-      for (let i = 1; i < statuses.length; i++)
-        expect(statuses[i]!.at - statuses[i - 1]!.at).toBeGreaterThanOrEqual(700);
-      expect(statuses.every((c) => c.at <= reply.at)).toBe(true);
-      // Nothing more is shown once the reply is out: the next message in the thread gets its reply
-      // with the thread's statuses unchanged but for its own "thinking".
+      // At most one a second (counted over the turn: each one's arrival is less regular).
+      const span = statuses.at(-1)!.at - statuses[0]!.at;
+      expect(statuses.length).toBeLessThanOrEqual(Math.ceil(span / 1_000) + 1);
+      // Nothing is shown once the turn is over: the next message's quick turn shows its own
+      // "thinking" and nothing after it (a status timed after the first turn would come later).
       llm.enqueue({ content: 'done' });
       await bot.mention(ch, '3101.2');
       await slack.waitFor(() =>
         slack.callsTo('chat.postMessage').some((m) => m.channel === ch && m.text === 'done'),
       );
-      expect(
-        slack.calls.filter(
-          (c) => c.method === 'assistant.threads.setStatus' && c.args.channel_id === ch,
-        ),
-      ).toHaveLength(statuses.length + 1);
+      const after = slack.calls.filter(
+        (c) => c.method === 'assistant.threads.setStatus' && c.args.channel_id === ch,
+      );
+      expect(after.at(-1)!.args.status).toBe('is thinking…');
+      expect(after.length).toBeGreaterThan(statuses.length);
     } finally {
       await bot.stop();
     }
@@ -442,10 +438,13 @@ describe("the agent session's Stop", () => {
       expect(Date.now() - stopped).toBeLessThan(5_000);
       await slack.waitFor(() => sessions().length === 2);
       expect(sessions()).toEqual(['processing', 'active']);
-      const row = await db.prisma.inboxEntry.findFirstOrThrow({
-        where: { messageKey: `${ch}:3201.1` },
-      });
-      expect(row).toMatchObject({ status: 'answered', stoppedBy: 'U1' });
+      // The note is out before the row says so: wait on the row.
+      const row = await until(() =>
+        db.prisma.inboxEntry
+          .findFirstOrThrow({ where: { messageKey: `${ch}:3201.1` } })
+          .then((r) => (r.status === 'answered' ? r : undefined)),
+      );
+      expect(row.stoppedBy).toBe('U1');
       // A Stop after the answer: nothing more is posted; the session is told it is not working.
       await other.event({
         type: 'agent_session_stopped',
