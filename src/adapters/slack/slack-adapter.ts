@@ -153,6 +153,8 @@ export class SlackAdapter implements PlatformAdapter {
   private statusApiAfter = 0;
   /** Until when agent sessions are not tried again (the app is not declared as an agent). */
   private sessionsApiAfter = 0;
+  /** The messages whose turn opened the thread's agent session, to mark it active at the end. */
+  private readonly sessions = new Set<string>();
 
   constructor(
     private readonly config: SlackAdapterConfig,
@@ -656,9 +658,11 @@ export class SlackAdapter implements PlatformAdapter {
   /** Where the status API answers; with reactions standing in, the reaction says enough. */
   private async updateStatus(
     client: WebClient,
-    { lane }: InboundMessage,
+    message: InboundMessage,
     status: string,
   ): Promise<void> {
+    await this.openSession(client, message);
+    const { lane } = message;
     if (Date.now() < this.statusApiAfter) return;
     await client.assistant.threads.setStatus({
       channel_id: lane.channel,
@@ -668,41 +672,41 @@ export class SlackAdapter implements PlatformAdapter {
   }
 
   /**
-   * The thread's agent session, where Slack has Spool as an agent: `processing` (with its Stop
-   * button) while a turn runs, `active` after; titled by the first question. Resolves to what
-   * ends it, or to nothing where sessions are refused (tried again after `statusRetryMs`).
+   * The thread's agent session, where Slack has Spool as an agent: opened (`processing`, with its
+   * Stop button, titled by the first question) once a turn runs long enough to show a status, so a
+   * quick turn costs no more calls; `active` when it ends. Where sessions are refused, tried again
+   * after `statusRetryMs`.
    */
-  private async openSession(
-    client: WebClient,
-    { lane, text }: InboundMessage,
-  ): Promise<(() => Promise<void>) | undefined> {
-    if (Date.now() < this.sessionsApiAfter) return undefined;
-    const session = { channel_id: lane.channel, thread_ts: lane.thread };
+  private async openSession(client: WebClient, { lane, text, messageKey }: InboundMessage) {
+    if (this.sessions.has(messageKey) || Date.now() < this.sessionsApiAfter) return;
     try {
       await client.agents.sessions.setStatus({
-        ...session,
+        channel_id: lane.channel,
+        thread_ts: lane.thread,
         status: 'processing',
         title: sessionTitle(text),
       });
+      this.sessions.add(messageKey);
     } catch {
       this.sessionsApiAfter = Date.now() + (this.config.statusRetryMs ?? 600_000);
-      return undefined;
     }
-    return async () =>
-      void (await client.agents.sessions
-        .setStatus({ ...session, status: 'active' })
-        .catch(() => {}));
+  }
+
+  private async closeSession(client: WebClient, { lane, messageKey }: InboundMessage) {
+    if (!this.sessions.delete(messageKey)) return;
+    await client.agents.sessions
+      .setStatus({ channel_id: lane.channel, thread_ts: lane.thread, status: 'active' })
+      .catch(() => {});
   }
 
   private async showStatus(
     client: WebClient,
     message: InboundMessage,
   ): Promise<(replyFollows: boolean) => Promise<void>> {
-    const endSession = await this.openSession(client, message);
     const endIndicator = await this.showIndicator(client, message);
     return async (replyFollows) => {
       await endIndicator(replyFollows);
-      await endSession?.();
+      await this.closeSession(client, message);
     };
   }
 
