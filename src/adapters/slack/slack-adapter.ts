@@ -489,6 +489,7 @@ export class SlackAdapter implements PlatformAdapter {
       edit: async ({ lane }, ts, chunk) => {
         await client.chat.update({ channel: lane.channel, ts, text: chunk.text, blocks: [] });
       },
+      removeFile: (_message, fileId) => this.deleteFile(client, fileId),
       findPosted: async ({ lane, delivery }, chunk) => {
         const replies = await client.conversations.replies({
           channel: lane.channel,
@@ -655,6 +656,13 @@ export class SlackAdapter implements PlatformAdapter {
   }
 
   /** "is thinking…" in the thread where Slack supports it, else a reaction; returns its end. */
+  /** A reply file's id is what it was posted as: deleting it takes it from the thread. */
+  private async deleteFile(client: WebClient, fileId: string): Promise<void> {
+    await client.files.delete({ file: fileId }).catch((error: unknown) => {
+      if ((error as WebAPIPlatformError).data?.error !== 'file_not_found') throw error;
+    });
+  }
+
   /** Where the status API answers; with reactions standing in, the reaction says enough. */
   private async updateStatus(
     client: WebClient,

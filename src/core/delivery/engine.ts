@@ -428,7 +428,7 @@ export class DeliveryEngine implements Delivery {
     resumed: boolean,
   ): Promise<void> {
     const queue = chunks.filter((chunk) => !chunk.platformMessageId);
-    const replaced = await this.replacedMessages(entry, outbound);
+    const { replaced, files } = await this.replacedAnswer(entry, outbound);
     for (let chunk = queue.shift(); chunk; chunk = queue.shift()) {
       const outgoing = {
         inboxId: entry.id,
@@ -465,14 +465,26 @@ export class DeliveryEngine implements Delivery {
       }
       await this.deps.ledger.markPosted(chunk.id, posted);
     }
+    // The replaced answer's files go once the new answer is out (again after a crash: no error).
+    for (const file of files) await outbound.removeFile!(entry, file);
   }
 
-  /** The posted messages of the answer an edited question replaces, by seq: text ones only. */
-  private async replacedMessages(entry: InboxEntry, outbound: Outbound): Promise<string[]> {
+  /**
+   * The answer an edited question replaces: its posted messages by seq, to edit in place (text
+   * ones only), and its files, to take back.
+   */
+  private async replacedAnswer(
+    entry: InboxEntry,
+    outbound: Outbound,
+  ): Promise<{ replaced: string[]; files: string[] }> {
     const replaces = entry.delivery.replaces;
-    if (!replaces || !outbound.edit) return [];
+    if (!replaces || !outbound.edit) return { replaced: [], files: [] };
     const old = await this.deps.ledger.replyOf(replaces);
-    return old.map((chunk) => (chunk.file ? '' : (chunk.platformMessageId ?? '')));
+    const posted = (chunk: ReplyChunk) => chunk.platformMessageId ?? '';
+    return {
+      replaced: old.map((chunk) => (chunk.file ? '' : posted(chunk))),
+      files: outbound.removeFile ? old.filter((c) => c.file && posted(c)).map(posted) : [],
+    };
   }
 
   /**

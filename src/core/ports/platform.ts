@@ -33,8 +33,16 @@ export interface Outbound {
     message: InboundMessage,
     chunk: OutgoingChunk & { inboxId: string },
   ): Promise<string | undefined>;
-  /** Rewrites a posted message, without its buttons: an approval prompt, once decided. */
+  /**
+   * Rewrites a posted message, without its buttons: a prompt once decided, an answer an edited
+   * question's new answer replaces.
+   */
   edit?(message: InboundMessage, platformMessageId: string, chunk: OutgoingChunk): Promise<void>;
+  /**
+   * Takes back a posted file, which a new answer replaced (a file cannot be edited in place). One
+   * already gone is no error.
+   */
+  removeFile?(message: InboundMessage, platformMessageId: string): Promise<void>;
   /**
    * Asks the person at hand to approve a call, in place of a prompt with buttons (the console):
    * resolves with their answer, or a refusal saying why they cannot be asked.

@@ -16,6 +16,7 @@ const SCOPES_BY_METHOD: Record<string, string[]> = {
   'reactions.remove': ['reactions:write'],
   'files.uploadV2': ['files:write'],
   'files.info': ['files:read'],
+  'files.delete': ['files:write'],
   'conversations.open': ['im:write'],
 };
 

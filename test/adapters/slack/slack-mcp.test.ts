@@ -38,7 +38,8 @@ let llm: FakeOpenAi;
 let slack: FakeSlack;
 let source: McpToolSource;
 
-async function startBot(options: Partial<DeliveryOptions> = {}) {
+/** A bot over signed HTTP, or over Socket Mode (`socket`): its events come through the fake's socket. */
+async function startBot(options: Partial<DeliveryOptions> = {}, socket = false) {
   const port = await freePort();
   const store = testStore(db);
   const agent = new Agent(
@@ -52,12 +53,14 @@ async function startBot(options: Partial<DeliveryOptions> = {}) {
   );
   const pipeline = testEngine(db, agent, options, { prompts: source });
   const adapter = new SlackAdapter(
-    { botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl },
+    socket
+      ? { botToken: 'xoxb-test', appToken: 'xapp-test', apiUrl: slack.apiUrl }
+      : { botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl },
     pipeline,
     silentLogger,
   );
   await adapter.start();
-  const server = await serveSlackEvents(adapter, port);
+  const server = socket ? undefined : await serveSlackEvents(adapter, port);
   pipeline.start();
   const send = (body: unknown, type = 'application/json') =>
     fetch(
@@ -71,7 +74,8 @@ async function startBot(options: Partial<DeliveryOptions> = {}) {
       ),
     );
   return {
-    event: (event: Record<string, unknown>) => send(eventBody(event as never)),
+    event: (event: Record<string, unknown>) =>
+      socket ? slack.sendSocketEvent(eventBody(event as never)) : send(eventBody(event as never)),
     mention: (channel: string, ts: string) =>
       send(
         eventBody({
@@ -96,7 +100,7 @@ async function startBot(options: Partial<DeliveryOptions> = {}) {
       await Promise.all([
         adapter.stop(),
         pipeline.stop(0),
-        new Promise((resolve) => server.close(resolve)),
+        server && new Promise((resolve) => server.close(resolve)),
       ]);
     },
   };
@@ -498,6 +502,80 @@ const deleted = (channel: string, ts: string, was: string, eventTs: string) => (
   event_ts: eventTs,
   deleted_ts: ts,
   previous_message: { type: 'message', user: 'U1', text: was, ts },
+});
+
+it("takes the session's Stop over Socket Mode", async () => {
+  const bot = await startBot({}, true);
+  try {
+    const ch = channel();
+    llm.enqueue({
+      toolCalls: [
+        {
+          id: 'long',
+          name: 'everything__trigger-long-running-operation',
+          arguments: '{"duration":30,"steps":30}',
+        },
+      ],
+    });
+    await bot.event({
+      type: 'app_mention',
+      user: 'U1',
+      text: `<@${BOT_USER}> take your time`,
+      ts: '3501.1',
+      channel: ch,
+    });
+    await slack.waitFor(() =>
+      slack
+        .callsTo('assistant.threads.setStatus')
+        .some((c) => c.channel_id === ch && String(c.status).startsWith('is running')),
+    );
+    await bot.event({
+      type: 'agent_session_stopped',
+      channel: ch,
+      thread_ts: '3501.1',
+      user: 'U1',
+      streaming_message_ts: [],
+      ts: '3501.2',
+    });
+    await slack.waitFor(() =>
+      slack.callsTo('chat.postMessage').some((m) => m.channel === ch && m.text === STOPPED_REPLY),
+    );
+    expect(slack.callsTo('chat.postMessage').filter((m) => m.channel === ch)).toHaveLength(1);
+  } finally {
+    await bot.stop();
+  }
+});
+
+it('replaces a file answer when its question is edited: the new file is posted, the old one deleted', async () => {
+  const bot = await startBot({ replyFileChars: 20 });
+  try {
+    const ch = channel();
+    const long = (request: ChatRequest) => ({
+      content: `a long answer to: ${request.messages.filter((m) => m.role === 'user').at(-1)!.content}, at length`,
+    });
+    const uploads = () =>
+      slack.callsTo('files.completeUploadExternal').filter((c) => c.channel_id === ch);
+    const fileIds = () =>
+      uploads().map(
+        (c) =>
+          (
+            (typeof c.files === 'string' ? JSON.parse(c.files) : c.files) as Array<{ id: string }>
+          )[0]!.id,
+      );
+    llm.enqueue(long);
+    await bot.mention(ch, '3601.1');
+    await slack.waitFor(() => uploads().length === 1);
+    llm.enqueue(long);
+    await bot.event(
+      changed(ch, '3601.1', `<@${BOT_USER}> sign me up`, `<@${BOT_USER}> sign me out`, '3601.5'),
+    );
+    await slack.waitFor(() => slack.callsTo('files.delete').some((c) => c.file === fileIds()[0]));
+    expect(uploads()).toHaveLength(2);
+    expect(slack.uploads.get(fileIds()[1]!)!.body).toBe('a long answer to: sign me out, at length');
+    expect(slack.callsTo('files.delete').map((c) => c.file)).toEqual([fileIds()[0]]);
+  } finally {
+    await bot.stop();
+  }
 });
 
 describe('edits and deletions', () => {
