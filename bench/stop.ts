@@ -8,7 +8,6 @@
  *
  * RUNS (default 10) turns each.
  */
-import { Agent } from '../src/core/agent/agent.ts';
 import { DeliveryEngine, STOPPED_REPLY } from '../src/core/delivery/engine.ts';
 import { deliverySettings } from '../src/core/delivery/settings.ts';
 import type { InboundMessage } from '../src/core/ports/delivery.ts';
@@ -24,7 +23,7 @@ import { ResultIndexer } from '../src/store/result-index.ts';
 import { TranscriptStore } from '../src/store/transcript-store.ts';
 import { parseMcpConfig } from '../src/tools/mcp/config.ts';
 import { McpToolSource } from '../src/tools/mcp/source.ts';
-import { defaultAgentOptions, openAiClientFor, toolsWithPages } from '../test/support/agent.ts';
+import { testAgent } from '../test/support/agent.ts';
 import { FakeOpenAi } from '../test/support/fake-openai.ts';
 import { createScratchDatabase } from '../test/support/global-db.ts';
 import { silentLogger } from '../test/support/logger.ts';
@@ -85,15 +84,7 @@ const outbound: Outbound = {
 
 function replica(holder: string): DeliveryEngine {
   const store = new TranscriptStore(db.prisma);
-  const agent = new Agent(
-    {
-      llm: openAiClientFor(llm),
-      tools: toolsWithPages(store, [source]),
-      store,
-      logger: silentLogger,
-    },
-    defaultAgentOptions,
-  );
+  const agent = testAgent({ fake: llm, store, sources: [source] });
   const engine = new DeliveryEngine(
     {
       agent,

@@ -85,6 +85,8 @@ export function testAgent(options: {
   fake: FakeOpenAi;
   store: StorePort;
   tools?: Tool[];
+  /** Tool sources besides `tools` (an MCP source's servers). */
+  sources?: ToolSource[];
   logger?: Logger;
   overrides?: Partial<AgentOptions>;
   pages?: Partial<PageOptions>;
@@ -96,7 +98,11 @@ export function testAgent(options: {
   return new Agent(
     {
       llm: options.llm ?? openAiClientFor(options.fake, options.maxRetries),
-      tools: toolsWithPages(options.store, [builtinSource(options.tools ?? [])], options.pages),
+      tools: toolsWithPages(
+        options.store,
+        [...(options.sources ?? []), builtinSource(options.tools ?? [])],
+        options.pages,
+      ),
       store: options.store,
       logger: options.logger ?? silentLogger,
       hooks: options.hooks,

@@ -7,11 +7,10 @@ import {
   NOTHING_TO_STOP,
 } from '../../../src/adapters/discord/discord-adapter.ts';
 import { STOPPED_REPLY } from '../../../src/core/delivery/engine.ts';
-import { Agent } from '../../../src/core/agent/agent.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';
-import { defaultAgentOptions, openAiClientFor, toolsWithPages } from '../../support/agent.ts';
+import { testAgent } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { APP_ID, FakeDiscord, nextId, type DiscordCall } from '../../support/fake-discord.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
@@ -55,15 +54,7 @@ beforeAll(async () => {
     binaryMaxBytes: 1_000_000,
   });
   const store = testStore(db);
-  const agent = new Agent(
-    {
-      llm: openAiClientFor(llm),
-      tools: toolsWithPages(store, [source]),
-      store,
-      logger: silentLogger,
-    },
-    defaultAgentOptions,
-  );
+  const agent = testAgent({ fake: llm, store, sources: [source] });
   const pipeline = testEngine(db, agent, {}, { prompts: source });
   const adapter = new DiscordAdapter(
     { token: 'bot-token', applicationId: APP_ID, guildId: GUILD, apiUrl: discord.apiUrl },

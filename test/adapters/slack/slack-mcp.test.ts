@@ -2,13 +2,12 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Agent } from '../../../src/core/agent/agent.ts';
 import type { DeliveryOptions } from '../../../src/core/delivery/engine.ts';
 import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';
-import { defaultAgentOptions, openAiClientFor, toolsWithPages } from '../../support/agent.ts';
+import { testAgent } from '../../support/agent.ts';
 import { STOPPED_REPLY } from '../../../src/core/delivery/engine.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
@@ -42,15 +41,7 @@ let source: McpToolSource;
 async function startBot(options: Partial<DeliveryOptions> = {}, socket = false) {
   const port = await freePort();
   const store = testStore(db);
-  const agent = new Agent(
-    {
-      llm: openAiClientFor(llm),
-      tools: toolsWithPages(store, [source]),
-      store,
-      logger: silentLogger,
-    },
-    defaultAgentOptions,
-  );
+  const agent = testAgent({ fake: llm, store, sources: [source] });
   const pipeline = testEngine(db, agent, options, { prompts: source });
   const adapter = new SlackAdapter(
     socket
@@ -106,6 +97,16 @@ async function startBot(options: Partial<DeliveryOptions> = {}, socket = false) 
   };
 }
 
+/** The model's call of the everything server's long operation. */
+const longCall = (duration: number, steps: number) => ({
+  toolCalls: [
+    {
+      id: 'long',
+      name: 'everything__trigger-long-running-operation',
+      arguments: JSON.stringify({ duration, steps }),
+    },
+  ],
+});
 const channel = () => `C${Math.random().toString(36).slice(2, 10).toUpperCase()}`;
 /** The scripted model: it calls the asking tool, then says what the tool returned. */
 const lastToolResult = (request: ChatRequest) =>
@@ -350,18 +351,9 @@ describe('a status line while Spool works', () => {
     const bot = await startBot();
     try {
       const ch = channel();
-      llm.enqueue(
-        {
-          toolCalls: [
-            {
-              id: 'long',
-              name: 'everything__trigger-long-running-operation',
-              arguments: '{"duration":3,"steps":3}',
-            },
-          ],
-        },
-        (request) => ({ content: `tool said: ${lastToolResult(request)}` }),
-      );
+      llm.enqueue(longCall(3, 3), (request) => ({
+        content: `tool said: ${lastToolResult(request)}`,
+      }));
       await bot.mention(ch, '3101.1');
       await slack.waitFor(() => replyIn(ch) !== undefined);
       const statuses = slack.calls.filter(
@@ -400,15 +392,7 @@ describe("the agent session's Stop", () => {
     const other = await startBot();
     try {
       const ch = channel();
-      llm.enqueue({
-        toolCalls: [
-          {
-            id: 'long',
-            name: 'everything__trigger-long-running-operation',
-            arguments: '{"duration":30,"steps":30}',
-          },
-        ],
-      });
+      llm.enqueue(longCall(30, 30));
       await bot.mention(ch, '3201.1');
       const sessions = () =>
         slack
@@ -508,15 +492,7 @@ it("takes the session's Stop over Socket Mode", async () => {
   const bot = await startBot({}, true);
   try {
     const ch = channel();
-    llm.enqueue({
-      toolCalls: [
-        {
-          id: 'long',
-          name: 'everything__trigger-long-running-operation',
-          arguments: '{"duration":30,"steps":30}',
-        },
-      ],
-    });
+    llm.enqueue(longCall(30, 30));
     await bot.event({
       type: 'app_mention',
       user: 'U1',
@@ -645,15 +621,7 @@ describe('edits and deletions', () => {
   });
 
   it('runs a running turn again with the edited words, posting only the new answer; a deletion ends a turn with nothing posted', async () => {
-    const long = {
-      toolCalls: [
-        {
-          id: 'long',
-          name: 'everything__trigger-long-running-operation',
-          arguments: '{"duration":30,"steps":30}',
-        },
-      ],
-    };
+    const long = longCall(30, 30);
     const ch = channel();
     llm.enqueue(long);
     await bot.mention(ch, '3401.1');
