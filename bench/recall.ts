@@ -102,7 +102,7 @@ async function searchHugeResults(
     [channelKeyOf(scope), HUGE_LINE, repeats, repeats * HUGE_LINE.length + 6],
   );
   const started = performance.now();
-  await new ResultIndexer(prisma, silentLogger).indexPending();
+  await new ResultIndexer({ prisma, pool }, silentLogger).indexPending();
   const indexMs = performance.now() - started;
   const hits = await store.searchHistory(scope, { text: 'zircon', maxResults: 10 });
   const right = hits.length === 5 && hits.every((h) => h.offset === repeats * HUGE_LINE.length);
@@ -144,7 +144,7 @@ async function main(): Promise<void> {
     );
     await client.end();
 
-    const store = new HistorySearch(prisma, new ResultIndexer(prisma, silentLogger));
+    const store = new HistorySearch(prisma, new ResultIndexer({ prisma, pool }, silentLogger));
     // The same question as a scan: every word must occur (ILIKE), newest 10 of each kind.
     const naive = (words: string[]) => {
       const like = (column: string) =>

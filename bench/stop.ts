@@ -83,13 +83,13 @@ const outbound: Outbound = {
 };
 
 function replica(holder: string): DeliveryEngine {
-  const store = new TranscriptStore(db.prisma);
+  const store = new TranscriptStore(db);
   const agent = testAgent({ fake: llm, store, sources: [source] });
   const engine = new DeliveryEngine(
     {
       agent,
       ledger: new DeliveryLedger(db.prisma),
-      search: new HistorySearch(db.prisma, new ResultIndexer(db.prisma, silentLogger)),
+      search: new HistorySearch(db.prisma, new ResultIndexer(db, silentLogger)),
       files: fileReader({ binaryMaxBytes: 1_000 }),
       approvals: new ApprovalLedger(db.prisma),
       questions: new QuestionLedger(db.prisma),

@@ -47,7 +47,7 @@ const stats = new pg.Client({ connectionString: scratch.url });
 await stats.connect();
 
 try {
-  const store = new TranscriptStore(db.prisma);
+  const store = new TranscriptStore(db);
   const deploy = testTool('deploy', () => ({ content: 'deployed', isError: false }));
   // The production defaults: poll every second, leases of 15 s renewed every 5 s.
   const settings = deliverySettings(new EnvReader({}));
@@ -55,7 +55,7 @@ try {
     {
       agent: testAgent({ fake: llm, store, tools: [deploy] }),
       ledger: new DeliveryLedger(db.prisma),
-      search: new HistorySearch(db.prisma, new ResultIndexer(db.prisma, silentLogger)),
+      search: new HistorySearch(db.prisma, new ResultIndexer(db, silentLogger)),
       files: fileReader({ binaryMaxBytes: 1_000 }),
       approvals: new ApprovalLedger(db.prisma),
       questions: new QuestionLedger(db.prisma),

@@ -1,6 +1,8 @@
 import type { Logger } from '../core/logger.ts';
 import { codePointBoundary, safeSlice } from '../core/text.ts';
-import type { PrismaClient } from './generated/client.ts';
+import type { Database } from './database.ts';
+import { Prisma } from './generated/client.ts';
+import { runOnPool } from './pool-statement.ts';
 
 /** Characters per indexed piece of a result; each piece also reads on into the next by OVERLAP. */
 export const CHUNK_CHARS = 8_000;
@@ -56,7 +58,7 @@ export class ResultIndexer {
   private running?: Promise<unknown>;
 
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly db: Pick<Database, 'prisma' | 'pool'>,
     private readonly logger: Logger,
   ) {}
 
@@ -91,10 +93,11 @@ export class ResultIndexer {
   /**
    * Reads a batch, cuts it here, and writes its pieces in one statement that also claims the
    * results: a replica (or a search) that indexed one first makes the claim, and so the pieces,
-   * come to nothing. No lock is held while the text is cut.
+   * come to nothing. No lock is held while the text is cut. The pieces, as large as the results,
+   * go on the pool (see runOnPool).
    */
   private async indexBatch(): Promise<number> {
-    const batch = await this.prisma.$queryRaw<
+    const batch = await this.db.prisma.$queryRaw<
       Array<{ id: bigint; content: string; derived: boolean }>
     >`
       SELECT id, content, derived FROM (
@@ -105,7 +108,9 @@ export class ResultIndexer {
     const pieces = batch
       .filter((r) => !r.derived)
       .flatMap((r) => indexPieces(r.content).map((p) => ({ result_id: String(r.id), ...p })));
-    await this.prisma.$executeRaw`
+    await runOnPool(
+      this.db.pool,
+      Prisma.sql`
       WITH claimed AS (
         UPDATE tool_results SET indexed = true
          WHERE id = ANY(${batch.map((r) => r.id)}::bigint[]) AND NOT indexed
@@ -115,7 +120,8 @@ export class ResultIndexer {
       SELECT c.id, p.start_offset, c.channel_key, c.created_at, p.body,
              to_tsvector('simple'::regconfig, regexp_replace(c.tool_name || ' ' || p.body, '[^[:alnum:]]+', ' ', 'g'))
         FROM claimed c JOIN jsonb_to_recordset(${JSON.stringify(pieces)}::jsonb) AS p(result_id bigint, start_offset int, body text)
-          ON p.result_id = c.id`;
+          ON p.result_id = c.id`,
+    );
     return batch.length;
   }
 }

@@ -18,9 +18,13 @@ export class CallClock {
   constructor(
     private readonly idleMs: number,
     totalMs: number,
-    turn: AbortSignal,
+    private readonly turn: AbortSignal,
   ) {
-    this.signal = AbortSignal.any([turn, this.controller.signal]);
+    // Not AbortSignal.any([turn, own]): the SDK never removes its abort listener, and Node keeps a
+    // combined signal with a listener alive while its sources are, and with it each call's result.
+    this.signal = this.controller.signal;
+    if (turn.aborted) this.controller.abort(turn.reason);
+    else turn.addEventListener('abort', this.turnStopped);
     this.totalLeftMs = totalMs;
     this.run();
   }
@@ -48,7 +52,10 @@ export class CallClock {
 
   stop(): void {
     this.clear();
+    this.turn.removeEventListener('abort', this.turnStopped);
   }
+
+  private readonly turnStopped = () => this.controller.abort(this.turn.reason);
 
   private run(): void {
     this.runningSince = Date.now();

@@ -37,7 +37,7 @@ describe('across restarts', () => {
   it('keeps the conversation, and get_continuation reads a result from an earlier turn', async () => {
     const key = uniqueKey();
     let db = await reopen();
-    let store = new TranscriptStore(db.prisma);
+    let store = new TranscriptStore(db);
     fake.enqueue(
       { toolCalls: [{ id: 'call_report', name: 'report', arguments: '{}' }] },
       { content: 'The report is long.' },
@@ -50,7 +50,7 @@ describe('across restarts', () => {
     await db.close();
 
     db = await reopen();
-    store = new TranscriptStore(db.prisma);
+    store = new TranscriptStore(db);
     const reportId = sentCallIds(fake.requests.at(-1)!)[0];
     const middle = Math.floor(full.length / 2);
     fake.requests.length = 0;
@@ -85,7 +85,7 @@ describe('across restarts', () => {
   it('turns a call interrupted by a crash into an error result the API accepts', async () => {
     const key = uniqueKey();
     let db = await reopen();
-    let store = new TranscriptStore(db.prisma);
+    let store = new TranscriptStore(db);
     let started!: () => void;
     const running = new Promise<void>((resolve) => (started = resolve));
     const hang = testTool('deploy', () => {
@@ -102,7 +102,7 @@ describe('across restarts', () => {
     await db.close();
 
     db = await reopen();
-    store = new TranscriptStore(db.prisma);
+    store = new TranscriptStore(db);
     const conversation = await store.openConversation(key);
     const calls = await db.prisma.toolCall.findMany({
       where: { conversationId: conversation.id },
@@ -128,7 +128,7 @@ describe('across restarts', () => {
 describe('search_history through a turn', () => {
   it('recalls an earlier tool run of the channel when the user asks in plain words', async () => {
     const db = await reopen();
-    const store = new TranscriptStore(db.prisma);
+    const store = new TranscriptStore(db);
     const key = uniqueKey();
     const tools = [
       testTool('fs__list_directory', () => ({
