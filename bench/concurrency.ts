@@ -3,10 +3,11 @@
  * process, a model that takes 300 ms per call (in a process of its own), a fake Slack Web API here.
  * Each thread's messages follow one another as a person types them (the next is sent when the
  * previous is acknowledged); all threads at once. Side by side in the same run: the floor bot
- * (bench/lib/floor-bot.ts), the same path with nothing durable behind it.
+ * (bench/lib/floor-bot.ts), the same path with nothing durable behind it, and the durable floor
+ * (bench/lib/durable-floor-bot.ts), the same path with an inbox in raw `pg` and nothing else.
  *
- * Spool runs on a scratch database on the PostgreSQL server at SPOOL_BENCH_POSTGRES_URL (default:
- * the local test server) and on its embedded database. THREADS=200 by default. PROFILE=1 also
+ * Spool and the durable floor run on scratch databases of their own on the PostgreSQL server at
+ * SPOOL_TEST_POSTGRES_URL (default: the local test server) and on an embedded server each. THREADS=200 by default. PROFILE=1 also
  * profiles each Spool run's CPU (node --cpu-prof) and prints its self time by package.
  *
  * CPU per turn counts every process of each side: the bot and whatever it started (the embedded
@@ -20,6 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { BOT_USER, eventBody, FakeSlack } from '../test/support/fake-slack.ts';
+import { startEmbeddedPostgres } from '../src/store/embedded-postgres.ts';
 import { createScratchDatabase } from '../test/support/global-db.ts';
 import { freePort } from '../test/support/process.ts';
 import { deliver, SIGNING_SECRET, startSlackBot } from '../test/support/slack-bot.ts';
@@ -212,17 +214,25 @@ async function drive(
   };
 }
 
-async function floorBot(port: number, llmUrl: string, slackUrl: string): Promise<ChildProcess> {
+/** A floor bot (`lib/NAME.ts`), started once it answers Slack's url_verification. */
+async function floorBot(
+  name: 'floor-bot' | 'durable-floor-bot',
+  port: number,
+  llmUrl: string,
+  slackUrl: string,
+  databaseUrl?: string,
+): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
     [
       '--import',
       'tsx',
-      fileURLToPath(new URL('lib/floor-bot.ts', import.meta.url)),
+      fileURLToPath(new URL(`lib/${name}.ts`, import.meta.url)),
       String(port),
       llmUrl,
       slackUrl,
       SIGNING_SECRET,
+      ...(databaseUrl ? [databaseUrl] : []),
     ],
     {
       stdio: 'inherit',
@@ -235,12 +245,24 @@ async function floorBot(port: number, llmUrl: string, slackUrl: string): Promise
 
 const llm = await startLlmProcess('echo', LLM_MS);
 const dir = await mkdtemp(join(tmpdir(), 'spool-bench-'));
-const scratch = await createScratchDatabase('spool_bench_concurrency');
-const stats = new pg.Client({ connectionString: scratch.url });
-await stats.connect();
-const scratchStats: Scratch = {
-  query: async <T>(sql: string) => (await stats.query(sql)).rows as T[],
-};
+/** A scratch database on the PostgreSQL server, with a connection for its statistics. */
+async function scratchWithStats(prefix: string) {
+  const database = await createScratchDatabase(prefix);
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  const stats: Scratch = { query: async <T>(sql: string) => (await client.query(sql)).rows as T[] };
+  return {
+    url: database.url,
+    stats,
+    async drop() {
+      await client.end();
+      await database.drop();
+    },
+  };
+}
+const scratch = await scratchWithStats('spool_bench_concurrency');
+const durableScratch = await scratchWithStats('spool_bench_durable_floor');
+const durableEmbedded = await startEmbeddedPostgres(join(dir, 'durable-embedded'));
 const outcomes: Outcome[] = [];
 const profileDir = (name: string, messages: number) => join(dir, `profile-${name}-${messages}`);
 const profiles: string[] = [];
@@ -249,7 +271,12 @@ try {
     const profiled = (name: string) =>
       PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir(name, messages)}`] : [];
     const bots: Array<[string, (port: number, slack: FakeSlack) => Promise<ChildProcess>]> = [
-      ['floor', (port, slack) => floorBot(port, llm.baseURL, slack.apiUrl)],
+      ['floor', (port, slack) => floorBot('floor-bot', port, llm.baseURL, slack.apiUrl)],
+      [
+        'durable floor, PostgreSQL',
+        (port, slack) =>
+          floorBot('durable-floor-bot', port, llm.baseURL, slack.apiUrl, durableScratch.url),
+      ],
       [
         'Spool, PostgreSQL',
         async (port, slack) =>
@@ -265,6 +292,11 @@ try {
               profiled('pg'),
             )
           ).child,
+      ],
+      [
+        'durable floor, embedded',
+        (port, slack) =>
+          floorBot('durable-floor-bot', port, llm.baseURL, slack.apiUrl, durableEmbedded.url),
       ],
       [
         'Spool, embedded',
@@ -287,10 +319,12 @@ try {
       const port = await freePort();
       const child = await start(port, slack);
       try {
+        const durable = name.startsWith('durable');
+        const server = durable ? durableScratch : scratch;
         const db = name.endsWith('PostgreSQL')
-          ? { pids: () => backends(scratchStats), scratch: scratchStats }
+          ? { pids: () => backends(server.stats), scratch: server.stats }
           : name.endsWith('embedded')
-            ? { pids: embeddedPids(join(dir, 'embedded')) }
+            ? { pids: embeddedPids(join(dir, durable ? 'durable-embedded' : 'embedded')) }
             : undefined;
         outcomes.push(await drive(name, child.pid!, port, slack, messages, db));
       } finally {
@@ -300,7 +334,7 @@ try {
         await slack.stop();
       }
       console.error(`done: ${name}, ${THREADS} × ${messages}`);
-      if (PROFILE && name !== 'floor') {
+      if (PROFILE && name.startsWith('Spool')) {
         const profile = profileDir(name.endsWith('embedded') ? 'embedded' : 'pg', messages);
         profiles.push(
           `\nCPU self time of ${name}, ${THREADS} × ${messages} (whole process life, start-up included):\n\n| code | self time | share |\n|---|---|---|\n${profileByOwner(profile).join('\n')}`,
@@ -313,22 +347,30 @@ try {
   }
 } finally {
   llm.stop();
-  await stats.end();
   await scratch.drop();
+  await durableScratch.drop();
+  await durableEmbedded.stop();
   await rm(dir, { recursive: true, force: true });
 }
 
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 console.log(`\n${THREADS} threads at once, model ${LLM_MS} ms per call, Slack HTTP path:\n`);
 console.log(
-  '| bot | messages per thread | total | total / floor | reply p95 | ack p95 | ack p99 | CPU per turn (of it, database) | CPU / floor | every thread in order |',
+  '| bot | messages per thread | total | total / floor | total / durable floor | reply p95 | ack p95 | ack p99 | CPU per turn (of it, database) | CPU / floor | CPU / durable floor | every thread in order |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+const ratio = (of: number, to: number | undefined, digits: number) =>
+  to === undefined ? '–' : `${(of / to).toFixed(digits)}x`;
 for (const o of outcomes) {
-  const floor = outcomes.find((f) => f.bot === 'floor' && f.messages === o.messages)!;
+  const same = (bot: string) => outcomes.find((f) => f.bot === bot && f.messages === o.messages);
+  const floor = same('floor')!;
+  // Spool beside the durable floor on the same kind of database.
+  const durable = o.bot.startsWith('Spool')
+    ? same(o.bot.replace('Spool', 'durable floor'))
+    : undefined;
   const db = o.bot === 'floor' ? '' : ` (${o.dbCpuMsPerTurn.toFixed(1)} ms)`;
   console.log(
-    `| ${o.bot} | ${o.messages} | ${s(o.totalMs)} | ${(o.totalMs / floor.totalMs).toFixed(2)}x | ${s(o.p95Ms)} | ${o.ackP95Ms} ms | ${o.ackP99Ms} ms | ${o.cpuMsPerTurn.toFixed(1)} ms${db} | ${(o.cpuMsPerTurn / floor.cpuMsPerTurn).toFixed(1)}x | ${o.inOrder ? 'yes' : 'NO'} |`,
+    `| ${o.bot} | ${o.messages} | ${s(o.totalMs)} | ${ratio(o.totalMs, floor.totalMs, 2)} | ${ratio(o.totalMs, durable?.totalMs, 2)} | ${s(o.p95Ms)} | ${o.ackP95Ms} ms | ${o.ackP99Ms} ms | ${o.cpuMsPerTurn.toFixed(1)} ms${db} | ${ratio(o.cpuMsPerTurn, floor.cpuMsPerTurn, 1)} | ${ratio(o.cpuMsPerTurn, durable?.cpuMsPerTurn, 2)} | ${o.inOrder ? 'yes' : 'NO'} |`,
   );
 }
 console.log(

@@ -14,6 +14,7 @@ import type {
 } from '../core/ports/delivery.ts';
 import type { Conversation } from '../core/ports/conversation.ts';
 import { conversationAt } from './conversations.ts';
+import { GroupCommit } from './group-commit.ts';
 import type { OutboxChunk, PrismaClient } from './generated/client.ts';
 
 interface InboxRow {
@@ -85,6 +86,16 @@ const toChunk = (r: ChunkRow): ReplyChunk => ({
   ...(r.platformMessageId ? { platformMessageId: r.platformMessageId } : {}),
 });
 
+/** A message to record, and what recording it found: its row, or none for a duplicate. */
+interface Arrival {
+  message: InboundMessage;
+  refused: boolean;
+  row?: { id: bigint; lane_id: bigint | null };
+}
+
+/** As many record statements in flight as the ack client has connections (Database.ackPrisma). */
+const RECORDS_IN_FLIGHT = 2;
+
 /**
  * The inbox, the outbox and the lane leases, kept apart from history. Every lease decision is
  * one conditional statement on the database's clock, so replicas never disagree about time.
@@ -99,45 +110,75 @@ export class DeliveryLedger implements DeliveryPort {
     private readonly ack: PrismaClient = prisma,
   ) {}
 
+  /**
+   * Messages arriving together are recorded in one statement (see GroupCommit): in a burst, an
+   * ack waits for a few statements, not for its place in a queue of one statement each.
+   */
+  private readonly arrivals = new GroupCommit<Arrival>((batch) => this.recordAll(batch), {
+    inFlight: RECORDS_IN_FLIGHT,
+    maxBatch: 200,
+  });
+
   async record(message: InboundMessage, refused: boolean): Promise<InboxEntry | undefined> {
-    const { lane, messageKey, kind, user, text } = message;
-    const delivery = JSON.stringify(message.delivery);
-    const files = message.files?.length ? JSON.stringify(message.files) : null;
-    const knownLaneOnly = Boolean(message.knownLaneOnly);
-    // The lane is created with the message (so the thread is known from its first mention on),
-    // except for a refused message, which must not make a thread known.
-    const rows = refused
-      ? await this.ack.$queryRaw<Array<{ id: bigint }>>`
-          INSERT INTO inbox (platform, message_key, kind, user_id, text, delivery, status, answered_at)
-          SELECT ${lane.platform}, ${messageKey}, ${kind}, ${user}, ${text}, ${delivery}::jsonb, 'refused', now()
-           WHERE NOT ${knownLaneOnly} OR EXISTS (SELECT 1 FROM lanes WHERE platform = ${lane.platform} AND workspace = ${lane.workspace} AND channel = ${lane.channel} AND thread = ${lane.thread})
-          ON CONFLICT (platform, message_key) DO NOTHING
-          RETURNING id`
-      : knownLaneOnly
-        ? await this.ack.$queryRaw<Array<{ id: bigint; lane_id: bigint }>>`
-            INSERT INTO inbox (platform, message_key, lane_id, kind, user_id, text, delivery, files, status)
-            SELECT ${lane.platform}, ${messageKey}, l.id, ${kind}, ${user}, ${text}, ${delivery}::jsonb, ${files}::jsonb, 'pending'
-              FROM lanes l WHERE l.platform = ${lane.platform} AND l.workspace = ${lane.workspace} AND l.channel = ${lane.channel} AND l.thread = ${lane.thread}
-            ON CONFLICT (platform, message_key) DO NOTHING
-            RETURNING id, lane_id`
-        : await this.ack.$queryRaw<Array<{ id: bigint; lane_id: bigint }>>`
-            WITH lane AS (
-              INSERT INTO lanes (platform, workspace, channel, thread) VALUES (${lane.platform}, ${lane.workspace}, ${lane.channel}, ${lane.thread})
-              ON CONFLICT (platform, workspace, channel, thread) DO UPDATE SET thread = EXCLUDED.thread
-              RETURNING id)
-            INSERT INTO inbox (platform, message_key, lane_id, kind, user_id, text, delivery, files, status)
-            SELECT ${lane.platform}, ${messageKey}, lane.id, ${kind}, ${user}, ${text}, ${delivery}::jsonb, ${files}::jsonb, 'pending' FROM lane
-            ON CONFLICT (platform, message_key) DO NOTHING
-            RETURNING id, lane_id`;
-    const row = rows[0];
+    const arrival: Arrival = { message, refused };
+    await this.arrivals.submit(arrival);
+    const row = arrival.row;
     return (
       row && {
         ...message,
         id: String(row.id),
-        laneId: 'lane_id' in row ? String(row.lane_id) : '',
+        laneId: row.lane_id === null ? '' : String(row.lane_id),
         attempts: 0,
       }
     );
+  }
+
+  /**
+   * Records a batch and gives each arrival its row, in the batch's order. The lane is created with the message (so the thread is known from its first mention on),
+   * except for a refused message, which must not make a thread known; a message for known lanes
+   * only is recorded only where its lane exists.
+   */
+  private async recordAll(batch: Arrival[]): Promise<void> {
+    const messages = batch.map(({ message: m, refused }, i) => ({
+      i,
+      ...m.lane,
+      message_key: m.messageKey,
+      kind: m.kind,
+      user_id: m.user,
+      text: m.text,
+      delivery: m.delivery,
+      files: m.files?.length && !refused ? m.files : null,
+      refused,
+      known_only: Boolean(m.knownLaneOnly),
+    }));
+    const rows = await this.ack.$queryRaw<
+      Array<{ id: bigint; lane_id: bigint | null; platform: string; message_key: string }>
+    >`
+      WITH x AS (
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(messages)}::jsonb) AS x(i int, platform text, workspace text, channel text, thread text,
+               message_key text, kind text, user_id text, text text, delivery jsonb, files jsonb, refused boolean, known_only boolean)),
+      made AS (
+        INSERT INTO lanes (platform, workspace, channel, thread)
+        SELECT DISTINCT platform, workspace, channel, thread FROM x WHERE NOT refused AND NOT known_only
+        ON CONFLICT (platform, workspace, channel, thread) DO UPDATE SET thread = EXCLUDED.thread
+        RETURNING id, platform, workspace, channel, thread)
+      INSERT INTO inbox (platform, message_key, lane_id, kind, user_id, text, delivery, files, status, answered_at)
+      SELECT x.platform, x.message_key, CASE WHEN x.refused THEN NULL ELSE coalesce(m.id, l.id) END, x.kind, x.user_id, x.text, x.delivery, x.files,
+             CASE WHEN x.refused THEN 'refused' ELSE 'pending' END, CASE WHEN x.refused THEN now() END
+        FROM x
+        LEFT JOIN made m ON m.platform = x.platform AND m.workspace = x.workspace AND m.channel = x.channel AND m.thread = x.thread
+        LEFT JOIN lanes l ON l.platform = x.platform AND l.workspace = x.workspace AND l.channel = x.channel AND l.thread = x.thread
+       WHERE NOT x.known_only OR l.id IS NOT NULL
+       ORDER BY x.i
+      ON CONFLICT (platform, message_key) DO NOTHING
+      RETURNING id, lane_id, platform, message_key`;
+    const byKey = new Map(rows.map((r) => [`${r.platform}\n${r.message_key}`, r]));
+    // A key twice in one batch is one row: the first arrival has it, the other is a duplicate.
+    for (const arrival of batch) {
+      const key = `${arrival.message.lane.platform}\n${arrival.message.messageKey}`;
+      arrival.row = byKey.get(key);
+      byKey.delete(key);
+    }
   }
 
   async claimableLanes(platforms: string[], limit: number): Promise<string[]> {

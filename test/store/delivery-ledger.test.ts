@@ -34,6 +34,34 @@ describe('the inbox', () => {
     expect(await db.prisma.inboxEntry.count({ where: { messageKey: m.messageKey } })).toBe(1);
   });
 
+  it('records messages arriving together each in its own row, in arrival order within a lane', async () => {
+    const lanes = Array.from({ length: 30 }, () => message());
+    const known = lanes[0]!.lane;
+    const arrivals: Array<[InboundMessage, boolean]> = [
+      ...lanes.map((m): [InboundMessage, boolean] => [m, false]),
+      [lanes[1]!, false],
+      [message({ lane: known, text: 'second in its lane' }), false],
+      [message({ lane: known, text: 'refused' }), true],
+      [message({ knownLaneOnly: true }), false],
+    ];
+    const entries = await Promise.all(arrivals.map(([m, refused]) => ledger.record(m, refused)));
+    for (const [i, m] of lanes.entries())
+      expect(
+        await db.prisma.inboxEntry.findUnique({ where: { id: BigInt(entries[i]!.id) } }),
+      ).toMatchObject({
+        messageKey: m.messageKey,
+        text: m.text,
+        laneId: BigInt(entries[i]!.laneId),
+      });
+    const [again, second, refused, unknown] = entries.slice(lanes.length);
+    expect([again, unknown]).toEqual([undefined, undefined]);
+    expect(second).toMatchObject({ laneId: entries[0]!.laneId, text: 'second in its lane' });
+    expect(BigInt(second!.id)).toBeGreaterThan(BigInt(entries[0]!.id));
+    expect(
+      await db.prisma.inboxEntry.findUnique({ where: { id: BigInt(refused!.id) } }),
+    ).toMatchObject({ status: 'refused', laneId: null });
+  });
+
   it('takes a follow-up only in a known lane, which its first message makes known', async () => {
     const first = message();
     expect(await ledger.record({ ...first, knownLaneOnly: true }, false)).toBeUndefined();

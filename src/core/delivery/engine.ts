@@ -162,6 +162,17 @@ export class DeliveryEngine implements Delivery {
    * then not acknowledged. A message that can never be stored is dropped and named `malformed`.
    */
   async handleIncoming(unchecked: InboundMessage, options: HandleOptions = {}): Promise<Handled> {
+    // Turns wait while messages are recorded and acknowledged (see Lanes.arrive).
+    const arrived = this.lanes.arrive();
+    try {
+      return await this.admit(unchecked, options);
+    } finally {
+      arrived();
+    }
+  }
+
+  /** handleIncoming's work: record, acknowledge, hand to the lane. */
+  private async admit(unchecked: InboundMessage, options: HandleOptions): Promise<Handled> {
     const problems = problemsOf(unchecked);
     if (problems.length > 0) {
       this.deps.logger.warn('Dropped a malformed message', {

@@ -28,6 +28,13 @@ export interface LaneDeps {
   answer(entry: PendingEntry, signal: AbortSignal): Promise<boolean>;
 }
 
+/**
+ * The longest a message's turn waits for arrivals to be recorded and acknowledged: in a burst the
+ * acks go first (Slack sends again what it has not seen acknowledged within 3 s), but a steady
+ * stream of arrivals never holds turns back for longer than this.
+ */
+const ACKS_FIRST_MAX_MS = 1_000;
+
 interface LaneWork {
   held: boolean;
   /** A message arrived while the lane was being worked: look again before letting go. */
@@ -47,6 +54,9 @@ export class Lanes {
   private timers: ReturnType<typeof setInterval>[] = [];
   private lastRenewal = Date.now();
   private draining = false;
+  /** Inbound messages being recorded and acknowledged now (see `arrive`). */
+  private arriving = 0;
+  private readonly waitingForAcks: Array<() => void> = [];
 
   constructor(
     private readonly deps: LaneDeps,
@@ -76,6 +86,33 @@ export class Lanes {
         this.working.delete(laneId);
         if (work.again) this.work(laneId);
       });
+  }
+
+  /**
+   * An inbound message is being recorded and acknowledged until the returned function is called.
+   * Meanwhile no turn starts its next message: a turn's CPU would hold the ack behind it in the
+   * event loop, for every step of the ack (each statement's answer waits for a turn of the loop).
+   */
+  arrive(): () => void {
+    this.arriving++;
+    let arrived = false;
+    return () => {
+      if (arrived) return;
+      arrived = true;
+      if (--this.arriving === 0) this.waitingForAcks.splice(0).forEach((go) => go());
+    };
+  }
+
+  /** Resolves once no message is being recorded, or after ACKS_FIRST_MAX_MS. */
+  private acksFirst(): Promise<void> {
+    if (this.arriving === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ACKS_FIRST_MAX_MS);
+      this.waitingForAcks.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** Starts taking over lanes: at once (what an earlier run left pending), then every `pollMs`. */
@@ -117,11 +154,13 @@ export class Lanes {
 
   private async workLane(laneId: string, work: LaneWork): Promise<void> {
     const { ledger } = this.deps;
+    await this.acksFirst();
     if (!(await ledger.acquire(laneId, this.options.holder, this.options.leaseMs))) return;
     work.held = true;
     try {
       while (!this.draining && !work.abort.signal.aborted) {
         work.again = false;
+        await this.acksFirst();
         const entry = await ledger.nextPending(laneId);
         if (!entry) {
           if (work.again) continue;
