@@ -75,7 +75,8 @@ interface Turn {
 }
 
 const SESSIONS: Record<'seed' | 'reader' | 'grepper' | 'searcher', Turn[]> = {
-  // The seed case: Spool runs it as a real `spool chat` process, with TOOL_RESULT_MAX_CHARS=4000.
+  // The seed case: Spool runs it as a real `spool chat` process, with TOOL_RESULT_MAX_CHARS=4000
+  // and the window the fake holds every bot to.
   seed: [{ text: 'Read meeting.txt and list every fact in it.', expect: DECISIONS }],
   reader: [
     'meeting.txt',
@@ -214,9 +215,9 @@ async function runAgent(
   fake.contextTokens = contextTokens;
   fake.fallback = modelFor(name, root);
   try {
-    const store = new TranscriptStore(db.prisma);
+    const store = new TranscriptStore(db);
     const search = searchHistoryTool(
-      new HistorySearch(db.prisma, new ResultIndexer(db.prisma, silentLogger)),
+      new HistorySearch(db.prisma, new ResultIndexer(db, silentLogger)),
     );
     const llm = new OpenAiChatClient({
       apiKey: 'sk-bench',
@@ -279,6 +280,7 @@ async function runSeedProcess(root: string): Promise<Outcome> {
       MCP_CONFIG: join(root, 'mcp.json'),
       DATABASE_URL: scratch.url,
       TOOL_RESULT_MAX_CHARS: '4000',
+      OPENAI_CONTEXT_TOKENS: String(WINDOW),
     };
     const outcome = await session('Spool', 'seed', fake, async (text) => {
       const run = await runSpool(['chat', '--session', 'seed'], { env, input: `${text}\n` });

@@ -64,8 +64,14 @@ export function agentSettings(r: SettingsReader): AgentSettings {
     },
     pages: {
       // A page and its marker (as the request shows it) fit in TOOL_RESULT_MAX_CHARS, as a preview
-      // does.
-      chunkChars: r.int('CONTINUATION_CHUNK_CHARS', Math.max(1_000, maxChars - PAGE_MARKER_CHARS)),
+      // does; with OPENAI_CONTEXT_TOKENS set, a page reads the whole rest of a result instead when
+      // the window and the turn's budget hold it. CONTINUATION_CHUNK_CHARS, when set, caps every
+      // page: pages are then that size, as they were.
+      chunkChars: Math.max(1_000, maxChars - PAGE_MARKER_CHARS),
+      maxChunkChars:
+        r.string('CONTINUATION_CHUNK_CHARS') === undefined
+          ? undefined
+          : r.int('CONTINUATION_CHUNK_CHARS', 1),
       maxPages: r.int('MAX_CONTINUATION_PAGES', 50),
     },
   };

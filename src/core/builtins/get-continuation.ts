@@ -1,20 +1,31 @@
 import { userMessageText } from '../agent/context/long-messages.ts';
+import { readingChars } from '../agent/context/reading-view.ts';
 import { parseContinuationArgs, readContinuationPage } from '../agent/results/continuation.ts';
 import { grepResult } from '../agent/results/grep.ts';
+import { pageChars, type PageSizes } from '../agent/results/page-size.ts';
+import type { Message } from '../ports/conversation.ts';
 import { typedStoreErrors, type StorePort } from '../ports/store.ts';
 import { errorResult, type Tool } from '../ports/tools.ts';
 
-export interface PageOptions {
-  /** The largest page: with its marker it fits in TOOL_RESULT_MAX_CHARS, as a preview does. */
-  chunkChars: number;
+export interface PageOptions extends PageSizes {
   /** Pages (and greps) one turn may read before the model is told to answer. */
   maxPages: number;
 }
 
+/** The calls of the step being run: the newest assistant message's. */
+function callsOfStep(transcript: readonly Message[]): number {
+  for (let i = transcript.length - 1; i >= 0; i--) {
+    const m = transcript[i]!;
+    if (m.role === 'assistant') return Math.max(1, m.toolCalls?.length ?? 0);
+  }
+  return 1;
+}
+
 /**
  * get_continuation, a built-in tool like any other: a page of a stored result (or of a long user
- * message) from an offset, or its lines that match a pattern. A page is never larger than what
- * the turn keeps in view of its reading (see `viewOfReading`).
+ * message) from an offset, or its lines that match a pattern. A page reads the rest of a result at
+ * once when the window and the turn's budget hold it (see `pageChars`), and is never larger than
+ * what the turn keeps in view of its reading (see `viewOfReading`).
  */
 export function getContinuationTool(store: StorePort, options: PageOptions): Tool {
   const results = typedStoreErrors(store);
@@ -60,7 +71,7 @@ export function getContinuationTool(store: StorePort, options: PageOptions): Too
         'Old tool results may be cleared from the context the same way; get_continuation reads them again.',
       ].join('\n'),
     },
-    async run(args, { conversation, reading }) {
+    async run(args, { conversation, turn, reading }) {
       const request = parseContinuationArgs(args);
       if ('error' in request) return errorResult(request.error);
       const full =
@@ -75,11 +86,18 @@ export function getContinuationTool(store: StorePort, options: PageOptions): Too
           request.pattern,
           Math.min(request.offset, full.length),
         );
+      const room = {
+        restChars: Math.max(0, full.length - request.offset),
+        viewChars: reading.viewChars,
+        readChars: readingChars(reading.transcript, turn),
+        roomTokens: reading.roomTokens,
+        calls: callsOfStep(reading.transcript),
+      };
       return readContinuationPage(
         full,
         request.toolCallId,
         request.offset,
-        Math.min(reading.viewChars, options.chunkChars),
+        pageChars(room, options),
       );
     },
   };

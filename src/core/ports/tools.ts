@@ -69,6 +69,11 @@ export interface ReadingContext {
   transcript: readonly Message[];
   /** What the request keeps in view of this turn's reading: a page is never larger. */
   viewChars: number;
+  /**
+   * Tokens the model's window can still take beside the request that made the call and its reply
+   * budget; undefined when the window is not known.
+   */
+  roomTokens?: number;
 }
 
 /** Where a long call has got to, as its server says (MCP progress notifications). */
