@@ -11,8 +11,13 @@
  *
  * Databases: an embedded server in a scratch directory, and a scratch database on the PostgreSQL
  * server at SPOOL_BENCH_POSTGRES_URL (default: the local test server).
+ *
+ * Tracing: beside them, turn for turn, the same turns traced (OTEL_EXPORTER_OTLP_ENDPOINT set, a
+ * receiver in a process of its own), so that what tracing costs a turn is read off the same run.
  */
 import { performance } from 'node:perf_hooks';
+import { context } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +25,7 @@ import { Agent } from '../src/core/agent/agent.ts';
 import type { Conversation } from '../src/core/ports/conversation.ts';
 import type { StorePort } from '../src/core/ports/store.ts';
 import { OpenAiChatClient } from '../src/llm/openai-client.ts';
+import { startTracing, UNTRACED, type Tracing } from '../src/tracing.ts';
 import { openDatabase, type Database } from '../src/store/database.ts';
 import { TranscriptStore } from '../src/store/transcript-store.ts';
 import { builtinSource } from '../src/tools/registry.ts';
@@ -29,6 +35,7 @@ import { silentLogger } from '../test/support/logger.ts';
 import { MemoryStore } from '../test/support/memory-store.ts';
 import { renderChart } from './lib/chart.ts';
 import { startLlmProcess, THREE_TOOLS } from './lib/llm-process.ts';
+import { startOtlpSink } from './lib/otlp-sink.ts';
 import { ms, timingOf, type Timing } from './lib/stats.ts';
 
 const SIZES = [50, 500, 2_000];
@@ -73,12 +80,13 @@ async function seed(store: StorePort, conversation: Conversation, size: number):
 
 /**
  * A turn of one of `CONVERSATIONS` conversations of `size` messages, by number, each used once
- * already.
+ * already; through `tracing`'s decorators, as src/main.ts wires them.
  */
 async function turnsOf(
   llm: { baseURL: string },
   store: StorePort,
   size: number,
+  tracing: Tracing = UNTRACED,
 ): Promise<(n: number) => Promise<unknown>> {
   const client = new OpenAiChatClient({
     apiKey: 'sk-bench',
@@ -92,14 +100,16 @@ async function turnsOf(
     spec: { name, description: name, parameters: { type: 'object', properties: {} } },
     run: async () => ({ content: RESULT, isError: false }),
   }));
-  const agent = new Agent(
-    {
-      llm: client,
-      tools: toolsWithPages(store, [builtinSource(tools)]),
-      store,
-      logger: silentLogger,
-    },
-    defaultAgentOptions,
+  const agent = tracing.turns(
+    new Agent(
+      {
+        llm: tracing.llm(client, { model: 'bench' }),
+        tools: tracing.tools(toolsWithPages(store, [builtinSource(tools)])),
+        store,
+        logger: silentLogger,
+      },
+      defaultAgentOptions,
+    ),
   );
   const conversations: Conversation[] = [];
   for (let i = 0; i < CONVERSATIONS; i++) {
@@ -117,23 +127,52 @@ async function turnsOf(
 }
 
 /**
- * SAMPLES turns on each store, in turn, so that both see the same moments of the machine's load.
+ * Tracing keeps the active span in AsyncLocalStorage, whose hooks slow every promise of the process
+ * once it is in use: it is on for the traced side's turns only, so that the other sides run as
+ * Spool does with tracing off.
+ */
+function tracingContext(on: boolean): void {
+  context.disable();
+  if (on) context.setGlobalContextManager(new AsyncLocalStorageContextManager());
+}
+
+/** A side's turns: wall time, and the CPU time this process spent on them (Spool's own work). */
+interface Side {
+  t: Timing;
+  cpu: Timing;
+}
+
+/**
+ * SAMPLES turns on each store, and traced on the database, in turn, so that all see the same
+ * moments of the machine's load.
  */
 async function measure(
   llm: { baseURL: string },
   store: StorePort,
   size: number,
-): Promise<{ t: Timing; floor: Timing }> {
+  tracing: Tracing,
+): Promise<{ t: Timing; floor: Timing; untraced: Side; traced: Side }> {
+  tracingContext(true);
+  const traced = await turnsOf(llm, store, size, tracing);
+  tracingContext(false);
   const sides = [await turnsOf(llm, store, size), await turnsOf(llm, new MemoryStore(), size)];
-  const samples: number[][] = [[], []];
+  sides.push(traced);
+  const wall: number[][] = [[], [], []];
+  const cpu: number[][] = [[], [], []];
   for (let n = 0; n < SAMPLES; n++) {
     for (const [side, turn] of sides.entries()) {
+      tracingContext(turn === traced);
+      const cpuStart = process.cpuUsage();
       const start = performance.now();
       await turn(n);
-      samples[side]!.push(performance.now() - start);
+      wall[side]!.push(performance.now() - start);
+      const used = process.cpuUsage(cpuStart);
+      cpu[side]!.push((used.user + used.system) / 1000);
     }
   }
-  return { t: timingOf(samples[0]!), floor: timingOf(samples[1]!) };
+  tracingContext(false);
+  const side = (i: number): Side => ({ t: timingOf(wall[i]!), cpu: timingOf(cpu[i]!) });
+  return { t: timingOf(wall[0]!), floor: timingOf(wall[1]!), untraced: side(0), traced: side(2) };
 }
 
 async function withDatabases(run: (name: string, db: Database) => Promise<void>): Promise<void> {
@@ -156,13 +195,29 @@ async function withDatabases(run: (name: string, db: Database) => Promise<void>)
 }
 
 const llm = await startLlmProcess('tools');
+const sink = await startOtlpSink();
+process.env.OTEL_EXPORTER_OTLP_ENDPOINT = sink.endpoint;
+const tracing = await startTracing(
+  { endpoint: sink.endpoint, captureContent: false },
+  silentLogger,
+);
 
-const rows: Array<{ db: string; size: number; t: Timing; floor: Timing }> = [];
+const rows: Array<{
+  db: string;
+  size: number;
+  t: Timing;
+  floor: Timing;
+  untraced: Side;
+  traced: Side;
+}> = [];
 await withDatabases(async (name, db) => {
   for (const size of SIZES)
-    rows.push({ db: name, size, ...(await measure(llm, new TranscriptStore(db.prisma), size)) });
+    rows.push({ db: name, size, ...(await measure(llm, new TranscriptStore(db), size, tracing)) });
 });
 llm.stop();
+await tracing.shutdown();
+const spans = await sink.spans();
+sink.stop();
 
 console.log(`\nOwn work per turn (3 tool calls, model answers at once), ${SAMPLES} turns each:\n`);
 console.log(
@@ -172,6 +227,19 @@ console.log('|---|---|---|---|---|---|---|');
 for (const { db, size, t, floor } of rows) {
   console.log(
     `| ${db} | ${size} | ${ms(t.median)} | ${ms(t.p99)} | ${((100 * t.p99) / LLM_CALL_MS).toFixed(1)}% | ${ms(floor.median)} / ${ms(floor.p99)} | ${(t.p99 / floor.p99).toFixed(1)}x |`,
+  );
+}
+
+console.log(
+  `\nTracing on (OTLP/HTTP to a receiver in its own process), the same turns side by side, ${SAMPLES} each; ${spans} spans received. CPU: this process's, user + system, per turn:\n`,
+);
+console.log(
+  '| database | messages | CPU median off / on | CPU on / off | wall median off / on | wall on / off | wall p99 off / on |',
+);
+console.log('|---|---|---|---|---|---|---|');
+for (const { db, size, untraced: off, traced: on } of rows) {
+  console.log(
+    `| ${db} | ${size} | ${ms(off.cpu.median)} / ${ms(on.cpu.median)} | ${(on.cpu.median / off.cpu.median).toFixed(2)}x | ${ms(off.t.median)} / ${ms(on.t.median)} | ${(on.t.median / off.t.median).toFixed(2)}x | ${ms(off.t.p99)} / ${ms(on.t.p99)} |`,
   );
 }
 

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { tracingSettings, type TracingSettings } from './tracing/settings.ts';
 import { discordSettings, type DiscordSettings } from './adapters/discord/settings.ts';
 import { slackSettings, type SlackSettings } from './adapters/slack/settings.ts';
 import { agentSettings, type AgentSettings } from './core/agent/settings.ts';
@@ -27,6 +28,7 @@ export interface Config {
   server: ServerSettings;
   slack?: SlackSettings;
   discord?: DiscordSettings;
+  tracing: TracingSettings;
 }
 
 /** main's own section. */
@@ -143,6 +145,7 @@ export function readConfig(r: EnvReader): Config {
     },
     slack: slackSettings(r),
     discord: discordSettings(r),
+    tracing: tracingSettings(r),
   };
 }
 

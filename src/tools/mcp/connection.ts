@@ -25,6 +25,7 @@ import type { McpServerConfig } from './config.ts';
 import { loginCommand, StoredOAuthProvider } from './oauth.ts';
 import { toOutcome } from './result.ts';
 import { connectTransport } from './transport.ts';
+import { traceContextMeta } from '../../tracing/propagation.ts';
 import { errorMessage } from '../../core/errors.ts';
 
 type ConnectionState = 'connecting' | 'ready' | 'down' | 'needs_login' | 'closed';
@@ -247,8 +248,10 @@ export class McpServerConnection {
           });
         },
       };
+      // With tracing on, the call carries its trace in `_meta` too, as MCP asks (SEP-414).
+      const meta = traceContextMeta();
       const result = (await client.callTool(
-        { name: tool, arguments: args },
+        { name: tool, arguments: args, ...(meta && { _meta: meta }) },
         undefined,
         options,
       )) as CallToolResult;
@@ -325,8 +328,9 @@ export class McpServerConnection {
     const client = this.client;
     if (this.state !== 'ready' || !client) return this.unavailable();
     try {
+      const meta = traceContextMeta();
       const { contents } = await client.readResource(
-        { uri },
+        { uri, ...(meta && { _meta: meta }) },
         { signal: AbortSignal.any([signal]), timeout: this.config.timeoutMs },
       );
       // Read as a tool's embedded resources are: text as it is, a blob described and stored.

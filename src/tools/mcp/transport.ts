@@ -9,6 +9,7 @@ import {
   StdioClientTransport,
 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { traceContextFetch } from '../../tracing/propagation.ts';
 import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from './config.ts';
 import { MessageLineBuffer } from './line-buffer.ts';
 
@@ -82,7 +83,12 @@ export async function connectHttp(
   config: HttpServerConfig,
   authProvider?: OAuthClientProvider,
 ): Promise<void> {
-  const options = { requestInit: { headers: config.headers }, authProvider };
+  // With tracing on, each request carries the trace it belongs to (a `traceparent` header).
+  const options = {
+    requestInit: { headers: config.headers },
+    authProvider,
+    fetch: traceContextFetch,
+  };
   if (config.transport === 'streamable-http') {
     try {
       await client.connect(new StreamableHTTPClientTransport(config.url, options));
