@@ -16,7 +16,7 @@ const integration = (db: 'embedded' | 'postgres', include: string[], exclude: st
 });
 
 /** Replicas, outages and shutdown under load: processes sharing one server. */
-const POSTGRES_ONLY = ['concurrency', 'database-outage', 'replicas', 'shutdown'].map(
+const POSTGRES_ONLY = ['concurrency', 'database-outage', 'replicas', 'shutdown', 'usage-exact'].map(
   (name) => `test/core/delivery/${name}.test.ts`,
 );
 

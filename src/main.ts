@@ -15,6 +15,7 @@ import type { Delivery, PlatformAdapter } from './core/ports/platform.ts';
 import { secretMasker } from './core/redact.ts';
 import { ApprovalLedger } from './store/approval-ledger.ts';
 import { QuestionLedger } from './store/question-ledger.ts';
+import { PostgresSpendLedger } from './store/spend-ledger.ts';
 import { getContinuationTool } from './core/builtins/get-continuation.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
 import { fileReader } from './files/file-reader.ts';
@@ -29,6 +30,7 @@ import {
   type HttpEndpoint,
 } from './observability.ts';
 import { proxyFromEnv } from './proxy.ts';
+import { startTracing } from './tracing.ts';
 import { openDatabase } from './store/database.ts';
 import { DeliveryLedger } from './store/delivery-ledger.ts';
 import { HistorySearch } from './store/history-search.ts';
@@ -181,11 +183,12 @@ async function openSpool(
     logger.error(`Exiting: ${reason}`);
     process.exit(1);
   };
+  const tracing = await startTracing(config.tracing, logger);
   const db = await openDatabase({ ...config.store, logger, onLost });
   logger.info(`Database: ${db.description}`);
-  const store = new TranscriptStore(db.prisma);
+  const store = new TranscriptStore(db);
   // Tool results are indexed for search in the background, off the turn.
-  const indexer = new ResultIndexer(db.prisma, logger);
+  const indexer = new ResultIndexer(db, logger);
   indexer.start();
   const search = new HistorySearch(db.prisma, indexer);
   const sources: ToolSource[] = [
@@ -210,8 +213,8 @@ async function openSpool(
   const ledger = new DeliveryLedger(db.prisma, db.ackPrisma);
   const agent = new Agent(
     {
-      llm,
-      tools,
+      llm: tracing.llm(llm, config.openai),
+      tools: tracing.tools(tools),
       store,
       logger,
       hooks: observers(agentMetrics(registry, ledger), logAgentEvents(logger)),
@@ -224,13 +227,14 @@ async function openSpool(
   if (db.embedded) await ledger.releaseAll();
   const delivery = new DeliveryEngine(
     {
-      agent,
+      agent: tracing.turns(agent),
       ledger,
       search,
       files: fileReader({ binaryMaxBytes: config.tools.binaryMaxBytes }),
       approvals: new ApprovalLedger(db.prisma),
       questions: new QuestionLedger(db.prisma),
       prompts: mcpSource,
+      spend: new PostgresSpendLedger(db.pool),
       mask: secretMasker(secretsOf()),
       logger,
       onAnswered: replyMetrics(registry),
@@ -241,6 +245,7 @@ async function openSpool(
     await tools.close();
     await indexer.stop();
     await db.close();
+    await tracing.shutdown();
   };
   const mcpProblems = () => mcpSource?.problems() ?? [];
   return { db, agent, ledger, delivery, mcpProblems, close };

@@ -1,18 +1,14 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { Resvg } from '@resvg/resvg-js';
-import * as echarts from 'echarts';
+import type * as echarts from 'echarts';
+import { chartPng } from '../../src/adapters/shared/chart.ts';
 
-/** Renders an ECharts option to a PNG file on the server: ECharts' SVG renderer, then resvg. */
+/** Renders an ECharts option to a PNG file, as `/usage` renders its chart. */
 export async function renderChart(
   path: string,
   option: echarts.EChartsOption,
   size = { width: 800, height: 420 },
 ): Promise<void> {
-  const chart = echarts.init(null, null, { renderer: 'svg', ssr: true, ...size });
-  chart.setOption({ animation: false, backgroundColor: '#ffffff', ...option });
-  const svg = chart.renderToSVGString();
-  chart.dispose();
   await mkdir(dirname(path), { recursive: true });
-  await writeFile(path, new Resvg(svg, { font: { loadSystemFonts: true } }).render().asPng());
+  await writeFile(path, chartPng(option, size));
 }

@@ -200,10 +200,24 @@ export class OpenAiChatClient implements LlmPort {
       usage: completion.usage && {
         model: completion.model || this.options.model,
         promptTokens: completion.usage.prompt_tokens,
+        cachedPromptTokens: completion.usage.prompt_tokens_details?.cached_tokens ?? 0,
         completionTokens: completion.usage.completion_tokens,
+        reasoningTokens: completion.usage.completion_tokens_details?.reasoning_tokens ?? 0,
         totalTokens: completion.usage.total_tokens,
+        ...(completion.id ? { responseId: completion.id } : {}),
       },
     };
+  }
+
+  async mostTokens(request: LlmRequest): Promise<number> {
+    return (await this.estimate(request)) + (await this.replyBudget(request));
+  }
+
+  async room(request: LlmRequest): Promise<number | undefined> {
+    const { contextTokens } = this.options;
+    if (contextTokens === undefined) return undefined;
+    const reply = request.maxTokens ?? this.options.maxTokens;
+    return contextTokens - (await this.estimate(request)) - reply;
   }
 
   async fits(request: LlmRequest): Promise<boolean> {

@@ -8,7 +8,9 @@ import type { StepRecords, StorePort } from '../core/ports/store.ts';
 import { channelKeyOf, conversationAt } from './conversations.ts';
 import { GroupCommit } from './group-commit.ts';
 import { storedResultIn } from './stored-result.ts';
-import type { PrismaClient } from './generated/client.ts';
+import type { Database } from './database.ts';
+import { Prisma } from './generated/client.ts';
+import { runOnPool } from './pool-statement.ts';
 
 interface MessageRow {
   id: bigint;
@@ -47,6 +49,50 @@ interface Step {
   records: StepRecords;
 }
 
+/**
+ * A batch of steps as the rows its statement inserts: messages numbered in input order, results
+ * and their binary parts by the tool call they answer.
+ */
+function recordsetsOf(steps: Step[]) {
+  const rows = steps.flatMap(({ conversation, messages }, step) =>
+    messages.map((m, ord) => ({
+      step,
+      ord,
+      conversation_id: conversation.id,
+      channel_key: channelKeyOf(conversation),
+      turn: m.turn,
+      role: m.role,
+      content: m.content,
+      tool_calls: m.role === 'assistant' && m.toolCalls?.length ? m.toolCalls : null,
+      tool_call_id: m.role === 'tool' ? m.toolCallId : null,
+      inbox_id: m.role === 'user' && m.inboxId !== undefined ? m.inboxId : null,
+    })),
+  );
+  const resultsOf = ({ conversation, records }: Step) =>
+    (records.results ?? []).map((r) => ({ conversation, r }));
+  const results = steps.flatMap(resultsOf).map(({ conversation, r }) => ({
+    conversation_id: conversation.id,
+    channel_key: channelKeyOf(conversation),
+    tool_call_id: r.toolCallId,
+    content: r.content,
+    content_chars: r.content.length,
+    is_error: r.isError,
+    duration_ms: Math.round(r.durationMs),
+  }));
+  const binaries = steps.flatMap(resultsOf).flatMap(({ conversation, r }) =>
+    (r.binaries ?? []).map((b, position) => ({
+      conversation_id: conversation.id,
+      tool_call_id: r.toolCallId,
+      position,
+      kind: b.kind,
+      mime_type: b.mimeType ?? null,
+      size_bytes: b.sizeBytes,
+      base64: b.base64 ?? null,
+    })),
+  );
+  return { rows, results, binaries };
+}
+
 /** A transcript read so far: its messages and the id of the last row they include. */
 interface CachedTranscript {
   messages: Message[];
@@ -69,12 +115,12 @@ export class TranscriptStore implements StorePort {
   });
 
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly db: Pick<Database, 'prisma' | 'pool'>,
     private readonly options: { cachedTranscripts?: number } = {},
   ) {}
 
   openConversation(key: ConversationKey): Promise<Conversation> {
-    return conversationAt(this.prisma, key);
+    return conversationAt(this.db.prisma, key);
   }
 
   /**
@@ -84,7 +130,7 @@ export class TranscriptStore implements StorePort {
    */
   async loadTranscript(conversation: Conversation): Promise<Message[]> {
     const cached = this.transcripts.get(conversation.id) ?? { messages: [], lastId: 0n };
-    const rows = await this.prisma.$queryRaw<MessageRow[]>`
+    const rows = await this.db.prisma.$queryRaw<MessageRow[]>`
       SELECT id, turn, role, content, tool_calls, tool_call_id, inbox_id FROM transcript_messages
        WHERE conversation_id = ${conversation.id}::uuid AND id > ${cached.lastId} ORDER BY id`;
     const next = rows.length
@@ -105,50 +151,27 @@ export class TranscriptStore implements StorePort {
   /**
    * Steps of many conversations as one statement: one round trip, and atomic. Rows are numbered
    * in input order; results join calls stored by an earlier step (a statement's parts cannot see
-   * each other's rows).
+   * each other's rows). It carries whole results, so it goes on the pool (see runOnPool).
    */
   private async writeSteps(steps: Step[]): Promise<void> {
-    const rows = steps.flatMap(({ conversation, messages }, step) =>
-      messages.map((m, ord) => ({
-        step,
-        ord,
-        conversation_id: conversation.id,
-        channel_key: channelKeyOf(conversation),
-        turn: m.turn,
-        role: m.role,
-        content: m.content,
-        tool_calls: m.role === 'assistant' && m.toolCalls?.length ? m.toolCalls : null,
-        tool_call_id: m.role === 'tool' ? m.toolCallId : null,
-        inbox_id: m.role === 'user' && m.inboxId !== undefined ? m.inboxId : null,
-      })),
-    );
-    const resultsOf = ({ conversation, records }: Step) =>
-      (records.results ?? []).map((r) => ({ conversation, r }));
-    const results = steps.flatMap(resultsOf).map(({ conversation, r }) => ({
-      conversation_id: conversation.id,
-      channel_key: channelKeyOf(conversation),
-      tool_call_id: r.toolCallId,
-      content: r.content,
-      content_chars: r.content.length,
-      is_error: r.isError,
-      duration_ms: Math.round(r.durationMs),
-    }));
-    const binaries = steps.flatMap(resultsOf).flatMap(({ conversation, r }) =>
-      (r.binaries ?? []).map((b, position) => ({
-        conversation_id: conversation.id,
-        tool_call_id: r.toolCallId,
-        position,
-        kind: b.kind,
-        mime_type: b.mimeType ?? null,
-        size_bytes: b.sizeBytes,
-        base64: b.base64 ?? null,
-      })),
-    );
-    const usage = steps.flatMap(({ conversation, records }) =>
-      records.usage ? [{ ...records.usage, conversation_id: conversation.id }] : [],
+    const { rows, results, binaries } = recordsetsOf(steps);
+    const usage = steps.flatMap(({ conversation: c, records }) =>
+      records.usage
+        ? [
+            {
+              ...records.usage,
+              conversation_id: c.id,
+              platform: c.platform,
+              workspace: c.workspace,
+              channel: c.channel,
+            },
+          ]
+        : [],
     );
     const conversations = steps.map((s) => s.conversation.id);
-    await this.prisma.$executeRaw`
+    await runOnPool(
+      this.db.pool,
+      Prisma.sql`
       WITH input AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
           AS x(step int, ord int, conversation_id uuid, channel_key text, turn int, role text, content text, tool_calls jsonb, tool_call_id text, inbox_id bigint)
@@ -176,19 +199,30 @@ export class TranscriptStore implements StorePort {
           JOIN tool_calls c ON c.conversation_id = b.conversation_id AND c.tool_call_id = b.tool_call_id
           JOIN results r ON r.call_id = c.id
       ), usage AS (
-        INSERT INTO llm_usage (conversation_id, model, prompt_tokens, completion_tokens, total_tokens)
-        SELECT conversation_id, model, "promptTokens", "completionTokens", "totalTokens"
-          FROM jsonb_to_recordset(${JSON.stringify(usage)}::jsonb)
-            AS u(conversation_id uuid, model text, "promptTokens" int, "completionTokens" int, "totalTokens" int)
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(usage)}::jsonb)
+          AS u(conversation_id uuid, platform text, workspace text, channel text, "user" text, model text,
+               "promptTokens" int, "cachedPromptTokens" int, "completionTokens" int, "reasoningTokens" int,
+               "totalTokens" int, cost numeric, "responseId" text, "holdId" bigint)
+      ), usage_rows AS (
+        INSERT INTO llm_usage (conversation_id, platform, workspace, channel, user_id, model, prompt_tokens,
+                               cached_prompt_tokens, completion_tokens, reasoning_tokens, total_tokens, cost, response_id)
+        SELECT conversation_id, platform, workspace, channel, "user", model, "promptTokens",
+               coalesce("cachedPromptTokens", 0), "completionTokens", coalesce("reasoningTokens", 0), "totalTokens",
+               cost, "responseId"
+          FROM usage
+      ), released AS (
+        DELETE FROM spend_holds WHERE id IN (SELECT "holdId" FROM usage)
       )
-      UPDATE conversations SET updated_at = now() WHERE id = ANY(${conversations}::uuid[])`;
+      UPDATE conversations SET updated_at = now() WHERE id = ANY(${conversations}::uuid[])`,
+    );
   }
 
   async readToolResult(
     conversation: Conversation,
     toolCallId: string,
   ): Promise<string | undefined> {
-    return (await storedResultIn(this.prisma, conversation, toolCallId, conversation.id))?.content;
+    return (await storedResultIn(this.db.prisma, conversation, toolCallId, conversation.id))
+      ?.content;
   }
 
   private remember(conversationId: string, transcript: CachedTranscript): void {

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack } from '../support/fake-slack.ts';
-import { createScratchDatabase } from '../support/global-db.ts';
+import { createScratchDatabase, queryAt } from '../support/global-db.ts';
 import { freePort, groupRuns, until, type SpoolProcess } from '../support/process.ts';
 import { deliver, slowToolConfig, slowToolModel, startSlackBot } from '../support/slack-bot.ts';
 
@@ -71,6 +71,7 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
     /** The edited messages' new words, by their first words. */
     const edits = new Map<string, string>();
     let kills = 0;
+    const killedAt: number[] = [];
     let bot: SpoolProcess | undefined;
 
     const talk = async (t: number) => {
@@ -137,6 +138,7 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
         await pause(200, 3_000);
         if (GROUP) process.kill(-bot.child.pid!, 'SIGKILL');
         else bot.child.kill('SIGKILL');
+        killedAt.push(Date.now());
         await bot.done.catch(() => {});
         if (GROUP) await until(() => (groupRuns(bot!.child.pid!) ? undefined : true), 60_000);
         kills++;
@@ -229,5 +231,29 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
       expected.map((texts) => [...texts].sort()),
     );
     expect(exit.code).toBe(0);
+    if (scratch) await expectUsageOfEachCompletion(scratch.url, killedAt);
   });
 });
+
+/**
+ * Each completion the model server answered is stored once, with the usage it reported; one is
+ * missing only where a kill took it with the process, between its answer and the step's write.
+ */
+async function expectUsageOfEachCompletion(url: string, killedAt: number[]): Promise<void> {
+  const rows = await queryAt<{ response_id: string; total_tokens: number }>(
+    url,
+    'SELECT response_id, total_tokens FROM llm_usage',
+  );
+  const served = new Map(llm.served.map((s) => [s.id, s]));
+  const ids = rows.map((r) => r.response_id);
+  const missing = llm.served.filter((s) => !ids.includes(s.id));
+  console.log(
+    `soak usage: ${llm.served.length} completions served, ${rows.length} stored, ${missing.length} taken by a kill`,
+  );
+  expect(new Set(ids).size).toBe(ids.length);
+  expect(
+    rows.filter((r) => served.get(r.response_id)?.usage.total_tokens !== r.total_tokens),
+  ).toEqual([]);
+  // Served, at most a second before a kill, to the process it killed.
+  expect(missing.filter((s) => !killedAt.some((k) => s.at <= k && k - s.at < 1_000))).toEqual([]);
+}

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import wasm from '@prisma/prisma-schema-wasm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,6 +59,7 @@ const PG_TYPE: Record<string, string> = {
   DateTime: 'timestamp with time zone',
   Json: 'jsonb',
   Bytes: 'bytea',
+  Decimal: 'numeric',
 };
 
 let db: Database;
@@ -187,10 +191,18 @@ describe('schema.prisma and the migration SQL', () => {
     const usage = await db.prisma.llmUsage.create({
       data: {
         conversationId: conversation.id,
+        platform: 'schema',
+        workspace: conversation.workspace,
+        channel: 'c',
+        userId: 'u',
         model: 'm',
         promptTokens: 1,
+        cachedPromptTokens: 1,
         completionTokens: 2,
+        reasoningTokens: 1,
         totalTokens: 3,
+        cost: '0.0000125',
+        responseId: 'chatcmpl-1',
       },
     });
     const loaded = await db.prisma.conversation.findUniqueOrThrow({
@@ -237,6 +249,45 @@ describe('applyMigrations', () => {
     } finally {
       await client.end();
       await scratch.drop();
+    }
+  });
+
+  it("keeps the usage rows of before the usage migration, each given its conversation's place", async () => {
+    const scratch = await scratchDatabase('spool_migrate');
+    const before = await mkdtemp(join(tmpdir(), 'spool-migrations-'));
+    const client = new pg.Client({ connectionString: scratch.url });
+    await client.connect();
+    try {
+      for (const { name } of await readMigrations(MIGRATIONS_DIR))
+        if (name < '20261125000000_usage')
+          await cp(join(MIGRATIONS_DIR, name), join(before, name), { recursive: true });
+      await applyMigrations(client, before);
+      await client.query(
+        `WITH c AS (INSERT INTO conversations (id, platform, workspace, channel, thread)
+                    VALUES (gen_random_uuid(), 'slack', 'T1', 'C1', '1.0') RETURNING id)
+         INSERT INTO llm_usage (conversation_id, model, prompt_tokens, completion_tokens, total_tokens)
+         SELECT id, 'gpt-4o', 100, 20, 120 FROM c`,
+      );
+      await applyMigrations(client, MIGRATIONS_DIR);
+      const { rows } = await client.query(
+        'SELECT platform, workspace, channel, user_id, prompt_tokens, cached_prompt_tokens, total_tokens, cost FROM llm_usage',
+      );
+      expect(rows).toEqual([
+        {
+          platform: 'slack',
+          workspace: 'T1',
+          channel: 'C1',
+          user_id: null,
+          prompt_tokens: 100,
+          cached_prompt_tokens: 0,
+          total_tokens: 120,
+          cost: null,
+        },
+      ]);
+    } finally {
+      await client.end();
+      await scratch.drop();
+      await rm(before, { recursive: true, force: true });
     }
   });
 

@@ -10,6 +10,7 @@ import {
 import type { ConversationKey } from '../../src/core/ports/conversation.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
 import { ApprovalLedger } from '../../src/store/approval-ledger.ts';
+import { PostgresSpendLedger } from '../../src/store/spend-ledger.ts';
 import { QuestionLedger } from '../../src/store/question-ledger.ts';
 import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
 import { HistorySearch } from '../../src/store/history-search.ts';
@@ -31,11 +32,11 @@ export async function testDatabase(): Promise<Database> {
 }
 
 export function testStore(db: Database): TranscriptStore {
-  return new TranscriptStore(db.prisma);
+  return new TranscriptStore(db);
 }
 
 export const testSearch = (db: Database): HistorySearch =>
-  new HistorySearch(db.prisma, new ResultIndexer(db.prisma, silentLogger));
+  new HistorySearch(db.prisma, new ResultIndexer(db, silentLogger));
 
 /**
  * An empty database of the run's kind (a fresh embedded server, or a database on the server); drop
@@ -77,6 +78,7 @@ export function testEngine(
       files: fileReader({ binaryMaxBytes: 1_000_000 }),
       approvals: new ApprovalLedger(db.prisma),
       questions: new QuestionLedger(db.prisma),
+      spend: new PostgresSpendLedger(db.pool),
       logger: silentLogger,
       ...deps,
     },

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answerWhenDone, readBody } from './http.js';
+import { answerWhenDone, readBytes } from './http.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 
 export const APP_ID = '100000000000000001';
@@ -12,25 +12,29 @@ export interface DiscordCall {
   path: string;
   body: Record<string, unknown> | undefined;
   /** Files sent with a multipart request, as Discord takes attachments. */
-  files?: Array<{ name: string; content: string }>;
+  files?: Array<{ name: string; content: string; bytes: Buffer }>;
 }
 
 /** A request's JSON body, from payload_json when it is multipart, with the files sent beside it. */
 async function parseRequest(
   req: IncomingMessage,
 ): Promise<{ body?: Record<string, unknown>; files?: DiscordCall['files'] }> {
-  const raw = await readBody(req);
+  const raw = await readBytes(req);
   const type = req.headers['content-type'] ?? '';
   if (!type.startsWith('multipart/form-data'))
-    return { body: raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined };
-  const form = await new Response(raw, { headers: { 'content-type': type } }).formData();
+    return {
+      body: raw.length ? (JSON.parse(raw.toString()) as Record<string, unknown>) : undefined,
+    };
+  const form = await new Response(new Uint8Array(raw), {
+    headers: { 'content-type': type },
+  }).formData();
   const files = await Promise.all(
     [...form.entries()]
       .filter(([key]) => key.startsWith('files['))
-      .map(async ([, file]) => ({
-        name: (file as File).name,
-        content: await (file as File).text(),
-      })),
+      .map(async ([, file]) => {
+        const bytes = Buffer.from(await (file as File).arrayBuffer());
+        return { name: (file as File).name, content: bytes.toString(), bytes };
+      }),
   );
   return { body: JSON.parse(String(form.get('payload_json'))) as Record<string, unknown>, files };
 }

@@ -134,6 +134,15 @@ function promptTokens(body: ChatRequest): number {
   return messages + (body.tools ? countTokens(JSON.stringify(body.tools)) : 0);
 }
 
+/** The usage a completion reports, as OpenAI reports it. */
+export interface ServedUsage {
+  prompt_tokens: number;
+  prompt_tokens_details: { cached_tokens: number };
+  completion_tokens: number;
+  completion_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
 /**
  * A strict OpenAI-compatible Chat Completions server on 127.0.0.1. Replies come from a script,
  * one entry per request; every request is validated first and recorded for assertions.
@@ -166,6 +175,8 @@ export class FakeOpenAi {
   imageInput = false;
   /** The images requests carried, as data URLs, in order. */
   readonly images: string[] = [];
+  /** Every completion answered, when, with the usage it reported. */
+  readonly served: Array<{ id: string; request: ChatRequest; usage: ServedUsage; at: number }> = [];
 
   /** Where the server listens, without the /v1 that most routes sit under. */
   get origin(): string {
@@ -357,8 +368,20 @@ export class FakeOpenAi {
       function: { name: c.name, arguments: c.arguments },
     }));
     const content = reply.content ?? null;
+    const prompt = 10 * request.messages.length;
+    const completion = content?.length ?? 1;
+    // All but the newest message as if read from a prompt cache; half the completion reasoning.
+    const usage = {
+      prompt_tokens: prompt,
+      prompt_tokens_details: { cached_tokens: prompt - 10 },
+      completion_tokens: completion,
+      completion_tokens_details: { reasoning_tokens: Math.floor(completion / 2) },
+      total_tokens: prompt + completion,
+    };
+    const id = `chatcmpl-${this.requests.length}`;
+    this.served.push({ id, request, usage, at: Date.now() });
     return {
-      id: `chatcmpl-${this.requests.length}`,
+      id,
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: request.model,
@@ -373,11 +396,7 @@ export class FakeOpenAi {
           finish_reason: reply.finishReason ?? (toolCalls?.length ? 'tool_calls' : 'stop'),
         },
       ],
-      usage: {
-        prompt_tokens: 10 * request.messages.length,
-        completion_tokens: content?.length ?? 1,
-        total_tokens: 10 * request.messages.length + (content?.length ?? 1),
-      },
+      usage,
     };
   }
 }

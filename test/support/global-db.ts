@@ -17,6 +17,21 @@ declare module 'vitest' {
 export const POSTGRES_ADMIN_URL =
   process.env.SPOOL_TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
 
+/** One statement's rows, on a connection of its own to the database at `url`. */
+export async function queryAt<T extends pg.QueryResultRow>(
+  url: string,
+  sql: string,
+  values: unknown[] = [],
+): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
 /** Creates an empty database on the PostgreSQL server; the returned function drops it. */
 export async function createScratchDatabase(
   prefix: string,

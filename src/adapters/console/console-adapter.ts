@@ -92,6 +92,15 @@ export function welcomeLine(info: { model: string; database: string; tools: numb
   return `Spool · model ${info.model} · ${info.database} · ${info.tools} tool${info.tools === 1 ? '' : 's'} · Ctrl-D or Ctrl-C quits\n`;
 }
 
+/** `/usage`: what was spent in the console, today, this week and this month. */
+async function usageText(delivery: Delivery, lane: InboundMessage['lane']): Promise<string> {
+  const report = await delivery.usage(
+    { lane, user: 'local' },
+    { channel: (id) => id, person: (id) => id },
+  );
+  return report === 'refused' ? 'Usage is not kept here.' : report.text;
+}
+
 /**
  * `/result <tool_call_id> <path>`: the whole stored result, written to a file; says what happened.
  */
@@ -192,6 +201,7 @@ export async function runConsole(delivery: Delivery, options: ConsoleOptions): P
       : { text };
     if (result)
       options.output.write(`${await writeResult(delivery, lane, result[1]!, result[2]!)}\n`);
+    else if (text === '/usage') options.output.write(`${await usageText(delivery, lane)}\n`);
     else if ('problem' in asked) options.output.write(`${asked.problem}\n`);
     else if (asked.text) {
       working = true;

@@ -54,6 +54,7 @@ import { formatHits } from '../../core/builtins/search-history.ts';
 import type { DiscordSettings } from './settings.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import { splitMessage } from '../shared/split-message.ts';
+import { usageChartPng } from '../shared/chart.ts';
 import { errorMessage } from '../../core/errors.ts';
 
 export const DISCORD_MESSAGE_LIMIT = 2_000;
@@ -128,6 +129,10 @@ export const DISCORD_COMMANDS: RESTPostAPIChatInputApplicationCommandsJSONBody[]
     )
     .toJSON(),
   new SlashCommandBuilder()
+    .setName('usage')
+    .setDescription('What you spent here today, this week and this month, only to you')
+    .toJSON(),
+  new SlashCommandBuilder()
     .setName('new')
     .setDescription('Start a fresh conversation in this channel or thread')
     .toJSON(),
@@ -188,6 +193,7 @@ export const NOTHING_TO_STOP = 'Nothing to stop: that answer is finished.';
 export const DISCORD_HELP = [
   '**Spool** answers with the help of its tools.',
   '• `/ask prompt:<text>`: ask; later `/ask` calls in this channel or thread continue the conversation.',
+  '• `/usage`: what you spent here today, this week and this month (everything, for an admin), with a chart; only you see it.',
   '• `/recall query:<text>`: earlier tool runs and messages in this channel that match (only you see them).',
   '• `/result id:<tool_call_id>`: the whole result of a tool run /recall found, as a file only you see.',
   '• `/prompt server:<server> name:<prompt> arguments:<name=value …>`: ask with a prompt a tool server offers (a wrong name lists them).',
@@ -496,6 +502,8 @@ export class DiscordAdapter implements PlatformAdapter {
         return this.recall(interaction);
       case 'result':
         return this.result(interaction);
+      case 'usage':
+        return this.usage(interaction);
       default:
         await interaction.reply({ content: DISCORD_HELP, flags: MessageFlags.Ephemeral });
     }
@@ -629,6 +637,29 @@ export class DiscordAdapter implements PlatformAdapter {
       for (const content of rest)
         await interaction.followUp({ content, flags: MessageFlags.Ephemeral });
     }
+  }
+
+  /** `/usage`, only to the person: the text and the last 30 days as a chart. */
+  private async usage(interaction: ChatInputCommandInteraction): Promise<void> {
+    await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+    const report = await this.delivery.usage(this.inbound(interaction, 'message', '/usage'), {
+      channel: (id) => `<#${id}>`,
+      person: (id) => `<@${id}>`,
+    });
+    if (report === 'refused')
+      return void (await interaction.editReply({ content: DISCORD_REFUSAL }));
+    const [first, ...rest] = splitMessage(report.text, DISCORD_MESSAGE_LIMIT);
+    await interaction.editReply({
+      content: first!,
+      allowedMentions: NO_MENTIONS,
+      files: [{ attachment: usageChartPng(report.days, report.currency), name: 'usage.png' }],
+    });
+    for (const content of rest)
+      await interaction.followUp({
+        content,
+        flags: MessageFlags.Ephemeral,
+        allowedMentions: NO_MENTIONS,
+      });
   }
 
   private async recall(interaction: ChatInputCommandInteraction): Promise<void> {

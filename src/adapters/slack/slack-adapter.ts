@@ -281,6 +281,7 @@ export class SlackAdapter implements PlatformAdapter {
       };
       if (verb === 'result' && query) return this.sendResult(lane, command.user_id, query, respond);
       if (verb === 'prompt') return this.askWithPrompt(lane, command.user_id, query, respond);
+      if (verb === 'usage') return this.sendUsage(lane, command.user_id, respond);
       if (verb !== 'recall' || !query) {
         await respond({ response_type: 'ephemeral', text: SLACK_HELP });
         return;
@@ -290,6 +291,24 @@ export class SlackAdapter implements PlatformAdapter {
       for (const chunk of splitMessage(text, SLACK_MESSAGE_LIMIT))
         await respond({ response_type: 'ephemeral', text: chunk });
     });
+  }
+
+  /**
+   * `/spool usage`: what the person has spent here (everyone's, for an admin), only to them. An
+   * ephemeral message cannot carry an uploaded image, so Slack gets the text alone.
+   */
+  private async sendUsage(
+    lane: InboundMessage['lane'],
+    user: string,
+    respond: (message: { response_type: 'ephemeral'; text: string }) => Promise<unknown>,
+  ): Promise<void> {
+    const report = await this.delivery.usage(
+      { lane, user },
+      { channel: (id) => `<#${id}>`, person: (id) => `<@${id}>` },
+    );
+    const text = report === 'refused' ? SLACK_REFUSAL : report.text;
+    for (const chunk of splitMessage(text, SLACK_MESSAGE_LIMIT))
+      await respond({ response_type: 'ephemeral', text: chunk });
   }
 
   /**
@@ -761,5 +780,6 @@ export const SLACK_HELP = [
   '• `/spool recall <words>`: earlier tool runs and messages in this channel that match (only you see the answer).',
   '• `/spool result <tool_call_id>`: the whole result of a tool run recall found, as a file in a direct message.',
   '• `/spool prompt <server> <prompt> name=value…`: ask with a prompt a tool server offers, in a thread of its own (`/spool prompt` lists them).',
+  '• `/spool usage`: what you spent here today, this week and this month (everything, for an admin); only you see it.',
   '• `/spool help`: this message.',
 ].join('\n');

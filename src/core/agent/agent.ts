@@ -11,7 +11,7 @@ import { OverflowMemory } from './overflow-memory.ts';
 import { applyResultBudget, type ResultBudget } from './results/budget.ts';
 import { admitResult, type ResultIntake } from './results/result-intake.ts';
 import { turnProgress, unansweredCalls } from './resume.ts';
-import { failedTurn } from './turn-replies.ts';
+import { cappedReply, failedTurn } from './turn-replies.ts';
 import {
   advance,
   startState,
@@ -22,14 +22,14 @@ import {
 } from './turn-state.ts';
 import { withLogFields, type Logger } from '../logger.ts';
 import type { Conversation, Message, ToolCall } from '../ports/conversation.ts';
+import { ContextLengthError, type ImagePart, type LlmPort, type LlmRequest } from '../ports/llm.ts';
 import {
-  ContextLengthError,
-  type ImagePart,
-  type LlmPort,
-  type LlmRequest,
-  type LlmUsage,
-} from '../ports/llm.ts';
-import { StoreError, typedStoreErrors, type StepRecords, type StorePort } from '../ports/store.ts';
+  StoreError,
+  typedStoreErrors,
+  type StepRecords,
+  type StorePort,
+  type UsageRecord,
+} from '../ports/store.ts';
 import type { SharedFile } from '../ports/files.ts';
 import {
   errorResult,
@@ -44,6 +44,7 @@ import type {
   TurnOptions,
   TurnResult,
   TurnRunner,
+  TurnSpend,
 } from '../ports/turns.ts';
 import { wellFormed, wellFormedMessage } from '../well-formed.ts';
 import { errorMessage } from '../errors.ts';
@@ -96,6 +97,9 @@ interface Turn {
   approval?: ApprovalGate;
   askForm?: ToolContext['askForm'];
   onActivity?: TurnOptions['onActivity'];
+  /** What the window can still take beside the newest request sent (see `LlmPort.room`). */
+  roomTokens?: number;
+  spend?: TurnSpend;
 }
 
 /**
@@ -112,6 +116,33 @@ function showImages(turn: Turn, toolCallId: string, outcome: ToolOutcome): void 
       : [],
   );
   if (images.length) turn.images.set(toolCallId, images);
+}
+
+/**
+ * Where caps apply, a request passes the gate first, holding what it may cost: a hold or the cap
+ * reached; undefined where none applies.
+ */
+async function admit(
+  turn: Turn,
+  request: LlmRequest,
+  llm: LlmPort,
+): Promise<{ holdId: string } | { refusal: string } | undefined> {
+  if (!turn.spend?.admit) return undefined;
+  const mostTokens = (await llm.mostTokens?.(request)) ?? request.maxTokens ?? 0;
+  return turn.spend.admit(request.model, mostTokens);
+}
+
+/** A request's usage as stored: the person it was for, its price, the hold it releases. */
+function usageRecord(turn: Turn, call: ModelCall): UsageRecord | undefined {
+  const { usage } = call.outcome.response;
+  if (!usage) return undefined;
+  const cost = turn.spend?.price(usage);
+  return {
+    ...usage,
+    ...(turn.spend ? { user: turn.spend.user } : {}),
+    ...(cost === undefined ? {} : { cost }),
+    ...(call.holdId ? { holdId: call.holdId } : {}),
+  };
 }
 
 /** What `execute` says of a call that waits for a person's decision: it did not run. */
@@ -232,6 +263,7 @@ export class Agent implements TurnRunner {
       approval: policy.approval,
       askForm: options.askForm,
       onActivity: options.onActivity,
+      spend: options.spend,
     };
     const fit = {
       level: this.overflow.levelFor(conversation.id),
@@ -309,6 +341,11 @@ export class Agent implements TurnRunner {
         state.toolIterations >= this.options.maxToolIterations ||
         pastCallLimit(turn.tools, turn.transcript, turn.number);
       const call = await this.ask(turn, state, mustAnswer ? 'none' : 'auto');
+      if (call && 'refusal' in call)
+        return {
+          result: cappedReply(call.refusal, state.replyParts.join(''), state.steps),
+          steps: state.steps,
+        };
       const step = nextStep(
         call?.outcome ?? {
           kind: 'too_long',
@@ -318,7 +355,7 @@ export class Agent implements TurnRunner {
         turn,
         this.options,
       );
-      const run = await this.act(turn, state, step, call?.outcome.response.usage);
+      const run = await this.act(turn, state, step, call && usageRecord(turn, call));
       state = advance(state, step, run);
       const info = { conversation: turn.conversation, turn: turn.number };
       if (call)
@@ -345,7 +382,7 @@ export class Agent implements TurnRunner {
     turn: Turn,
     state: TurnState,
     toolChoice: 'auto' | 'none',
-  ): Promise<ModelCall | undefined> {
+  ): Promise<ModelCall | { refusal: string } | undefined> {
     const { llm, logger } = this.deps;
     const { level, viewChars } = state.fit;
     const { transformContext } = this.deps.hooks ?? {};
@@ -372,9 +409,15 @@ export class Agent implements TurnRunner {
       // never sent.
       if (llm.fits && !(await llm.fits(request)))
         throw new ContextLengthError('The request is estimated to exceed OPENAI_CONTEXT_TOKENS.');
+      turn.roomTokens = await llm.room?.(request);
+      const admitted = await admit(turn, request, llm);
+      if (admitted && 'refusal' in admitted) return admitted;
       const started = Date.now();
       turn.onActivity?.({ kind: 'model', afterTools: state.toolIterations > 0 });
-      const response = await llm.complete(request, turn.signal);
+      const response = await llm.complete(request, turn.signal).catch((error: unknown) => {
+        if (admitted) void turn.spend?.release?.(admitted.holdId).catch(() => {});
+        throw error;
+      });
       this.overflow.remember(turn.conversation.id, level);
       const calls = toolChoice === 'none' ? [] : acceptedCalls(response, turn.tools);
       const outcome: ModelOutcome & { kind: 'response' } = {
@@ -383,7 +426,7 @@ export class Agent implements TurnRunner {
         calls,
         toolChoice,
       };
-      return { outcome, llmMs: Date.now() - started, repairs };
+      return { outcome, llmMs: Date.now() - started, repairs, holdId: admitted?.holdId };
     } catch (error) {
       if (!(error instanceof ContextLengthError)) throw error;
       logger.warn(
@@ -401,7 +444,7 @@ export class Agent implements TurnRunner {
     turn: Turn,
     state: TurnState,
     step: Step,
-    usage: LlmUsage | undefined,
+    usage: UsageRecord | undefined,
   ): Promise<StepRun | undefined> {
     const store = 'store' in step ? step.store : [];
     if (store.length > 0 || usage) await this.append(turn, store, { usage });
@@ -496,7 +539,11 @@ export class Agent implements TurnRunner {
       reading: flagsOf(turn.tools, call.name).derived ?? false,
     });
     try {
-      const reading = { transcript: turn.transcript, viewChars: state.fit.viewChars };
+      const reading = {
+        transcript: turn.transcript,
+        viewChars: state.fit.viewChars,
+        roomTokens: turn.roomTokens,
+      };
       return await this.deps.tools.call(call.name, parsed.args, {
         ...info,
         signal: turn.signal,

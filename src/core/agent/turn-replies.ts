@@ -18,7 +18,20 @@ export const TURN_REPLIES = {
     "This conversation no longer fits the model's context window, even after compacting it. Please start a new conversation.",
   failed:
     'Sorry, something went wrong while handling your message. Everything said so far is saved; please try again.',
+  cappedMidTurn: 'I stopped here: what I did so far is kept, and I can go on once the cap resets.',
 } as const;
+
+/**
+ * A turn a spend cap ends before its next request: the cap (named by the gate), and, past the
+ * first request, what came of the turn so far and that it stopped.
+ */
+export function cappedReply(refusal: string, replySoFar: string, requests: number): TurnReply {
+  if (requests === 0) return { reply: refusal, status: 'ok' };
+  return {
+    reply: [replySoFar, refusal, TURN_REPLIES.cappedMidTurn].filter(Boolean).join('\n\n'),
+    status: 'cut_off',
+  };
+}
 
 /**
  * A reply the model's output limit cut short: what came of it, marked as cut; the fallback when

@@ -81,6 +81,8 @@ export interface ModelCall {
   outcome: Extract<ModelOutcome, { kind: 'response' }>;
   llmMs: number;
   repairs: number;
+  /** What the request held against the spend caps, released by the write of its usage. */
+  holdId?: string;
 }
 
 /** The event `onStepFinish` gets for a step the model answered, built once the step is acted on. */

@@ -43,6 +43,9 @@ import type { FormRequest, QuestionPort } from '../ports/forms.ts';
 import { QuestionDesk } from './questions.ts';
 import type { PromptPort } from '../ports/prompts.ts';
 import { parsePromptCommand, promptList, promptProblem } from './prompts.ts';
+import type { Naming, SpendLedger, UsageReport } from '../ports/spend.ts';
+import { turnSpend } from './spend.ts';
+import { reportStart, usageReport } from './usage-report.ts';
 
 export const FAILURE_REPLY = 'Sorry, something went wrong on my side. Please try again.';
 /**
@@ -104,6 +107,8 @@ export interface DeliveryDeps {
   questions: QuestionPort;
   /** Prompts tool servers offer people as commands; none without. */
   prompts?: PromptPort;
+  /** Usage by person and channel, and the spend caps' holds; no caps and no `/usage` without. */
+  spend?: SpendLedger;
   /** Masks the bot's own secrets in what a prompt shows of a call's arguments. */
   mask?: (text: string) => string;
   logger: Logger;
@@ -227,6 +232,25 @@ export class DeliveryEngine implements Delivery {
   async recall(who: Asker, query: string): Promise<HistoryHit[] | undefined> {
     if (!this.permits(who)) return undefined;
     return this.deps.search.searchHistory(who.lane, { text: query, maxResults: 10 });
+  }
+
+  /**
+   * What `who` has spent in the workspace (everyone's, for an admin the policy names), for
+   * `/usage`; 'refused' for someone who may not talk to Spool here.
+   */
+  async usage(who: Asker, names: Naming): Promise<UsageReport | 'refused'> {
+    const { spend } = this.deps;
+    if (!spend || !this.permits(who)) return 'refused';
+    const { admins, currency } = this.options.policy ?? {};
+    const everyone = admins?.includes(who.user) ?? false;
+    const now = new Date();
+    const rows = await spend.usage({
+      platform: who.lane.platform,
+      workspace: who.lane.workspace,
+      since: reportStart(now),
+      ...(everyone ? {} : { user: who.user }),
+    });
+    return usageReport(rows, { now, everyone, currency, ...names });
   }
 
   async result(who: Asker, toolCallId: string): Promise<StoredResult | 'refused' | undefined> {
@@ -596,6 +620,11 @@ export class DeliveryEngine implements Delivery {
         return this.questions.ask(entry, outbound, request, signal);
       },
       onActivity: status && ((activity: TurnActivity) => status.set(statusText(activity))),
+      spend: turnSpend(
+        { ...entry.lane, user: entry.user },
+        this.options.policy ?? {},
+        this.deps.spend,
+      ),
     };
     let result = await this.deps.agent.runTurn(conversation, text, options);
     // Where the person is at hand (the console), they are asked now and the turn goes on at once.

@@ -1,4 +1,5 @@
 import type { Policy, PolicyRule } from './policy.ts';
+import type { SpendPolicy } from './spend.ts';
 
 const STRINGS = ['systemPrompt', 'systemPromptAddition', 'model'] as const;
 const LISTS = ['tools', 'users', 'roles', 'approve', 'approvers'] as const;
@@ -18,14 +19,93 @@ export function parsePolicy(json: unknown): { policy: Policy } | { problems: str
   if (!isObject(json) || !Array.isArray(json.rules))
     return { problems: ['must be an object with a "rules" array'] };
   for (const key of Object.keys(json))
-    if (key !== 'rules') problems.push(`${key}: is not a setting of the policy (rules is)`);
+    if (!TOP.includes(key))
+      problems.push(`${key}: is not a setting of the policy (${TOP.join(', ')} are)`);
   const rules = json.rules.flatMap((rule: unknown, i): PolicyRule[] => {
     const found = ruleProblems(rule, `rules[${i}]`);
     problems.push(...found);
     return isObject(rule) && isObject(rule.match) ? [rule as unknown as PolicyRule] : [];
   });
-  return problems.length > 0 ? { problems } : { policy: { rules } };
+  problems.push(...spendProblems(json));
+  if (problems.length > 0) return { problems };
+  const { prices, currency, admins, caps } = json as SpendPolicy;
+  return {
+    policy: {
+      rules,
+      ...(prices ? { prices } : {}),
+      ...(currency ? { currency } : {}),
+      ...(admins ? { admins } : {}),
+      ...(caps ? { caps } : {}),
+    },
+  };
 }
+
+const TOP = ['rules', 'prices', 'currency', 'admins', 'caps'];
+const RATES = ['input', 'cachedInput', 'output'];
+const CAP_KEYS = ['per', 'period', 'tokens', 'spend', 'match'];
+const isAmount = (value: unknown) =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0;
+
+/** Every problem with the price table, the admins and the caps. */
+function spendProblems(json: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  if ('currency' in json && (typeof json.currency !== 'string' || !json.currency))
+    problems.push('currency: must be a non-empty string (USD, EUR)');
+  if ('admins' in json && !isStringList(json.admins))
+    problems.push('admins: must be a list of user ids');
+  if ('prices' in json) {
+    if (!isObject(json.prices)) problems.push('prices: must map model names to their prices');
+    else
+      for (const [model, price] of Object.entries(json.prices)) {
+        if (!isObject(price))
+          problems.push(`prices.${model}: must be { input, output, cachedInput }`);
+        else {
+          for (const key of Object.keys(price))
+            if (!RATES.includes(key))
+              problems.push(`prices.${model}.${key}: is not one of ${RATES.join(', ')}`);
+          for (const key of RATES)
+            if ((key in price || key !== 'cachedInput') && !isAmount(price[key]))
+              problems.push(
+                `prices.${model}.${key}: must be a price per million tokens, 0 or more`,
+              );
+        }
+      }
+  }
+  if ('caps' in json) {
+    if (!Array.isArray(json.caps)) problems.push('caps: must be a list');
+    else
+      json.caps.forEach((cap: unknown, i) =>
+        problems.push(...capProblems(cap, `caps[${i}]`, json)),
+      );
+  }
+  return problems;
+}
+
+function capProblems(cap: unknown, at: string, json: Record<string, unknown>): string[] {
+  if (!isObject(cap)) return [`${at}: must be an object`];
+  const problems = Object.keys(cap)
+    .filter((key) => !CAP_KEYS.includes(key))
+    .map((key) => `${at}.${key}: is not a setting of a cap (${CAP_KEYS.join(', ')} are)`);
+  if (!['channel', 'user', 'workspace'].includes(cap.per as string))
+    problems.push(`${at}.per: must be channel, user or workspace`);
+  if (!['day', 'month'].includes(cap.period as string))
+    problems.push(`${at}.period: must be day or month`);
+  if ('tokens' in cap === 'spend' in cap) problems.push(`${at}: must set one of tokens and spend`);
+  if ('tokens' in cap && !(Number.isInteger(cap.tokens) && (cap.tokens as number) > 0))
+    problems.push(`${at}.tokens: must be a whole number above 0`);
+  if ('spend' in cap && !(isAmount(cap.spend) && (cap.spend as number) > 0))
+    problems.push(`${at}.spend: must be an amount above 0`);
+  if ('spend' in cap && !isObject(json.prices))
+    problems.push(`${at}.spend: needs the prices table, to price what is spent`);
+  if ('match' in cap) {
+    if (isObject(cap.match)) problems.push(...matchProblems(cap.match, `${at}.match`));
+    else problems.push(`${at}.match: must be an object naming a platform, workspace or channel`);
+  }
+  return problems;
+}
+
+const isStringList = (value: unknown) =>
+  Array.isArray(value) && value.every((item) => typeof item === 'string' && item);
 
 /** Every problem with one rule, each named by its path (`at` is the rule's own). */
 function ruleProblems(rule: unknown, at: string): string[] {

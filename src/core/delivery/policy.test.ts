@@ -64,6 +64,55 @@ describe('parsePolicy', () => {
     expect(parsePolicy(json)).toEqual({ policy: json });
   });
 
+  it('reads the price table, the admins and the caps', () => {
+    const spend = {
+      prices: { 'gpt-4o': { input: 2.5, cachedInput: 1.25, output: 10 } },
+      currency: 'USD',
+      admins: ['U1'],
+      caps: [
+        { per: 'user', period: 'day', spend: 5, match: { platform: 'slack' } },
+        { per: 'channel', period: 'month', tokens: 2_000_000 },
+      ],
+    };
+    expect(parsePolicy({ rules: [], ...spend })).toEqual({ policy: { rules: [], ...spend } });
+  });
+
+  it('names every bad price and cap by its path', () => {
+    expect(
+      parsePolicy({
+        rules: [],
+        currency: '',
+        admins: 'U1',
+        prices: { 'gpt-4o': { input: -1, output: 'ten', per: 1 }, other: 3 },
+        caps: [
+          { per: 'team', period: 'week', tokens: 10, spend: 1 },
+          { per: 'user', period: 'day', tokens: 1.5, match: { room: 'x' } },
+          { per: 'channel', period: 'month' },
+          'no',
+        ],
+      }),
+    ).toEqual({
+      problems: [
+        'currency: must be a non-empty string (USD, EUR)',
+        'admins: must be a list of user ids',
+        'prices.gpt-4o.per: is not one of input, cachedInput, output',
+        'prices.gpt-4o.input: must be a price per million tokens, 0 or more',
+        'prices.gpt-4o.output: must be a price per million tokens, 0 or more',
+        'prices.other: must be { input, output, cachedInput }',
+        'caps[0].per: must be channel, user or workspace',
+        'caps[0].period: must be day or month',
+        'caps[0]: must set one of tokens and spend',
+        'caps[1].tokens: must be a whole number above 0',
+        'caps[1].match.room: is not one of platform, workspace, channel',
+        'caps[2]: must set one of tokens and spend',
+        'caps[3]: must be an object',
+      ],
+    });
+    expect(parsePolicy({ rules: [], caps: [{ per: 'user', period: 'day', spend: 1 }] })).toEqual({
+      problems: ['caps[0].spend: needs the prices table, to price what is spent'],
+    });
+  });
+
   it('names every bad entry by its path', () => {
     const json = {
       rules: [
@@ -82,7 +131,7 @@ describe('parsePolicy', () => {
     };
     expect(parsePolicy(json)).toEqual({
       problems: [
-        'defaults: is not a setting of the policy (rules is)',
+        'defaults: is not a setting of the policy (rules, prices, currency, admins, caps are)',
         'rules[0].match.room: is not one of platform, workspace, channel',
         'rules[0].match.platform: must be one of slack, discord, console',
         'rules[0].model: must be a non-empty string',

@@ -1,4 +1,5 @@
 import type { LaneKey } from '../ports/delivery.ts';
+import type { SpendPolicy } from './spend.ts';
 
 /**
  * Where a rule applies: unset parts match anything, and a rule that names more is more specific.
@@ -40,7 +41,8 @@ export interface PolicyRule extends ChannelPolicy {
   match: PolicyMatch;
 }
 
-export interface Policy {
+/** The rules of each place, and the price table and spend caps over them all. */
+export interface Policy extends SpendPolicy {
   rules: PolicyRule[];
 }
 

@@ -30,8 +30,14 @@ export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' |
 export interface LlmUsage {
   model: string;
   promptTokens: number;
+  /** Of the prompt tokens, those the server read from its prompt cache (billed for less). */
+  cachedPromptTokens?: number;
   completionTokens: number;
+  /** Of the completion tokens, those spent reasoning. */
+  reasoningTokens?: number;
   totalTokens: number;
+  /** The server's id of the completion. */
+  responseId?: string;
 }
 
 export interface LlmResponse {
@@ -48,6 +54,14 @@ export interface LlmPort {
    * output budget.
    */
   fits?(request: LlmRequest): Promise<boolean>;
+  /**
+   * Tokens the model's context window can still take beside the request, estimated, and its reply
+   * budget (what it asks for): what a page read for its next request may fill. Undefined when the
+   * window is not known.
+   */
+  room?(request: LlmRequest): Promise<number | undefined>;
+  /** The most tokens a request may be billed for: its estimated prompt and its reply budget. */
+  mostTokens?(request: LlmRequest): Promise<number>;
 }
 
 /** The request did not fit the model's context window. The core compacts harder and retries. */

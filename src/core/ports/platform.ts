@@ -7,6 +7,7 @@ import type { RequestListener } from 'node:http';
 import type { ClickOutcome } from './approvals.ts';
 import type { FormAnswer, FormRequest, QuestionState, RawForm } from './forms.ts';
 import type { HistoryHit, StoredResult } from './history.ts';
+import type { Naming, UsageReport } from './spend.ts';
 import type { InboundEdit, InboundFile, InboundMessage, ReplyPart } from './delivery.ts';
 
 /**
@@ -171,6 +172,11 @@ export interface Delivery {
    * from `who`; or, for a person, what is wrong with the command (or the prompts on offer).
    */
   promptText(who: Asker, command: string): Promise<{ text: string } | { problem: string }>;
+  /**
+   * `who`'s usage in the workspace (everyone's, for an admin), with channels and people named as
+   * the platform shows them; 'refused' where they may not talk to Spool.
+   */
+  usage(who: Asker, names: Naming): Promise<UsageReport | 'refused'>;
   /** The open question's form, for `who` to fill in (a platform that shows it on a click). */
   form(who: Asker, questionId: string): Promise<FormRequest | FormClickOutcome>;
 }

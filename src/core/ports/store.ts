@@ -20,7 +20,15 @@ export interface ToolResultRecord {
  */
 export interface StepRecords {
   results?: ToolResultRecord[];
-  usage?: LlmUsage;
+  usage?: UsageRecord;
+}
+
+/** A model request's usage as stored: whose it was, its price, and the hold its write releases. */
+export interface UsageRecord extends LlmUsage {
+  user?: string;
+  /** Unknown for a model without a price. */
+  cost?: number;
+  holdId?: string;
 }
 
 export interface StorePort {

@@ -1,4 +1,5 @@
 import type { Conversation } from './conversation.ts';
+import type { LlmUsage } from './llm.ts';
 import type { SharedFile } from './files.ts';
 import type { FormAnswer, FormRequest } from './forms.ts';
 import type { ToolProgress } from './tools.ts';
@@ -45,6 +46,27 @@ export interface TurnOptions {
   askForm?(request: FormRequest): Promise<FormAnswer>;
   /** Told what the turn is doing as it goes, for a status line people read. */
   onActivity?(activity: TurnActivity): void;
+  /** Who the turn's usage is counted for, at what price, and the caps on it. */
+  spend?: TurnSpend;
+}
+
+/** How a turn counts its usage, and the gate each of its model requests passes where caps apply. */
+export interface TurnSpend {
+  /** The person whose message the turn answers. */
+  user: string;
+  /** A request's price; undefined for a model without one. */
+  price(usage: LlmUsage): number | undefined;
+  /**
+   * Before each model request: holds what it may cost against the caps, or says which cap is
+   * reached (and when it resets), for the person to read. The model is the request's, where a
+   * policy names one.
+   */
+  admit?(
+    model: string | undefined,
+    mostTokens: number,
+  ): Promise<{ holdId: string } | { refusal: string }>;
+  /** A request that failed stores no usage: its hold goes. */
+  release?(holdId: string): Promise<void>;
 }
 
 /**

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseKind } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
+import { createScratchDatabase } from '../../support/global-db.ts';
 import {
   EVERYTHING_SERVER as EVERYTHING,
   running,
@@ -78,6 +79,56 @@ describe('the console with MCP tools', () => {
     expect(heard!.trim()).toBe("heard: What's weather in Le Mans, Sarthe?");
     // Only the prompt that could be given reached the model, as the person's message.
     expect(fake.requests).toHaveLength(1);
+  });
+
+  it('shows /usage, priced, and refuses a message past a cap on the person, naming it', async () => {
+    // A database of its own: today's totals are this test's alone.
+    const own = await mkdtemp(join(tmpdir(), 'spool-usage-'));
+    const scratch =
+      databaseKind() === 'embedded' ? undefined : await createScratchDatabase('spool_usage');
+    const policy = join(own, 'policy.json');
+    await writeFile(
+      policy,
+      JSON.stringify({
+        rules: [],
+        prices: { 'gpt-4o-mini': { input: 150, output: 600 } },
+        currency: 'USD',
+        caps: [{ per: 'user', period: 'day', tokens: 1 }],
+      }),
+    );
+    try {
+      fake.served.length = 0;
+      fake.enqueue({ content: 'Counted.' });
+      const run = await runSpool(['chat', '--session', `usage-${Date.now()}`], {
+        env: {
+          OPENAI_BASE_URL: fake.baseURL,
+          OPENAI_MODEL: 'gpt-4o-mini',
+          POLICY_FILE: policy,
+          ...(scratch ? { DATABASE_URL: scratch.url } : { DATA_DIR: own }),
+        },
+        input: 'count me\nand again\n/usage\n',
+      });
+      const [served] = fake.served;
+      expect(fake.served).toHaveLength(1);
+      const u = served!.usage;
+      const cost =
+        ((u.prompt_tokens - u.prompt_tokens_details.cached_tokens) * 150 +
+          u.prompt_tokens_details.cached_tokens * 150 +
+          u.completion_tokens * 600) /
+        1_000_000;
+      const lines = run.stdout.split('\n');
+      expect(lines[0]).toBe('Counted.');
+      expect(lines[1]).toMatch(
+        new RegExp(
+          `^You have reached your cap of 1 tokens a day \\(${u.total_tokens} tokens used\\)\\. It resets at 00:00 UTC, in `,
+        ),
+      );
+      expect(run.stdout).toContain(`Today: ${u.total_tokens} tokens · ${cost.toFixed(2)} USD`);
+      expect(run.stdout).toContain(`• console: ${u.total_tokens} tokens`);
+    } finally {
+      await scratch?.drop();
+      await rm(own, { recursive: true, force: true });
+    }
   });
 
   it('writes the whole stored result of an earlier tool run to a file with /result', async () => {

@@ -133,6 +133,7 @@ describe('startup', () => {
       'prompt',
       'recall',
       'result',
+      'usage',
     ]);
     discord.calls.length = 0;
     const log = new RecordingLogger();
@@ -260,7 +261,7 @@ describe('/ask', () => {
       ),
       attachments: [{ id: 0 }],
     });
-    expect(edit!.files).toEqual([
+    expect(edit!.files!.map(({ name, content }) => ({ name, content }))).toEqual([
       { name: expect.stringMatching(/^reply-\d+\.md$/), content: long },
     ]);
     expect(followUps(token)).toEqual([]);
@@ -577,6 +578,40 @@ describe('a database outage', () => {
   });
 });
 
+describe('/usage', () => {
+  it('shows a person their own tokens today, ephemerally, with the last 30 days as a chart', async () => {
+    const ch = channel();
+    const user = `U${Math.random().toString(36).slice(2, 10)}`;
+    llm.enqueue({ content: 'Counted.' });
+    const asked = ask(ch, 'count my usage', { userId: user });
+    await discord.waitFor(() => edits(asked.token).length === 1);
+    const served = llm.served.filter((s) =>
+      s.request.messages.some((m) => m.content === 'count my usage'),
+    );
+    expect(served).toHaveLength(1);
+
+    const shown = discord.sendCommand({
+      name: 'usage',
+      guildId: GUILD,
+      channelId: ch,
+      userId: user,
+    });
+    await discord.waitFor(() => edits(shown.token).length === 1);
+    expect(callbacks(shown.token)[0]!.body).toMatchObject({ type: 5, data: { flags: 64 } });
+    const [reply] = edits(shown.token);
+    const text = String(reply!.body!.content);
+    expect(text).toContain('*Your usage here*');
+    expect(text).toContain(`Today: ${served[0]!.usage.total_tokens} tokens`);
+    expect(text).toContain(`• <#${ch}>: ${served[0]!.usage.total_tokens} tokens`);
+    expect(reply!.body!.allowed_mentions).toEqual({ parse: [] });
+    const [chart] = reply!.files!;
+    expect(chart!.name).toBe('usage.png');
+    // A PNG of the chart's size: the signature, then the IHDR chunk's width and height.
+    expect(chart!.bytes.subarray(0, 8)).toEqual(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]));
+    expect([chart!.bytes.readUInt32BE(16), chart!.bytes.readUInt32BE(20)]).toEqual([800, 360]);
+  });
+});
+
 describe('/recall, /new and /help', () => {
   it('finds an earlier tool run in the channel, ephemerally, and nothing from another guild', async () => {
     const ch = channel();
@@ -615,7 +650,7 @@ describe('/recall, /new and /help', () => {
       type: 4,
       data: { flags: 64, content: `The full result of ticket (${id}): 37 characters.` },
     });
-    expect(reply!.files).toEqual([
+    expect(reply!.files!.map(({ name, content }) => ({ name, content }))).toEqual([
       { name: `${id}.txt`, content: 'ticket T-9: printer on floor 3 jammed' },
     ]);
 

@@ -16,7 +16,7 @@ import { minimalPdf } from '../../support/pdf.ts';
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { testDatabase, testEngine, testSearch, testStore } from '../../support/db.ts';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { FakeOpenAi, type ChatRequest, type ServedUsage } from '../../support/fake-openai.ts';
 import {
   BOT_USER,
   buttonClick,
@@ -26,7 +26,7 @@ import {
   TEAM,
 } from '../../support/fake-slack.ts';
 import { silentLogger } from '../../support/logger.ts';
-import { freePort } from '../../support/process.ts';
+import { freePort, until } from '../../support/process.ts';
 import { serveSlackEvents } from '../../support/slack-bot.ts';
 import { startConnectProxy } from '../../support/connect-proxy.ts';
 import { ProxyAgent } from 'undici';
@@ -1903,5 +1903,153 @@ describe('bad input from Slack', () => {
     }
     expect(slack.callsTo('response_url')).toEqual([]);
     expect(repliesIn(ch)).toEqual([]);
+  });
+});
+
+describe('usage and spend caps in Slack', () => {
+  const PRICES = { 'fake-model': { input: 2, cachedInput: 1, output: 8 } };
+  /** A request's price as the fake model reported it, per million tokens. */
+  const priceOf = (u: ServedUsage) =>
+    ((u.prompt_tokens - u.prompt_tokens_details.cached_tokens) * 2 +
+      u.prompt_tokens_details.cached_tokens * 1 +
+      u.completion_tokens * 8) /
+    1_000_000;
+  const servedFor = (text: string) =>
+    llm.served.filter((s) => s.request.messages.some((m) => m.content?.endsWith(text)));
+
+  it('counts each person’s tokens and spend, shows them with /spool usage (everything to an admin), and refuses a turn past a cap, naming it', async () => {
+    const [general, capped] = [channel(), channel()];
+    const policy = {
+      rules: [],
+      prices: PRICES,
+      currency: 'EUR',
+      admins: ['UADMIN'],
+      caps: [
+        { per: 'channel' as const, period: 'day' as const, tokens: 1, match: { channel: capped } },
+      ],
+    };
+    const started = await startAdapter(
+      { allowedUsers: ['U7', 'U8', 'UADMIN'] },
+      db,
+      {},
+      { policy },
+    );
+    const post = (body: Record<string, unknown>) =>
+      fetch(
+        `http://127.0.0.1:${started.port}/slack/events`,
+        signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json'),
+      );
+    const usage = async (user: string, at: string) => {
+      const url = slack.responseUrl(`usage-${at}-${user}`);
+      const before = slack.callsTo('response_url').length;
+      await fetch(
+        `http://127.0.0.1:${started.port}/slack/events`,
+        signedRequest(
+          new URLSearchParams({
+            command: '/spool',
+            text: 'usage',
+            team_id: TEAM,
+            channel_id: at,
+            user_id: user,
+            response_url: url,
+            trigger_id: 't',
+          }).toString(),
+          SIGNING_SECRET,
+          'application/x-www-form-urlencoded',
+        ),
+      );
+      await slack.waitFor(() => slack.callsTo('response_url').length > before);
+      return slack.callsTo('response_url')[before]!;
+    };
+    const mention = (user: string, ch: string, ts: string, text: string) =>
+      post(
+        eventBody({ type: 'app_mention', user, text: `<@${BOT_USER}> ${text}`, ts, channel: ch }),
+      );
+    const repliesIn = (ch: string) =>
+      slack
+        .callsTo('chat.postMessage')
+        .filter((m) => m.channel === ch)
+        .map((m) => String(m.text));
+    try {
+      llm.fallback = (request) =>
+        request.messages.at(-1)!.role === 'user'
+          ? { toolCalls: [{ id: 'l', name: 'lookup', arguments: '{"sku":"SKU-9"}' }] }
+          : { content: 'nine units' };
+      await mention('U7', general, '3100.1', 'usage check from U7');
+      await mention('U8', general, '3101.1', 'usage check from U8');
+      await slack.waitFor(() => repliesIn(general).length === 2);
+      const mine = servedFor('usage check from U7');
+      const theirs = servedFor('usage check from U8');
+      // A tool call, then the answer: two requests each, both counted.
+      expect([mine.length, theirs.length]).toEqual([2, 2]);
+      const tokens = (served: typeof mine) => served.reduce((n, s) => n + s.usage.total_tokens, 0);
+      const cost = (served: typeof mine) => served.reduce((n, s) => n + priceOf(s.usage), 0);
+      const rows = await until(async () => {
+        const found = await db.prisma.llmUsage.findMany({
+          where: { platform: 'slack', workspace: TEAM, channel: general },
+          orderBy: { id: 'asc' },
+        });
+        return found.length === 4 ? found : undefined;
+      });
+      const byResponse = (a: string[], b: string[]) => a[1]!.localeCompare(b[1]!);
+      expect(rows.map((r) => [r.userId!, r.responseId!]).sort(byResponse)).toEqual(
+        [...mine.map((s) => ['U7', s.id]), ...theirs.map((s) => ['U8', s.id])].sort(byResponse),
+      );
+      for (const s of [...mine, ...theirs]) {
+        const row = rows.find((r) => r.responseId === s.id)!;
+        expect(row).toMatchObject({
+          promptTokens: s.usage.prompt_tokens,
+          cachedPromptTokens: s.usage.prompt_tokens_details.cached_tokens,
+          completionTokens: s.usage.completion_tokens,
+          reasoningTokens: s.usage.completion_tokens_details.reasoning_tokens,
+          totalTokens: s.usage.total_tokens,
+        });
+        expect(Number(row.cost)).toBeCloseTo(priceOf(s.usage), 9);
+      }
+
+      const own = await usage('U7', general);
+      expect(own).toMatchObject({ response_type: 'ephemeral' });
+      const money = (n: number) => `${n.toFixed(2)} EUR`;
+      expect(String(own.text)).toContain('*Your usage here*');
+      expect(String(own.text)).toContain(`Today: ${tokens(mine)} tokens · ${money(cost(mine))}`);
+      expect(String(own.text)).toContain(`• <#${general}>: ${tokens(mine)} tokens`);
+      expect(String(own.text)).not.toContain('<@U8>');
+
+      const everyone = String((await usage('UADMIN', general)).text);
+      expect(everyone).toContain('*This month by person*');
+      expect(everyone).toContain(`• <@U7>: ${tokens(mine)} tokens`);
+      expect(everyone).toContain(`• <@U8>: ${tokens(theirs)} tokens`);
+
+      // The capped channel: its first turn starts under the cap, and its first request passes
+      // it; so the turn stops before its next request, with the tool's result kept. The next
+      // message is refused before the model is asked, its message kept.
+      await mention('U7', capped, '3102.1', 'first in the capped channel');
+      await slack.waitFor(() => repliesIn(capped).length === 1);
+      expect(repliesIn(capped)[0]).toMatch(
+        /^This channel has reached its cap of 1 tokens a day \([\d,]+ tokens used\)\. It resets at 00:00 UTC, in .+\n\nI stopped here: what I did so far is kept, and I can go on once the cap resets\.$/,
+      );
+      expect(servedFor('first in the capped channel')).toHaveLength(1);
+      expect(
+        await db.prisma.toolResult.count({ where: { channelKey: { contains: capped } } }),
+      ).toBe(1);
+      const asked = llm.requests.length;
+      await mention('U7', capped, '3103.1', 'second in the capped channel');
+      await slack.waitFor(() => repliesIn(capped).length === 2);
+      expect(repliesIn(capped)[1]).toMatch(
+        /^This channel has reached its cap of 1 tokens a day \([\d,]+ tokens used\)\. It resets at 00:00 UTC, in \d+ (h \d+ )?min\.$/,
+      );
+      expect(llm.requests.length).toBe(asked);
+      expect(
+        await db.prisma.transcriptMessage.count({
+          where: { content: 'second in the capped channel', role: 'user' },
+        }),
+      ).toBe(1);
+      expect(
+        await db.prisma.spendHold.count({ where: { channel: { in: [general, capped] } } }),
+      ).toBe(0);
+    } finally {
+      llm.fallback = undefined;
+      await started.stop();
+    }
   });
 });

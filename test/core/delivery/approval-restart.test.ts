@@ -2,9 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scratchDatabase } from '../../support/db.ts';
+import { queryAt } from '../../support/global-db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
 import {
   BOT_USER,
@@ -71,22 +71,14 @@ const runs = () =>
     ? readFileSync(join(dir, 'runs'), 'utf8').split('\n').filter(Boolean).length
     : 0;
 
-async function approvalRow(
-  toolCallId: string,
-): Promise<{ approval: string; approval_by: string | null; run_started_at: Date | null }> {
-  const client = new pg.Client({ connectionString: scratch.url });
-  await client.connect();
-  try {
-    return (
-      await client.query(
-        'SELECT approval, approval_by, run_started_at FROM tool_calls WHERE tool_call_id = $1',
-        [toolCallId],
-      )
-    ).rows[0];
-  } finally {
-    await client.end();
-  }
-}
+const approvalRow = async (toolCallId: string) =>
+  (
+    await queryAt<{ approval: string; approval_by: string | null; run_started_at: Date | null }>(
+      scratch.url,
+      'SELECT approval, approval_by, run_started_at FROM tool_calls WHERE tool_call_id = $1',
+      [toolCallId],
+    )
+  )[0]!;
 
 describe('an approval that outlives the process waiting for it', () => {
   it('SIGKILLed while waiting, then a click on the restarted bot: the tool runs once and the answer arrives', async () => {

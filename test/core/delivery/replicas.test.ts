@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack } from '../../support/fake-slack.ts';
-import { createScratchDatabase } from '../../support/global-db.ts';
+import { createScratchDatabase, queryAt } from '../../support/global-db.ts';
 import { freePort, until, type SpoolProcess } from '../../support/process.ts';
 import { deliver, slowToolConfig, slowToolModel, startSlackBot } from '../../support/slack-bot.ts';
 
@@ -65,18 +65,8 @@ const asked = (text: string) =>
   llm.requests.filter((r) => r.messages.some((m) => m.role === 'user' && m.content === text))
     .length;
 
-async function rows<T extends pg.QueryResultRow>(
-  sql: string,
-  values: unknown[] = [],
-): Promise<T[]> {
-  const client = new pg.Client({ connectionString: scratch.url });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
+const rows = <T extends pg.QueryResultRow>(sql: string, values: unknown[] = []) =>
+  queryAt<T>(scratch.url, sql, values);
 
 describe('two replicas on one PostgreSQL database', () => {
   it('answers one thread delivered alternately to both, once per message and in order, never interrupting a live call', async () => {

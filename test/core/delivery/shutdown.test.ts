@@ -1,11 +1,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack } from '../../support/fake-slack.ts';
-import { createScratchDatabase } from '../../support/global-db.ts';
+import { createScratchDatabase, queryAt } from '../../support/global-db.ts';
 import { freePort } from '../../support/process.ts';
 import { deliver, slowToolConfig, slowToolModel, startSlackBot } from '../../support/slack-bot.ts';
 
@@ -45,19 +44,14 @@ const toolStarted = (text: string) =>
     (r) => r.messages.at(-1)?.role === 'user' && r.messages.at(-1)?.content === text,
   );
 
-async function inboxStatus(messageKey: string): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: scratch.url });
-  await client.connect();
-  try {
-    return (
-      await client.query<{ status: string }>('SELECT status FROM inbox WHERE message_key = $1', [
-        messageKey,
-      ])
-    ).rows[0]?.status;
-  } finally {
-    await client.end();
-  }
-}
+const inboxStatus = async (messageKey: string) =>
+  (
+    await queryAt<{ status: string }>(
+      scratch.url,
+      'SELECT status FROM inbox WHERE message_key = $1',
+      [messageKey],
+    )
+  )[0]?.status;
 
 describe('SIGTERM', () => {
   it('lets a running turn finish within the grace time, then exits cleanly', async () => {

@@ -1,10 +1,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STOPPED_REPLY } from '../../../src/core/delivery/engine.ts';
 import { scratchDatabase } from '../../support/db.ts';
+import { queryAt } from '../../support/global-db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack } from '../../support/fake-slack.ts';
 import { freePort, until, type SpoolProcess } from '../../support/process.ts';
@@ -47,19 +47,14 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function inboxRow(messageKey: string): Promise<{ status: string; stopped_by: string }> {
-  const client = new pg.Client({ connectionString: scratch.url });
-  await client.connect();
-  try {
-    return (
-      await client.query('SELECT status, stopped_by FROM inbox WHERE message_key = $1', [
-        messageKey,
-      ])
-    ).rows[0];
-  } finally {
-    await client.end();
-  }
-}
+const inboxRow = async (messageKey: string) =>
+  (
+    await queryAt<{ status: string; stopped_by: string }>(
+      scratch.url,
+      'SELECT status, stopped_by FROM inbox WHERE message_key = $1',
+      [messageKey],
+    )
+  )[0]!;
 
 describe('a Stop whose turn runs on a replica that is SIGKILLed', () => {
   it('is honoured once by the next holder of the thread: one note, and the turn is not run again', async () => {

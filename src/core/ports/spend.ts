@@ -1,0 +1,86 @@
+/** The spend port: usage as the store keeps it, and the caps on it, held across replicas. */
+
+/** Whose message a model request answers, and where. */
+export interface Spender {
+  platform: string;
+  workspace: string;
+  channel: string;
+  user: string;
+}
+
+/** What a cap counts: tokens, or money in the price table's currency. */
+export type SpendUnit = 'tokens' | 'cost';
+
+/**
+ * The usage one cap counts: its place (platform and workspace always; a channel and a person where
+ * the cap is theirs) over its period.
+ */
+export interface CapScope {
+  platform: string;
+  workspace: string;
+  channel?: string;
+  user?: string;
+  unit: SpendUnit;
+  /** The period's start. */
+  since: Date;
+  limit: number;
+}
+
+/** What a model request may cost at most, held against the caps while it runs. */
+export interface Hold {
+  tokens: number;
+  /** Unknown when the model's price is. */
+  cost?: number;
+}
+
+/** A request may go (its hold stored), or one scope's limit is reached (by `spent`). */
+export type Admission =
+  { admitted: true; holdId: string } | { admitted: false; at: number; spent: number };
+
+/** A day's usage of one person in one channel. */
+export interface UsageRow {
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  channel: string;
+  /** Unknown for usage stored before people were kept. */
+  user?: string;
+  tokens: number;
+  /** At known prices. */
+  cost: number;
+  /** Requests of models with no price. */
+  unpriced: number;
+}
+
+/** Whose usage: all of a workspace, or one person's in it. */
+export interface UsageQuery {
+  platform: string;
+  workspace: string;
+  user?: string;
+  since: Date;
+}
+
+export interface SpendLedger {
+  /**
+   * Holds what a request may cost unless one of the scopes has reached its limit (counting its
+   * stored usage and the holds of requests in flight), atomically across replicas. A hold is
+   * released by the write that stores the request's usage, or by `release`, or when it expires.
+   */
+  admit(spender: Spender, scopes: CapScope[], hold: Hold, expiresAt: Date): Promise<Admission>;
+  release(holdId: string): Promise<void>;
+  /** Usage since the query's start, by day, channel and person. */
+  usage(query: UsageQuery): Promise<UsageRow[]>;
+}
+
+/** What `/usage` shows: the text, and each of the last 30 days' totals for a chart. */
+export interface UsageReport {
+  text: string;
+  days: Array<{ day: string; tokens: number; cost: number }>;
+  /** The price table's, when prices are set. */
+  currency?: string;
+}
+
+/** How channels and people are named where a report is shown (a mention, a name). */
+export interface Naming {
+  channel(id: string): string;
+  person(id: string): string;
+}
