@@ -21,7 +21,6 @@ import { openDatabase } from '../src/store/database.ts';
 import { HistorySearch } from '../src/store/history-search.ts';
 import { ResultIndexer } from '../src/store/result-index.ts';
 import { TranscriptStore } from '../src/store/transcript-store.ts';
-import { parseMcpConfig } from '../src/tools/mcp/config.ts';
 import { McpToolSource } from '../src/tools/mcp/source.ts';
 import { builtinSource } from '../src/tools/registry.ts';
 import { searchHistoryTool } from '../src/core/builtins/search-history.ts';
@@ -36,6 +35,7 @@ import { BaselineBot, type Baseline } from './lib/baseline-bots.ts';
 import { addCosts, CACHED_RATE, requestCost, sharedMessages, type Cost } from './lib/billing.ts';
 import { renderChart } from './lib/chart.ts';
 import { workspaceFiles, type Fact } from './lib/context-files.ts';
+import { filesystemSource } from './lib/spool-bot.ts';
 
 const WINDOW = 128_000;
 const MODEL = 'gpt-4o-mini'; // o200k, as OpenAI's current models count
@@ -325,25 +325,7 @@ let small: Outcome[] = [];
 try {
   await mkdir(join(root, 'src'));
   for (const [path, text] of Object.entries(files)) await writeFile(join(root, path), text);
-  const server = (allowedTools?: string[]) =>
-    McpToolSource.start(
-      parseMcpConfig(
-        JSON.stringify({
-          mcpServers: {
-            fs: {
-              command: process.execPath,
-              args: [FILESYSTEM_SERVER, root],
-              ...(allowedTools ? { allowedTools } : {}),
-            },
-          },
-        }),
-        join(root, 'mcp.json'),
-        process.env,
-        new Set(),
-      ),
-      silentLogger,
-      { maxMessageBytes: 10_485_760, binaryMaxBytes: 0 },
-    );
+  const server = (allowedTools?: string[]) => filesystemSource(root, allowedTools);
   const fs = await server();
   try {
     for (const name of Object.keys(SESSIONS)) {
