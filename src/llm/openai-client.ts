@@ -1,4 +1,5 @@
 import OpenAI, { AzureOpenAI } from 'openai';
+import { followingSignal } from '../signals.ts';
 import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
@@ -296,17 +297,19 @@ export class OpenAiChatClient implements LlmPort {
     request: LlmRequest,
     signal?: AbortSignal,
   ): Promise<OpenAI.Chat.Completions.ChatCompletion> {
+    // The SDK adds an abort listener to the signal it is given and never removes it: on a turn's
+    // (or a lane's) long-lived signal they would pile up, one per request.
+    const following = signal && followingSignal(signal);
     try {
-      // The SDK adds an abort listener to the signal it is given and never removes it: on a turn's
-      // (or a lane's) long-lived signal they pile up, one per request. A dependent signal per
-      // request takes that listener and is dropped with it.
       return await this.client.chat.completions.create(
         chatRequestBody(this.options, request, this.tokenParam),
-        { signal: signal && AbortSignal.any([signal]) },
+        { signal: following?.signal },
       );
     } catch (error) {
       if (!this.switchedTokenParam(error)) throw translateError(error, this.options);
       return this.create(request, signal);
+    } finally {
+      following?.release();
     }
   }
 

@@ -27,6 +27,7 @@ import { toOutcome } from './result.ts';
 import { connectTransport } from './transport.ts';
 import { traceContextMeta } from '../../tracing/propagation.ts';
 import { errorMessage } from '../../core/errors.ts';
+import { followingSignal } from '../../signals.ts';
 
 type ConnectionState = 'connecting' | 'ready' | 'down' | 'needs_login' | 'closed';
 
@@ -327,11 +328,12 @@ export class McpServerConnection {
   async readResource(uri: string, signal: AbortSignal): Promise<ToolOutcome> {
     const client = this.client;
     if (this.state !== 'ready' || !client) return this.unavailable();
+    const request = followingSignal(signal);
     try {
       const meta = traceContextMeta();
       const { contents } = await client.readResource(
         { uri, ...(meta && { _meta: meta }) },
-        { signal: AbortSignal.any([signal]), timeout: this.config.timeoutMs },
+        { signal: request.signal, timeout: this.config.timeoutMs },
       );
       // Read as a tool's embedded resources are: text as it is, a blob described and stored.
       const result = {
@@ -342,6 +344,8 @@ export class McpServerConnection {
       return errorResult(
         `Reading ${uri} from MCP server "${this.config.name}" failed: ${errorMessage(error)}`,
       );
+    } finally {
+      request.release();
     }
   }
 
