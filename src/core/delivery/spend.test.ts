@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CapScope, Hold, Spender, SpendLedger } from '../ports/spend.ts';
+import { StoreError } from '../ports/store.ts';
 import { capReached, capScopes, periodOf, priceFor, priceOf, turnSpend } from './spend.ts';
 
 const PRICES = {
@@ -151,5 +152,21 @@ describe('turnSpend', () => {
       refusal:
         'This channel has reached its cap of 1,000 tokens a day (1,200 tokens used). It resets at 00:00 UTC, in 14 h 0 min.',
     });
+  });
+
+  it('fails as the store fails when the database is away, so the turn is tried again', async () => {
+    const away: SpendLedger = {
+      ...ledger(),
+      admit: async () => {
+        throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+      },
+    };
+    const spend = turnSpend(
+      spender,
+      { caps: [{ per: 'channel', period: 'day', tokens: 1 }] },
+      away,
+      now,
+    );
+    await expect(spend.admit!(undefined, 10)).rejects.toBeInstanceOf(StoreError);
   });
 });

@@ -1,4 +1,6 @@
+import { errorMessage } from '../errors.ts';
 import type { LlmUsage } from '../ports/llm.ts';
+import { StoreError } from '../ports/store.ts';
 import type { CapScope, Spender, SpendLedger } from '../ports/spend.ts';
 import type { TurnSpend } from '../ports/turns.ts';
 import type { PolicyMatch } from './policy.ts';
@@ -154,12 +156,19 @@ export function turnSpend(
     price,
     async admit(model, mostTokens) {
       const at = now();
-      const admission = await ledger.admit(
-        spender,
-        capScopes(caps, spender, at),
-        { tokens: mostTokens, cost: mostCost(mostTokens, model, policy.prices) },
-        new Date(at.getTime() + HOLD_MS),
-      );
+      // The database away: the turn is tried again once it answers, as for any write it makes.
+      const admission = await ledger
+        .admit(
+          spender,
+          capScopes(caps, spender, at),
+          { tokens: mostTokens, cost: mostCost(mostTokens, model, policy.prices) },
+          new Date(at.getTime() + HOLD_MS),
+        )
+        .catch((error: unknown) => {
+          throw new StoreError(`the spend caps could not be read: ${errorMessage(error)}`, {
+            cause: error,
+          });
+        });
       return admission.admitted
         ? { holdId: admission.holdId }
         : { refusal: capReached(caps[admission.at]!, admission.spent, at, policy.currency) };
