@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { answerWhenDone, readBody } from './http.js';
+import { answerWhenDone, readBody, readBytes } from './http.js';
 
 export interface SlackCall {
   method: string;
@@ -17,13 +17,16 @@ export const BOT_USER = 'UBOT';
 export const TEAM = 'T1';
 
 /** The file a multipart upload carries (Slack's SDK posts it as a form), or the raw body. */
-async function uploadedFile(req: IncomingMessage): Promise<string> {
-  const raw = await readBody(req);
+/** An uploaded file's bytes: the whole body, or the file part of a multipart one. */
+async function uploadedFile(req: IncomingMessage): Promise<Buffer> {
+  const raw = await readBytes(req);
   const type = req.headers['content-type'] ?? '';
   if (!type.startsWith('multipart/form-data')) return raw;
-  const form = await new Response(raw, { headers: { 'content-type': type } }).formData();
+  const form = await new Response(new Uint8Array(raw), {
+    headers: { 'content-type': type },
+  }).formData();
   const file = [...form.values()].find((value): value is File => typeof value !== 'string');
-  return file ? file.text() : raw;
+  return file ? Buffer.from(await file.arrayBuffer()) : raw;
 }
 
 function parseArgs(body: string, contentType = ''): Record<string, unknown> {
@@ -81,7 +84,13 @@ export class FakeSlack {
    */
   readonly uploads = new Map<
     string,
-    { filename: string; snippetType?: string; body?: string; completed?: Record<string, unknown> }
+    {
+      filename: string;
+      snippetType?: string;
+      body?: string;
+      bytes?: Buffer;
+      completed?: Record<string, unknown>;
+    }
   >();
   private server?: Server;
   /** TCP connections accepted: a client that keeps them alive opens few. */
@@ -126,8 +135,8 @@ export class FakeSlack {
       if (req.url?.startsWith('/files/')) return this.download(req, res);
       if (req.url?.startsWith('/upload/')) {
         const upload = this.uploads.get(req.url.slice('/upload/'.length));
-        return answerWhenDone(req, res, uploadedFile(req), (body) => {
-          if (upload) upload.body = body;
+        return answerWhenDone(req, res, uploadedFile(req), (bytes) => {
+          if (upload) Object.assign(upload, { body: bytes.toString(), bytes });
           res.writeHead(upload ? 200 : 404).end('OK');
         });
       }

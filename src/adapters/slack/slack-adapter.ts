@@ -30,6 +30,7 @@ import { resultAsFile, resultAsMessages } from '../../core/delivery/stored-resul
 import { formatHits } from '../../core/builtins/search-history.ts';
 import type { SlackSettings } from './settings.ts';
 import { splitMessage } from '../shared/split-message.ts';
+import { usageChartPng } from '../shared/chart.ts';
 import { AckAfterListenerReceiver } from './socket-receiver.ts';
 import { AckingHttpReceiver } from './acknowledge.ts';
 import {
@@ -281,7 +282,8 @@ export class SlackAdapter implements PlatformAdapter {
       };
       if (verb === 'result' && query) return this.sendResult(lane, command.user_id, query, respond);
       if (verb === 'prompt') return this.askWithPrompt(lane, command.user_id, query, respond);
-      if (verb === 'usage') return this.sendUsage(lane, command.user_id, respond);
+      if (verb === 'usage')
+        return this.sendUsage(lane, command.user_id, query === 'chart', respond);
       if (verb !== 'recall' || !query) {
         await respond({ response_type: 'ephemeral', text: SLACK_HELP });
         return;
@@ -294,12 +296,14 @@ export class SlackAdapter implements PlatformAdapter {
   }
 
   /**
-   * `/spool usage`: what the person has spent here (everyone's, for an admin), only to them. An
-   * ephemeral message cannot carry an uploaded image, so Slack gets the text alone.
+   * `/spool usage`: what the person has spent here (everyone's, for an admin), only to them.
+   * `/spool usage chart` adds the last 30 days as a chart in a direct message: an ephemeral
+   * message cannot carry an uploaded image.
    */
   private async sendUsage(
     lane: InboundMessage['lane'],
     user: string,
+    chart: boolean,
     respond: (message: { response_type: 'ephemeral'; text: string }) => Promise<unknown>,
   ): Promise<void> {
     const report = await this.delivery.usage(
@@ -309,6 +313,27 @@ export class SlackAdapter implements PlatformAdapter {
     const text = report === 'refused' ? SLACK_REFUSAL : report.text;
     for (const chunk of splitMessage(text, SLACK_MESSAGE_LIMIT))
       await respond({ response_type: 'ephemeral', text: chunk });
+    if (!chart || report === 'refused') return;
+    const client = this.app.client;
+    try {
+      const dm = await client.conversations.open({ users: user });
+      await client.files.uploadV2({
+        channel_id: dm.channel?.id ?? user,
+        file: usageChartPng(report.days, report.currency),
+        filename: 'usage.png',
+        title: 'Usage, last 30 days',
+      });
+      await respond({
+        response_type: 'ephemeral',
+        text: 'Sent you the chart of the last 30 days in a direct message.',
+      });
+    } catch (error) {
+      this.logger.warn('Slack: could not send the usage chart', { error: errorMessage(error) });
+      await respond({
+        response_type: 'ephemeral',
+        text: `Sorry, I could not send the chart: ${errorMessage(error)}.`,
+      });
+    }
   }
 
   /**
@@ -780,6 +805,6 @@ export const SLACK_HELP = [
   '• `/spool recall <words>`: earlier tool runs and messages in this channel that match (only you see the answer).',
   '• `/spool result <tool_call_id>`: the whole result of a tool run recall found, as a file in a direct message.',
   '• `/spool prompt <server> <prompt> name=value…`: ask with a prompt a tool server offers, in a thread of its own (`/spool prompt` lists them).',
-  '• `/spool usage`: what you spent here today, this week and this month (everything, for an admin); only you see it.',
+  '• `/spool usage [chart]`: what you spent here today, this week and this month (everything, for an admin), only to you; `chart` adds the last 30 days in a direct message.',
   '• `/spool help`: this message.',
 ].join('\n');

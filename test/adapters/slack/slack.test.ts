@@ -1939,15 +1939,15 @@ describe('usage and spend caps in Slack', () => {
         `http://127.0.0.1:${started.port}/slack/events`,
         signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json'),
       );
-    const usage = async (user: string, at: string) => {
-      const url = slack.responseUrl(`usage-${at}-${user}`);
+    const usage = async (user: string, at: string, text = 'usage') => {
+      const url = slack.responseUrl(`${text}-${at}-${user}`);
       const before = slack.callsTo('response_url').length;
       await fetch(
         `http://127.0.0.1:${started.port}/slack/events`,
         signedRequest(
           new URLSearchParams({
             command: '/spool',
-            text: 'usage',
+            text,
             team_id: TEAM,
             channel_id: at,
             user_id: user,
@@ -2019,6 +2019,19 @@ describe('usage and spend caps in Slack', () => {
       expect(everyone).toContain('*This month by person*');
       expect(everyone).toContain(`• <@U7>: ${tokens(mine)} tokens`);
       expect(everyone).toContain(`• <@U8>: ${tokens(theirs)} tokens`);
+
+      // `usage chart`: the text, then the 30 days' chart as a PNG in a direct message.
+      await usage('U7', general, 'usage chart');
+      await slack.waitFor(() =>
+        slack.callsTo('response_url').some((c) => String(c.text).startsWith('Sent you the chart')),
+      );
+      const [shared] = slack
+        .callsTo('files.completeUploadExternal')
+        .filter((c) => c.channel_id === 'DU7');
+      const [file] = JSON.parse(String(shared!.files)) as Array<{ id: string }>;
+      const png = slack.uploads.get(file!.id)!;
+      expect(png.filename).toBe('usage.png');
+      expect(png.bytes!.subarray(0, 8)).toEqual(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]));
 
       // The capped channel: its first turn starts under the cap, and its first request passes
       // it; so the turn stops before its next request, with the tool's result kept. The next
