@@ -1,14 +1,6 @@
 import type { LaneKey } from '../ports/delivery.ts';
+import type { PolicyMatch } from '../ports/spend.ts';
 import type { SpendPolicy } from './spend.ts';
-
-/**
- * Where a rule applies: unset parts match anything, and a rule that names more is more specific.
- */
-export interface PolicyMatch {
-  platform?: string;
-  workspace?: string;
-  channel?: string;
-}
 
 /**
  * What one channel (or workspace, or platform) does differently. Unset fields leave the default.

@@ -1,9 +1,8 @@
 import { errorMessage } from '../errors.ts';
 import type { LlmUsage } from '../ports/llm.ts';
 import { StoreError } from '../ports/store.ts';
-import type { CapScope, Spender, SpendLedger } from '../ports/spend.ts';
+import type { CapScope, PolicyMatch, Spender, SpendLedger } from '../ports/spend.ts';
 import type { TurnSpend } from '../ports/turns.ts';
-import type { PolicyMatch } from './policy.ts';
 
 /** A model's price per million tokens, in the price table's currency. */
 export interface ModelPrice {

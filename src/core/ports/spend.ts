@@ -8,6 +8,17 @@ export interface Spender {
   user: string;
 }
 
+/**
+ * Where a policy rule or a spend cap applies: unset parts match anything, and a rule that names
+ * more is more specific. Here, beside the spender it is matched against, so that the policy and
+ * the spend caps (which the policy carries) both read it without importing each other.
+ */
+export interface PolicyMatch {
+  platform?: string;
+  workspace?: string;
+  channel?: string;
+}
+
 /** What a cap counts: tokens, or money in the price table's currency. */
 export type SpendUnit = 'tokens' | 'cost';
 
