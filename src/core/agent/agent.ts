@@ -6,11 +6,12 @@ import type { MicrocompactOptions } from './context/microcompact.ts';
 import { readingChars } from './context/reading-view.ts';
 import { buildRequestMessages } from './context/request.ts';
 import { notify, type AgentHooks } from './hooks.ts';
-import { nextStep, type ModelOutcome, type Step, type StepLimits } from './next-step.ts';
+import { nextStep, type StepLimits } from './next-step.ts';
 import { OverflowMemory } from './overflow-memory.ts';
 import { applyResultBudget, type ResultBudget } from './results/budget.ts';
 import { admitResult, type ResultIntake } from './results/result-intake.ts';
 import { turnProgress, unansweredCalls } from './resume.ts';
+import type { ModelOutcome, Step } from './step.ts';
 import { cappedReply, failedTurn } from './turn-replies.ts';
 import {
   advance,

@@ -1,6 +1,6 @@
 import type { OverflowLevel } from './context/request.ts';
 import type { Logger } from '../logger.ts';
-import type { Step } from './next-step.ts';
+import type { Step } from './step.ts';
 import type { TurnStatus } from '../ports/turns.ts';
 import type { Conversation, Message } from '../ports/conversation.ts';
 import type { FinishReason, LlmUsage } from '../ports/llm.ts';

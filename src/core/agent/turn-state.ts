@@ -1,6 +1,6 @@
 import type { Fit } from './context/request.ts';
 import type { StepEvent, TurnInfo } from './hooks.ts';
-import type { ModelOutcome, Step } from './next-step.ts';
+import type { ModelOutcome, Step } from './step.ts';
 import type { TurnProgress } from './resume.ts';
 import type { PendingCall } from '../ports/turns.ts';
 
