@@ -7,7 +7,7 @@ import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import type { Tracing } from '../tracing.ts';
+import type { Tracing } from './api.ts';
 import { tracedLlm, tracedTools, tracedTurns, type SpanOptions } from './spans.ts';
 
 /**

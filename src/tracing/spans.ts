@@ -34,9 +34,9 @@ import {
 } from '@opentelemetry/semantic-conventions/incubating';
 import type { LlmPort, LlmRequest, LlmResponse, LlmUsage } from '../core/ports/llm.ts';
 import type { ToolPort } from '../core/ports/tools.ts';
-import type { OpenAiClientOptions } from '../llm/openai-client.ts';
 import type { TurnResult, TurnRunner } from '../core/ports/turns.ts';
 import { errorMessage } from '../core/errors.ts';
+import type { ModelEndpoint } from './api.ts';
 import { chatInput, chatOutput, textMessage } from './messages.ts';
 
 /** How the decorators describe what they trace. */
@@ -46,9 +46,6 @@ export interface SpanOptions {
   /** Takes secrets out of captured text. */
   mask: (text: string) => string;
 }
-
-/** The model client's settings its spans name: the default model, and Azure's endpoint if set. */
-export type ModelEndpoint = Pick<OpenAiClientOptions, 'model' | 'azure'>;
 
 /**
  * `work` in a span made the active one, so that spans started inside are its children. `finish`
