@@ -55,6 +55,7 @@ import type { DiscordSettings } from './settings.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import { splitMessage } from '../shared/split-message.ts';
 import { usageChartPng } from '../shared/chart.ts';
+import { discordRequest } from './rest-request.ts';
 import { errorMessage } from '../../core/errors.ts';
 
 export const DISCORD_MESSAGE_LIMIT = 2_000;
@@ -289,9 +290,13 @@ export class DiscordAdapter implements PlatformAdapter {
   ) {
     // Interactions need no intent; Guilds (not privileged) keeps channel and role data coherent.
     // discord.js bundles undici 6, whose requests take our undici 7 dispatcher (the types differ;
-    // tested).
+    // tested), files included once discordRequest has encoded them.
     const agent = config.dispatcher as unknown as RESTOptions['agent'] | undefined;
-    const rest = { ...(config.apiUrl ? { api: config.apiUrl } : {}), ...(agent ? { agent } : {}) };
+    const rest = {
+      makeRequest: discordRequest,
+      ...(config.apiUrl ? { api: config.apiUrl } : {}),
+      ...(agent ? { agent } : {}),
+    };
     this.client = new Client({
       intents: [GatewayIntentBits.Guilds],
       rest,

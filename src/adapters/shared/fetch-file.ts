@@ -1,5 +1,6 @@
-import { fetch as undiciFetch, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { FileTooLargeError } from '../../core/ports/delivery.ts';
+import { fetchThrough } from '../../proxy.ts';
 
 export interface FileFetch {
   /** Sent only to `url`: redirects are refused, so no credential follows one to another host. */
@@ -17,12 +18,8 @@ export async function fetchFileBytes(
   url: string,
   { headers, maxBytes, signal, dispatcher }: FileFetch,
 ): Promise<Uint8Array> {
-  const response = await undiciFetch(url, {
-    headers,
-    signal,
-    redirect: 'error',
-    ...(dispatcher ? { dispatcher } : {}),
-  });
+  // Node's own fetch unless a proxy is set: undici is loaded only then (see src/proxy.ts).
+  const response = await fetchThrough(dispatcher)(url, { headers, signal, redirect: 'error' });
   if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
   if (Number(response.headers.get('content-length') ?? 0) > maxBytes)
     throw new FileTooLargeError(`over ${maxBytes} bytes`);
