@@ -62,6 +62,7 @@ export function getContinuationTool(store: StorePort, options: PageOptions): Too
         bounded: true,
         freeIteration: true,
         maxCallsPerTurn: options.maxPages,
+        readOnly: true,
       },
       // ASCII only: one character outside it makes every request body a two-byte string, which
       // costs 8 ms a request to encode at 2,000 messages (measured, BENCHMARKS.md).

@@ -96,7 +96,7 @@ export function searchHistoryTool(search: HistorySearchPort): Tool {
         additionalProperties: false,
       },
       // Its hits are views of stored rows: never searched themselves, left out once moved past.
-      flags: { derived: true },
+      flags: { derived: true, readOnly: true },
       guidance:
         'To recall what was said or what a tool returned earlier in this channel, call search_history.',
     },

@@ -22,6 +22,17 @@ export interface ToolFlags {
    * Calls one turn may make to it; past that a call is refused and the model is asked to answer.
    */
   maxCallsPerTurn?: number;
+  /**
+   * Calling it changes nothing (MCP `readOnlyHint`): a call whose outcome is unknown (a crash cut
+   * it short) is sent again when the turn resumes.
+   */
+  readOnly?: boolean;
+  /**
+   * Calling it again with the same arguments has no further effect (MCP `idempotentHint`, or the
+   * operator's `idempotentTools`): sent again like a read-only call. A call of any other tool whose
+   * outcome is unknown is never sent again by Spool; the model is told it may have happened.
+   */
+  idempotent?: boolean;
 }
 
 export interface ToolSpec {
@@ -50,6 +61,11 @@ export interface ToolOutcome {
   content: string;
   isError: boolean;
   binaries?: BinaryPart[];
+  /**
+   * The turn's signal stopped the call before its answer came (a person's Stop, shutdown, a lost
+   * lease): it was sent, so whether it took effect is unknown.
+   */
+  cutShort?: boolean;
 }
 
 /**

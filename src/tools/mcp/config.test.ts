@@ -124,13 +124,26 @@ describe('parseMcpConfig', () => {
     });
     expect(config.servers.map((s) => s.name)).toEqual(['good']);
     expect(config.problems).toEqual([
-      'MCP server "typo": unknown key "comand" (allowed: type, command, args, env, cwd, enabled, timeoutMs, maxTimeoutMs, allowedTools, blockedTools)',
-      'MCP server "extra": unknown key "colour" (allowed: type, command, args, env, cwd, enabled, timeoutMs, maxTimeoutMs, allowedTools, blockedTools)',
+      'MCP server "typo": unknown key "comand" (allowed: type, command, args, env, cwd, enabled, timeoutMs, maxTimeoutMs, allowedTools, blockedTools, idempotentTools)',
+      'MCP server "extra": unknown key "colour" (allowed: type, command, args, env, cwd, enabled, timeoutMs, maxTimeoutMs, allowedTools, blockedTools, idempotentTools)',
       'MCP server "missing": ${NOPE} is not set',
       'MCP server "leak": ${OPENAI_API_KEY} is Spool\'s own secret and is never passed to a tool server',
       'MCP server "badTimeout": "timeoutMs" must be a positive whole number',
       'MCP server "badMax": "maxTimeoutMs" must be a whole number no smaller than "timeoutMs"',
       'MCP server "badUrl": "url" must be http(s)',
+    ]);
+  });
+
+  it("reads the tools an operator marks idempotent, by the server's names, and refuses a list that is not one", () => {
+    const config = parse({
+      tickets: { command: 'x', idempotentTools: ['close_ticket'] },
+      bad: { command: 'x', idempotentTools: 'close_ticket' },
+    });
+    expect(config.servers.map((s) => [s.name, s.idempotentTools])).toEqual([
+      ['tickets', ['close_ticket']],
+    ]);
+    expect(config.problems).toEqual([
+      'MCP server "bad": "idempotentTools" must be an array of strings',
     ]);
   });
 

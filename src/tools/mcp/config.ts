@@ -10,6 +10,11 @@ interface ServerCommon {
   maxTimeoutMs: number;
   allowedTools?: string[];
   blockedTools?: string[];
+  /**
+   * Tools (the server's names) the operator says may be called again with the same arguments to no
+   * further effect: a call cut short is sent again, as for a tool that says so itself.
+   */
+  idempotentTools?: string[];
 }
 
 export interface StdioServerConfig extends ServerCommon {
@@ -62,7 +67,14 @@ export const DEFAULT_MAX_TOOL_TIMEOUT_MS = 600_000;
 const STDIO_KEYS = ['type', 'command', 'args', 'env', 'cwd'];
 const HTTP_KEYS = ['type', 'url', 'headers', 'oauth'];
 const OAUTH_KEYS = ['grant', 'clientId', 'clientSecret', 'privateKey', 'signingAlgorithm', 'scope'];
-const COMMON_KEYS = ['enabled', 'timeoutMs', 'maxTimeoutMs', 'allowedTools', 'blockedTools'];
+const COMMON_KEYS = [
+  'enabled',
+  'timeoutMs',
+  'maxTimeoutMs',
+  'allowedTools',
+  'blockedTools',
+  'idempotentTools',
+];
 
 export class McpConfigError extends Error {
   override readonly name = 'McpConfigError';
@@ -152,6 +164,7 @@ function parseServer(
     maxTimeoutMs,
     allowedTools: stringList(raw.allowedTools, 'allowedTools'),
     blockedTools: stringList(raw.blockedTools, 'blockedTools'),
+    idempotentTools: stringList(raw.idempotentTools, 'idempotentTools'),
   };
   return isHttp
     ? httpServer(raw, common, env, secrets)
@@ -160,7 +173,7 @@ function parseServer(
 
 type CommonConfig = Pick<
   McpServerConfig,
-  'name' | 'timeoutMs' | 'maxTimeoutMs' | 'allowedTools' | 'blockedTools'
+  'name' | 'timeoutMs' | 'maxTimeoutMs' | 'allowedTools' | 'blockedTools' | 'idempotentTools'
 >;
 
 function httpServer(

@@ -258,11 +258,15 @@ export class McpServerConnection {
       )) as CallToolResult;
       return toOutcome(result, this.limits.binaryMaxBytes);
     } catch (error) {
-      // The turn was stopped (a person's Stop, or shutdown): the server was told to cancel.
+      // The turn was stopped (a person's Stop, shutdown, a lost lease): the server was told to
+      // cancel, but it had the call, so whether it took effect is unknown.
       if (context.signal.aborted)
-        return errorResult(
-          `${tool} on MCP server "${this.config.name}" was stopped before it finished.`,
-        );
+        return {
+          ...errorResult(
+            `${tool} on MCP server "${this.config.name}" was stopped before it finished.`,
+          ),
+          cutShort: true,
+        };
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         return errorResult(
           `${tool} on MCP server "${this.config.name}" did not finish within ${this.config.timeoutMs / 1000} s of its last word (or ${this.config.maxTimeoutMs / 1000} s in all) and was cancelled.`,

@@ -1,6 +1,6 @@
 import type { Logger } from '../../core/logger.ts';
 import type { PromptPort, PromptSpec } from '../../core/ports/prompts.ts';
-import { errorResult, type Tool } from '../../core/ports/tools.ts';
+import { errorResult, type Tool, type ToolFlags } from '../../core/ports/tools.ts';
 import type { ToolSource } from '../registry.ts';
 import type { McpConfig, McpServerConfig } from './config.ts';
 import { McpServerConnection, type McpLimits } from './connection.ts';
@@ -19,6 +19,25 @@ const READ_RESOURCE = 'read_resource';
 /** How many of a server's listed resources its read_resource tool names. */
 const LISTED_RESOURCES = 20;
 
+/**
+ * What the server's annotations say of repeating a call, and the operator's word
+ * (`idempotentTools`): whether a call whose outcome is unknown may be sent again. Annotations are
+ * hints; `destructiveHint` does not change that decision (a call that only adds something must not
+ * be repeated either), so it is not carried.
+ */
+function repeatFlags(
+  tool: McpServerConnection['tools'][number],
+  config: McpServerConfig,
+): ToolFlags {
+  const { readOnlyHint, idempotentHint } = tool.annotations ?? {};
+  return {
+    ...(readOnlyHint === true ? { readOnly: true } : {}),
+    ...(idempotentHint === true || config.idempotentTools?.includes(tool.name)
+      ? { idempotent: true }
+      : {}),
+  };
+}
+
 function serverTool(
   connection: McpServerConnection,
   tool: McpServerConnection['tools'][number],
@@ -29,6 +48,7 @@ function serverTool(
       description:
         tool.description ?? tool.title ?? `${tool.name} (MCP server ${connection.config.name})`,
       parameters: { ...tool.inputSchema, type: 'object' },
+      flags: repeatFlags(tool, connection.config),
     },
     run: (args, context) => connection.call(tool.name, args, context),
   };
@@ -50,6 +70,7 @@ function resourceReader(connection: McpServerConnection): Tool {
         required: ['uri'],
         additionalProperties: false,
       },
+      flags: { readOnly: true },
     },
     run: async (args, context) =>
       typeof args.uri === 'string' && args.uri
