@@ -1,9 +1,10 @@
 import { spanChars, subtract, unite, type Span } from './spans.ts';
 
 /**
- * Every note Spool puts into a tool result in place of text it left out. The model reads these
- * and acts on them, and they are part of request prefixes that prompt caches key on: each is a
- * pure function of its arguments, and this module alone owns their wording.
+ * Every note Spool puts into a tool result in place of text it left out, or of a result it never
+ * got. The model reads these and acts on them, and they are part of request prefixes that prompt
+ * caches key on: each is a pure function of its arguments, and this module alone owns their
+ * wording.
  */
 
 /** The call that reads a stored result from `offset`, as the model writes it and people read it. */
@@ -178,3 +179,11 @@ export function moreMatchesMarker(
 export function storeCapMarker(kept: number, total: number): string {
   return `[Spool stored only the first ${kept} of ${total} chars of this result (TOOL_RESULT_STORE_MAX_CHARS)]`;
 }
+
+/**
+ * In place of the result of a call that was sent and then cut short (a crash, shutdown, a lost
+ * lease, a Stop) when its tool is neither read-only nor idempotent: Spool does not send it again,
+ * and the model must not either without looking first.
+ */
+export const interruptedCallMarker = (toolName: string): string =>
+  `This call to ${toolName} was interrupted before it finished, and may or may not have taken effect: no result was recorded. Do not call it again blindly: first check whether it took effect (with a tool that only reads, or by asking the person), and if you cannot tell, say so.`;

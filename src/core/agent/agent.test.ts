@@ -10,6 +10,8 @@ import {
   type LlmResponse,
 } from '../ports/llm.ts';
 import { StoreError } from '../ports/store.ts';
+import { errorResult, type ToolFlags } from '../ports/tools.ts';
+import { interruptedCallMarker } from '../markers.ts';
 import { builtinSource, ToolRegistry } from '../../tools/registry.ts';
 import { defaultAgentOptions, testTool } from '../../../test/support/agent.ts';
 import { silentLogger } from '../../../test/support/logger.ts';
@@ -224,5 +226,76 @@ describe('Agent over an in-memory store', () => {
       { mimeType: 'image/png', base64 },
     ]);
     expect(requests[0]!.images).toBeUndefined();
+  });
+});
+
+/** A test tool with flags, such as an MCP server's annotations give. */
+const flagged = <T extends ReturnType<typeof testTool>>(tool: T, flags: ToolFlags): T => ({
+  ...tool,
+  spec: { ...tool.spec, flags },
+});
+
+describe('calls whose outcome is unknown', () => {
+  it('resumes a turn cut short mid-call: the read-only call is sent again, the other answered as interrupted, before the model is asked', async () => {
+    const store = new MemoryStore();
+    const conversation = await store.openConversation(key);
+    const create = testTool('create_ticket', () => ({ content: 'T-2 created', isError: false }));
+    const lookup = flagged(
+      testTool('lookup_ticket', () => ({ content: 'T-1 open', isError: false })),
+      { readOnly: true },
+    );
+    // A crash came after both calls were stored (and sent), before any result was.
+    await store.appendMessages(conversation, [
+      { role: 'user', content: 'file it', turn: 1, inboxId: '7' },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [
+          { id: 'call_a', name: 'create_ticket', arguments: '{"title":"x"}' },
+          { id: 'call_b', name: 'lookup_ticket', arguments: '{"id":"T-1"}' },
+        ],
+        turn: 1,
+      },
+    ]);
+    const { llm, requests } = scriptedModel({ content: 'not sure it was filed' });
+    const result = await agentWith(llm, store, [create, lookup]).runTurn(conversation, 'file it', {
+      inboxId: '7',
+    });
+    expect(result).toEqual({ reply: 'not sure it was filed', status: 'ok' });
+    expect(create.calls).toEqual([]);
+    expect(lookup.calls).toEqual([{ id: 'T-1' }]);
+    expect(requests).toHaveLength(1);
+    expect(
+      requests[0]!.messages.flatMap((m) => (m.role === 'tool' ? [[m.toolCallId, m.content]] : [])),
+    ).toEqual([
+      ['call_a', errorResult(interruptedCallMarker('create_ticket')).content],
+      ['call_b', 'T-1 open'],
+    ]);
+  });
+
+  it("stores a call the turn's signal cut short as interrupted unless its tool may be called again", async () => {
+    for (const [flags, expected] of [
+      [{}, interruptedCallMarker('create_ticket')],
+      [{ idempotent: true }, 'create_ticket was stopped before it finished.'],
+    ] as const) {
+      const store = new MemoryStore();
+      const stop = new AbortController();
+      const create = flagged(
+        testTool('create_ticket', () => {
+          stop.abort(new Error('shutting down'));
+          return {
+            ...errorResult('create_ticket was stopped before it finished.'),
+            cutShort: true,
+          };
+        }),
+        flags,
+      );
+      const { llm } = scriptedModel(call('create_ticket'), { content: 'ok' });
+      await agentWith(llm, store, [create]).runTurn(await store.openConversation(key), 'file it', {
+        signal: stop.signal,
+      });
+      const stored = store.steps.flatMap((s) => s.records.results ?? []);
+      expect(stored.map((r) => JSON.parse(r.content).error)).toEqual([expected]);
+    }
   });
 });

@@ -10,7 +10,7 @@ import { nextStep, type StepLimits } from './next-step.ts';
 import { OverflowMemory } from './overflow-memory.ts';
 import { applyResultBudget, type ResultBudget } from './results/budget.ts';
 import { admitResult, type ResultIntake } from './results/result-intake.ts';
-import { turnProgress, unansweredCalls } from './resume.ts';
+import { cutShortResult, resumePlan, turnProgress, unansweredCalls } from './resume.ts';
 import type { ModelOutcome, Step } from './step.ts';
 import { cappedReply, failedTurn } from './turn-replies.ts';
 import {
@@ -284,23 +284,28 @@ export class Agent implements TurnRunner {
     const asked = transcript.some((m) => m.turn === number && m.role !== 'user');
     if (options.files && !asked)
       return { turn, state: await this.shareFiles(turn, state, await options.files()) };
-    return started ? { turn, ...(await this.resumeWaitingCalls(turn, state)) } : { turn, state };
+    return started ? { turn, ...(await this.resumeCalls(turn, state)) } : { turn, state };
   }
 
   /**
-   * A turn that stopped at calls awaiting approval goes on with their decisions: were they left to
-   * pairing's repair, the model would ask again and the decision on the first prompt would be
-   * lost. Other unanswered calls are left to it, since they may have run already.
+   * A turn cut short goes on with the calls its last stored round left unanswered, without asking
+   * the model again. Calls awaiting approval go on with their decisions: were they left to pairing's
+   * repair, the model would ask again and the decision on the first prompt would be lost. Any other
+   * was stored before it was sent, so it may have run: a call of a read-only or idempotent tool is
+   * sent again, and the rest are answered as interrupted and never sent twice (`resumePlan`).
    */
-  private async resumeWaitingCalls(
+  private async resumeCalls(
     turn: Turn,
     state: TurnState,
   ): Promise<{ state: TurnState; awaiting?: PendingCall[] }> {
     const { approval } = turn;
-    const calls = approval
-      ? unansweredCalls(turn.transcript, turn.number).filter((c) => approval.needs(c.name))
-      : [];
+    const calls = unansweredCalls(turn.transcript, turn.number);
     if (calls.length === 0) return { state };
+    const { answered } = resumePlan(
+      calls.filter((c) => !approval?.needs(c.name)),
+      turn.tools,
+    );
+    answered.forEach((outcome, id) => turn.ready.set(id, outcome));
     const step: Step = { action: 'resume_calls', calls };
     const run = await this.act(turn, state, step, undefined);
     return { state: advance(state, step, run), awaiting: run?.awaiting };
@@ -460,8 +465,9 @@ export class Agent implements TurnRunner {
     const ran = await Promise.all(
       calls.map(async (call) => {
         const started = Date.now();
-        const outcome = await this.execute(turn, state, call);
-        if (outcome === AWAITING) return undefined;
+        const done = await this.execute(turn, state, call);
+        if (done === AWAITING) return undefined;
+        const outcome = cutShortResult(done, call.name, turn.tools);
         showImages(turn, call.id, outcome);
         return {
           toolCallId: call.id,

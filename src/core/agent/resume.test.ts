@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { CONTINUE_PROMPT, turnProgress } from './resume.ts';
+import {
+  CONTINUE_PROMPT,
+  cutShortResult,
+  resumePlan,
+  safeToRepeat,
+  turnProgress,
+  unansweredCalls,
+} from './resume.ts';
+import { interruptedCallMarker } from '../markers.ts';
 import type { Message } from '../ports/conversation.ts';
-import type { ToolSpec } from '../ports/tools.ts';
+import { errorResult, type ToolSpec } from '../ports/tools.ts';
 
 const user = (content: string, turn: number, inboxId?: string): Message => ({
   role: 'user',
@@ -101,5 +109,69 @@ describe('turnProgress', () => {
       finished: false,
       continuations: 0,
     });
+  });
+});
+
+describe('calls whose outcome is unknown', () => {
+  const spec = (name: string, flags: ToolSpec['flags']): ToolSpec => ({
+    name,
+    description: name,
+    parameters: {},
+    flags,
+  });
+  const kinds: ToolSpec[] = [
+    spec('tickets__create_ticket', {}),
+    spec('tickets__lookup_ticket', { readOnly: true }),
+    spec('tickets__close_ticket', { idempotent: true }),
+  ];
+  const round = (...names: string[]): Message => ({
+    role: 'assistant',
+    content: '',
+    toolCalls: names.map((name, i) => ({ id: `c${i}`, name, arguments: '{}' })),
+    turn: 1,
+  });
+
+  it('sends again only calls of read-only or idempotent tools', () => {
+    expect(safeToRepeat({})).toBe(false);
+    expect(safeToRepeat({ derived: true, bounded: true })).toBe(false);
+    expect(safeToRepeat({ readOnly: true })).toBe(true);
+    expect(safeToRepeat({ idempotent: true })).toBe(true);
+  });
+
+  it('answers a resumed call of a tool that is neither with the marker, and never sends it again', () => {
+    const t = [user('q', 1, '4'), round('tickets__create_ticket', 'gone__tool')];
+    const { resend, answered } = resumePlan(unansweredCalls(t, 1), kinds);
+    expect(resend).toEqual([]);
+    expect([...answered]).toEqual([
+      ['c0', errorResult(interruptedCallMarker('tickets__create_ticket'))],
+      // A tool no longer listed: nothing says it is safe to repeat.
+      ['c1', errorResult(interruptedCallMarker('gone__tool'))],
+    ]);
+    expect(interruptedCallMarker('x')).toMatch(/may or may not have taken effect/);
+  });
+
+  it('sends a resumed call of a read-only or idempotent tool again, and answers only the others', () => {
+    const t = [
+      user('q', 1, '4'),
+      round('tickets__lookup_ticket', 'tickets__create_ticket', 'tickets__close_ticket'),
+      result('c1', 1),
+    ];
+    const { resend, answered } = resumePlan(unansweredCalls(t, 1), kinds);
+    expect(resend.map((c) => c.name)).toEqual(['tickets__lookup_ticket', 'tickets__close_ticket']);
+    expect([...answered.keys()]).toEqual([]);
+  });
+
+  it("keeps what a call cut short by the turn's signal said only where it may be called again", () => {
+    const stopped = {
+      ...errorResult('create_ticket was stopped before it finished.'),
+      cutShort: true,
+    };
+    expect(cutShortResult(stopped, 'tickets__create_ticket', kinds)).toEqual({
+      ...errorResult(interruptedCallMarker('tickets__create_ticket')),
+      cutShort: true,
+    });
+    expect(cutShortResult(stopped, 'tickets__lookup_ticket', kinds)).toBe(stopped);
+    const finished = { content: 'ticket T-1 created', isError: false };
+    expect(cutShortResult(finished, 'tickets__create_ticket', kinds)).toBe(finished);
   });
 });

@@ -1,6 +1,7 @@
 import { flagsOf } from './accepted-calls.ts';
+import { interruptedCallMarker } from '../markers.ts';
 import type { Message, ToolCall } from '../ports/conversation.ts';
-import type { ToolSpec } from '../ports/tools.ts';
+import { errorResult, type ToolFlags, type ToolOutcome, type ToolSpec } from '../ports/tools.ts';
 
 /** The user message the agent adds when a reply was cut at max_tokens. */
 export const CONTINUE_PROMPT = 'Continue from where you left off.';
@@ -59,4 +60,41 @@ export function unansweredCalls(transcript: readonly Message[], turn: number): T
   if (last?.role !== 'assistant' || !last.toolCalls?.length) return [];
   const answered = new Set(own.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
   return last.toolCalls.filter((c) => !answered.has(c.id));
+}
+
+/** A call of this tool may be sent again when whether it took effect is unknown. */
+export const safeToRepeat = (flags: ToolFlags): boolean =>
+  Boolean(flags.readOnly || flags.idempotent);
+
+/**
+ * What a resumed turn does with the calls it finds unanswered, whose outcome is unknown (each was
+ * stored before it was sent, so it may have run): a call of a read-only or idempotent tool is sent
+ * again; any other (a tool no longer listed among them) is answered with `interruptedCallMarker`,
+ * and never sent twice.
+ */
+export function resumePlan(
+  calls: readonly ToolCall[],
+  tools: readonly ToolSpec[],
+): { resend: ToolCall[]; answered: Map<string, ToolOutcome> } {
+  const resend: ToolCall[] = [];
+  const answered = new Map<string, ToolOutcome>();
+  for (const call of calls) {
+    if (safeToRepeat(flagsOf(tools, call.name))) resend.push(call);
+    else answered.set(call.id, errorResult(interruptedCallMarker(call.name)));
+  }
+  return { resend, answered };
+}
+
+/**
+ * The result kept of a call the turn's signal cut short: a tool that may be called again keeps its
+ * own (the model may call it again); for any other, the model reads that the call may or may not
+ * have taken effect.
+ */
+export function cutShortResult(
+  outcome: ToolOutcome,
+  name: string,
+  tools: readonly ToolSpec[],
+): ToolOutcome {
+  if (!outcome.cutShort || safeToRepeat(flagsOf(tools, name))) return outcome;
+  return { ...errorResult(interruptedCallMarker(name)), cutShort: true };
 }

@@ -25,8 +25,9 @@ export type Step =
    */
   | { action: 'share_files'; calls: ToolCall[]; store: Message[] }
   /**
-   * A restarted turn's calls that wait for approval: stored already, they are run (once decided)
-   * without asking the model again.
+   * A restarted turn's unanswered calls, stored already, without asking the model again: those that
+   * wait for approval run once decided, those of read-only or idempotent tools are sent again, and
+   * the rest are answered as interrupted (`resumePlan`).
    */
   | { action: 'resume_calls'; calls: ToolCall[] }
   /**
