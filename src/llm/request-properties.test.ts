@@ -15,8 +15,6 @@ import { chatRequestBody } from './openai-client.ts';
 
 const RUNS = 10_000;
 const compaction = {
-  truncateTurns: 2,
-  summarizeTurns: 4,
   minChars: 3_000,
   headChars: 2_000,
   tailChars: 500,

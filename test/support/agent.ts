@@ -15,9 +15,7 @@ export const defaultAgentOptions: AgentOptions = {
   systemPrompt: 'You are a test.',
   budget: { maxChars: 20_000, turnBudgetChars: 200_000, headChars: 4_000, tailChars: 1_000 },
   compaction: {
-    truncateTurns: 2,
-    summarizeTurns: 4,
-    minChars: 3_000,
+    minChars: 500,
     headChars: 2_000,
     tailChars: 500,
   },

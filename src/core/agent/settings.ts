@@ -26,21 +26,14 @@ export function agentSettings(r: SettingsReader): AgentSettings {
   // worst).
   if (storeMaxChars > 80_000_000)
     r.problem(`TOOL_RESULT_STORE_MAX_CHARS must be at most 80000000 (got ${storeMaxChars})`);
-  const truncateTurns = r.int('MICROCOMPACT_TRUNCATE_TURNS', 2);
-  const summarizeTurns = r.int('MICROCOMPACT_SUMMARIZE_TURNS', 4);
-  if (summarizeTurns < truncateTurns)
-    r.problem(
-      `MICROCOMPACT_SUMMARIZE_TURNS (${summarizeTurns}) must be at least MICROCOMPACT_TRUNCATE_TURNS (${truncateTurns})`,
-    );
   return {
     loop: {
       systemPrompt: systemPrompt(r),
       budget: { maxChars, turnBudgetChars: r.int('TOOL_RESULT_BUDGET_CHARS', 200_000), ...preview },
-      // Results a few turns old are cut to a fixed head and tail, whatever the fresh previews are.
+      // Finished turns' results become a line each; on overflow the current turn's are cut to a
+      // fixed head and tail, whatever the fresh previews are.
       compaction: {
-        truncateTurns,
-        summarizeTurns,
-        minChars: r.int('MICROCOMPACT_MIN_CHARS', 3_000, 0),
+        minChars: r.int('MICROCOMPACT_MIN_CHARS', 500, 0),
         headChars: 2_000,
         tailChars: 500,
       },

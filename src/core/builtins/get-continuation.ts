@@ -1,4 +1,5 @@
 import { userMessageText } from '../agent/context/long-messages.ts';
+import { aliasedCallId } from '../agent/context/microcompact.ts';
 import { readingChars } from '../agent/context/reading-view.ts';
 import { parseContinuationArgs, readContinuationPage } from '../agent/results/continuation.ts';
 import { grepResult } from '../agent/results/grep.ts';
@@ -73,8 +74,13 @@ export function getContinuationTool(store: StorePort, options: PageOptions): Too
       ].join('\n'),
     },
     async run(args, { conversation, turn, reading }) {
-      const request = parseContinuationArgs(args);
-      if ('error' in request) return errorResult(request.error);
+      const parsed = parseContinuationArgs(args);
+      if ('error' in parsed) return errorResult(parsed.error);
+      // A finished turn's call is shown under its alias (see microcompact): read the stored id.
+      const request = {
+        ...parsed,
+        toolCallId: aliasedCallId(reading.transcript, parsed.toolCallId) ?? parsed.toolCallId,
+      };
       const full =
         userMessageText(reading.transcript, request.toolCallId) ??
         (await results.readToolResult(conversation, request.toolCallId));

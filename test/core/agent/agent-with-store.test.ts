@@ -439,8 +439,9 @@ describe('history repair', () => {
     expect(reply).toBe('all good');
     expect(fake.rejections).toEqual([]);
     const sent = fake.requests[0]!.messages;
-    expect(sent.find((m) => m.tool_call_id === 'lost')!.content).toMatch(/interrupted/);
-    expect(sent.filter((m) => m.tool_call_id === 'late').map((m) => m.content)).toEqual([
+    // Finished turns' calls go by their aliases (turn 1's first call is t1c1).
+    expect(sent.find((m) => m.tool_call_id === 't1c1')!.content).toMatch(/interrupted/);
+    expect(sent.filter((m) => m.tool_call_id === 't2c1').map((m) => m.content)).toEqual([
       'arrived late',
     ]);
     expect(sent.some((m) => m.tool_call_id === 'ghost')).toBe(false);
@@ -680,23 +681,29 @@ describe('LLM failures', () => {
     }
     fake.requests.length = 0;
     steps.length = 0;
-    // The previous turn's 18,000-char result is untouched at level 0 and cannot fit.
+    // Finished turns are one line each; this turn's 18,000-char result cannot fit until it is cut.
     fake.maxContextChars = 5_000;
-    fake.enqueue({ content: 'fits now' });
+    fake.enqueue(
+      { toolCalls: [{ id: 'b4', name: 'big', arguments: '{}' }] },
+      { content: 'fits now' },
+    );
     expect((await agent.runTurn(conversation, 'question 4')).reply).toBe('fits now');
-    expect(fake.requests).toHaveLength(2);
-    expect(steps.map((s) => s.level)).toEqual([1]);
+    expect(fake.requests).toHaveLength(3);
+    expect(steps.map((s) => s.level)).toEqual([0, 1]);
+    expect(toolMessages(fake.requests[2]!).at(-1)!.content).toContain('[truncated');
     // The next turn starts at the level this conversation needed: no refused request first.
     fake.requests.length = 0;
-    fake.enqueue({ content: 'fits at once' });
+    fake.enqueue(
+      { toolCalls: [{ id: 'b5', name: 'big', arguments: '{}' }] },
+      { content: 'fits at once' },
+    );
     expect((await agent.runTurn(conversation, 'question 4b')).reply).toBe('fits at once');
-    expect(fake.requests).toHaveLength(1);
-    // Compacted as level 1 does: all three old results cleared (level 0 would still preview two).
+    expect(fake.requests).toHaveLength(2);
     expect(
       toolMessages(fake.requests[0]!).filter((m) =>
         m.content?.startsWith('[Old tool result cleared'),
       ),
-    ).toHaveLength(3);
+    ).toHaveLength(4);
 
     fake.requests.length = 0;
     fake.maxContextChars = 10;

@@ -1,86 +1,140 @@
 import { describe, expect, it, vi } from 'vitest';
-import { clearedResultLine, detectContentType, microcompact } from './microcompact.ts';
+import {
+  aliasedCallId,
+  clearedResultLine,
+  detectContentType,
+  microcompact,
+} from './microcompact.ts';
 import type { Message } from '../../ports/conversation.ts';
 
-const options = {
-  truncateTurns: 2,
-  summarizeTurns: 4,
-  minChars: 3000,
-  headChars: 2000,
-  tailChars: 500,
-};
+const options = { minChars: 500, headChars: 2000, tailChars: 500 };
 const big = (prefix: string) =>
   prefix + Array.from({ length: 500 }, (_, i) => `row ${i} ${'z'.repeat(40)}`).join('\n');
-const tool = (turn: number, content: string, id = `call_${turn}`): Message => ({
-  role: 'tool',
-  toolCallId: id,
-  content,
-  turn,
-});
+
+/** One turn: a question, a call and its result, a page of it read (derived), an answer. */
+const turn = (t: number, result: string): Message[] => [
+  { role: 'user', content: `question ${t}`, turn: t },
+  {
+    role: 'assistant',
+    content: '',
+    toolCalls: [{ id: `call_${t}`, name: 'read', arguments: `{"path":"f${t}"}` }],
+    turn: t,
+  },
+  { role: 'tool', toolCallId: `call_${t}`, content: result, turn: t },
+  {
+    role: 'assistant',
+    content: 'reading on',
+    toolCalls: [{ id: `page_${t}`, name: 'get_continuation', arguments: '{}', derived: true }],
+    turn: t,
+  },
+  { role: 'tool', toolCallId: `page_${t}`, content: `page of ${t}`, turn: t },
+  { role: 'assistant', content: `answer ${t}`, turn: t },
+];
 
 describe('microcompact', () => {
-  // Turn 7 is a turn at which tiers move (every TRUNCATE_TURNS turns: 1, 3, 5, 7, …).
-  const history = [1, 2, 3, 4, 5, 6, 7].map((t) => tool(t, big('package main\n')));
-  const out = microcompact(history, 7, options);
+  const history = [1, 2, 3].flatMap((t) => turn(t, big('package main\n')));
+  const out = microcompact(history, 3, options);
 
-  it('leaves results of the current and previous turn untouched', () => {
-    expect(out[6]).toBe(history[6]);
-    expect(out[5]).toBe(history[5]);
+  it('leaves the current turn untouched', () => {
+    expect(out.slice(-6)).toEqual(history.slice(-6));
+    expect(out.at(-4)).toBe(history.at(-4));
   });
 
-  it('cuts results TRUNCATE_TURNS old to head 2000 + tail 500', () => {
-    for (const i of [4, 3]) {
-      expect(out[i]!.content).toContain('[truncated — showing');
-      expect(out[i]!.content.length).toBeLessThan(2000 + 500 + 200);
-    }
-  });
-
-  it('replaces results SUMMARIZE_TURNS old with one line', () => {
-    const line = out[2]!.content;
-    expect(line).toMatch(
-      /^\[Old tool result cleared -- 501 lines, \d+K chars, Go source; call get_continuation\(tool_call_id="call_3", offset=0\) to read it again\]$/,
+  it("shows a finished turn's calls under short aliases, each result as one line that says how to read it again", () => {
+    const first = out.slice(0, 5);
+    expect(first.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'assistant',
+    ]);
+    expect(first[1]).toEqual({
+      role: 'assistant',
+      content: '',
+      toolCalls: [{ id: 't1c1', name: 'read', arguments: '{"path":"f1"}' }],
+      turn: 1,
+    });
+    expect(first[2]).toMatchObject({ role: 'tool', toolCallId: 't1c1' });
+    expect(first[2]!.content).toMatch(
+      /^\[Old tool result cleared -- 501 lines, \d+K chars, Go source; call get_continuation\(tool_call_id="t1c1", offset=0\) to read it again\]$/,
     );
-    expect(out[0]!.content).toContain('tool_call_id="call_1"');
-    expect(out[1]!.content).toContain('tool_call_id="call_2"');
+    // The page read and its call are gone; the text the model said beside them stays.
+    expect(first[3]).toEqual({ role: 'assistant', content: 'reading on', turn: 1 });
+    expect(first[4]!.content).toBe('answer 1');
+    expect(JSON.stringify(out)).not.toMatch(/page_[12]|call_[12]/);
   });
 
-  it('never touches small results', () => {
-    const small = tool(1, 'short');
-    expect(microcompact([small], 10, options)[0]).toBe(small);
-  });
-
-  it('moves results to their next tier together, every TRUNCATE_TURNS turns, so the prefix holds in between', () => {
-    const again = microcompact(history, 7, options);
-    expect(again.map((m) => m.content)).toEqual(out.map((m) => m.content));
-    // Turn 8 changes nothing that turn 7 sent: the request only grows.
-    const next = microcompact([...history, tool(8, big('x'))], 8, options);
-    expect(next.slice(0, 7).map((m) => m.content)).toEqual(out.map((m) => m.content));
-    // Turn 9 moves turns 6 and 7 to the truncate tier, and turns 4 and 5 to one line, at once.
-    const moved = microcompact([...history, tool(8, big('x'))], 9, options);
+  it("numbers a turn's own calls in order, and the alias leads back to the stored id", () => {
+    const two: Message[] = [
+      { role: 'user', content: 'q', turn: 4 },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [
+          { id: 'a', name: 'x', arguments: '{}' },
+          { id: 'p', name: 'get_continuation', arguments: '{}', derived: true },
+          { id: 'b', name: 'y', arguments: '{}' },
+        ],
+        turn: 4,
+      },
+      { role: 'tool', toolCallId: 'a', content: 'A', turn: 4 },
+      { role: 'tool', toolCallId: 'p', content: 'P', turn: 4 },
+      { role: 'tool', toolCallId: 'b', content: 'B', turn: 4 },
+    ];
+    const shown = microcompact(two, 5, options);
     expect(
-      moved.map((m) =>
-        m.content.startsWith('[Old tool result cleared')
-          ? 'cleared'
-          : m.content.includes('[truncated')
-            ? 'cut'
-            : 'whole',
-      ),
-    ).toEqual(['cleared', 'cleared', 'cleared', 'cleared', 'cleared', 'cut', 'cut', 'whole']);
+      shown.flatMap((m) => (m.role === 'tool' ? [`${m.toolCallId}=${m.content}`] : [])),
+    ).toEqual(['t4c1=A', 't4c2=B']);
+    expect(aliasedCallId(two, 't4c1')).toBe('a');
+    expect(aliasedCallId(two, 't4c2')).toBe('b');
+    expect(aliasedCallId(two, 't4c3')).toBeUndefined();
+    expect(aliasedCallId(two, 'call_4')).toBeUndefined();
   });
 
-  it('parses and counts a result once per tier, and the remembered form is what a fresh compaction gives', () => {
-    const json = tool(
-      1,
-      JSON.stringify(Array.from({ length: 400 }, (_, i) => ({ row: i, text: 'x'.repeat(20) }))),
+  it('keeps small results whole', () => {
+    const small = turn(1, 'short');
+    expect(microcompact(small, 2, options)[2]!.content).toBe('short');
+  });
+
+  it('changes a turn once, when the next starts: every request keeps the one before up to its newest turn', () => {
+    const at4 = [...history, ...turn(4, big('x'))];
+    const next = microcompact(at4, 4, options);
+    // Turn 3's request and turn 4's share everything up to turn 3's question.
+    expect(JSON.stringify(next.slice(0, 11))).toBe(JSON.stringify(out.slice(0, 11)));
+    expect(next[11]).not.toEqual(out[11]);
+    // A finished turn keeps its form from then on.
+    const finished = microcompact(at4, 5, options);
+    const later = microcompact([...at4, ...turn(5, big('y'))], 5, options);
+    expect(JSON.stringify(later.slice(0, finished.length))).toBe(JSON.stringify(finished));
+  });
+
+  it("cuts the current turn's results to head and tail only when asked, leaving pages to the reading view", () => {
+    const cut = microcompact(history, 3, options, { cutCurrent: true, views: new Set(['page_3']) });
+    expect(cut.at(-4)!.content).toContain('[truncated — showing');
+    expect(cut.at(-4)!.content.length).toBeLessThan(2000 + 500 + 200);
+    expect(cut.at(-2)).toBe(history.at(-2));
+  });
+
+  it('parses and counts a result once, and the remembered form is what a fresh compaction gives', () => {
+    const json = JSON.stringify(
+      Array.from({ length: 400 }, (_, i) => ({ row: i, text: 'x'.repeat(20) })),
     );
+    const messages = turn(1, json);
     const parse = vi.spyOn(JSON, 'parse');
     try {
-      const first = microcompact([json], 9, options)[0]!.content;
+      const first = microcompact(messages, 9, options)[2]!.content;
       const calls = parse.mock.calls.length;
       expect(calls).toBeGreaterThan(0);
-      expect(microcompact([json], 10, options)[0]!.content).toBe(first);
+      expect(microcompact(messages, 10, options)[2]!.content).toBe(first);
       expect(parse.mock.calls.length).toBe(calls);
-      expect(microcompact([{ ...json }], 9, options)[0]!.content).toBe(first);
+      expect(
+        microcompact(
+          messages.map((m) => ({ ...m })),
+          9,
+          options,
+        )[2]!.content,
+      ).toBe(first);
     } finally {
       parse.mockRestore();
     }

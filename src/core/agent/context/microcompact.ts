@@ -1,15 +1,12 @@
 import { clearedMarker } from '../../markers.ts';
 import { buildPreview, originalLength } from '../results/preview.ts';
 import { countLines } from '../../text.ts';
-import type { Message } from '../../ports/conversation.ts';
+import type { Message, ToolCall } from '../../ports/conversation.ts';
 
 export interface MicrocompactOptions {
-  /** Results this many turns old or older are cut to head + tail. */
-  truncateTurns: number;
-  /** Results this many turns old or older are replaced by a one-line description. */
-  summarizeTurns: number;
-  /** Results no longer than this are left alone. */
+  /** Results no longer than this stay whole in finished turns (a line about them is no shorter). */
   minChars: number;
+  /** Under overflow, the current turn's results are cut to this head and tail. */
   headChars: number;
   tailChars: number;
 }
@@ -43,50 +40,130 @@ export function clearedResultLine(toolCallId: string, content: string): string {
 }
 
 /**
- * Compacted forms already made, per message object and tier. A conversation's messages are the
+ * Compacted forms already made, per message object and form. A conversation's messages are the
  * same objects on every request of a turn and across turns (the store keeps transcripts in
- * memory), so a result is parsed and counted once per tier, not once per request.
+ * memory), so a result is parsed and counted once, not once per request.
  */
 const compacted = new WeakMap<Message, Map<string, string>>();
 
-function remembered(m: Message, tier: string, make: () => string): string {
+function remembered(m: Message, form: string, make: () => string): string {
   let forms = compacted.get(m);
   if (!forms) compacted.set(m, (forms = new Map()));
-  let form = forms.get(tier);
-  if (form === undefined) forms.set(tier, (form = make()));
-  return form;
+  let made = forms.get(form);
+  if (made === undefined) forms.set(form, (made = make()));
+  return made;
 }
 
 /**
- * Shrinks old tool results in the context sent to the model. The output for a given result
- * depends only on its content and age tier, so request prefixes stay byte-stable for prompt
- * caching until a result moves to the next tier. The outputs of `views` (pages, matches: see
- * `viewOfReading`) are left to the reading view.
+ * The short id a finished turn's call goes by in requests: `t<turn>c<n>`, its turn and its place
+ * among that turn's own (not derived) calls. Ids only pair a call with its result inside one
+ * request, so a stored 37-char id, written three times for every old call, need not be sent; the
+ * alias is alphanumeric, as the strictest servers want ids, and get_continuation takes it.
+ */
+const aliasOf = (turn: number, n: number) => `t${turn}c${n}`;
+const ALIAS = /^t(\d+)c(\d+)$/;
+
+/** Each finished turn's own calls by stored id, with their aliases; derived calls are left out. */
+function finishedCalls(messages: readonly Message[], currentTurn: number) {
+  const aliases = new Map<string, string>();
+  const derived = new Set<string>();
+  const counts = new Map<number, number>();
+  for (const m of messages) {
+    if (m.role !== 'assistant' || m.turn >= currentTurn) continue;
+    for (const c of m.toolCalls ?? []) {
+      if (c.derived) derived.add(c.id);
+      else {
+        const n = (counts.get(m.turn) ?? 0) + 1;
+        counts.set(m.turn, n);
+        aliases.set(c.id, aliasOf(m.turn, n));
+      }
+    }
+  }
+  return { aliases, derived };
+}
+
+/** The stored id an alias (`t<turn>c<n>`) stands for in `transcript`, if it is one. */
+export function aliasedCallId(transcript: readonly Message[], id: string): string | undefined {
+  const [, turn, n] = ALIAS.exec(id) ?? [];
+  if (!turn) return undefined;
+  const calls = transcript.flatMap((m): ToolCall[] =>
+    m.role === 'assistant' && m.turn === Number(turn)
+      ? (m.toolCalls ?? []).filter((c) => !c.derived)
+      : [],
+  );
+  return calls[Number(n) - 1]?.id;
+}
+
+/**
+ * Finished turns as every later request shows them: what was asked and answered, each call the
+ * turn made under its alias with its result as one line that says how to read it again (a result
+ * no longer than `minChars` stays whole), and the turn's pages, matches and hits gone with their
+ * calls: the answer holds what the turn read from them, and the store keeps it all
+ * (get_continuation, search_history). A turn takes this form once, when the next one starts, and
+ * keeps it: every request after that is the one before with the newest turn appended, so prompt
+ * caches hold the whole prefix up to the newest turn.
+ */
+function compactFinishedTurns(
+  messages: readonly Message[],
+  currentTurn: number,
+  minChars: number,
+): Message[] {
+  const { aliases, derived } = finishedCalls(messages, currentTurn);
+  return messages.flatMap((m): Message[] => {
+    if (m.turn >= currentTurn) return [m];
+    if (m.role === 'tool') {
+      if (derived.has(m.toolCallId)) return [];
+      const alias = aliases.get(m.toolCallId);
+      if (!alias) return [m];
+      const content =
+        m.content.length <= minChars
+          ? m.content
+          : remembered(m, alias, () => clearedResultLine(alias, m.content));
+      return [{ ...m, toolCallId: alias, content }];
+    }
+    if (m.role !== 'assistant' || !m.toolCalls?.length) return [m];
+    const toolCalls = m.toolCalls.flatMap((c) => {
+      const alias = aliases.get(c.id);
+      return alias ? [{ id: alias, name: c.name, arguments: c.arguments }] : [];
+    });
+    if (toolCalls.length) return [{ ...m, toolCalls }];
+    return m.content ? [{ role: 'assistant', content: m.content, turn: m.turn }] : [];
+  });
+}
+
+/**
+ * The current turn's results cut to head and tail, when the window could not take them (an
+ * overflow level above 0). The outputs of `views` (pages, matches: see `viewOfReading`) are left
+ * to the reading view.
+ */
+function cutCurrentTurn(
+  messages: readonly Message[],
+  currentTurn: number,
+  options: MicrocompactOptions,
+  views: ReadonlySet<string>,
+): Message[] {
+  return messages.map((m) => {
+    if (m.role !== 'tool' || m.turn !== currentTurn || views.has(m.toolCallId)) return m;
+    if (m.content.length <= options.minChars) return m;
+    const preview = remembered(m, `preview:${options.headChars}:${options.tailChars}`, () =>
+      buildPreview(m.content, m.toolCallId, options),
+    );
+    return preview.length < m.content.length ? { ...m, content: preview } : m;
+  });
+}
+
+/**
+ * Shrinks tool results in the context sent to the model: finished turns always (see
+ * `compactFinishedTurns`), the current turn's only when `cutCurrent` says the window needs it.
+ * The output for a message depends only on it and its turn's calls, so requests stay byte-stable
+ * for prompt caching. The store keeps every result whole.
  */
 export function microcompact(
   messages: readonly Message[],
   currentTurn: number,
   options: MicrocompactOptions,
-  views: ReadonlySet<string> = new Set(),
+  { cutCurrent = false, views = new Set<string>() } = {},
 ): Message[] {
-  // Results move to their next tier together, every `truncateTurns` turns, rather than one turn's
-  // at a time: each move changes the request near its start, which prompt caches then re-bill.
-  const settled = currentTurn - ((currentTurn - 1) % Math.max(1, options.truncateTurns));
-  return messages.map((m) => {
-    if (m.role !== 'tool' || m.content.length <= options.minChars || views.has(m.toolCallId))
-      return m;
-    const age = settled - m.turn;
-    if (age >= options.summarizeTurns)
-      return {
-        ...m,
-        content: remembered(m, 'cleared', () => clearedResultLine(m.toolCallId, m.content)),
-      };
-    if (age >= options.truncateTurns) {
-      const preview = remembered(m, `preview:${options.headChars}:${options.tailChars}`, () =>
-        buildPreview(m.content, m.toolCallId, options),
-      );
-      return preview.length < m.content.length ? { ...m, content: preview } : m;
-    }
-    return m;
-  });
+  const finished = compactFinishedTurns(messages, currentTurn, options.minChars);
+  return cutCurrent ? cutCurrentTurn(finished, currentTurn, options, views) : finished;
 }

@@ -5,16 +5,16 @@ import { derivedCalls, viewOfReading } from './reading-view.ts';
 import { wellFormedMessage } from '../../well-formed.ts';
 import type { Message } from '../../ports/conversation.ts';
 
-/** 0: normal; 1 and 2: the server said the context was too long, so compact harder. */
+/**
+ * 0: normal; 1: the window could not take the request, so the current turn's results are cut to
+ * head and tail; 2: cut harder, and only the previous turn kept before this one.
+ */
 export type OverflowLevel = 0 | 1 | 2;
 
 function harder(options: MicrocompactOptions, level: OverflowLevel): MicrocompactOptions {
-  if (level === 0) return options;
+  if (level < 2) return options;
   const half = (n: number) => Math.max(1, Math.floor(n / 2));
   return {
-    // Level 2 also cuts the current turn's results; get_continuation still reaches all of them.
-    truncateTurns: level === 1 ? half(options.truncateTurns) : 0,
-    summarizeTurns: level === 1 ? half(options.summarizeTurns) : 1,
     minChars: half(options.minChars),
     headChars: half(options.headChars),
     tailChars: half(options.tailChars),
@@ -59,12 +59,11 @@ export function buildRequestMessages(
   const level = options.level ?? 0;
   const recent = level === 2 ? keepRecentTurns(transcript, currentTurn - 1) : transcript;
   const shown = options.userPreview ? previewLongUserMessages(recent, options.userPreview) : recent;
-  const compacted = microcompact(
-    shown,
-    currentTurn,
-    harder(options.compaction, level),
-    new Set(derivedCalls(shown).keys()),
-  );
+  // Finished turns are compacted always; on overflow, the current turn's results are cut too.
+  const compacted = microcompact(shown, currentTurn, harder(options.compaction, level), {
+    cutCurrent: level > 0,
+    views: new Set(derivedCalls(shown).keys()),
+  });
   const viewed = viewOfReading(compacted, currentTurn, options.viewChars);
   // Stored text is well-formed already; a transcript from an older version or an import may not be.
   const unrepaired = (options.transform?.(viewed) ?? viewed).map(wellFormedMessage);
