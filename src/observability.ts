@@ -37,6 +37,12 @@ export function agentMetrics(registry: Registry, inbox: InboxDepth): AgentHooks 
     labelNames: ['kind'],
     registers,
   });
+  const adjusted = new Counter({
+    name: 'spool_llm_usage_adjusted_total',
+    help: 'Usage counts a model server reported that could not be kept as they were, by field and what was done (dropped, rounded, clamped, derived)',
+    labelNames: ['field', 'fix'],
+    registers,
+  });
   const overflow = new Counter({
     name: 'spool_llm_overflow_requests_total',
     help: 'Model calls that needed harder compaction, by level',
@@ -73,6 +79,7 @@ export function agentMetrics(registry: Registry, inbox: InboxDepth): AgentHooks 
       if (step.usage) {
         tokens.inc({ kind: 'prompt' }, step.usage.promptTokens);
         tokens.inc({ kind: 'completion' }, step.usage.completionTokens);
+        for (const { field, fix } of step.usage.adjusted ?? []) adjusted.inc({ field, fix });
       }
       if (step.level > 0) overflow.inc({ level: String(step.level) });
       for (const call of step.toolCalls) {

@@ -18,6 +18,7 @@ import {
 } from '../core/ports/llm.ts';
 import { type Message } from '../core/ports/conversation.ts';
 import { promptEstimator, tokenCounter } from './token-estimate.ts';
+import { readUsage } from './usage.ts';
 import { errorMessage } from '../core/errors.ts';
 
 export interface OpenAiClientOptions {
@@ -198,15 +199,7 @@ export class OpenAiChatClient implements LlmPort {
       content: choice.message.content ?? '',
       toolCalls,
       finishReason: finishReason(choice.finish_reason),
-      usage: completion.usage && {
-        model: completion.model || this.options.model,
-        promptTokens: completion.usage.prompt_tokens,
-        cachedPromptTokens: completion.usage.prompt_tokens_details?.cached_tokens ?? 0,
-        completionTokens: completion.usage.completion_tokens,
-        reasoningTokens: completion.usage.completion_tokens_details?.reasoning_tokens ?? 0,
-        totalTokens: completion.usage.total_tokens,
-        ...(completion.id ? { responseId: completion.id } : {}),
-      },
+      usage: readUsage(completion.usage, completion.model || this.options.model, completion.id),
     };
   }
 

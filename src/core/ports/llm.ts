@@ -38,6 +38,25 @@ export interface LlmUsage {
   totalTokens: number;
   /** The server's id of the completion. */
   responseId?: string;
+  /**
+   * The counts the server reported that could not be kept as they were, and what became of each:
+   * usage is bookkeeping, and odd numbers never cost an answer.
+   */
+  adjusted?: UsageAdjustment[];
+}
+
+/**
+ * One count of a server's usage not kept as reported: `dropped` (not a count, negative, or past
+ * any request's size: stored as 0 unless the others give it), `rounded` (a fraction), `clamped`
+ * (more cached than prompt, more reasoning than completion, a total short of its parts), or
+ * `derived` (missing, and worked out from the total).
+ */
+export interface UsageAdjustment {
+  field:
+    'prompt_tokens' | 'cached_tokens' | 'completion_tokens' | 'reasoning_tokens' | 'total_tokens';
+  fix: 'dropped' | 'rounded' | 'clamped' | 'derived';
+  /** What the server sent, as text for the log. */
+  reported: string;
 }
 
 export interface LlmResponse {
