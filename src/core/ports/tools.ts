@@ -33,6 +33,13 @@ export interface ToolFlags {
    * outcome is unknown is never sent again by Spool; the model is told it may have happened.
    */
   idempotent?: boolean;
+  /**
+   * It loads other tools: past TOOL_SCHEMAS_MAX_TOKENS, a request carries it, with a line for
+   * each server tool in its description, in place of the server tools' schemas; its calls'
+   * `names` are the tools whose schemas the conversation's later requests carry
+   * (`offeredTools`).
+   */
+  loadsTools?: boolean;
 }
 
 export interface ToolSpec {
@@ -41,6 +48,10 @@ export interface ToolSpec {
   /** JSON Schema of the arguments object. */
   parameters: Record<string, unknown>;
   flags?: ToolFlags;
+  /**
+   * The MCP server it comes from; none for a built-in tool, which every request carries whole.
+   */
+  server?: string;
   /** A paragraph for the system prompt, sent while the tool is offered: how and when to use it. */
   guidance?: string;
 }
