@@ -5,6 +5,7 @@ import type {
   Hold,
   Spender,
   SpendLedger,
+  TurnReserve,
   UsageQuery,
   UsageRow,
 } from '../core/ports/spend.ts';
@@ -13,16 +14,43 @@ import type {
 const lockName = (s: CapScope) =>
   ['spend', s.platform, s.workspace, s.channel ?? '*', s.user ?? '*'].join('/');
 
-/** What a scope has spent in its period, and what requests in flight hold against it. */
-const SPENT = `
+/**
+ * What a scope has spent in its period (stored usage), and what requests and turns in flight hold
+ * against it, but for one reserve ($7: the asking turn's own).
+ */
+const COUNTED = `
   SELECT (SELECT coalesce(sum(CASE WHEN $6 = 'tokens' THEN total_tokens ELSE coalesce(cost, 0) END), 0)
             FROM llm_usage
            WHERE platform = $1 AND workspace = $2 AND ($3::text IS NULL OR channel = $3)
-             AND ($4::text IS NULL OR user_id = $4) AND created_at >= $5)
-       + (SELECT coalesce(sum(CASE WHEN $6 = 'tokens' THEN tokens ELSE coalesce(cost, 0) END), 0)
+             AND ($4::text IS NULL OR user_id = $4) AND created_at >= $5) AS spent,
+         (SELECT coalesce(sum(CASE WHEN $6 = 'tokens' THEN tokens ELSE coalesce(cost, 0) END), 0)
             FROM spend_holds
            WHERE platform = $1 AND workspace = $2 AND ($3::text IS NULL OR channel = $3)
-             AND ($4::text IS NULL OR user_id = $4) AND expires_at > now()) AS spent`;
+             AND ($4::text IS NULL OR user_id = $4) AND expires_at > now()
+             AND id IS DISTINCT FROM $7::bigint) AS held`;
+
+const INSERT_HOLD = `
+  INSERT INTO spend_holds (platform, workspace, channel, user_id, tokens, cost, expires_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`;
+
+/** A later request's hold comes out of its turn's reserve, which lives on while the turn asks. */
+const DRAW = `
+  UPDATE spend_holds SET tokens = greatest(0, tokens - $2), cost = cost - least(cost, coalesce($3::numeric, 0)),
+         expires_at = $4
+   WHERE id = $1`;
+
+/** What a hold counts in a scope's unit (an unpriced model's money as nothing, as in its usage). */
+const amountOf = (hold: Hold, unit: CapScope['unit']) =>
+  unit === 'tokens' ? hold.tokens : (hold.cost ?? 0);
+
+/**
+ * Whether a request passes one scope: what is spent and held must be under the limit; and a
+ * turn's first request, while anything else is in flight, must fit the whole turn (`wanted`, its
+ * hold and reserve) under it. So under contention a turn is refused before it starts rather than
+ * stopped half-way; alone, it starts as any request would.
+ */
+const passes = (spent: number, held: number, wanted: number, limit: number) =>
+  spent + held < limit && (held === 0 || spent + held + wanted <= limit);
 
 /**
  * Usage and the holds of requests in flight, in PostgreSQL. A request is admitted under the locks
@@ -38,6 +66,7 @@ export class PostgresSpendLedger implements SpendLedger {
     scopes: CapScope[],
     hold: Hold,
     expiresAt: Date,
+    turn?: TurnReserve,
   ): Promise<Admission> {
     const client = await this.pool.connect();
     try {
@@ -47,36 +76,42 @@ export class PostgresSpendLedger implements SpendLedger {
         'SELECT pg_advisory_xact_lock(hashtextextended(name, 0)) FROM unnest($1::text[]) AS name ORDER BY name',
         [names],
       );
+      const own = turn && 'reserveId' in turn ? turn.reserveId : null;
       for (const [at, s] of scopes.entries()) {
-        const { rows } = await client.query<{ spent: string }>(SPENT, [
+        const { rows } = await client.query<{ spent: string; held: string }>(COUNTED, [
           s.platform,
           s.workspace,
           s.channel ?? null,
           s.user ?? null,
           s.since,
           s.unit,
+          own,
         ]);
-        const spent = Number(rows[0]!.spent);
-        if (spent >= s.limit) {
+        const [spent, held] = [Number(rows[0]!.spent), Number(rows[0]!.held)];
+        const wanted =
+          turn && 'reserve' in turn ? amountOf(hold, s.unit) + amountOf(turn.reserve, s.unit) : 0;
+        if (!passes(spent, held, wanted, s.limit)) {
           await client.query('ROLLBACK');
-          return { admitted: false, at, spent };
+          return { admitted: false, at, spent, held };
         }
       }
-      const { rows } = await client.query<{ id: string }>(
-        `INSERT INTO spend_holds (platform, workspace, channel, user_id, tokens, cost, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-        [
-          spender.platform,
-          spender.workspace,
-          spender.channel,
-          spender.user,
-          hold.tokens,
-          hold.cost ?? null,
-          expiresAt,
-        ],
-      );
+      const place = [spender.platform, spender.workspace, spender.channel, spender.user];
+      const insert = async (h: Hold) =>
+        String(
+          (
+            await client.query<{ id: string }>(INSERT_HOLD, [
+              ...place,
+              h.tokens,
+              h.cost ?? null,
+              expiresAt,
+            ])
+          ).rows[0]!.id,
+        );
+      const holdId = await insert(hold);
+      if (own) await client.query(DRAW, [own, hold.tokens, hold.cost ?? null, expiresAt]);
+      const reserveId = turn && 'reserve' in turn ? await insert(turn.reserve) : undefined;
       await client.query('COMMIT');
-      return { admitted: true, holdId: String(rows[0]!.id) };
+      return { admitted: true, holdId, ...(reserveId ? { reserveId } : {}) };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
       throw error;
@@ -85,8 +120,9 @@ export class PostgresSpendLedger implements SpendLedger {
     }
   }
 
-  async release(holdId: string): Promise<void> {
-    await this.pool.query('DELETE FROM spend_holds WHERE id = $1', [holdId]);
+  async release(...holdIds: string[]): Promise<void> {
+    if (holdIds.length === 0) return;
+    await this.pool.query('DELETE FROM spend_holds WHERE id = ANY($1::bigint[])', [holdIds]);
   }
 
   async usage(query: UsageQuery): Promise<UsageRow[]> {

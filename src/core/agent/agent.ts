@@ -13,6 +13,7 @@ import { admitResult, type ResultIntake } from './results/result-intake.ts';
 import { cutShortResult, resumePlan, turnProgress, unansweredCalls } from './resume.ts';
 import type { ModelOutcome, Step } from './step.ts';
 import { cappedReply, failedTurn } from './turn-replies.ts';
+import { settleUsage } from './usage-notes.ts';
 import {
   advance,
   startState,
@@ -202,16 +203,19 @@ export class Agent implements TurnRunner {
       return result;
     };
     return withLogFields(logger, { conversation: conversation.id }, () =>
-      this.startTurn(conversation, userText, options).then(
-        ({ turn, state, awaiting }) =>
-          withLogFields(logger, { turn: turn.number }, () =>
-            this.loop(turn, state, awaiting).then(
-              ({ result, steps }) => finish(result, turn.number, steps),
-              (error: unknown) => finish(failed(error), turn.number),
+      this.startTurn(conversation, userText, options)
+        .then(
+          ({ turn, state, awaiting }) =>
+            withLogFields(logger, { turn: turn.number }, () =>
+              this.loop(turn, state, awaiting).then(
+                ({ result, steps }) => finish(result, turn.number, steps),
+                (error: unknown) => finish(failed(error), turn.number),
+              ),
             ),
-          ),
-        (error: unknown) => finish(failed(error)),
-      ),
+          (error: unknown) => finish(failed(error)),
+        )
+        // What the turn held against the spend caps ends with it, however it ended.
+        .finally(() => options.spend?.end?.()),
     );
   }
 
@@ -424,6 +428,7 @@ export class Agent implements TurnRunner {
         if (admitted) void turn.spend?.release?.(admitted.holdId).catch(() => {});
         throw error;
       });
+      await settleUsage(response, admitted?.holdId, turn.spend, logger);
       this.overflow.remember(turn.conversation.id, level);
       const calls = toolChoice === 'none' ? [] : acceptedCalls(response, turn.tools);
       const outcome: ModelOutcome & { kind: 'response' } = {

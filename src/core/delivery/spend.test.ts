@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { CapScope, Hold, Spender, SpendLedger } from '../ports/spend.ts';
+import type { CapScope, Hold, Spender, SpendLedger, TurnReserve } from '../ports/spend.ts';
 import { StoreError } from '../ports/store.ts';
-import { capReached, capScopes, periodOf, priceFor, priceOf, turnSpend } from './spend.ts';
+import {
+  capReached,
+  capScopes,
+  periodOf,
+  priceFor,
+  priceOf,
+  turnSpend,
+  TURN_REQUESTS,
+} from './spend.ts';
 
 const PRICES = {
   'gpt-4o': { input: 2.5, cachedInput: 1.25, output: 10 },
@@ -93,6 +101,23 @@ describe('capReached', () => {
       'This workspace has reached its cap of 10 tokens a day (12 tokens used). It resets at 00:00 UTC, in 1 min.',
     );
   });
+
+  it('counts what was spent, never what requests under way hold, and says when they hold the rest', () => {
+    expect(
+      capReached({ per: 'channel', period: 'day', tokens: 3_000 }, 2_700, now, 'USD', 900),
+    ).toBe(
+      'This channel has too little left of its cap of 3,000 tokens a day for another answer now (2,700 tokens used; answers under way hold 900 tokens more). Try again once they finish, or after it resets at 00:00 UTC, in 2 h 30 min.',
+    );
+    expect(capReached({ per: 'user', period: 'month', spend: 5 }, 1.5, now, 'EUR', 4)).toBe(
+      'You have too little left of your cap of 5.00 EUR a month for another answer now (1.50 EUR used; answers under way hold 4.00 EUR more). Try again once they finish, or after it resets on 2026-12-01 at 00:00 UTC, in 6 days.',
+    );
+    // Spent past the cap: holds do not matter, and are not named.
+    expect(
+      capReached({ per: 'channel', period: 'day', tokens: 3_000 }, 3_100, now, 'USD', 900),
+    ).toBe(
+      'This channel has reached its cap of 3,000 tokens a day (3,100 tokens used). It resets at 00:00 UTC, in 2 h 30 min.',
+    );
+  });
 });
 
 describe('turnSpend', () => {
@@ -168,5 +193,90 @@ describe('turnSpend', () => {
       now,
     );
     await expect(spend.admit!(undefined, 10)).rejects.toBeInstanceOf(StoreError);
+  });
+});
+
+describe('turnSpend under a cap, a turn at a time', () => {
+  const now = () => at('2026-11-24T10:00:00Z');
+  /** A ledger that records what each request asked for, and what was released. */
+  function recording(refuse?: { spent: number; held?: number }) {
+    const asked: Array<{ hold: Hold; turn?: TurnReserve }> = [];
+    const released: string[][] = [];
+    let ids = 0;
+    const ledger: SpendLedger = {
+      admit: async (_, __, hold, ___, turn) => {
+        asked.push({ hold, turn });
+        if (refuse) return { admitted: false, at: 0, ...refuse };
+        const holdId = `h${++ids}`;
+        return turn && 'reserve' in turn
+          ? { admitted: true, holdId, reserveId: `r${ids}` }
+          : { admitted: true, holdId };
+      },
+      release: async (...holdIds) => {
+        released.push(holdIds);
+      },
+      usage: async () => [],
+    };
+    return { ledger, asked, released };
+  }
+  const policy = {
+    prices: PRICES,
+    caps: [{ per: 'channel' as const, period: 'day' as const, tokens: 10_000 }],
+  };
+
+  it('reserves the rest of the turn at its first request, draws later requests from that reserve, and releases the reserve and every hold when the turn ends', async () => {
+    const { ledger, asked, released } = recording();
+    const spend = turnSpend(spender, policy, ledger, now);
+    expect(await spend.admit!('cheap', 500)).toEqual({ holdId: 'h1' });
+    expect(await spend.admit!('cheap', 700)).toEqual({ holdId: 'h2' });
+    expect(asked).toEqual([
+      {
+        hold: { tokens: 500, cost: (500 * 2) / 1e6 },
+        turn: {
+          reserve: {
+            tokens: 500 * (TURN_REQUESTS - 1),
+            cost: (500 * 2 * (TURN_REQUESTS - 1)) / 1e6,
+          },
+        },
+      },
+      { hold: { tokens: 700, cost: (700 * 2) / 1e6 }, turn: { reserveId: 'r1' } },
+    ]);
+    await spend.end!();
+    expect(released).toEqual([['r1', 'h1', 'h2']]);
+    // The next run of the same turn (after an approval, at the console) reserves again.
+    expect(await spend.admit!(undefined, 100)).toEqual({ holdId: 'h3' });
+    expect(asked.at(-1)!.turn).toEqual({
+      reserve: { tokens: 100 * (TURN_REQUESTS - 1), cost: (100 * 10 * (TURN_REQUESTS - 1)) / 1e6 },
+    });
+    await spend.end!();
+    expect(released.at(-1)).toEqual(['r3', 'h3']);
+  });
+
+  it('refuses a turn that does not fit beside the turns under way with what was spent, naming what they hold', async () => {
+    const { ledger, released } = recording({ spent: 6_000, held: 3_500 });
+    const spend = turnSpend(spender, policy, ledger, now);
+    expect(await spend.admit!('cheap', 500)).toEqual({
+      refusal:
+        'This channel has too little left of its cap of 10,000 tokens a day for another answer now (6,000 tokens used; answers under way hold 3,500 tokens more). Try again once they finish, or after it resets at 00:00 UTC, in 14 h 0 min.',
+    });
+    await spend.end!();
+    expect(released).toEqual([[]]);
+  });
+
+  it('ends quietly when the database is away: what it held expires', async () => {
+    const { ledger } = recording();
+    const spend = turnSpend(
+      spender,
+      policy,
+      {
+        ...ledger,
+        release: async () => {
+          throw new Error('down');
+        },
+      },
+      now,
+    );
+    await spend.admit!('cheap', 500);
+    await expect(spend.end!()).resolves.toBeUndefined();
   });
 });

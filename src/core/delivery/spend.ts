@@ -1,7 +1,7 @@
 import { errorMessage } from '../errors.ts';
 import type { LlmUsage } from '../ports/llm.ts';
 import { StoreError } from '../ports/store.ts';
-import type { CapScope, PolicyMatch, Spender, SpendLedger } from '../ports/spend.ts';
+import type { CapScope, Hold, PolicyMatch, Spender, SpendLedger } from '../ports/spend.ts';
 import type { TurnSpend } from '../ports/turns.ts';
 
 /** A model's price per million tokens, in the price table's currency. */
@@ -121,16 +121,34 @@ const howLong = (ms: number) => {
   return `${Math.floor(minutes / (24 * 60))} days`;
 };
 
-/** Names the cap reached, what was spent, and when it resets. */
-export function capReached(cap: SpendCap, spent: number, now: Date, currency?: string): string {
+/**
+ * Names the cap reached, what was spent (stored usage, never what requests in flight hold), and
+ * when it resets. A cap refused for what turns under way hold (`held`), before it is spent, says
+ * so: they may leave room once they finish.
+ */
+export function capReached(
+  cap: SpendCap,
+  spent: number,
+  now: Date,
+  currency?: string,
+  held = 0,
+): string {
   const unit = cap.spend === undefined ? 'tokens' : 'cost';
+  const limit = cap.spend ?? cap.tokens!;
   const { resets } = periodOf(cap.period, now);
   const when =
-    cap.period === 'day' ? 'at 00:00 UTC' : `on ${resets.toISOString().slice(0, 10)} at 00:00 UTC`;
+    (cap.period === 'day'
+      ? 'at 00:00 UTC'
+      : `on ${resets.toISOString().slice(0, 10)} at 00:00 UTC`) +
+    `, in ${howLong(resets.getTime() - now.getTime())}`;
+  const whose = cap.per === 'user' ? 'your' : 'its';
+  const capOf = `cap of ${amount(limit, unit, currency)} a ${cap.period}`;
+  if (spent >= limit || held <= 0)
+    return `${WHOSE[cap.per]} reached ${whose} ${capOf} (${amount(spent, unit, currency)} used). It resets ${when}.`;
   return (
-    `${WHOSE[cap.per]} reached ${cap.per === 'user' ? 'your' : 'its'} cap of ` +
-    `${amount(cap.spend ?? cap.tokens!, unit, currency)} a ${cap.period} ` +
-    `(${amount(spent, unit, currency)} used). It resets ${when}, in ${howLong(resets.getTime() - now.getTime())}.`
+    `${WHOSE[cap.per]} too little left of ${whose} ${capOf} for another answer now ` +
+    `(${amount(spent, unit, currency)} used; answers under way hold ${amount(held, unit, currency)} more). ` +
+    `Try again once they finish, or after it resets ${when}.`
   );
 }
 
@@ -138,8 +156,27 @@ export function capReached(cap: SpendCap, spent: number, now: Date, currency?: s
 const HOLD_MS = 10 * 60_000;
 
 /**
+ * How many requests at their most a turn keeps back for itself when it starts under a cap: its
+ * first request's hold, and twice that again as its reserve.
+ */
+export const TURN_REQUESTS = 3;
+
+const times = (hold: Hold, n: number): Hold => ({
+  tokens: hold.tokens * n,
+  ...(hold.cost === undefined ? {} : { cost: hold.cost * n }),
+});
+
+/**
  * What a turn needs to count its usage: who asked, the prices, and (where a cap applies) the gate
  * each request passes.
+ *
+ * Under a cap a turn is admitted whole or not at all, where the estimate allows: its first request
+ * reserves, beside its own hold, what TURN_REQUESTS − 1 more requests like it may cost, and while
+ * other requests or turns are in flight it starts only if that whole estimate fits what the cap
+ * has left. Its later requests draw their holds from that reserve, and count everyone's holds but
+ * their own turn's reserve; a turn that outgrows its estimate is stopped before a request the cap
+ * has no room for, as the last guard. When the turn ends, its reserve and any hold a request left
+ * (a response that carried no usage, a write that failed) go with it.
  */
 export function turnSpend(
   spender: Spender,
@@ -150,28 +187,48 @@ export function turnSpend(
   const price = (usage: LlmUsage) => priceOf(usage, policy.prices);
   const caps = (policy.caps ?? []).filter((cap) => applies(cap, spender));
   if (!ledger || caps.length === 0) return { user: spender.user, price };
+  let reserveId: string | undefined;
+  let holds: string[] = [];
   return {
     user: spender.user,
     price,
     async admit(model, mostTokens) {
       const at = now();
+      const hold = { tokens: mostTokens, cost: mostCost(mostTokens, model, policy.prices) };
       // The database away: the turn is tried again once it answers, as for any write it makes.
       const admission = await ledger
         .admit(
           spender,
           capScopes(caps, spender, at),
-          { tokens: mostTokens, cost: mostCost(mostTokens, model, policy.prices) },
+          hold,
           new Date(at.getTime() + HOLD_MS),
+          reserveId ? { reserveId } : { reserve: times(hold, TURN_REQUESTS - 1) },
         )
         .catch((error: unknown) => {
           throw new StoreError(`the spend caps could not be read: ${errorMessage(error)}`, {
             cause: error,
           });
         });
-      return admission.admitted
-        ? { holdId: admission.holdId }
-        : { refusal: capReached(caps[admission.at]!, admission.spent, at, policy.currency) };
+      if (!admission.admitted)
+        return {
+          refusal: capReached(
+            caps[admission.at]!,
+            admission.spent,
+            at,
+            policy.currency,
+            admission.held,
+          ),
+        };
+      reserveId ??= admission.reserveId;
+      holds.push(admission.holdId);
+      return { holdId: admission.holdId };
     },
     release: (holdId) => ledger.release(holdId),
+    async end() {
+      const ids = [...(reserveId ? [reserveId] : []), ...holds];
+      [reserveId, holds] = [undefined, []];
+      // Left to expire when the database is away: a hold outlives its turn by ten minutes at most.
+      await ledger.release(...ids).catch(() => {});
+    },
   };
 }

@@ -44,9 +44,21 @@ export interface Hold {
   cost?: number;
 }
 
-/** A request may go (its hold stored), or one scope's limit is reached (by `spent`). */
+/**
+ * What a turn keeps back for itself besides each request's hold: at its first request, what to
+ * reserve for the rest of the turn; at each later one, the reserve it holds (which that request's
+ * hold is drawn from, and which its own requests do not count against it).
+ */
+export type TurnReserve = { reserve: Hold } | { reserveId: string };
+
+/**
+ * A request may go (its hold stored, and at a turn's first request the turn's reserve), or one
+ * scope's limit is reached: by what it has spent (stored usage) and what requests and turns in
+ * flight hold against it.
+ */
 export type Admission =
-  { admitted: true; holdId: string } | { admitted: false; at: number; spent: number };
+  | { admitted: true; holdId: string; reserveId?: string }
+  | { admitted: false; at: number; spent: number; held?: number };
 
 /** A day's usage of one person in one channel. */
 export interface UsageRow {
@@ -73,11 +85,24 @@ export interface UsageQuery {
 export interface SpendLedger {
   /**
    * Holds what a request may cost unless one of the scopes has reached its limit (counting its
-   * stored usage and the holds of requests in flight), atomically across replicas. A hold is
-   * released by the write that stores the request's usage, or by `release`, or when it expires.
+   * stored usage and the holds of requests and turns in flight), atomically across replicas. A
+   * hold is released by the write that stores the request's usage, or by `release`, or when it
+   * expires.
+   *
+   * With `turn`, the request is one of a turn's. Its first also reserves the rest of the turn, and
+   * is refused, while anything else is in flight, unless the whole turn (hold and reserve) fits
+   * under each limit; each later one is not counted against its own turn's reserve, and draws its
+   * hold from it (the reserve renewed to `expiresAt`).
    */
-  admit(spender: Spender, scopes: CapScope[], hold: Hold, expiresAt: Date): Promise<Admission>;
-  release(holdId: string): Promise<void>;
+  admit(
+    spender: Spender,
+    scopes: CapScope[],
+    hold: Hold,
+    expiresAt: Date,
+    turn?: TurnReserve,
+  ): Promise<Admission>;
+  /** Releases holds and reserves, by id (gone already is no matter). */
+  release(...holdIds: string[]): Promise<void>;
   /** Usage since the query's start, by day, channel and person. */
   usage(query: UsageQuery): Promise<UsageRow[]>;
 }

@@ -65,8 +65,13 @@ export interface TurnSpend {
     model: string | undefined,
     mostTokens: number,
   ): Promise<{ holdId: string } | { refusal: string }>;
-  /** A request that failed stores no usage: its hold goes. */
+  /** A request that failed, or whose response carried no usage, stores none: its hold goes. */
   release?(holdId: string): Promise<void>;
+  /**
+   * The turn ended (answered, stopped, failed or interrupted): what it reserved against the caps,
+   * and any hold its requests left, go. Never fails.
+   */
+  end?(): Promise<void>;
 }
 
 /**
