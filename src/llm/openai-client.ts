@@ -18,6 +18,7 @@ import {
 } from '../core/ports/llm.ts';
 import { type Message } from '../core/ports/conversation.ts';
 import { promptEstimator, tokenCounter } from './token-estimate.ts';
+import { askServer, assumedWindow, windowSource, type ModelWindow } from './context-window.ts';
 import { readUsage } from './usage.ts';
 import { errorMessage } from '../core/errors.ts';
 
@@ -29,9 +30,10 @@ export interface OpenAiClientOptions {
   model: string;
   maxTokens: number;
   /**
-   * The model's context window, when known: a request estimated not to fit with its output budget
-   * is compacted before it is sent, for servers that cut an over-long prompt without a word
-   * (Ollama).
+   * The model's context window (OPENAI_CONTEXT_TOKENS): a request estimated not to fit with its
+   * output budget is compacted before it is sent, for servers that cut an over-long prompt without
+   * a word (Ollama). Unset, the window is what the server reports (`learnWindow`), else the known
+   * model's, else a default (see context-window.ts).
    */
   contextTokens?: number;
   /** Sent when set: llama.cpp's server makes parallel calls only when asked. */
@@ -162,8 +164,13 @@ export class OpenAiChatClient implements LlmPort {
   private readonly client: OpenAI;
   private tokenParam: TokenParam;
   private estimatePrompt?: Promise<(request: LlmRequest) => number>;
+  /** The model's context window and where it came from: see `learnWindow`. */
+  private window: ModelWindow;
+  /** The endpoint's `/models` entries, as `checkEndpoint` found them. */
+  private listing?: readonly unknown[];
 
   constructor(private readonly options: OpenAiClientOptions) {
+    this.window = assumedWindow(options.model, options.contextTokens);
     const common = {
       apiKey: options.apiKey,
       maxRetries: options.maxRetries,
@@ -207,19 +214,19 @@ export class OpenAiChatClient implements LlmPort {
     return (await this.estimate(request)) + (await this.replyBudget(request));
   }
 
+  /** The model's context window, and where it came from. */
+  get contextWindow(): ModelWindow {
+    return this.window;
+  }
+
   async room(request: LlmRequest): Promise<number | undefined> {
-    const { contextTokens } = this.options;
-    if (contextTokens === undefined) return undefined;
+    const contextTokens = this.window.tokens;
     const reply = request.maxTokens ?? this.options.maxTokens;
     return contextTokens - (await this.estimate(request)) - reply;
   }
 
   async fits(request: LlmRequest): Promise<boolean> {
-    const { contextTokens } = this.options;
-    return (
-      contextTokens === undefined ||
-      (await this.estimate(request)) + this.replyFloor(request) <= contextTokens
-    );
+    return (await this.estimate(request)) + this.replyFloor(request) <= this.window.tokens;
   }
 
   /**
@@ -227,13 +234,16 @@ export class OpenAiChatClient implements LlmPort {
    * the system prompt and the tools' schemas): one line naming what to change, or undefined.
    */
   async windowProblem(fixed: LlmRequest): Promise<string | undefined> {
-    const { contextTokens } = this.options;
-    if (contextTokens === undefined) return undefined;
+    const contextTokens = this.window.tokens;
     const [tokens, floor] = [await this.estimate(fixed), this.replyFloor(fixed)];
     if (tokens + floor + MIN_CONVERSATION_TOKENS <= contextTokens) return undefined;
+    const raise =
+      this.window.source.kind === 'setting'
+        ? 'raise OPENAI_CONTEXT_TOKENS'
+        : "give the model a larger window (or set OPENAI_CONTEXT_TOKENS if the server's is larger)";
     return (
-      `OPENAI_CONTEXT_TOKENS (${contextTokens}) leaves no room for a conversation: the system prompt and ${fixed.tools.length} tools' schemas take about ${tokens} tokens, ` +
-      `and a reply needs at least ${floor}. Offer fewer tools (mcp.json), raise OPENAI_CONTEXT_TOKENS, or lower OPENAI_MAX_TOKENS.`
+      `The model's window (${contextTokens} tokens, ${windowSource(this.window)}) leaves no room for a conversation: the system prompt and ${fixed.tools.length} tools' schemas take about ${tokens} tokens, ` +
+      `and a reply needs at least ${floor}. Offer fewer tools (mcp.json), ${raise}, or lower OPENAI_MAX_TOKENS.`
     );
   }
 
@@ -252,11 +262,9 @@ export class OpenAiChatClient implements LlmPort {
    */
   private async replyBudget(request: LlmRequest): Promise<number> {
     const wanted = request.maxTokens ?? this.options.maxTokens;
-    const { contextTokens } = this.options;
-    if (contextTokens === undefined) return wanted;
     return Math.max(
       this.replyFloor(request),
-      Math.min(wanted, contextTokens - (await this.estimate(request))),
+      Math.min(wanted, this.window.tokens - (await this.estimate(request))),
     );
   }
 
@@ -268,9 +276,9 @@ export class OpenAiChatClient implements LlmPort {
     const where =
       this.options.azure?.endpoint ?? this.options.baseURL ?? 'https://api.openai.com/v1';
     try {
-      const models = (await this.client.models.list({ timeout: 5_000, maxRetries: 0 })).data.map(
-        (m) => m.id,
-      );
+      const listed = (await this.client.models.list({ timeout: 5_000, maxRetries: 0 })).data;
+      this.listing = listed;
+      const models = listed.map((m) => m.id);
       // Azure lists base models; OPENAI_MODEL names a deployment, which is not among them.
       if (this.options.azure || models.length === 0 || models.includes(this.options.model))
         return undefined;
@@ -284,6 +292,38 @@ export class OpenAiChatClient implements LlmPort {
         return `${where} refused the API key (${error.status}): check ${keySetting(this.options)}`;
       return `${where}/models failed: ${translateError(error, this.options).message}`;
     }
+  }
+
+  /**
+   * Asks the model server for its window, unless OPENAI_CONTEXT_TOKENS set it: the `/models`
+   * listing `checkEndpoint` fetched (vLLM, OpenRouter), then llama.cpp's, Ollama's and LM Studio's
+   * own routes, each with a short timeout. What a server reports takes the place of the known
+   * model's window or the default; when none answers, those stay. Never throws.
+   */
+  async learnWindow(): Promise<ModelWindow> {
+    const { baseURL, azure } = this.options;
+    // OpenAI's and Azure's listings name no window: the table knows their models.
+    if (this.window.source.kind === 'setting' || !baseURL || azure) return this.window;
+    const listing =
+      this.listing ??
+      (await this.client.models
+        .list({ timeout: 5_000, maxRetries: 0 })
+        .then((page) => page.data as readonly unknown[])
+        .catch(() => []));
+    const reported = await askServer({
+      baseURL,
+      apiKey: this.options.apiKey,
+      model: this.options.model,
+      listing,
+      dispatcher: this.options.dispatcher,
+    });
+    if (reported)
+      this.window = {
+        tokens: reported.tokens,
+        source: { kind: 'server', what: reported.what },
+        model: this.options.model,
+      };
+    return this.window;
   }
 
   private async create(
