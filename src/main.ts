@@ -18,6 +18,7 @@ import { QuestionLedger } from './store/question-ledger.ts';
 import { PostgresSpendLedger } from './store/spend-ledger.ts';
 import { getContinuationTool } from './core/builtins/get-continuation.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
+import { windowLine } from './llm/context-window.ts';
 import { fileReader } from './files/file-reader.ts';
 import { createLogger, logAgentEvents } from './logging.ts';
 import {
@@ -216,6 +217,9 @@ async function openSpool(
       llm: tracing.llm(llm, config.openai),
       tools: tracing.tools(tools),
       store,
+  // The server's own word on its window, from the listing just fetched and its own routes; with
+  // the check skipped, nothing is asked and the known model's window or the default stands.
+  logger.info(windowLine(config.openai.startupCheck ? await llm.learnWindow() : llm.contextWindow));
       logger,
       hooks: observers(agentMetrics(registry, ledger), logAgentEvents(logger)),
     },
