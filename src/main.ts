@@ -44,6 +44,7 @@ import { CLIENT_INFO, McpToolSource } from './tools/mcp/source.ts';
 import { SealedOAuthVault } from './store/oauth-vault.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
 import { searchHistoryTool } from './core/builtins/search-history.ts';
+import { loadToolsTool } from './core/builtins/load-tools.ts';
 
 const USAGE = `Usage: npm start                      the bot: every platform whose credentials are set, else the console
        npm run chat [-- --session NAME] the console chat; NAME keeps a conversation of its own (default: console)
@@ -193,7 +194,12 @@ async function openSpool(
   indexer.start();
   const search = new HistorySearch(db.prisma, indexer);
   const sources: ToolSource[] = [
-    builtinSource([searchHistoryTool(search), getContinuationTool(store, config.agent.pages)]),
+    builtinSource([
+      searchHistoryTool(search),
+      getContinuationTool(store, config.agent.pages),
+      // Offered only past TOOL_SCHEMAS_MAX_TOKENS, with a catalogue of the registry's tools.
+      loadToolsTool(() => tools.list()),
+    ]),
   ];
   let mcpSource: McpToolSource | undefined;
   if (mcp) {

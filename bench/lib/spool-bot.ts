@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { Agent } from '../../src/core/agent/agent.ts';
 import { getContinuationTool } from '../../src/core/builtins/get-continuation.ts';
+import { loadToolsTool } from '../../src/core/builtins/load-tools.ts';
 import { searchHistoryTool } from '../../src/core/builtins/search-history.ts';
 import { OpenAiChatClient } from '../../src/llm/openai-client.ts';
 import { openDatabase } from '../../src/store/database.ts';
@@ -40,13 +41,18 @@ export async function startSpoolBot(
   const db = await openDatabase({ ...config.store, logger: silentLogger });
   const store = new TranscriptStore(db);
   const search = new HistorySearch(db.prisma, new ResultIndexer(db, silentLogger));
+  const tools: ToolRegistry = new ToolRegistry([
+    builtinSource([
+      searchHistoryTool(search),
+      getContinuationTool(store, config.agent.pages),
+      loadToolsTool(() => tools.list()),
+    ]),
+    ...sources,
+  ]);
   const agent = new Agent(
     {
       llm: new OpenAiChatClient(config.openai),
-      tools: new ToolRegistry([
-        builtinSource([searchHistoryTool(search), getContinuationTool(store, config.agent.pages)]),
-        ...sources,
-      ]),
+      tools,
       store,
       logger: silentLogger,
     },

@@ -10,6 +10,7 @@ import { nextStep, type StepLimits } from './next-step.ts';
 import { OverflowMemory } from './overflow-memory.ts';
 import { applyResultBudget, type ResultBudget } from './results/budget.ts';
 import { admitResult, type ResultIntake } from './results/result-intake.ts';
+import { offeredTools, type ToolOfferOptions } from './tool-offer.ts';
 import { cutShortResult, resumePlan, turnProgress, unansweredCalls } from './resume.ts';
 import type { ModelOutcome, Step } from './step.ts';
 import { cappedReply, failedTurn } from './turn-replies.ts';
@@ -62,6 +63,8 @@ export interface AgentOptions extends StepLimits {
    * What a tool's output goes through before anything reads it: the store's cap, secret masking.
    */
   resultIntake: ResultIntake;
+  /** When a request carries a catalogue of the server tools instead of their schemas. */
+  toolOffer?: ToolOfferOptions;
 }
 
 export interface AgentDeps {
@@ -408,7 +411,7 @@ export class Agent implements TurnRunner {
     const request: LlmRequest = {
       system: turn.system,
       messages,
-      tools: turn.tools,
+      tools: offeredTools(turn.tools, turn.transcript, this.options.toolOffer),
       toolChoice,
       maxTokens: state.maxTokens,
       ...(turn.model ? { model: turn.model } : {}),

@@ -1,5 +1,6 @@
 import type { AgentOptions } from './agent.ts';
 import type { PreviewSizes } from './results/preview.ts';
+import { toolOfferSettings } from './tool-offer.ts';
 import type { PageOptions } from '../builtins/get-continuation.ts';
 import { PAGE_MARKER_CHARS, PREVIEW_MARKER_CHARS } from '../markers.ts';
 import type { SettingsReader } from '../ports/settings.ts';
@@ -54,6 +55,7 @@ export function agentSettings(r: SettingsReader): AgentSettings {
         maskSecrets: secretMasker(r.secrets()),
         redactSecretPatterns: r.flag('TOOL_RESULT_REDACT_SECRETS', false),
       },
+      toolOffer: toolOfferSettings(r),
     },
     pages: {
       // A page and its marker (as the request shows it) fit in TOOL_RESULT_MAX_CHARS, as a preview

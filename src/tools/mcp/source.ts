@@ -126,7 +126,10 @@ export class McpToolSource implements ToolSource, PromptPort {
     const names = exposedToolNames(
       entries.map((e) => ({ server: e.connection.config.name, tool: e.name })),
     );
-    return entries.map(({ tool }, i) => ({ ...tool, spec: { ...tool.spec, name: names[i]! } }));
+    return entries.map(({ tool, connection }, i) => ({
+      ...tool,
+      spec: { ...tool.spec, name: names[i]!, server: connection.config.name },
+    }));
   }
 
   list(): PromptSpec[] {
