@@ -45,6 +45,11 @@ export interface ScriptedReply {
   content?: string;
   toolCalls?: Array<{ id: string; name: string; arguments: string }>;
   finishReason?: 'stop' | 'length' | 'tool_calls';
+  /**
+   * Reported in place of the fake's own count, odd numbers and all, as a broken server sends it;
+   * null: the response carries no usage.
+   */
+  usage?: Record<string, unknown> | null;
 }
 
 export interface ScriptedError {
@@ -379,7 +384,9 @@ export class FakeOpenAi {
       total_tokens: prompt + completion,
     };
     const id = `chatcmpl-${this.requests.length}`;
-    this.served.push({ id, request, usage, at: Date.now() });
+    const reported = reply.usage === undefined ? usage : reply.usage;
+    // `served` keeps the fake's own count where a script reported none.
+    this.served.push({ id, request, usage: (reported ?? usage) as ServedUsage, at: Date.now() });
     return {
       id,
       object: 'chat.completion',
@@ -396,7 +403,7 @@ export class FakeOpenAi {
           finish_reason: reply.finishReason ?? (toolCalls?.length ? 'tool_calls' : 'stop'),
         },
       ],
-      usage,
+      ...(reported === null ? {} : { usage: reported }),
     };
   }
 }
