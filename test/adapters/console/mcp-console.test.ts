@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import {
   until,
 } from '../../support/process.ts';
 
+const TICKETS = fileURLToPath(new URL('../../fixtures/ticket-mcp-server.mjs', import.meta.url));
 const LINGERING = fileURLToPath(
   new URL('../../fixtures/lingering-mcp-server.mjs', import.meta.url),
 );
@@ -158,33 +160,35 @@ describe('the console with MCP tools', () => {
   });
 
   it('recovers a conversation whose process was killed between a tool call and its result', async () => {
+    // A call with a side effect (create_ticket: destructiveHint, not idempotent): the resumed turn
+    // does not send it again. A read-only call would be sent again instead (test/core/agent).
     const mcpConfig = join(dataDir, 'mcp.json');
+    const callsFile = join(dataDir, 'ticket-calls');
     await writeFile(
       mcpConfig,
       JSON.stringify({
-        mcpServers: { slow: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
+        mcpServers: {
+          tickets: {
+            command: process.execPath,
+            args: [TICKETS],
+            env: { CALLS_FILE: callsFile, TICKET_DELAY_MS: '60000' },
+          },
+        },
       }),
     );
     const session = `killed-${Date.now()}`;
     fake.requests.length = 0;
     fake.enqueue({
       toolCalls: [
-        {
-          id: 'call_slow',
-          name: 'slow__trigger-long-running-operation',
-          arguments: '{"duration":60,"steps":2}',
-        },
+        { id: 'call_slow', name: 'tickets__create_ticket', arguments: '{"title":"the job"}' },
       ],
     });
     const first = startSpool(['chat', '--session', session], {
       env: { ...env, MCP_CONFIG: mcpConfig },
     });
     first.child.stdin.write('run the slow job\n');
-    // Wait until the tool is running: its progress reaches the server's log, then kill -9.
-    const deadline = Date.now() + 30_000;
-    while (fake.requests.length === 0 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Wait until the call is at the server (it answers in a minute), then kill -9.
+    await until(() => (existsSync(callsFile) ? true : undefined), 30_000);
     first.child.kill('SIGKILL');
     await first.done;
 
@@ -201,6 +205,9 @@ describe('the console with MCP tools', () => {
     const [resumed, next] = fake.requests.map((r) => r.messages);
     expect(resumed!.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
     expect(resumed![3]!.content).toMatch(/interrupted before it finished/);
+    expect((await readFile(callsFile, 'utf8')).split('\n').filter(Boolean)).toEqual([
+      'create_ticket',
+    ]);
     expect(next!.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([
       'run the slow job',
       'did it finish?',
