@@ -28,7 +28,7 @@ import type { McpToolSource } from '../src/tools/mcp/source.ts';
 const WINDOW = 128_000;
 const MODEL = 'gpt-4o-mini'; // o200k, as OpenAI's current models count
 type Bot = 'Spool' | Baseline;
-const BOTS: Bot[] = ['Spool', 'naive', 'head+tail 16k', 'head + read'];
+const BOTS: Bot[] = ['Spool', 'naive', 'head+tail 16k', 'head + read', 'memoryless'];
 const KINDS: TurnKind[] = ['read', 'grep', 'back-reference', 'small talk'];
 
 const { files, facts } = threadFiles();
@@ -138,7 +138,9 @@ function requestParts(request: ChatRequest): Array<[string, number, number]> {
         ? m.role === 'assistant' && m.tool_calls?.length
           ? 'assistant, calling tools'
           : m.role
-        : /^\[Old tool result cleared|left out here/.test(m.content ?? '')
+        : /^\[Old tool result cleared|left out here|^\[Tools run in earlier turns/.test(
+              m.content ?? '',
+            )
           ? 'tool results cleared or left out (a line saying how to read them again)'
           : 'tool results shown (whole, or cut to a head and tail)';
     add(part, JSON.stringify(m));
@@ -192,16 +194,18 @@ for (const [bot, turns] of outcomes)
     `| ${bot} | ${factsOf(turns)} | ${factsOf(turns, 'read')} | ${factsOf(turns, 'grep')} | ${factsOf(turns, 'back-reference')} | ${turns.filter((t) => t.honest).length} | ${turns.filter((t) => t.failed).length} | ${turns.findIndex((t) => t.failed) + 1 || '—'} | ${turns.reduce((n, t) => n + t.refused, 0)} |`,
   );
 console.log(
-  '\n| bot | requests | raw input tokens | billed tokens | billed, on the turns naive completed | Spool / this there | request p50 | request p90 | largest request |',
+  '\n| bot | requests | raw input tokens | cached share | billed tokens | Spool / this | billed, on the turns naive completed | Spool / this there | request p50 | request p90 | largest request |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const [bot, turns] of outcomes) {
   const total = addCosts(turns.map((t) => t.cost));
   const sizes = turns.flatMap((t) => t.sizes).sort((a, b) => a - b);
   const there = billedWhereNaiveCompleted(turns);
   const ratio = bot === 'Spool' ? '—' : (billedWhereNaiveCompleted(spool) / there).toFixed(3);
+  const overall =
+    bot === 'Spool' ? '—' : (addCosts(spool.map((t) => t.cost)).billed / total.billed).toFixed(3);
   console.log(
-    `| ${bot} | ${sizes.length} | ${fmt(total.raw)} | ${fmt(total.billed)} | ${fmt(there)} | ${ratio} | ${fmt(percentile(sizes, 50))} | ${fmt(percentile(sizes, 90))} | ${fmt(sizes.at(-1)!)} |`,
+    `| ${bot} | ${sizes.length} | ${fmt(total.raw)} | ${(total.cached / total.raw).toFixed(3)} | ${fmt(total.billed)} | ${overall} | ${fmt(there)} | ${ratio} | ${fmt(percentile(sizes, 50))} | ${fmt(percentile(sizes, 90))} | ${fmt(sizes.at(-1)!)} |`,
   );
 }
 // The profile of the 1/10 goal: where Spool's and naive's billed tokens go, on the turns naive
@@ -228,6 +232,14 @@ const readOnNaiveTurns = THREAD.filter((t, i) => naiveCompleted[i] && t.kind ===
 const documentTokens = readOnNaiveTurns.reduce((n, t) => n + countTokens(files[t.file!]!), 0);
 console.log(
   `\nThe ${readOnNaiveTurns.length} documents read whole on those turns hold ${fmt(documentTokens)} tokens: ${(documentTokens / billedWhereNaiveCompleted(outcomes.get('naive')!)).toFixed(3)} of naive's billed tokens there, paid in full by any bot that reads them.`,
+);
+// Over the whole thread, the same floor: what the documents asked to be read whole hold.
+const readTokens = THREAD.filter((t) => t.kind === 'read').reduce(
+  (n, t) => n + countTokens(files[t.file!]!),
+  0,
+);
+console.log(
+  `Over all ${THREAD.length} turns, the documents read whole hold ${fmt(readTokens)} tokens: ${(readTokens / addCosts(outcomes.get('head+tail 16k')!.map((t) => t.cost)).billed).toFixed(3)} of head+tail 16k's billed tokens, which reads none of them whole.`,
 );
 // The profile of the p90 goal: what Spool's last request of the thread carries.
 console.log(`\nSpool's last request (turn ${THREAD.length}), by part:\n`);

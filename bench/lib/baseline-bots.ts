@@ -6,7 +6,10 @@
  * - head+tail 16k: results over 16,000 chars cut to their first 12,000 and last 4,000, with
  *   nothing more to read (OpenClaw's shape);
  * - head + read: a 4,000-char head, and a tool that reads the stored result on from an offset,
- *   pages staying in the history (Hermes's shape).
+ *   pages staying in the history (Hermes's shape);
+ * - memoryless: the whole result, as naive, but each turn sends only its own messages: it reads
+ *   each document once and pays for no earlier turn, the least a thread's script allows (it
+ *   cannot answer what an earlier turn saw: a floor for cost, not a bot to use).
  * A request over the window is refused by the server, as the API refuses it: the turn fails.
  */
 import OpenAI from 'openai';
@@ -16,7 +19,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { Tool } from '../../src/core/ports/tools.ts';
 
-export type Baseline = 'naive' | 'head+tail 16k' | 'head + read';
+export type Baseline = 'naive' | 'head+tail 16k' | 'head + read' | 'memoryless';
 
 const PAGE_CHARS = 20_000;
 const readOn = (id: string, offset: number) =>
@@ -49,6 +52,7 @@ export class BaselineBot {
 
   /** The reply, or undefined when the turn failed (its request did not fit the window). */
   async turn(text: string): Promise<string | undefined> {
+    if (this.shape === 'memoryless') this.history.length = 0;
     this.history.push({ role: 'user', content: text });
     for (let step = 0; step < 60; step++) {
       let message: OpenAI.Chat.Completions.ChatCompletionMessage;
@@ -124,6 +128,7 @@ export class BaselineBot {
     this.stored.set(id, content);
     if (
       this.shape === 'naive' ||
+      this.shape === 'memoryless' ||
       content.length <= (this.shape === 'head+tail 16k' ? 16_000 : 4_000)
     )
       return content;

@@ -150,7 +150,16 @@ export function pageLeftOutMarker(toolCallId: string, spans: readonly Span[]): s
 
 /** In place of an old result: what it was, and how to read it again. */
 export function clearedMarker(toolCallId: string, description: string): string {
-  return `[Old tool result cleared -- ${description}; call ${call(toolCallId, 0)} to read it again]`;
+  return `[Old tool result cleared -- ${description}; ${call(toolCallId, 0)} reads it again]`;
+}
+
+/**
+ * In place of the calls of turns past the horizon, at the start of the request: what each ran,
+ * and the alias get_continuation reads its result by; `more` older ones are left to search.
+ */
+export function pastCallsNote(lines: readonly string[], more: number): string {
+  const older = more ? `\n(${more} older calls: search_history finds them)` : '';
+  return `[Tools run in earlier turns of this thread, results stored (read one with get_continuation and its id):${older}\n${lines.join('\n')}]`;
 }
 
 /**

@@ -16,6 +16,7 @@ import { chatRequestBody } from './openai-client.ts';
 const RUNS = 10_000;
 const compaction = {
   minChars: 3_000,
+  horizonTurns: 20,
   headChars: 2_000,
   tailChars: 500,
 };

@@ -16,6 +16,7 @@ export const defaultAgentOptions: AgentOptions = {
   budget: { maxChars: 20_000, turnBudgetChars: 200_000, headChars: 4_000, tailChars: 1_000 },
   compaction: {
     minChars: 500,
+    horizonTurns: 20,
     headChars: 2_000,
     tailChars: 500,
   },

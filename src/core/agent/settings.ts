@@ -35,6 +35,7 @@ export function agentSettings(r: SettingsReader): AgentSettings {
       // fixed head and tail, whatever the fresh previews are.
       compaction: {
         minChars: r.int('MICROCOMPACT_MIN_CHARS', 500, 0),
+        horizonTurns: r.int('MICROCOMPACT_HORIZON_TURNS', 20, 0),
         headChars: 2_000,
         tailChars: 500,
       },

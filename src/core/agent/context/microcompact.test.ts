@@ -4,10 +4,11 @@ import {
   clearedResultLine,
   detectContentType,
   microcompact,
+  pastHorizon,
 } from './microcompact.ts';
 import type { Message } from '../../ports/conversation.ts';
 
-const options = { minChars: 500, headChars: 2000, tailChars: 500 };
+const options = { minChars: 500, horizonTurns: 20, headChars: 2000, tailChars: 500 };
 const big = (prefix: string) =>
   prefix + Array.from({ length: 500 }, (_, i) => `row ${i} ${'z'.repeat(40)}`).join('\n');
 
@@ -57,7 +58,7 @@ describe('microcompact', () => {
     });
     expect(first[2]).toMatchObject({ role: 'tool', toolCallId: 't1c1' });
     expect(first[2]!.content).toMatch(
-      /^\[Old tool result cleared -- 501 lines, \d+K chars, Go source; call get_continuation\(tool_call_id="t1c1", offset=0\) to read it again\]$/,
+      /^\[Old tool result cleared -- 501 lines, \d+K chars, Go source; get_continuation\(tool_call_id="t1c1", offset=0\) reads it again\]$/,
     );
     // The page read and its call are gone; the text the model said beside them stays.
     expect(first[3]).toEqual({ role: 'assistant', content: 'reading on', turn: 1 });
@@ -140,10 +141,41 @@ describe('microcompact', () => {
     }
   });
 
+  it('moves the horizon every horizonTurns turns, by that many turns at once', () => {
+    expect([1, 20, 21, 40, 41, 60, 61].map((t) => pastHorizon(t, 20))).toEqual([
+      0, 0, 0, 0, 20, 20, 40,
+    ]);
+    expect(pastHorizon(500, 0)).toBe(0);
+  });
+
+  it('takes the calls of turns past the horizon out, naming each in one note at the start', () => {
+    const long = [1, 2, 3, 4, 5].flatMap((t) => turn(t, big('x')));
+    const shown = microcompact(long, 5, { ...options, horizonTurns: 2 });
+    expect(shown[0]!.role).toBe('user');
+    expect(shown[0]!.content).toBe(
+      '[Tools run in earlier turns of this thread, results stored (read one with get_continuation and its id):\nt1c1: read {"path":"f1"}\nt2c1: read {"path":"f2"}]',
+    );
+    expect(shown.slice(1, 7).map((m) => `${m.role}:${m.content}`)).toEqual([
+      'user:question 1',
+      'assistant:reading on',
+      'assistant:answer 1',
+      'user:question 2',
+      'assistant:reading on',
+      'assistant:answer 2',
+    ]);
+    // Turn 3 still has its call, under its alias; the note is the same until the horizon moves.
+    expect(shown[8]).toMatchObject({ role: 'assistant', toolCalls: [{ id: 't3c1' }] });
+    const more = [...long, ...turn(6, big('y'))];
+    const next = microcompact(more, 6, { ...options, horizonTurns: 2 });
+    expect(JSON.stringify(next.slice(0, shown.length - 6))).toBe(
+      JSON.stringify(shown.slice(0, -6)),
+    );
+  });
+
   it('describes a previewed result by its original size', () => {
     const preview = `head\n[truncated — showing 10/45000 chars. Call get_continuation with tool_call_id="x" offset=5 to read more]\ntail${'y'.repeat(3000)}`;
     expect(clearedResultLine('x', preview)).toBe(
-      '[Old tool result cleared -- 45K chars, text; call get_continuation(tool_call_id="x", offset=0) to read it again]',
+      '[Old tool result cleared -- 45K chars, text; get_continuation(tool_call_id="x", offset=0) reads it again]',
     );
   });
 });

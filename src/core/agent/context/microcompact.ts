@@ -1,4 +1,4 @@
-import { clearedMarker } from '../../markers.ts';
+import { clearedMarker, pastCallsNote } from '../../markers.ts';
 import { buildPreview, originalLength } from '../results/preview.ts';
 import { countLines } from '../../text.ts';
 import type { Message, ToolCall } from '../../ports/conversation.ts';
@@ -6,6 +6,11 @@ import type { Message, ToolCall } from '../../ports/conversation.ts';
 export interface MicrocompactOptions {
   /** Results no longer than this stay whole in finished turns (a line about them is no shorter). */
   minChars: number;
+  /**
+   * Finished turns keep their calls in the request for at least this many turns (0: always); older
+   * ones leave it this many turns at a time, for one line each in a note at its start.
+   */
+  horizonTurns: number;
   /** Under overflow, the current turn's results are cut to this head and tail. */
   headChars: number;
   tailChars: number;
@@ -94,14 +99,49 @@ export function aliasedCallId(transcript: readonly Message[], id: string): strin
   return calls[Number(n) - 1]?.id;
 }
 
+/** The most old calls the note at the start of a request names; search finds the rest. */
+const NOTED_CALLS = 60;
+/** Of a call's arguments, the most the note repeats. */
+const NOTED_ARGS_CHARS = 120;
+
+/**
+ * The last turn whose calls have left the request: every `horizon` turns, the `horizon` turns
+ * before the most recent `horizon` go at once, so the request changes near its start only then.
+ */
+export function pastHorizon(currentTurn: number, horizon: number): number {
+  if (horizon <= 0) return 0;
+  return Math.max(0, Math.floor((currentTurn - 1) / horizon) * horizon - horizon);
+}
+
+/**
+ * Turns up to `past`, without their calls and results: what was asked and answered stays, and a
+ * note at the start names each call that left, with the alias its result is read by.
+ */
+function withoutPastCalls(messages: readonly Message[], past: number): Message[] {
+  if (past === 0) return [...messages];
+  const lines: string[] = [];
+  const kept = messages.flatMap((m): Message[] => {
+    if (m.turn > past) return [m];
+    if (m.role === 'tool') return [];
+    if (m.role !== 'assistant' || !m.toolCalls?.length) return [m];
+    for (const c of m.toolCalls)
+      lines.push(`${c.id}: ${c.name} ${c.arguments.slice(0, NOTED_ARGS_CHARS)}`);
+    return m.content ? [{ role: 'assistant', content: m.content, turn: m.turn }] : [];
+  });
+  if (lines.length === 0) return kept;
+  const shown = lines.slice(-NOTED_CALLS);
+  const note = pastCallsNote(shown, lines.length - shown.length);
+  return [{ role: 'user', content: note, turn: messages[0]?.turn ?? 1 }, ...kept];
+}
+
 /**
  * Finished turns as every later request shows them: what was asked and answered, each call the
  * turn made under its alias with its result as one line that says how to read it again (a result
  * no longer than `minChars` stays whole), and the turn's pages, matches and hits gone with their
  * calls: the answer holds what the turn read from them, and the store keeps it all
  * (get_continuation, search_history). A turn takes this form once, when the next one starts, and
- * keeps it: every request after that is the one before with the newest turn appended, so prompt
- * caches hold the whole prefix up to the newest turn.
+ * keeps it until its calls pass the horizon (`pastHorizon`): every request in between is the one
+ * before with the newest turn appended, so prompt caches hold the whole prefix up to it.
  */
 function compactFinishedTurns(
   messages: readonly Message[],
@@ -164,6 +204,9 @@ export function microcompact(
   options: MicrocompactOptions,
   { cutCurrent = false, views = new Set<string>() } = {},
 ): Message[] {
-  const finished = compactFinishedTurns(messages, currentTurn, options.minChars);
+  const finished = withoutPastCalls(
+    compactFinishedTurns(messages, currentTurn, options.minChars),
+    pastHorizon(currentTurn, options.horizonTurns),
+  );
   return cutCurrent ? cutCurrentTurn(finished, currentTurn, options, views) : finished;
 }

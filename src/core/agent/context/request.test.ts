@@ -3,9 +3,8 @@ import { buildRequestMessages, keepRecentTurns, nextFit, type Fit } from './requ
 import type { Message } from '../../ports/conversation.ts';
 
 const options = {
-  truncateTurns: 2,
-  summarizeTurns: 4,
   minChars: 3000,
+  horizonTurns: 20,
   headChars: 2000,
   tailChars: 500,
 };

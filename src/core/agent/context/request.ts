@@ -15,6 +15,7 @@ function harder(options: MicrocompactOptions, level: OverflowLevel): Microcompac
   if (level < 2) return options;
   const half = (n: number) => Math.max(1, Math.floor(n / 2));
   return {
+    ...options,
     minChars: half(options.minChars),
     headChars: half(options.headChars),
     tailChars: half(options.tailChars),
