@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { getEventListeners } from 'node:events';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
@@ -23,6 +24,7 @@ import { defaultAgentOptions, openAiClientFor, toolsWithPages } from '../../supp
 const require = createRequire(import.meta.url);
 const FILESYSTEM = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+const TICKETS = join(import.meta.dirname, '../../fixtures/ticket-mcp-server.mjs');
 const SECRETS = new Set(['OPENAI_API_KEY', 'SLACK_BOT_TOKEN', 'DISCORD_TOKEN', 'DATABASE_URL']);
 
 const context = (): ToolContext => ({
@@ -434,6 +436,52 @@ describe('a server that dies', () => {
       await source.close();
     }
     await until(() => (childPids(EVERYTHING).length === 0 ? true : undefined), 5_000);
+  });
+});
+
+describe('what a server says of calling its tools again', () => {
+  it('reads readOnlyHint and idempotentHint into the flags, marks idempotent what mcp.json names, and says when the turn cut a call short', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'spool-tickets-'));
+    const server = (env: Record<string, string>, more: Record<string, unknown> = {}) => ({
+      command: process.execPath,
+      args: [TICKETS],
+      env: { CALLS_FILE: join(dir, 'calls'), TICKET_DELAY_MS: '60000', ...env },
+      ...more,
+    });
+    const source = await startSource({
+      plain: server({}),
+      marked: server({}, { idempotentTools: ['create_ticket'] }),
+    });
+    try {
+      const registry = new ToolRegistry([source]);
+      expect(Object.fromEntries(registry.list().map((t) => [t.name, t.flags]))).toEqual({
+        marked__create_ticket: { idempotent: true },
+        marked__lookup_ticket: { readOnly: true },
+        plain__create_ticket: {},
+        plain__lookup_ticket: { readOnly: true },
+      });
+      const stop = new AbortController();
+      const call = registry.call(
+        'plain__create_ticket',
+        { title: 'x' },
+        {
+          ...context(),
+          signal: stop.signal,
+        },
+      );
+      await until(() => (existsSync(join(dir, 'calls')) ? true : undefined));
+      stop.abort(new Error('shutting down'));
+      expect(await call).toEqual({
+        content: JSON.stringify({
+          error: 'create_ticket on MCP server "plain" was stopped before it finished.',
+        }),
+        isError: true,
+        cutShort: true,
+      });
+    } finally {
+      await source.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
