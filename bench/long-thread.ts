@@ -107,7 +107,7 @@ async function runBot(
       {
         OPENAI_BASE_URL: fake.baseURL,
         OPENAI_MODEL: MODEL,
-        OPENAI_CONTEXT_TOKENS: String(WINDOW),
+        // No window setting: Spool knows gpt-4o-mini's (128k), as a newcomer's bot would.
         // As the baselines ask for: a reply budget reserved in the window on every request.
         OPENAI_MAX_TOKENS: '256',
         OPENAI_MAX_RETRIES: '0',
