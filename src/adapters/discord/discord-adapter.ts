@@ -20,7 +20,6 @@ import {
 import type { Dispatcher } from 'undici';
 import {
   FileRefusedError,
-  NotRecordedError,
   type ApprovalButtons,
   type InboundKind,
   type InboundMessage,
@@ -47,7 +46,11 @@ import {
   modalValues,
   tooManyFields,
 } from './form-modal.ts';
-import { FAILURE_REPLY, NOT_RECORDED_REPLY } from '../../core/delivery/engine.ts';
+import {
+  answeringCommands,
+  commandFailureReply,
+  sayingSlow,
+} from '../../core/delivery/commands.ts';
 import type { Logger } from '../../core/logger.ts';
 import { resultAsFile, resultAsMessages } from '../../core/delivery/stored-result.ts';
 import { formatHits } from '../../core/builtins/search-history.ts';
@@ -72,6 +75,8 @@ const INVITE_PERMISSIONS =
   PermissionFlagsBits.SendMessagesInThreads;
 /** Nobody is ever pinged by a reply: not @everyone, not @here, not a role, not a user. */
 const NO_MENTIONS = { parse: [] as never[] };
+/** A command not answered by then is deferred: Discord takes no answer after 3 s. */
+const DEFER_AFTER_MS = 2_000;
 
 export interface DiscordAdapterConfig extends DiscordSettings {
   /**
@@ -282,12 +287,15 @@ const channelNonce = (inboxId: string, part: string) =>
 export class DiscordAdapter implements PlatformAdapter {
   readonly name = 'Discord';
   private readonly client: Client;
+  /** The delivery engine, its commands answered in time or with plain words (see commands.ts). */
+  private readonly delivery: Delivery;
 
   constructor(
     private readonly config: DiscordAdapterConfig,
-    private readonly delivery: Delivery,
+    delivery: Delivery,
     private readonly logger: Logger,
   ) {
+    this.delivery = answeringCommands(delivery);
     // Interactions need no intent; Guilds (not privileged) keeps channel and role data coherent.
     // discord.js bundles undici 6, whose requests take our undici 7 dispatcher (the types differ;
     // tested), files included once discordRequest has encoded them.
@@ -430,7 +438,7 @@ export class DiscordAdapter implements PlatformAdapter {
     } catch (error) {
       this.logger.error('Discord: interaction failed', { error: errorMessage(error) });
       // Discord does not send an interaction again: the user must, and hears so plainly.
-      const content = error instanceof NotRecordedError ? NOT_RECORDED_REPLY : FAILURE_REPLY;
+      const content = commandFailureReply(error);
       const answer =
         interaction.deferred || interaction.replied
           ? interaction.editReply({ content })
@@ -612,19 +620,16 @@ export class DiscordAdapter implements PlatformAdapter {
 
   private async result(interaction: ChatInputCommandInteraction): Promise<void> {
     const id = interaction.options.getString('id', true);
-    const found = await this.delivery.result(this.inbound(interaction, 'message', id), id);
-    if (found === 'refused')
-      return void (await interaction.reply({
-        content: DISCORD_REFUSAL,
-        flags: MessageFlags.Ephemeral,
-      }));
+    const found = await this.inTime(
+      interaction,
+      this.delivery.result(this.inbound(interaction, 'message', id), id),
+    );
+    if (found === 'refused') return this.replyPrivately(interaction, { content: DISCORD_REFUSAL });
     const part = resultAsFile(id, found);
-    if (!part.file)
-      return void (await interaction.reply({ content: part.text, flags: MessageFlags.Ephemeral }));
+    if (!part.file) return this.replyPrivately(interaction, { content: part.text });
     try {
-      await interaction.reply({
+      await this.replyPrivately(interaction, {
         content: part.text,
-        flags: MessageFlags.Ephemeral,
         files: [{ attachment: Buffer.from(part.file.content), name: part.file.name }],
       });
     } catch (error) {
@@ -638,10 +643,30 @@ export class DiscordAdapter implements PlatformAdapter {
         render,
         9,
       );
-      await interaction.reply({ content: first!, flags: MessageFlags.Ephemeral });
+      await this.replyPrivately(interaction, { content: first! });
       for (const content of rest)
         await interaction.followUp({ content, flags: MessageFlags.Ephemeral });
     }
+  }
+
+  /**
+   * `work`, with the interaction deferred (privately) if it takes long enough that Discord's 3 s to
+   * answer would otherwise pass.
+   */
+  private inTime<T>(interaction: ChatInputCommandInteraction, work: Promise<T>): Promise<T> {
+    return sayingSlow(work, DEFER_AFTER_MS, () =>
+      interaction.deferReply({ flags: MessageFlags.Ephemeral }),
+    );
+  }
+
+  /** A private answer: the reply, or the deferred response's edit once `inTime` deferred. */
+  private async replyPrivately(
+    interaction: ChatInputCommandInteraction,
+    message: { content: string; files?: Array<{ attachment: Buffer; name: string }> },
+  ): Promise<void> {
+    await (interaction.deferred
+      ? interaction.editReply(message)
+      : interaction.reply({ ...message, flags: MessageFlags.Ephemeral }));
   }
 
   /** `/usage`, only to the person: the text and the last 30 days as a chart. */
@@ -669,13 +694,12 @@ export class DiscordAdapter implements PlatformAdapter {
 
   private async recall(interaction: ChatInputCommandInteraction): Promise<void> {
     const query = interaction.options.getString('query', true);
-    const hits = await this.delivery.recall(this.inbound(interaction, 'message', query), query);
-    if (!hits)
-      return void (await interaction.reply({
-        content: DISCORD_REFUSAL,
-        flags: MessageFlags.Ephemeral,
-      }));
-    await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+    const hits = await this.inTime(
+      interaction,
+      this.delivery.recall(this.inbound(interaction, 'message', query), query),
+    );
+    if (!hits) return this.replyPrivately(interaction, { content: DISCORD_REFUSAL });
+    if (!interaction.deferred) await interaction.deferReply({ flags: MessageFlags.Ephemeral });
     // Private results: never the public channel fallback, even if the token expired.
     const [first, ...rest] = splitMessage(formatHits(query, hits), DISCORD_MESSAGE_LIMIT);
     await interaction.editReply({ content: first!, allowedMentions: NO_MENTIONS });

@@ -6,6 +6,7 @@ import {
   type Context,
   type Logger as BoltLogger,
   type SlackEventMiddlewareArgs,
+  type SlashCommand,
 } from '@slack/bolt';
 import { ErrorCode, type WebAPIPlatformError, type WebClient } from '@slack/web-api';
 import slackifyMarkdown from 'slackify-markdown';
@@ -24,6 +25,7 @@ import type { Logger } from '../../core/logger.ts';
 import { clickReply } from '../../core/delivery/approval-text.ts';
 import { formClickReply } from '../../core/delivery/forms.ts';
 import { NOT_RECORDED_REPLY } from '../../core/delivery/engine.ts';
+import { answeringCommands, commandFailureReply } from '../../core/delivery/commands.ts';
 import { FORM_ACTIONS, formActionOf, formBlocks, formValues } from './form-blocks.ts';
 import { fetchThrough } from '../../proxy.ts';
 import { resultAsFile, resultAsMessages } from '../../core/delivery/stored-result.ts';
@@ -156,12 +158,15 @@ export class SlackAdapter implements PlatformAdapter {
   private sessionsApiAfter = 0;
   /** The messages whose turn opened the thread's agent session, to mark it active at the end. */
   private readonly sessions = new Set<string>();
+  /** The delivery engine, its commands answered in time or with plain words (see commands.ts). */
+  private readonly delivery: Delivery;
 
   constructor(
     private readonly config: SlackAdapterConfig,
-    private readonly delivery: Delivery,
+    delivery: Delivery,
     private readonly logger: Logger,
   ) {
+    this.delivery = answeringCommands(delivery);
     // Bolt's Web API base URL must end in a slash.
     const apiUrl = config.apiUrl ? `${config.apiUrl}/` : undefined;
     this.receiver = config.appToken
@@ -272,27 +277,41 @@ export class SlackAdapter implements PlatformAdapter {
 
     this.app.command('/spool', async ({ command, ack, respond }) => {
       await ack();
-      const [verb = 'help', ...rest] = command.text.trim().split(/\s+/);
-      const query = rest.join(' ');
-      const lane = {
-        platform: 'slack',
-        workspace: command.team_id,
-        channel: command.channel_id,
-        thread: '',
-      };
-      if (verb === 'result' && query) return this.sendResult(lane, command.user_id, query, respond);
-      if (verb === 'prompt') return this.askWithPrompt(lane, command.user_id, query, respond);
-      if (verb === 'usage')
-        return this.sendUsage(lane, command.user_id, query === 'chart', respond);
-      if (verb !== 'recall' || !query) {
-        await respond({ response_type: 'ephemeral', text: SLACK_HELP });
-        return;
-      }
-      const hits = await this.delivery.recall({ lane, user: command.user_id }, query);
-      const text = hits ? formatHits(query, hits) : SLACK_REFUSAL;
-      for (const chunk of splitMessage(text, SLACK_MESSAGE_LIMIT))
-        await respond({ response_type: 'ephemeral', text: chunk });
+      // Acknowledged at once, answered through response_url: whatever fails, the person hears it.
+      await this.spoolCommand(command, respond).catch(async (error: unknown) => {
+        this.logger.error('Slack: /spool failed', {
+          verb: command.text.trim().split(/\s+/)[0] ?? '',
+          error: errorMessage(error),
+        });
+        await respond({ response_type: 'ephemeral', text: commandFailureReply(error) });
+      });
     });
+  }
+
+  /** `/spool <verb> …`, acknowledged already. */
+  private async spoolCommand(
+    command: SlashCommand,
+    respond: (message: { response_type: 'ephemeral'; text: string }) => Promise<unknown>,
+  ): Promise<void> {
+    const [verb = 'help', ...rest] = command.text.trim().split(/\s+/);
+    const query = rest.join(' ');
+    const lane = {
+      platform: 'slack',
+      workspace: command.team_id,
+      channel: command.channel_id,
+      thread: '',
+    };
+    if (verb === 'result' && query) return this.sendResult(lane, command.user_id, query, respond);
+    if (verb === 'prompt') return this.askWithPrompt(lane, command.user_id, query, respond);
+    if (verb === 'usage') return this.sendUsage(lane, command.user_id, query === 'chart', respond);
+    if (verb !== 'recall' || !query) {
+      await respond({ response_type: 'ephemeral', text: SLACK_HELP });
+      return;
+    }
+    const hits = await this.delivery.recall({ lane, user: command.user_id }, query);
+    const text = hits ? formatHits(query, hits) : SLACK_REFUSAL;
+    for (const chunk of splitMessage(text, SLACK_MESSAGE_LIMIT))
+      await respond({ response_type: 'ephemeral', text: chunk });
   }
 
   /**
