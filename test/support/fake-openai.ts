@@ -171,6 +171,13 @@ export class FakeOpenAi {
   truncatedPrompts = 0;
   /** What GET /v1/models lists. */
   models = ['gpt-4o-mini', 'fake-model', 'o3-mini'];
+  /** When set, the window GET /v1/models reports on each entry, as vLLM's `max_model_len`. */
+  listedWindow: number | undefined;
+  /**
+   * When set, llama.cpp's server: GET /props (at the root, beside /v1) reports this window as
+   * `default_generation_settings.n_ctx`.
+   */
+  propsWindow: number | undefined;
   /** How long a chat completion takes to come back: a slow model. */
   latencyMs = 0;
   /**
@@ -221,7 +228,9 @@ export class FakeOpenAi {
   }
 
   /** The route a request is for, as the server the quirks describe would route it. */
-  private route(req: IncomingMessage): 'models' | 'chat' | { status: number; message: string } {
+  private route(
+    req: IncomingMessage,
+  ): 'models' | 'props' | 'chat' | { status: number; message: string } {
     const url = new URL(req.url ?? '/', 'http://fake');
     const azure = this.quirks.azure;
     const base = azure ? `/openai` : '/v1';
@@ -233,6 +242,8 @@ export class FakeOpenAi {
     if (azure && url.searchParams.get('api-version') !== azure.apiVersion)
       return { status: 404, message: 'Resource not found' };
     if (req.method === 'GET' && url.pathname === `${base}/models`) return 'models';
+    if (req.method === 'GET' && url.pathname === '/props' && this.propsWindow !== undefined)
+      return 'props';
     const chat = azure
       ? `${base}/deployments/${azure.deployment}/chat/completions`
       : `${base}/chat/completions`;
@@ -299,10 +310,25 @@ export class FakeOpenAi {
         status: 200,
         body: {
           object: 'list',
-          data: this.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' })),
+          data: this.models.map((id) => ({
+            id,
+            object: 'model',
+            created: 0,
+            owned_by: 'fake',
+            ...(this.listedWindow === undefined ? {} : { max_model_len: this.listedWindow }),
+          })),
         },
       };
     }
+    if (route === 'props')
+      return {
+        status: 200,
+        body: {
+          default_generation_settings: { id: 0, n_ctx: this.propsWindow, params: {} },
+          total_slots: 1,
+          model_path: '/models/fake.gguf',
+        },
+      };
     if (route !== 'chat')
       return {
         status: route.status,
