@@ -1,4 +1,5 @@
 import type {
+  AcquiredLease,
   ApprovalButtons,
   FormButtons,
   LaneKey,
@@ -13,9 +14,10 @@ import type {
   ReplyPart,
 } from '../core/ports/delivery.ts';
 import type { Conversation } from '../core/ports/conversation.ts';
+import { LeaseLostError, type Lease } from '../core/ports/store.ts';
 import { conversationAt } from './conversations.ts';
 import { GroupCommit } from './group-commit.ts';
-import type { OutboxChunk, PrismaClient } from './generated/client.ts';
+import { Prisma, type OutboxChunk, type PrismaClient } from './generated/client.ts';
 
 interface InboxRow {
   id: bigint;
@@ -85,6 +87,22 @@ const toChunk = (r: ChunkRow): ReplyChunk => ({
   ...(r.toolCallId === null ? {} : { approval: { toolCallId: r.toolCallId } }),
   ...(r.platformMessageId ? { platformMessageId: r.platformMessageId } : {}),
 });
+
+/**
+ * A statement's condition that `lease` (when given) is still its lane's, locking the lane's row
+ * until the statement's transaction ends: a takeover (which updates the row) then comes wholly
+ * before it, and the condition is false, or wholly after it, and the new holder reads what it
+ * wrote.
+ */
+const fence = (lease: Lease | undefined): Prisma.Sql =>
+  lease
+    ? Prisma.sql`EXISTS (SELECT 1 FROM lanes WHERE id = ${BigInt(lease.laneId)} AND generation = ${BigInt(lease.generation)} FOR SHARE)`
+    : Prisma.sql`true`;
+
+const leaseLost = (lease: Lease) =>
+  new LeaseLostError(
+    `lane ${lease.laneId} was taken over: generation ${lease.generation} is stale`,
+  );
 
 /** A message to record, and what recording it found: its row, or none for a duplicate. */
 interface Arrival {
@@ -190,17 +208,37 @@ export class DeliveryLedger implements DeliveryPort {
     return rows.map((r) => String(r.lane_id));
   }
 
-  async acquire(laneId: string, holder: string, leaseMs: number): Promise<boolean> {
-    const taken = await this.prisma.$executeRaw`
-      UPDATE lanes SET holder = ${holder}, lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond'
-       WHERE id = ${BigInt(laneId)} AND (holder IS NULL OR holder = ${holder} OR lease_expires_at < now())`;
-    return taken === 1;
+  async acquire(
+    laneId: string,
+    holder: string,
+    leaseMs: number,
+  ): Promise<AcquiredLease | undefined> {
+    // Every acquisition is a new generation, even of a lease this holder had: its earlier work's
+    // writes are stale from here on.
+    const [row] = await this.prisma.$queryRaw<Array<{ generation: bigint; taken_over: boolean }>>`
+      UPDATE lanes l SET holder = ${holder}, lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond',
+             generation = l.generation + 1
+        FROM (SELECT id, holder FROM lanes WHERE id = ${BigInt(laneId)}) prev
+       WHERE l.id = prev.id AND (l.holder IS NULL OR l.holder = ${holder} OR l.lease_expires_at < now())
+      RETURNING l.generation, prev.holder IS NOT NULL AS taken_over`;
+    return row && { laneId, generation: String(row.generation), takenOver: row.taken_over };
   }
 
-  async renew(holder: string, leaseMs: number): Promise<string[]> {
-    const rows = await this.prisma.$queryRaw<Array<{ id: bigint }>>`
-      UPDATE lanes SET lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond' WHERE holder = ${holder} RETURNING id`;
-    return rows.map((r) => String(r.id));
+  async renew(holder: string, leases: Lease[], leaseMs: number): Promise<Lease[]> {
+    if (leases.length === 0) return [];
+    // By generation: a lease whose lane was taken over is not renewed, however briefly it ran out,
+    // and one that ran out with no one taking it is ours again. Rows are locked in id order, as a
+    // step's write locks them (see TranscriptStore.writeSteps), so the two never deadlock.
+    const rows = await this.prisma.$queryRaw<Array<{ id: bigint; generation: bigint }>>`
+      WITH mine AS (
+        SELECT id FROM lanes
+         WHERE holder = ${holder}
+           AND (id, generation) IN (SELECT * FROM unnest(${leases.map((l) => BigInt(l.laneId))}::bigint[], ${leases.map((l) => BigInt(l.generation))}::bigint[]))
+         ORDER BY id FOR UPDATE)
+      UPDATE lanes SET lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond'
+       WHERE id IN (SELECT id FROM mine)
+      RETURNING id, generation`;
+    return rows.map((r) => ({ laneId: String(r.id), generation: String(r.generation) }));
   }
 
   async release(laneId: string, holder: string): Promise<void> {
@@ -306,7 +344,7 @@ export class DeliveryLedger implements DeliveryPort {
     return { ...toChunk(row), ...('form' in prompt ? { form: prompt.form } : {}) };
   }
 
-  async saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]> {
+  async saveReply(inboxId: string, parts: ReplyPart[], lease?: Lease): Promise<ReplyChunk[]> {
     const rows = parts.map(({ text, file }, seq) => ({
       seq,
       text,
@@ -315,14 +353,16 @@ export class DeliveryLedger implements DeliveryPort {
       file_language: file?.language ?? null,
     }));
     // The message's row is locked while the reply is saved, so an edit's supersede (which locks it
-    // too) comes wholly before, and nothing is saved, or wholly after, and finds the reply.
+    // too) comes wholly before, and nothing is saved, or wholly after, and finds the reply. Under a
+    // lease, the lane's row is locked too (see `fence`).
     const created = await this.prisma.$queryRaw<ChunkRow[]>`
-      WITH open AS (SELECT id FROM inbox WHERE id = ${BigInt(inboxId)} AND NOT superseded FOR UPDATE)
+      WITH open AS (SELECT id FROM inbox WHERE id = ${BigInt(inboxId)} AND NOT superseded AND ${fence(lease)} FOR UPDATE)
       INSERT INTO outbox (inbox_id, seq, text, file_name, file_content, file_language)
       SELECT open.id, seq, text, file_name, file_content, file_language
         FROM open, jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(seq int, text text, file_name text, file_content text, file_language text)
       ON CONFLICT DO NOTHING
       RETURNING id, seq, text, file_name AS "fileName", file_content AS "fileContent", file_language AS "fileLanguage", tool_call_id AS "toolCallId", platform_message_id AS "platformMessageId"`;
+    if (created.length === 0) await this.fenced(lease);
     // Another attempt saved some first: the reply is what is stored.
     return created.length === parts.length
       ? created.sort((a, b) => a.seq - b.seq).map(toChunk)
@@ -344,14 +384,37 @@ export class DeliveryLedger implements DeliveryPort {
     return this.replyOf(inboxId);
   }
 
+  async claimPost(chunkId: string, lease: Lease, leaseMs: number): Promise<boolean> {
+    // One statement on the lane's row: a takeover (which writes the row too) comes wholly before,
+    // and the claim is refused, or after the lease it extends here has run out again.
+    const [row] = await this.prisma.$queryRaw<Array<{ held: boolean; unposted: boolean | null }>>`
+      WITH held AS (
+        UPDATE lanes SET lease_expires_at = greatest(lease_expires_at, now() + ${leaseMs}::int * interval '1 millisecond')
+         WHERE id = ${BigInt(lease.laneId)} AND generation = ${BigInt(lease.generation)} AND holder IS NOT NULL
+        RETURNING id)
+      SELECT EXISTS (SELECT 1 FROM held) AS held,
+             (SELECT platform_message_id IS NULL FROM outbox WHERE id = ${BigInt(chunkId)}) AS unposted`;
+    if (!row?.held) throw leaseLost(lease);
+    return row.unposted !== false;
+  }
+
   async markPosted(chunkId: string, platformMessageId: string): Promise<void> {
     await this.prisma
       .$executeRaw`UPDATE outbox SET platform_message_id = ${platformMessageId}, posted_at = now() WHERE id = ${BigInt(chunkId)}`;
   }
 
-  async finish(inboxId: string, status: 'answered' | 'failed'): Promise<void> {
-    await this.prisma
-      .$executeRaw`UPDATE inbox SET status = ${status}, answered_at = now() WHERE id = ${BigInt(inboxId)}`;
+  async finish(inboxId: string, status: 'answered' | 'failed', lease?: Lease): Promise<void> {
+    const done = await this.prisma
+      .$executeRaw`UPDATE inbox SET status = ${status}, answered_at = now() WHERE id = ${BigInt(inboxId)} AND ${fence(lease)}`;
+    if (done === 0) await this.fenced(lease);
+  }
+
+  /** Throws LeaseLostError when `lease` is no longer its lane's (another holder took it). */
+  private async fenced(lease: Lease | undefined): Promise<void> {
+    if (!lease) return;
+    const [row] = await this.prisma.$queryRaw<Array<{ held: boolean }>>`
+      SELECT EXISTS (SELECT 1 FROM lanes WHERE id = ${BigInt(lease.laneId)} AND generation = ${BigInt(lease.generation)}) AS held`;
+    if (!row?.held) throw leaseLost(lease);
   }
 
   async retryLater(inboxId: string, delayMs: number): Promise<void> {

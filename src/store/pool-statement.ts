@@ -8,6 +8,9 @@ import type { Prisma } from './generated/client.ts';
  * with debugging off: each 2 MB parameter sent through `$executeRaw` stayed alive for about a
  * hundred statements after it. The statement is the same one, atomic on its own.
  */
-export async function runOnPool(pool: pg.Pool, statement: Prisma.Sql): Promise<void> {
-  await pool.query(statement.text, statement.values);
+export async function runOnPool<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  pool: pg.Pool,
+  statement: Prisma.Sql,
+): Promise<R[]> {
+  return (await pool.query<R>(statement.text, statement.values)).rows;
 }

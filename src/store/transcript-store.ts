@@ -4,7 +4,7 @@ import type {
   Message,
   ToolCall,
 } from '../core/ports/conversation.ts';
-import type { StepRecords, StorePort } from '../core/ports/store.ts';
+import { LeaseLostError, type StepRecords, type StorePort } from '../core/ports/store.ts';
 import { channelKeyOf, conversationAt } from './conversations.ts';
 import { GroupCommit } from './group-commit.ts';
 import { storedResultIn } from './stored-result.ts';
@@ -47,6 +47,8 @@ interface Step {
   conversation: Conversation;
   messages: Message[];
   records: StepRecords;
+  /** Set by its write: its lease was stale, and nothing of it was stored. */
+  refused?: boolean;
 }
 
 /**
@@ -68,9 +70,10 @@ function recordsetsOf(steps: Step[]) {
       inbox_id: m.role === 'user' && m.inboxId !== undefined ? m.inboxId : null,
     })),
   );
-  const resultsOf = ({ conversation, records }: Step) =>
-    (records.results ?? []).map((r) => ({ conversation, r }));
-  const results = steps.flatMap(resultsOf).map(({ conversation, r }) => ({
+  const resultsOf = ({ conversation, records }: Step, step: number) =>
+    (records.results ?? []).map((r) => ({ step, conversation, r }));
+  const results = steps.flatMap(resultsOf).map(({ step, conversation, r }) => ({
+    step,
     conversation_id: conversation.id,
     channel_key: channelKeyOf(conversation),
     tool_call_id: r.toolCallId,
@@ -79,8 +82,9 @@ function recordsetsOf(steps: Step[]) {
     is_error: r.isError,
     duration_ms: Math.round(r.durationMs),
   }));
-  const binaries = steps.flatMap(resultsOf).flatMap(({ conversation, r }) =>
+  const binaries = steps.flatMap(resultsOf).flatMap(({ step, conversation, r }) =>
     (r.binaries ?? []).map((b, position) => ({
+      step,
       conversation_id: conversation.id,
       tool_call_id: r.toolCallId,
       position,
@@ -90,7 +94,10 @@ function recordsetsOf(steps: Step[]) {
       base64: b.base64 ?? null,
     })),
   );
-  return { rows, results, binaries };
+  const fences = steps.flatMap(({ records: { fence } }, step) =>
+    fence ? [{ step, lane_id: fence.laneId, generation: fence.generation }] : [],
+  );
+  return { rows, results, binaries, fences };
 }
 
 /** A transcript read so far: its messages and the id of the last row they include. */
@@ -140,21 +147,31 @@ export class TranscriptStore implements StorePort {
     return [...next.messages];
   }
 
-  appendMessages(
+  async appendMessages(
     conversation: Conversation,
     messages: Message[],
     records: StepRecords = {},
   ): Promise<void> {
-    return this.steps.submit({ conversation, messages, records });
+    const step: Step = { conversation, messages, records };
+    await this.steps.submit(step);
+    const { fence } = records;
+    if (step.refused && fence)
+      throw new LeaseLostError(
+        `lane ${fence.laneId} was taken over: generation ${fence.generation} is stale`,
+      );
   }
 
   /**
    * Steps of many conversations as one statement: one round trip, and atomic. Rows are numbered
    * in input order; results join calls stored by an earlier step (a statement's parts cannot see
-   * each other's rows). It carries whole results, so it goes on the pool (see runOnPool).
+   * each other's rows). It carries whole results, so it goes on the pool (see runOnPool). A step
+   * written under a lease stores its messages and results only while the lease's generation is its
+   * lane's, and holds the lane's row meanwhile, so a takeover comes wholly before the statement or
+   * wholly after it; a stale step is marked `refused`. Its usage is stored all the same: the
+   * request was made, and paid for.
    */
   private async writeSteps(steps: Step[]): Promise<void> {
-    const { rows, results, binaries } = recordsetsOf(steps);
+    const { rows, results, binaries, fences } = recordsetsOf(steps);
     const usage = steps.flatMap(({ conversation: c, records }) =>
       records.usage
         ? [
@@ -169,12 +186,19 @@ export class TranscriptStore implements StorePort {
         : [],
     );
     const conversations = steps.map((s) => s.conversation.id);
-    await runOnPool(
+    const refused = await runOnPool<{ step: number }>(
       this.db.pool,
       Prisma.sql`
-      WITH input AS (
+      WITH fences AS (
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(fences)}::jsonb) AS f(step int, lane_id bigint, generation bigint)
+      ), held AS (
+        SELECT f.step FROM fences f JOIN lanes l ON l.id = f.lane_id AND l.generation = f.generation ORDER BY l.id FOR SHARE OF l
+      ), stale AS (
+        SELECT step FROM fences WHERE step NOT IN (SELECT step FROM held)
+      ), input AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
           AS x(step int, ord int, conversation_id uuid, channel_key text, turn int, role text, content text, tool_calls jsonb, tool_call_id text, inbox_id bigint)
+         WHERE x.step NOT IN (SELECT step FROM stale)
       ), messages AS (
         INSERT INTO transcript_messages (conversation_id, channel_key, turn, role, content, tool_calls, tool_call_id, inbox_id)
         SELECT conversation_id, channel_key, turn, role, content, tool_calls, tool_call_id, inbox_id FROM input ORDER BY step, ord
@@ -188,14 +212,15 @@ export class TranscriptStore implements StorePort {
         INSERT INTO tool_results (call_id, tool_name, channel_key, content, content_chars, is_error, duration_ms, derived)
         SELECT c.id, c.tool_name, r.channel_key, r.content, r.content_chars, r.is_error, r.duration_ms, c.derived
           FROM jsonb_to_recordset(${JSON.stringify(results)}::jsonb)
-            AS r(conversation_id uuid, channel_key text, tool_call_id text, content text, content_chars int, is_error boolean, duration_ms int)
+            AS r(step int, conversation_id uuid, channel_key text, tool_call_id text, content text, content_chars int, is_error boolean, duration_ms int)
           JOIN tool_calls c ON c.conversation_id = r.conversation_id AND c.tool_call_id = r.tool_call_id
+         WHERE r.step NOT IN (SELECT step FROM stale)
         RETURNING id, call_id
       ), binaries AS (
         INSERT INTO tool_result_binaries (result_id, position, kind, mime_type, size_bytes, data)
         SELECT r.id, b.position, b.kind, b.mime_type, b.size_bytes, decode(b.base64, 'base64')
           FROM jsonb_to_recordset(${JSON.stringify(binaries)}::jsonb)
-            AS b(conversation_id uuid, tool_call_id text, position int, kind text, mime_type text, size_bytes int, base64 text)
+            AS b(step int, conversation_id uuid, tool_call_id text, position int, kind text, mime_type text, size_bytes int, base64 text)
           JOIN tool_calls c ON c.conversation_id = b.conversation_id AND c.tool_call_id = b.tool_call_id
           JOIN results r ON r.call_id = c.id
       ), usage AS (
@@ -212,9 +237,12 @@ export class TranscriptStore implements StorePort {
           FROM usage
       ), released AS (
         DELETE FROM spend_holds WHERE id IN (SELECT "holdId" FROM usage)
+      ), touched AS (
+        UPDATE conversations SET updated_at = now() WHERE id = ANY(${conversations}::uuid[])
       )
-      UPDATE conversations SET updated_at = now() WHERE id = ANY(${conversations}::uuid[])`,
+      SELECT step FROM stale`,
     );
+    for (const { step } of refused) steps[step]!.refused = true;
   }
 
   async readToolResult(

@@ -137,23 +137,34 @@ describe('the inbox', () => {
 describe('lane leases', () => {
   it('are held by one replica until released or expired', async () => {
     const entry = (await ledger.record(message(), false))!;
-    expect(await ledger.acquire(entry.laneId, 'replica-a', 60_000)).toBe(true);
-    expect(await ledger.acquire(entry.laneId, 'replica-b', 60_000)).toBe(false);
+    const a = await ledger.acquire(entry.laneId, 'replica-a', 60_000);
+    expect(a).toMatchObject({ laneId: entry.laneId, takenOver: false });
+    expect(await ledger.acquire(entry.laneId, 'replica-b', 60_000)).toBeUndefined();
     expect(await ledger.claimableLanes(['test'], 1_000)).not.toContain(entry.laneId);
-    expect(await ledger.renew('replica-a', 60_000)).toContain(entry.laneId);
+    expect(await ledger.renew('replica-a', [a!], 60_000)).toEqual([
+      { laneId: entry.laneId, generation: a!.generation },
+    ]);
     await ledger.release(entry.laneId, 'replica-b');
-    expect(await ledger.acquire(entry.laneId, 'replica-b', 60_000)).toBe(false);
+    expect(await ledger.acquire(entry.laneId, 'replica-b', 60_000)).toBeUndefined();
     await ledger.release(entry.laneId, 'replica-a');
     expect(await ledger.claimableLanes(['test'], 1_000)).toContain(entry.laneId);
-    expect(await ledger.acquire(entry.laneId, 'replica-b', 60_000)).toBe(true);
+    // Each acquisition is a new generation.
+    expect(await ledger.acquire(entry.laneId, 'replica-b', 60_000)).toEqual({
+      laneId: entry.laneId,
+      generation: String(BigInt(a!.generation) + 1n),
+      takenOver: false,
+    });
   });
 
   it('is taken over once the holder stops renewing it', async () => {
     const entry = (await ledger.record(message(), false))!;
-    expect(await ledger.acquire(entry.laneId, 'dead-replica', 1)).toBe(true);
+    const dead = await ledger.acquire(entry.laneId, 'dead-replica', 1);
+    expect(dead).toBeDefined();
     // The lease ran out 1 ms after it was taken; wait for the database's clock, not ours.
-    await expect.poll(() => ledger.acquire(entry.laneId, 'replica-b', 60_000)).toBe(true);
-    expect(await ledger.renew('dead-replica', 60_000)).not.toContain(entry.laneId);
+    await expect
+      .poll(() => ledger.acquire(entry.laneId, 'replica-b', 60_000))
+      .toMatchObject({ laneId: entry.laneId, takenOver: true });
+    expect(await ledger.renew('dead-replica', [dead!], 60_000)).toEqual([]);
   });
 
   it('keeps a reply once, with the platform id of each chunk posted', async () => {

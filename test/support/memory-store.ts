@@ -6,6 +6,7 @@ import type {
   Message,
 } from '../../src/core/ports/conversation.ts';
 import type {
+  AcquiredLease,
   ApprovalButtons,
   FormButtons,
   InboundMessage,
@@ -17,7 +18,12 @@ import type {
   ReplyPart,
   StopKind,
 } from '../../src/core/ports/delivery.ts';
-import type { StepRecords, StorePort } from '../../src/core/ports/store.ts';
+import {
+  LeaseLostError,
+  type Lease,
+  type StepRecords,
+  type StorePort,
+} from '../../src/core/ports/store.ts';
 import type { FormAnswer, QuestionPort, QuestionState } from '../../src/core/ports/forms.ts';
 
 /**
@@ -79,7 +85,7 @@ export class MemoryLedger implements DeliveryPort {
   readonly prompts = new Map<string, ReplyChunk>();
   private readonly lanes = new Map<
     string,
-    { id: string; holder?: string; until: number; conversation?: Conversation }
+    { id: string; holder?: string; until: number; generation: number; conversation?: Conversation }
   >();
   /** Set to make `record` fail, as a database that went away does. */
   failRecords = false;
@@ -95,7 +101,7 @@ export class MemoryLedger implements DeliveryPort {
       return undefined;
     if (message.knownLaneOnly && !this.lanes.has(key)) return undefined;
     if (!refused && !this.lanes.has(key))
-      this.lanes.set(key, { id: String(this.lanes.size + 1), until: 0 });
+      this.lanes.set(key, { id: String(this.lanes.size + 1), until: 0, generation: 0 });
     const row: Row = {
       ...message,
       id: String(this.rows.length + 1),
@@ -121,17 +127,38 @@ export class MemoryLedger implements DeliveryPort {
       .map((l) => l.id);
   }
 
-  async acquire(laneId: string, holder: string, leaseMs: number): Promise<boolean> {
+  async acquire(
+    laneId: string,
+    holder: string,
+    leaseMs: number,
+  ): Promise<AcquiredLease | undefined> {
     const lane = this.lane(laneId);
-    if (lane.holder && lane.holder !== holder && lane.until >= Date.now()) return false;
-    Object.assign(lane, { holder, until: Date.now() + leaseMs });
-    return true;
+    if (lane.holder && lane.holder !== holder && lane.until >= Date.now()) return undefined;
+    const takenOver = lane.holder !== undefined;
+    Object.assign(lane, { holder, until: Date.now() + leaseMs, generation: lane.generation + 1 });
+    return { laneId, generation: String(lane.generation), takenOver };
   }
 
-  async renew(holder: string, leaseMs: number): Promise<string[]> {
-    const held = [...this.lanes.values()].filter((l) => l.holder === holder);
-    held.forEach((l) => (l.until = Date.now() + leaseMs));
-    return held.map((l) => l.id);
+  async renew(holder: string, leases: Lease[], leaseMs: number): Promise<Lease[]> {
+    const held = leases.filter((l) => this.holds(l) && this.lane(l.laneId).holder === holder);
+    held.forEach((l) => (this.lane(l.laneId).until = Date.now() + leaseMs));
+    return held;
+  }
+
+  /** Whether `lease` is still its lane's (no later acquisition). */
+  private holds(lease: Lease): boolean {
+    return String(this.lane(lease.laneId).generation) === lease.generation;
+  }
+
+  private fenced(lease: Lease | undefined): void {
+    if (lease && !this.holds(lease)) throw new LeaseLostError(`lane ${lease.laneId} taken over`);
+  }
+
+  async claimPost(chunkId: string, lease: Lease, leaseMs: number): Promise<boolean> {
+    this.fenced(lease);
+    const lane = this.lane(lease.laneId);
+    lane.until = Math.max(lane.until, Date.now() + leaseMs);
+    return !this.chunk(chunkId)?.platformMessageId;
   }
 
   async release(laneId: string, holder: string): Promise<void> {
@@ -174,7 +201,8 @@ export class MemoryLedger implements DeliveryPort {
     return (this.chunks.get(inboxId) ?? []).map((c) => ({ ...c }));
   }
 
-  async saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]> {
+  async saveReply(inboxId: string, parts: ReplyPart[], lease?: Lease): Promise<ReplyChunk[]> {
+    this.fenced(lease);
     if (this.rows.find((r) => r.id === inboxId)?.superseded) return [];
     if (!this.chunks.has(inboxId))
       this.chunks.set(
@@ -216,14 +244,18 @@ export class MemoryLedger implements DeliveryPort {
     return this.replyOf(inboxId);
   }
 
-  async markPosted(chunkId: string, platformMessageId: string): Promise<void> {
-    const chunk = [...this.chunks.values(), [...this.prompts.values()]]
+  private chunk(chunkId: string): ReplyChunk | undefined {
+    return [...this.chunks.values(), [...this.prompts.values()]]
       .flat()
-      .find((c) => c.id === chunkId)!;
-    chunk.platformMessageId = platformMessageId;
+      .find((c) => c.id === chunkId);
   }
 
-  async finish(inboxId: string, status: 'answered' | 'failed'): Promise<void> {
+  async markPosted(chunkId: string, platformMessageId: string): Promise<void> {
+    this.chunk(chunkId)!.platformMessageId = platformMessageId;
+  }
+
+  async finish(inboxId: string, status: 'answered' | 'failed', lease?: Lease): Promise<void> {
+    this.fenced(lease);
     this.row(inboxId).status = status;
   }
 

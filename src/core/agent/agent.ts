@@ -105,6 +105,8 @@ interface Turn {
   /** What the window can still take beside the newest request sent (see `LlmPort.room`). */
   roomTokens?: number;
   spend?: TurnSpend;
+  /** The lease each step's write carries (see `TurnOptions.fence`). */
+  fence?: TurnOptions['fence'];
 }
 
 /**
@@ -272,6 +274,7 @@ export class Agent implements TurnRunner {
       askForm: options.askForm,
       onActivity: options.onActivity,
       spend: options.spend,
+      fence: options.fence,
     };
     const fit = {
       level: this.overflow.levelFor(conversation.id),
@@ -591,6 +594,7 @@ export class Agent implements TurnRunner {
     await this.store.appendMessages(turn.conversation, messages, {
       ...(results ? { results } : {}),
       ...(records.usage ? { usage: records.usage } : {}),
+      ...(turn.fence ? { fence: turn.fence } : {}),
     });
     turn.transcript.push(...messages);
   }

@@ -2,6 +2,7 @@ import { KeyedQueue } from './keyed-queue.ts';
 import {
   FileRefusedError,
   NotRecordedError,
+  type AcquiredLease,
   type InboundMessage,
   type InboxEntry,
   type DeliveryPort,
@@ -27,6 +28,7 @@ import type {
 import { permits } from './access.ts';
 import { errorMessage } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { LeaseLostError, type Lease } from '../ports/store.ts';
 import { wellFormed } from '../well-formed.ts';
 import type { HistoryHit, HistorySearchPort, StoredResult } from '../ports/history.ts';
 import { Lanes, type LaneOptions } from './lanes.ts';
@@ -146,7 +148,8 @@ export class DeliveryEngine implements Delivery {
       { questions: deps.questions, ledger: deps.ledger, logger: deps.logger },
       { timeoutMs: options.questionTimeoutMs, pollMs: options.pollMs },
     );
-    const answer = (entry: PendingEntry, signal: AbortSignal) => this.answer(entry, signal);
+    const answer = (entry: PendingEntry, signal: AbortSignal, lease: AcquiredLease) =>
+      this.answer(entry, signal, lease);
     this.lanes = new Lanes(
       {
         ledger: deps.ledger,
@@ -408,9 +411,14 @@ export class DeliveryEngine implements Delivery {
 
   /**
    * Answers one message; false when the lane must stop (a retry is due later, or the lease is
-   * gone).
+   * gone). Its turn's steps, its reply, each post and its end carry `lease`, and are refused once
+   * another holder took the lane (LeaseLostError): then nothing more of it is written or posted.
    */
-  private async answer(entry: PendingEntry, signal: AbortSignal): Promise<boolean> {
+  private async answer(
+    entry: PendingEntry,
+    signal: AbortSignal,
+    lease: AcquiredLease,
+  ): Promise<boolean> {
     const { outbound } = this.platform(entry.lane.platform);
     const { ledger } = this.deps;
     try {
@@ -428,11 +436,12 @@ export class DeliveryEngine implements Delivery {
         stored = entry.replySaved ? await ledger.replyOf(entry.id) : [];
         if (stored.length > 0) chunks = stored;
         else {
-          const reply = await this.replyUnlessStopped(entry, outbound, signal, status);
+          const reply = await this.replyUnlessStopped(entry, outbound, signal, lease, status);
           if ('awaiting' in reply) awaiting = reply.awaiting;
           else if (!('superseded' in reply)) {
             outcome = reply.outcome;
-            chunks = await ledger.saveReply(entry.id, this.replyParts(entry, outbound, reply.text));
+            const parts = this.replyParts(entry, outbound, reply.text);
+            chunks = await ledger.saveReply(entry.id, parts, lease);
           }
         }
       } finally {
@@ -440,31 +449,41 @@ export class DeliveryEngine implements Delivery {
         await endWorking(chunks.some((chunk) => !chunk.platformMessageId));
       }
       if (awaiting.length > 0) return await this.awaitDecisions(entry, outbound, awaiting);
-      await this.deliver(entry, outbound, chunks, stored.length > 0);
-      await ledger.finish(entry.id, 'answered');
+      await this.deliver(entry, outbound, chunks, stored.length > 0, lease);
+      await ledger.finish(entry.id, 'answered', lease);
       this.answered(entry, outcome);
       return true;
     } catch (error) {
       // Shutting down, or the lease was lost: the message stays pending for whoever holds the lane
       // next.
       if (signal.aborted) return false;
-      return this.failed(entry, outbound, error);
+      if (error instanceof LeaseLostError) {
+        this.deps.logger.warn('The lane was taken over: its new holder answers the message', {
+          inbox: entry.id,
+          error: errorMessage(error),
+        });
+        return false;
+      }
+      return this.failed(entry, outbound, error, lease);
     }
   }
 
   /**
-   * Posts what of the reply is not posted yet, in order. A file the platform refuses for good
-   * becomes messages in its place, with a line saying why: the answer is never lost to its upload.
+   * Posts what of the reply is not posted yet, in order, each chunk claimed under `lease` first. A
+   * file the platform refuses for good becomes messages in its place, with a line saying why: the
+   * answer is never lost to its upload.
    */
   private async deliver(
     entry: PendingEntry,
     outbound: Outbound,
     chunks: ReplyChunk[],
     resumed: boolean,
+    lease: Lease,
   ): Promise<void> {
     const queue = chunks.filter((chunk) => !chunk.platformMessageId);
     const { replaced, files } = await this.replacedAnswer(entry, outbound);
     for (let chunk = queue.shift(); chunk; chunk = queue.shift()) {
+      if (!(await this.deps.ledger.claimPost(chunk.id, lease, this.options.leaseMs))) continue;
       const outgoing = {
         inboxId: entry.id,
         seq: chunk.seq,
@@ -540,6 +559,7 @@ export class DeliveryEngine implements Delivery {
     entry: PendingEntry,
     outbound: Outbound,
     signal: AbortSignal,
+    lease: AcquiredLease,
     status?: StatusLine,
   ): Promise<Awaited<ReturnType<DeliveryEngine['reply']>> | { superseded: true }> {
     const ended = (why: StopKind) =>
@@ -551,7 +571,8 @@ export class DeliveryEngine implements Delivery {
     this.running.set(entry.id, stop);
     this.watchStops();
     try {
-      return await this.reply(entry, outbound, AbortSignal.any([signal, stop.signal]), status);
+      const both = AbortSignal.any([signal, stop.signal]);
+      return await this.reply(entry, outbound, both, lease, status);
     } catch (error) {
       if (!stop.signal.aborted || signal.aborted) throw error;
       return ended(stop.signal.reason as StopKind);
@@ -584,6 +605,7 @@ export class DeliveryEngine implements Delivery {
     entry: PendingEntry,
     outbound: Outbound,
     signal: AbortSignal,
+    lease: AcquiredLease,
     status?: StatusLine,
   ): Promise<{ text: string; outcome: Answered } | { awaiting: PendingCall[] }> {
     if (entry.kind === 'new_conversation') {
@@ -613,6 +635,7 @@ export class DeliveryEngine implements Delivery {
     const options = {
       inboxId: entry.id,
       signal,
+      fence: { laneId: lease.laneId, generation: lease.generation },
       files,
       policy: this.turnPolicy(entry, outbound),
       askForm: (request: FormRequest) => {
@@ -667,7 +690,12 @@ export class DeliveryEngine implements Delivery {
     if (laneId) this.lanes.work(laneId);
   }
 
-  private async failed(entry: InboxEntry, outbound: Outbound, error: unknown): Promise<boolean> {
+  private async failed(
+    entry: InboxEntry,
+    outbound: Outbound,
+    error: unknown,
+    lease: Lease,
+  ): Promise<boolean> {
     const attempts = entry.attempts + 1;
     this.deps.logger.error('Could not answer a message', {
       platform: entry.lane.platform,
@@ -685,7 +713,7 @@ export class DeliveryEngine implements Delivery {
         .catch((error: unknown) =>
           this.deps.logger.warn('Could not post the failure reply', { error: errorMessage(error) }),
         );
-      await this.deps.ledger.finish(entry.id, 'failed');
+      await this.deps.ledger.finish(entry.id, 'failed', lease);
       this.answered(entry, 'failed');
       return true;
     } catch {

@@ -1,6 +1,6 @@
 import { errorMessage } from '../errors.ts';
 import { withLogFields, type Logger } from '../logger.ts';
-import type { DeliveryPort, PendingEntry } from '../ports/delivery.ts';
+import type { AcquiredLease, DeliveryPort, PendingEntry } from '../ports/delivery.ts';
 
 export interface LaneOptions {
   /**
@@ -22,10 +22,10 @@ export interface LaneDeps {
   /** The platforms whose lanes this process works. */
   platforms(): string[];
   /**
-   * Answers one message; false when the lane must stop (a retry is due later, or the lease is
-   * gone).
+   * Answers one message under `lease` (its writes carry it); false when the lane must stop (a
+   * retry is due later, or the lease is gone).
    */
-  answer(entry: PendingEntry, signal: AbortSignal): Promise<boolean>;
+  answer(entry: PendingEntry, signal: AbortSignal, lease: AcquiredLease): Promise<boolean>;
 }
 
 /**
@@ -36,7 +36,8 @@ export interface LaneDeps {
 const ACKS_FIRST_MAX_MS = 1_000;
 
 interface LaneWork {
-  held: boolean;
+  /** Set once the lane is acquired. */
+  lease?: AcquiredLease;
   /** A message arrived while the lane was being worked: look again before letting go. */
   again: boolean;
   abort: AbortController;
@@ -45,14 +46,15 @@ interface LaneWork {
 
 /**
  * Who works which lane. A lane is worked by the one replica holding its lease row, one message at
- * a time, in inbox order. The leases are renewed by a heartbeat, and work on a lane whose lease is
- * gone (or may be) stops at once. Lanes with due messages and no live lease are found by polling,
- * so a restart or a dead replica's lanes carry on by themselves.
+ * a time, in inbox order. The leases are renewed by a heartbeat, and work on a lane that another
+ * holder took over stops at once. A heartbeat that fails stops nothing: every write the work makes
+ * carries its lease's generation and is refused once the lane is taken over, so the work goes on
+ * until the database says the lease is lost. Lanes with due messages and no live lease are found by
+ * polling, so a restart or a dead replica's lanes carry on by themselves.
  */
 export class Lanes {
   private readonly working = new Map<string, LaneWork>();
   private timers: ReturnType<typeof setInterval>[] = [];
-  private lastRenewal = Date.now();
   private draining = false;
   /** Inbound messages being recorded and acknowledged now (see `arrive`). */
   private arriving = 0;
@@ -72,7 +74,6 @@ export class Lanes {
     if (running) return void (running.again = true);
     if (this.draining) return;
     const work: LaneWork = {
-      held: false,
       again: false,
       abort: new AbortController(),
       done: Promise.resolve(),
@@ -155,8 +156,9 @@ export class Lanes {
   private async workLane(laneId: string, work: LaneWork): Promise<void> {
     const { ledger } = this.deps;
     await this.acksFirst();
-    if (!(await ledger.acquire(laneId, this.options.holder, this.options.leaseMs))) return;
-    work.held = true;
+    const lease = await ledger.acquire(laneId, this.options.holder, this.options.leaseMs);
+    if (!lease) return;
+    work.lease = lease;
     try {
       while (!this.draining && !work.abort.signal.aborted) {
         work.again = false;
@@ -169,7 +171,7 @@ export class Lanes {
         const fields = { platform: entry.lane.platform, inbox: entry.id };
         if (
           !(await withLogFields(this.deps.logger, fields, () =>
-            this.deps.answer(entry, work.abort.signal),
+            this.deps.answer(entry, work.abort.signal, lease),
           ))
         )
           break;
@@ -186,18 +188,18 @@ export class Lanes {
       this.work(laneId);
   }
 
-  /** Renews this process's leases; work on a lane whose lease is gone (or may be) stops at once. */
+  /**
+   * Renews the leases held when it starts; work whose lease the database did not renew (another
+   * holder took the lane) stops at once. Only those leases are judged: a lane acquired meanwhile is
+   * left to the next heartbeat. A renewal that fails (the database is away) stops nothing.
+   */
   private async heartbeat(): Promise<void> {
-    if (this.working.size === 0) return void (this.lastRenewal = Date.now());
-    let held: Set<string>;
-    try {
-      held = new Set(await this.deps.ledger.renew(this.options.holder, this.options.leaseMs));
-      this.lastRenewal = Date.now();
-    } catch (error) {
-      if (Date.now() - this.lastRenewal < this.options.leaseMs) throw error;
-      held = new Set();
-    }
-    for (const [laneId, work] of this.working)
-      if (work.held && !held.has(laneId)) work.abort.abort(new Error('lease lost'));
+    const asked = [...this.working.values()].flatMap((work) => (work.lease ? [work.lease] : []));
+    if (asked.length === 0) return;
+    const renewed = await this.deps.ledger.renew(this.options.holder, asked, this.options.leaseMs);
+    const kept = new Set(renewed.map((lease) => `${lease.laneId}:${lease.generation}`));
+    const lost = new Set(asked.filter((lease) => !kept.has(`${lease.laneId}:${lease.generation}`)));
+    for (const work of this.working.values())
+      if (work.lease && lost.has(work.lease)) work.abort.abort(new Error('lease lost'));
   }
 }

@@ -1,4 +1,5 @@
 import type { FormRequest } from './forms.ts';
+import type { Lease } from './store.ts';
 /**
  * The inbound pipeline's vocabulary and ports. A platform adapter turns its events into
  * `InboundMessage`s and implements `Outbound`; the store implements `DeliveryPort`.
@@ -144,6 +145,15 @@ export interface ReplyChunk extends ReplyPart {
   platformMessageId?: string;
 }
 
+/** A lease just taken. */
+export interface AcquiredLease extends Lease {
+  /**
+   * It was taken from a holder whose lease had run out (a crash, or a stall past the lease), not
+   * from a free lane.
+   */
+  takenOver: boolean;
+}
+
 export interface DeliveryPort {
   /**
    * Stores the message, once: undefined when it is already stored (a retry, a duplicate
@@ -152,9 +162,17 @@ export interface DeliveryPort {
   record(message: InboundMessage, refused: boolean): Promise<InboxEntry | undefined>;
   /** Lanes of these platforms with pending messages and no live lease. */
   claimableLanes(platforms: string[], limit: number): Promise<string[]>;
-  acquire(laneId: string, holder: string, leaseMs: number): Promise<boolean>;
-  /** Extends every lease of `holder`; returns the lanes it still holds. */
-  renew(holder: string, leaseMs: number): Promise<string[]>;
+  /**
+   * Takes the lane's lease, when it is free, expired or `holder`'s already: a new generation, or
+   * undefined when another holder has it.
+   */
+  acquire(laneId: string, holder: string, leaseMs: number): Promise<AcquiredLease | undefined>;
+  /**
+   * Extends these leases of `holder`, each only while its generation is still the lane's; returns
+   * those it extended. A lease absent from the answer was taken over (or released): its work is
+   * lost. A lane acquired while this ran is not among `leases`, so it is never judged by it.
+   */
+  renew(holder: string, leases: Lease[], leaseMs: number): Promise<Lease[]>;
   release(laneId: string, holder: string): Promise<void>;
   /** The lane's oldest pending message, unless it waits (for a retry or a decision). */
   nextPending(laneId: string): Promise<PendingEntry | undefined>;
@@ -163,8 +181,11 @@ export interface DeliveryPort {
   /** Points the lane at a new conversation. */
   startConversation(entry: InboxEntry): Promise<void>;
   replyOf(inboxId: string): Promise<ReplyChunk[]>;
-  /** Stores the reply, once; none when an edit superseded the message first. */
-  saveReply(inboxId: string, parts: ReplyPart[]): Promise<ReplyChunk[]>;
+  /**
+   * Stores the reply, once; none when an edit superseded the message first. Under a stale `lease`
+   * nothing is stored (LeaseLostError).
+   */
+  saveReply(inboxId: string, parts: ReplyPart[], lease?: Lease): Promise<ReplyChunk[]>;
   /**
    * The prompt of a call's approval or of a question, stored once, before the reply's chunks (its
    * seq is negative).
@@ -179,8 +200,15 @@ export interface DeliveryPort {
    * may have done it first).
    */
   replaceFile(inboxId: string, chunkId: string, parts: ReplyPart[]): Promise<ReplyChunk[]>;
+  /**
+   * Before a chunk is posted: refuses a stale `lease` (LeaseLostError), else extends it by
+   * `leaseMs`, so that no one takes the lane over while the post is under way. False when the
+   * chunk is recorded as posted already.
+   */
+  claimPost(chunkId: string, lease: Lease, leaseMs: number): Promise<boolean>;
   markPosted(chunkId: string, platformMessageId: string): Promise<void>;
-  finish(inboxId: string, status: 'answered' | 'failed'): Promise<void>;
+  /** Under a stale `lease` the message is left as it is (LeaseLostError). */
+  finish(inboxId: string, status: 'answered' | 'failed', lease?: Lease): Promise<void>;
   retryLater(inboxId: string, delayMs: number): Promise<void>;
   /**
    * The message's turn stopped at calls awaiting a decision: it waits, holding its lane's later

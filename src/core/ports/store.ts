@@ -21,6 +21,21 @@ export interface ToolResultRecord {
 export interface StepRecords {
   results?: ToolResultRecord[];
   usage?: UsageRecord;
+  /**
+   * The lease the step is written under: the write is refused (LeaseLostError) once another
+   * acquisition of the lane made it stale.
+   */
+  fence?: Lease;
+}
+
+/**
+ * One acquisition of a lane (see `DeliveryPort.acquire`): its generation is the fencing token.
+ * Every acquisition bumps it, so the writes that advance the lane's work name the one they were
+ * made under, and the database refuses them once another holder has taken the lane.
+ */
+export interface Lease {
+  laneId: string;
+  generation: string;
 }
 
 /** A model request's usage as stored: whose it was, its price, and the hold its write releases. */
@@ -58,7 +73,15 @@ export interface StorePort {
  * spends none of its attempts, since nothing can be written while it lasts.
  */
 export class StoreError extends Error {
-  override readonly name = 'StoreError';
+  override readonly name: string = 'StoreError';
+}
+
+/**
+ * A write made under a lease that another holder has since taken (see `Lease`): refused, nothing
+ * of it stored. The work is the new holder's now; this one stops it and posts nothing.
+ */
+export class LeaseLostError extends StoreError {
+  override readonly name = 'LeaseLostError';
 }
 
 /** The store with its failures typed as StoreError, whatever the adapter behind it throws. */
@@ -67,6 +90,7 @@ export function typedStoreErrors(store: StorePort): StorePort {
     <A extends unknown[], R>(method: (...args: A) => Promise<R>) =>
     (...args: A): Promise<R> =>
       method.apply(store, args).catch((error: unknown) => {
+        if (error instanceof StoreError) throw error;
         throw new StoreError(`the store failed: ${errorMessage(error)}`, { cause: error });
       });
   return {

@@ -3,6 +3,7 @@ import type { LlmUsage } from './llm.ts';
 import type { SharedFile } from './files.ts';
 import type { FormAnswer, FormRequest } from './forms.ts';
 import type { ToolProgress } from './tools.ts';
+import type { Lease } from './store.ts';
 
 /** The turn port: what the inbound pipeline needs of the agent, one turn per user message. */
 
@@ -35,6 +36,11 @@ export interface TurnOptions {
    */
   inboxId?: string;
   signal?: AbortSignal;
+  /**
+   * The lane's lease the turn runs under: each step's write carries it, and is refused
+   * (LeaseLostError, a StoreError) once another holder took the lane.
+   */
+  fence?: Lease;
   /**
    * The files shared with the message, read when the turn stores them: once, before the model is
    * first asked. A turn resumed past that point does not ask for them again.

@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { Lanes } from '../../../src/core/delivery/lanes.ts';
+import type { PendingEntry } from '../../../src/core/ports/delivery.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { DeliveryLedger } from '../../../src/store/delivery-ledger.ts';
+import { testDatabase, uniqueKey } from '../../support/db.ts';
+import { silentLogger } from '../../support/logger.ts';
+
+let db: Database;
+let ledger: DeliveryLedger;
+/** A connection of the test's own, to hold a lane's row while a renewal runs. */
+let client: pg.Client;
+
+beforeAll(async () => {
+  db = await testDatabase();
+  ledger = new DeliveryLedger(db.prisma);
+  client = new pg.Client({ connectionString: inject('databaseUrl') });
+  await client.connect();
+});
+afterAll(async () => {
+  await client.end();
+  await db.close();
+});
+
+const record = async () =>
+  (await ledger.record(
+    {
+      lane: uniqueKey(),
+      messageKey: randomUUID(),
+      kind: 'message',
+      user: 'U1',
+      text: 'hello',
+      delivery: {},
+    },
+    false,
+  ))!;
+
+/** Renewals waiting for a row lock now: a renewal that has taken its snapshot and is held up. */
+async function blockedRenewals(): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'
+        AND query LIKE '%UPDATE lanes SET lease_expires_at%'`,
+  );
+  return rows[0]!.n;
+}
+
+it('does not abort the work of a lane acquired while a renewal was in flight', async () => {
+  const [x, y] = [await record(), await record()];
+  // Each message's work runs until the lanes stop (or abort it): its signal says whether it was.
+  const working = new Map<string, AbortSignal>();
+  const answer = (entry: PendingEntry, signal: AbortSignal) =>
+    new Promise<boolean>((resolve) => {
+      working.set(entry.laneId, signal);
+      signal.addEventListener('abort', () => resolve(false));
+    });
+  const renewals: Array<{ done: boolean }> = [];
+  const lanes = new Lanes(
+    {
+      ledger: {
+        claimableLanes: (...args) => ledger.claimableLanes(...args),
+        acquire: (...args) => ledger.acquire(...args),
+        release: (...args) => ledger.release(...args),
+        nextPending: (...args) => ledger.nextPending(...args),
+        renew: (...args) => {
+          const renewal = { done: false };
+          renewals.push(renewal);
+          return ledger.renew(...args).finally(() => (renewal.done = true));
+        },
+      },
+      logger: silentLogger,
+      // Only the lanes this test hands over are worked.
+      platforms: () => [],
+      answer,
+    },
+    // A heartbeat every 200 ms.
+    { holder: `race-${randomUUID()}`, leaseMs: 600, pollMs: 60_000 },
+  );
+  const state = (signal: AbortSignal) => (signal.aborted ? String(signal.reason) : 'working');
+  /** Waits for a renewal that starts from now on to answer. */
+  const nextRenewal = async () => {
+    const from = renewals.length;
+    await expect
+      .poll(() => renewals.length > from && renewals[from]!.done, { timeout: 10_000 })
+      .toBe(true);
+  };
+  lanes.start();
+  try {
+    lanes.work(x.laneId);
+    await expect.poll(() => working.has(x.laneId)).toBe(true);
+    await nextRenewal();
+    expect(state(working.get(x.laneId)!)).toBe('working');
+    // Lane x's row is held, so the next renewal takes its snapshot and then waits for it...
+    await client.query('BEGIN');
+    await client.query('SELECT 1 FROM lanes WHERE id = $1 FOR UPDATE', [x.laneId]);
+    await expect.poll(blockedRenewals, { timeout: 10_000 }).toBeGreaterThan(0);
+    // ...while lane y is acquired, and its work starts.
+    lanes.work(y.laneId);
+    await expect.poll(() => working.has(y.laneId)).toBe(true);
+    const inFlight = renewals.slice();
+    await client.query('ROLLBACK');
+    // Every renewal that was in flight has answered, and one more started after them too.
+    await expect.poll(() => inFlight.every((r) => r.done), { timeout: 10_000 }).toBe(true);
+    await nextRenewal();
+    expect(state(working.get(y.laneId)!)).toBe('working');
+    expect(state(working.get(x.laneId)!)).toBe('working');
+  } finally {
+    await client.query('ROLLBACK').catch(() => {});
+    await lanes.stop(0);
+  }
+});

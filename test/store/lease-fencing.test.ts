@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AcquiredLease, InboxEntry } from '../../src/core/ports/delivery.ts';
+import type { Conversation, Message } from '../../src/core/ports/conversation.ts';
+import { LeaseLostError } from '../../src/core/ports/store.ts';
+import type { Database } from '../../src/store/database.ts';
+import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
+import { TranscriptStore } from '../../src/store/transcript-store.ts';
+import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
+
+let db: Database;
+let ledger: DeliveryLedger;
+let store: TranscriptStore;
+
+beforeAll(async () => {
+  db = await testDatabase();
+  ledger = new DeliveryLedger(db.prisma);
+  store = testStore(db);
+});
+afterAll(() => db.close());
+
+const record = async (): Promise<InboxEntry> =>
+  (await ledger.record(
+    {
+      lane: uniqueKey(),
+      messageKey: randomUUID(),
+      kind: 'message',
+      user: 'U1',
+      text: 'hello',
+      delivery: {},
+    },
+    false,
+  ))!;
+
+/** Holder A's lease ran out (1 ms), and holder B took the lane over: a generation later. */
+async function takenOver(entry: InboxEntry): Promise<{ a: AcquiredLease; b: AcquiredLease }> {
+  const a = (await ledger.acquire(entry.laneId, `a-${randomUUID()}`, 1))!;
+  let b: AcquiredLease | undefined;
+  // On the database's clock, not ours.
+  await expect
+    .poll(async () => (b = await ledger.acquire(entry.laneId, `b-${randomUUID()}`, 60_000)))
+    .toMatchObject({ takenOver: true });
+  expect(BigInt(b!.generation)).toBe(BigInt(a.generation) + 1n);
+  return { a, b: b! };
+}
+
+const rowsOf = (conversation: Conversation) =>
+  db.prisma.transcriptMessage.findMany({
+    where: { conversationId: conversation.id },
+    orderBy: { id: 'asc' },
+    select: { role: true, content: true },
+  });
+
+describe('a holder whose lane was taken over', () => {
+  it('writes no step, while the new holder’s steps written beside it land', async () => {
+    const entry = await record();
+    const { a, b } = await takenOver(entry);
+    const { conversation } = await ledger.conversationFor(entry);
+    const call = { id: `call_${randomUUID()}`, name: 'search', arguments: '{}' };
+    const user: Message = { role: 'user', content: 'hello', turn: 1, inboxId: entry.id };
+    const asked: Message = { role: 'assistant', content: '', toolCalls: [call], turn: 1 };
+    await store.appendMessages(conversation, [user, asked], { fence: b });
+    const result = { toolCallId: call.id, content: 'A found this', isError: false, durationMs: 1 };
+    const [stale, fresh] = await Promise.allSettled([
+      store.appendMessages(
+        conversation,
+        [{ role: 'tool', toolCallId: call.id, content: 'A found this', turn: 1 }],
+        { fence: a, results: [result] },
+      ),
+      store.appendMessages(conversation, [{ role: 'assistant', content: 'B', turn: 2 }], {
+        fence: b,
+      }),
+    ]);
+    expect(stale).toMatchObject({ status: 'rejected', reason: expect.any(LeaseLostError) });
+    expect(fresh).toMatchObject({ status: 'fulfilled' });
+    await expect(
+      store.appendMessages(conversation, [{ role: 'assistant', content: 'A', turn: 1 }], {
+        fence: a,
+      }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await rowsOf(conversation)).toEqual([
+      { role: 'user', content: 'hello' },
+      { role: 'assistant', content: '' },
+      { role: 'assistant', content: 'B' },
+    ]);
+    expect(await db.prisma.toolResult.count({ where: { call: { toolCallId: call.id } } })).toBe(0);
+  });
+
+  it('saves no reply, claims no post and does not mark the message answered', async () => {
+    const entry = await record();
+    const { a, b } = await takenOver(entry);
+    await expect(ledger.saveReply(entry.id, [{ text: 'from A' }], a)).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
+    expect(await ledger.replyOf(entry.id)).toEqual([]);
+    const [chunk] = await ledger.saveReply(entry.id, [{ text: 'from B' }], b);
+    expect(chunk).toMatchObject({ text: 'from B' });
+    await expect(ledger.claimPost(chunk!.id, a, 60_000)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(ledger.finish(entry.id, 'answered', a)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await ledger.nextPending(entry.laneId)).toMatchObject({ id: entry.id });
+    // The new holder's go through; a chunk recorded as posted is not claimed again.
+    expect(await ledger.claimPost(chunk!.id, b, 60_000)).toBe(true);
+    await ledger.markPosted(chunk!.id, 'ts-b');
+    expect(await ledger.claimPost(chunk!.id, b, 60_000)).toBe(false);
+    await ledger.finish(entry.id, 'answered', b);
+    expect(await ledger.nextPending(entry.laneId)).toBeUndefined();
+    expect(await ledger.replyOf(entry.id)).toEqual([
+      { id: chunk!.id, seq: 0, text: 'from B', platformMessageId: 'ts-b' },
+    ]);
+  });
+});
+
+describe('a holder whose lease ran out with no one taking the lane', () => {
+  it('renews it and goes on writing: its generation is still the lane’s', async () => {
+    const entry = await record();
+    const holder = `stalled-${randomUUID()}`;
+    const lease = (await ledger.acquire(entry.laneId, holder, 1))!;
+    await expect.poll(() => ledger.claimableLanes(['test'], 100_000)).toContain(entry.laneId);
+    expect(await ledger.renew(holder, [lease], 60_000)).toEqual([
+      { laneId: entry.laneId, generation: lease.generation },
+    ]);
+    const { conversation } = await ledger.conversationFor(entry);
+    await store.appendMessages(conversation, [{ role: 'user', content: 'kept', turn: 1 }], {
+      fence: lease,
+    });
+    expect(await rowsOf(conversation)).toEqual([{ role: 'user', content: 'kept' }]);
+    const [chunk] = await ledger.saveReply(entry.id, [{ text: 'kept' }], lease);
+    expect(await ledger.claimPost(chunk!.id, lease, 60_000)).toBe(true);
+  });
+});
