@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ANSWERED_SUBTYPES, filesOf, senderOf, wordsOf, type SlackEvent } from './message.ts';
+import {
+  ANSWERED_SUBTYPES,
+  filesOf,
+  senderOf,
+  slackText,
+  wordsOf,
+  type SlackEvent,
+} from './message.ts';
 
 const BOT = 'UBOT';
 
@@ -146,5 +153,69 @@ describe('the words of real forwarded messages (test/fixtures/slack-payloads)', 
   it('read the rich_text blocks of a real message when its text is empty (the text removed here)', () => {
     const event = eventOf('25-channel-shared-message-with-comment-no-mention.json');
     expect(wordsOf({ ...event, text: '', attachments: [] }, BOT)).toBe('hello check that out!');
+  });
+});
+
+describe('Slack text read as Slack writes it (escapes, mentions, channels, links)', () => {
+  // The `text` of real events, from zulip/zulip's zerver/webhooks/slack/fixtures (each one's
+  // rich_text blocks carry the same words unescaped).
+  it('decodes the escapes of a code block and a quote', () => {
+    const code =
+      '```def is_bot_message(payload: WildValue) -&gt; bool:\n    app_api_id = payload.get("api_app_id").tame(check_none_or(check_string))```';
+    expect(slackText(code)).toBe(
+      '```def is_bot_message(payload: WildValue) -> bool:\n    app_api_id = payload.get("api_app_id").tame(check_none_or(check_string))```',
+    );
+    expect(slackText('&gt; This is a quote')).toBe('> This is a quote');
+    expect(slackText('a &lt;b&gt; &amp;&amp; c &amp;lt;')).toBe('a <b> && c &lt;');
+  });
+
+  it('reads mentions, channels and special mentions as a person does, keeping ids the model can use', () => {
+    expect(slackText('~_*<@U074VRHQ11T>*_~ ~_*<#C06P6T3QGD7|general>*_~ ~_*<!channel>*_~ ')).toBe(
+      '~_*<@U074VRHQ11T>*_~ ~_*#general*_~ ~_*@channel*_~ ',
+    );
+    expect(slackText('<!channel> <!here> Sorry for mentioning.')).toBe(
+      '@channel @here Sorry for mentioning.',
+    );
+    expect(slackText('<!everyone> <!here|here> <@U1|ann> <#C7>')).toBe(
+      '@everyone @here @ann (<@U1>) <#C7>',
+    );
+    expect(slackText('ping <!subteam^S123|@oncall> and <!subteam^S456>')).toBe(
+      'ping @oncall and <!subteam^S456>',
+    );
+    expect(slackText('<!date^1392734382^{date_num}|2014-02-18> ok')).toBe('2014-02-18 ok');
+  });
+
+  it('reads links as their label and address, or the address alone', () => {
+    expect(slackText('*<https://app.clickup.com/t/25567147/86cw30wf2|asd>*')).toBe(
+      '*asd (https://app.clickup.com/t/25567147/86cw30wf2)*',
+    );
+    expect(slackText('URL with normal text in a thread reply: <https://github.com>')).toBe(
+      'URL with normal text in a thread reply: https://github.com',
+    );
+    expect(slackText('<https://a.example/?q=1&amp;r=2|a &amp; b>')).toBe(
+      'a & b (https://a.example/?q=1&r=2)',
+    );
+    expect(
+      slackText('<https://github.com|https://github.com> <mailto:bob@example.com|bob@example.com>'),
+    ).toBe('https://github.com bob@example.com');
+  });
+
+  it("are what wordsOf gives for text, without Spool's mention, while rich_text blocks are taken as they are", () => {
+    expect(wordsOf({ text: `<@${BOT}|spool> is x -&gt; y &amp; <#C1|ops>?` }, BOT)).toBe(
+      'is x -> y & #ops?',
+    );
+    const blocks = [
+      {
+        type: 'rich_text',
+        elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'a &gt; b' }] }],
+      },
+    ];
+    expect(wordsOf({ text: '', blocks }, BOT)).toBe('a &gt; b');
+    expect(
+      wordsOf(
+        { text: '', attachments: [{ text: 'deploy &lt;prod&gt; <https://ci.example|run>' }] },
+        BOT,
+      ),
+    ).toBe('Attachment:\n> deploy <prod> run (https://ci.example)');
   });
 });

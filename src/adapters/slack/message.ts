@@ -43,6 +43,54 @@ export function senderOf(event: SlackEvent, botUserId: string, botId?: string): 
   return 'person';
 }
 
+/** `&amp;`, `&lt;` and `&gt;`: the three characters Slack escapes in a message's text. */
+const decodeEntities = (escaped: string) =>
+  escaped.replace(/&(amp|lt|gt);/g, (_, name: string) =>
+    name === 'lt' ? '<' : name === 'gt' ? '>' : '&',
+  );
+
+/** Slack's special mentions, as people write them. */
+const BROADCASTS: Record<string, string> = {
+  here: '@here',
+  channel: '@channel',
+  everyone: '@everyone',
+};
+
+/** One `<…>` of Slack's markup (without its brackets) as readable words. */
+function markup(inner: string): string {
+  const bar = inner.indexOf('|');
+  const [target, label] = bar < 0 ? [inner, ''] : [inner.slice(0, bar), inner.slice(bar + 1)];
+  const plain = decodeEntities(label);
+  // A person stays an id the model can mention back; their name, when Slack gives it, beside it.
+  if (target.startsWith('@')) return plain ? `@${plain} (<${target}>)` : `<${target}>`;
+  if (target.startsWith('#')) return plain ? `#${plain}` : `<${target}>`;
+  if (target.startsWith('!')) {
+    const [command = ''] = target.slice(1).split('^');
+    if (BROADCASTS[command]) return BROADCASTS[command];
+    if (command === 'subteam')
+      return plain ? (plain.startsWith('@') ? plain : `@${plain}`) : `<${target}>`;
+    return plain || `<${target}>`;
+  }
+  // A link: its label and where it goes; an address written out once.
+  const url = decodeEntities(target);
+  const shown = url.replace(/^mailto:/, '');
+  return plain && plain !== shown && plain !== url ? `${plain} (${url})` : plain || url;
+}
+
+/**
+ * A message's `text` as Slack writes it (its "formatting": `&amp; &lt; &gt;` escaped, mentions,
+ * channels, special mentions, user groups and links in `<…>`) as the plain words a person reads:
+ * `<@U1|ann>` is `@ann (<@U1>)`, `<#C1|general>` `#general`, `<!here>` `@here`,
+ * `<https://a.example|docs>` `docs (https://a.example)`, and `-&gt; bool` is `-> bool`.
+ */
+export function slackText(escaped: string): string {
+  // Brackets only ever open markup: a typed `<` arrives as `&lt;`, decoded after.
+  return escaped
+    .split(/(<[^<>]*>)/)
+    .map((part, i) => (i % 2 ? markup(part.slice(1, -1)) : decodeEntities(part)))
+    .join('');
+}
+
 /** One rich_text element, inline or block, as the text Slack's own `text` field would carry. */
 function richText(element: SlackEvent): string {
   switch (element.type) {
@@ -104,7 +152,8 @@ function attachmentWords(attachment: SlackEvent): string {
     .map((m) => blockWords((m.message as SlackEvent | undefined)?.blocks))
     .join('\n');
   const words =
-    snapshot || text(attachment.text) || text(attachment.fallback) || text(attachment.title);
+    snapshot ||
+    slackText(text(attachment.text) || text(attachment.fallback) || text(attachment.title));
   if (!words) return '';
   const author = text(attachment.author_id)
     ? `<@${text(attachment.author_id)}>`
@@ -130,8 +179,12 @@ function attachmentWords(attachment: SlackEvent): string {
  * invented: a message with no words reads as ''.
  */
 export function wordsOf(event: SlackEvent, botUserId: string): string {
-  const mention = botUserId ? `<@${botUserId}>` : undefined;
-  const own = (text(event.text) || blockWords(event.blocks)).replaceAll(mention ?? '\0', '').trim();
+  // Spool's own mention, with or without the name Slack may put beside it, is not part of the words.
+  const id = botUserId.replace(/[^\w]/g, '');
+  const strip = (words: string) =>
+    id ? words.replace(new RegExp(`<@${id}(\\|[^>]*)?>`, 'g'), '') : words;
+  const written = text(event.text);
+  const own = (written ? slackText(strip(written)) : strip(blockWords(event.blocks))).trim();
   const attachments = list(event.attachments);
   const shared = attachments
     .filter((a) => a.is_share || a.message_blocks)

@@ -39,6 +39,7 @@ import {
   addressedToSpool,
   editOf,
   filesOf,
+  slackText,
   wordsOf,
   type SlackEvent,
   type SlackFile,
@@ -708,7 +709,7 @@ export class SlackAdapter implements PlatformAdapter {
       });
       const earlier = (replies.messages ?? [])
         .filter((m) => m.ts !== message.delivery.ts && m.text)
-        .map((m) => `<@${m.user ?? m.bot_id ?? 'unknown'}>: ${m.text}`);
+        .map((m) => `<@${m.user ?? m.bot_id ?? 'unknown'}>: ${slackText(m.text!)}`);
       return earlier.length
         ? `Earlier in this Slack thread:\n${earlier.join('\n')}\n\nNew message from <@${message.user}>:\n${message.text}`
         : undefined;
