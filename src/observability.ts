@@ -92,6 +92,21 @@ export function agentMetrics(registry: Registry, inbox: InboxDepth): AgentHooks 
     onTurnFinish(turn) {
       turns.inc({ status: turn.status });
     },
+    onRedone: redoneMetric(registers),
+  };
+}
+
+/** Model requests and tool calls a resumed turn started again (see `RedoneEvent`), by why. */
+function redoneMetric(registers: Registry[]): NonNullable<AgentHooks['onRedone']> {
+  const redone = new Counter({
+    name: 'spool_redone_total',
+    help: 'Model requests and tool calls started again for the same step, by kind and why',
+    labelNames: ['kind', 'reason'],
+    registers,
+  });
+  return ({ reason, modelRequests, toolCalls }) => {
+    if (modelRequests) redone.inc({ kind: 'model_request', reason }, modelRequests);
+    if (toolCalls) redone.inc({ kind: 'tool_call', reason }, toolCalls);
   };
 }
 

@@ -12,6 +12,7 @@ import { applyResultBudget, type ResultBudget } from './results/budget.ts';
 import { admitResult, type ResultIntake } from './results/result-intake.ts';
 import { offeredTools, type ToolOfferOptions } from './tool-offer.ts';
 import { cutShortResult, resumePlan, turnProgress, unansweredCalls } from './resume.ts';
+import { redoneWork } from './redone.ts';
 import type { ModelOutcome, Step } from './step.ts';
 import { cappedReply, failedTurn } from './turn-replies.ts';
 import { settleUsage } from './usage-notes.ts';
@@ -292,6 +293,9 @@ export class Agent implements TurnRunner {
         },
       ]);
     const asked = transcript.some((m) => m.turn === number && m.role !== 'user');
+    // A turn not yet past its shared files was reading them: nothing of the model's is redone.
+    if (started && options.resumedAfter && (asked || !options.files))
+      this.reportRedone(turn, options.resumedAfter);
     if (options.files && !asked)
       return { turn, state: await this.shareFiles(turn, state, await options.files()) };
     return started ? { turn, ...(await this.resumeCalls(turn, state)) } : { turn, state };
@@ -319,6 +323,15 @@ export class Agent implements TurnRunner {
     const step: Step = { action: 'resume_calls', calls };
     const run = await this.act(turn, state, step, undefined);
     return { state: advance(state, step, run), awaiting: run?.awaiting };
+  }
+
+  /** Tells the hooks what resuming `turn` starts again, if anything. */
+  private reportRedone(turn: Turn, reason: NonNullable<TurnOptions['resumedAfter']>): void {
+    const needs = (name: string) => turn.approval?.needs(name) ?? false;
+    const redone = redoneWork(turn.transcript, turn.number, turn.tools, needs);
+    if (redone.modelRequests + redone.toolCalls === 0) return;
+    const event = { conversation: turn.conversation, turn: turn.number, reason, ...redone };
+    notify(this.deps.hooks, 'onRedone', event, this.deps.logger);
   }
 
   private async shareFiles(turn: Turn, state: TurnState, files: SharedFile[]): Promise<TurnState> {

@@ -1,7 +1,7 @@
 import type { OverflowLevel } from './context/request.ts';
 import type { Logger } from '../logger.ts';
 import type { Step } from './step.ts';
-import type { TurnStatus } from '../ports/turns.ts';
+import type { RedoReason, TurnStatus } from '../ports/turns.ts';
 import type { Conversation, Message } from '../ports/conversation.ts';
 import type { FinishReason, LlmUsage } from '../ports/llm.ts';
 import type { ToolOutcome, ToolProgress } from '../ports/tools.ts';
@@ -44,6 +44,16 @@ export interface StepEvent extends TurnInfo {
   derivedCalls: number;
 }
 
+/**
+ * A resumed turn starts again what its cut attempt had started: the model request it waited on, or
+ * the calls it was running that are sent again.
+ */
+export interface RedoneEvent extends TurnInfo {
+  reason: RedoReason;
+  modelRequests: number;
+  toolCalls: number;
+}
+
 export interface TurnEvent extends TurnInfo {
   /**
    * `awaiting_approval`: the turn stopped at calls that wait for a decision, to go on once decided.
@@ -69,6 +79,8 @@ export interface AgentHooks {
   ): ToolDecision | Promise<ToolDecision>;
   onStepFinish?(event: StepEvent): void;
   onTurnFinish?(event: TurnEvent): void;
+  /** A resumed turn starts again work its cut attempt had started. */
+  onRedone?(event: RedoneEvent): void;
   /** A running call reported progress (an MCP progress notification). */
   onToolProgress?(event: ToolProgressEvent): void;
 }
@@ -80,7 +92,7 @@ export interface ToolProgressEvent extends TurnInfo {
   progress: ToolProgress;
 }
 
-type Observer = 'onStepFinish' | 'onTurnFinish' | 'onToolProgress';
+type Observer = 'onStepFinish' | 'onTurnFinish' | 'onToolProgress' | 'onRedone';
 
 /** Tells an observer; its error is logged, never thrown into the turn it observes. */
 export function notify<K extends Observer>(
@@ -102,5 +114,6 @@ export function observers(...all: Array<Pick<AgentHooks, Observer>>): Pick<Agent
     onStepFinish: (event) => all.forEach((o) => o.onStepFinish?.(event)),
     onTurnFinish: (event) => all.forEach((o) => o.onTurnFinish?.(event)),
     onToolProgress: (event) => all.forEach((o) => o.onToolProgress?.(event)),
+    onRedone: (event) => all.forEach((o) => o.onRedone?.(event)),
   };
 }

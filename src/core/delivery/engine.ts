@@ -31,8 +31,14 @@ import type { Logger } from '../logger.ts';
 import { LeaseLostError, type Lease } from '../ports/store.ts';
 import { wellFormed } from '../well-formed.ts';
 import type { HistoryHit, HistorySearchPort, StoredResult } from '../ports/history.ts';
-import { Lanes, type LaneOptions } from './lanes.ts';
-import type { PendingCall, TurnActivity, TurnPolicy, TurnRunner } from '../ports/turns.ts';
+import { Lanes, WorkCut, type LaneOptions } from './lanes.ts';
+import type {
+  PendingCall,
+  RedoReason,
+  TurnActivity,
+  TurnPolicy,
+  TurnRunner,
+} from '../ports/turns.ts';
 import { StatusLine, statusText, waitingForAnswer } from './status.ts';
 import type { FileReader } from '../ports/files.ts';
 import { readSharedFiles, type FileLimits } from './shared-files.ts';
@@ -73,6 +79,9 @@ export const STOPPED_REPLY =
 const STOP_POLL_MS = 500;
 export const NEW_CONVERSATION_REPLY =
   'Started a new conversation here. Earlier ones stay searchable with `/recall`.';
+
+/** How many messages whose attempt this process cut short it remembers, with why. */
+const CUT_SHORT_KEPT = 1_000;
 
 /** A status shown at most once a second, and again before Slack drops it (two minutes). */
 const STATUS_TIMING = { intervalMs: 1_000, refreshMs: 90_000 };
@@ -135,6 +144,8 @@ export class DeliveryEngine implements Delivery {
   /** The turns this process runs, by inbox row: a Stop taken here ends one at once. */
   private readonly running = new Map<string, AbortController>();
   private stopWatch?: NodeJS.Timeout;
+  /** Messages whose attempt here was cut short, and why: said to the turn that resumes them. */
+  private readonly cutShort = new Map<string, RedoReason>();
 
   constructor(
     private readonly deps: DeliveryDeps,
@@ -456,8 +467,13 @@ export class DeliveryEngine implements Delivery {
     } catch (error) {
       // Shutting down, or the lease was lost: the message stays pending for whoever holds the lane
       // next.
-      if (signal.aborted) return false;
+      if (signal.aborted) {
+        const reason: unknown = signal.reason;
+        this.cutShortBy(entry, reason instanceof WorkCut ? reason.why : 'shutdown');
+        return false;
+      }
       if (error instanceof LeaseLostError) {
+        this.cutShortBy(entry, 'lease_lost');
         this.deps.logger.warn('The lane was taken over: its new holder answers the message', {
           inbox: entry.id,
           error: errorMessage(error),
@@ -466,6 +482,26 @@ export class DeliveryEngine implements Delivery {
       }
       return this.failed(entry, outbound, error, lease);
     }
+  }
+
+  private cutShortBy(entry: InboxEntry, why: RedoReason): void {
+    this.cutShort.delete(entry.id);
+    this.cutShort.set(entry.id, why);
+    if (this.cutShort.size > CUT_SHORT_KEPT)
+      this.cutShort.delete(this.cutShort.keys().next().value!);
+  }
+
+  /**
+   * Why an earlier attempt at the message ended, for its turn to count what it starts again: as
+   * this process cut it short, else as the lease was found: taken from a holder that stopped
+   * renewing it (a crash), or released by one (a shutdown, or a failed attempt).
+   */
+  private resumedAfter(entry: InboxEntry, lease: AcquiredLease): RedoReason {
+    const here = this.cutShort.get(entry.id);
+    this.cutShort.delete(entry.id);
+    if (here) return here;
+    if (lease.takenOver) return 'crash';
+    return entry.attempts > 0 ? 'error' : 'shutdown';
   }
 
   /**
@@ -636,6 +672,7 @@ export class DeliveryEngine implements Delivery {
       inboxId: entry.id,
       signal,
       fence: { laneId: lease.laneId, generation: lease.generation },
+      resumedAfter: this.resumedAfter(entry, lease),
       files,
       policy: this.turnPolicy(entry, outbound),
       askForm: (request: FormRequest) => {
@@ -705,6 +742,7 @@ export class DeliveryEngine implements Delivery {
     });
     try {
       if (attempts < this.options.maxAttempts) {
+        this.cutShortBy(entry, 'error');
         await this.deps.ledger.retryLater(entry.id, 1_000 * 2 ** attempts);
         return false;
       }

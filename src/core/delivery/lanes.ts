@@ -28,6 +28,14 @@ export interface LaneDeps {
   answer(entry: PendingEntry, signal: AbortSignal, lease: AcquiredLease): Promise<boolean>;
 }
 
+/** Why the lanes cut a lane's work short: the reason its signal is aborted with. */
+export class WorkCut extends Error {
+  override readonly name = 'WorkCut';
+  constructor(readonly why: 'lease_lost' | 'shutdown') {
+    super(why === 'lease_lost' ? 'lease lost' : 'shutting down');
+  }
+}
+
 /**
  * The longest a message's turn waits for arrivals to be recorded and acknowledged: in a burst the
  * acks go first (Slack sends again what it has not seen acknowledged within 3 s), but a steady
@@ -148,7 +156,7 @@ export class Lanes {
       new Promise((resolve) => (timer = setTimeout(resolve, graceMs))),
     ]);
     clearTimeout(timer);
-    for (const work of this.working.values()) work.abort.abort(new Error('shutting down'));
+    for (const work of this.working.values()) work.abort.abort(new WorkCut('shutdown'));
     await running();
     this.timers.forEach(clearInterval);
   }
@@ -200,6 +208,6 @@ export class Lanes {
     const kept = new Set(renewed.map((lease) => `${lease.laneId}:${lease.generation}`));
     const lost = new Set(asked.filter((lease) => !kept.has(`${lease.laneId}:${lease.generation}`)));
     for (const work of this.working.values())
-      if (work.lease && lost.has(work.lease)) work.abort.abort(new Error('lease lost'));
+      if (work.lease && lost.has(work.lease)) work.abort.abort(new WorkCut('lease_lost'));
   }
 }

@@ -9,6 +9,14 @@ import type { Lease } from './store.ts';
 
 export type TurnStatus = 'ok' | 'cut_off' | 'failed';
 
+/**
+ * Why a turn was cut short and is resumed: `lease_lost`, this process lost the lane's lease;
+ * `crash`, the lane was taken over from a holder that stopped renewing it (a crash, or a stall past
+ * the lease); `shutdown`, a holder that stopped released it; `error`, the attempt failed (the
+ * database, most often) and is tried again.
+ */
+export type RedoReason = 'lease_lost' | 'crash' | 'shutdown' | 'error';
+
 /** A turn that ran to its end: the reply to post. */
 export interface TurnReply {
   reply: string;
@@ -41,6 +49,11 @@ export interface TurnOptions {
    * (LeaseLostError, a StoreError) once another holder took the lane.
    */
   fence?: Lease;
+  /**
+   * Why this message's earlier attempt ended, if one did: a turn it left cut short counts what it
+   * starts again under this reason (the agent's `onRedone`).
+   */
+  resumedAfter?: RedoReason;
   /**
    * The files shared with the message, read when the turn stores them: once, before the model is
    * first asked. A turn resumed past that point does not ask for them again.
