@@ -1,3 +1,4 @@
+import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { PromptPort, PromptSpec } from '../../core/ports/prompts.ts';
 import { errorResult, type Tool, type ToolFlags } from '../../core/ports/tools.ts';
@@ -81,9 +82,17 @@ function resourceReader(connection: McpServerConnection): Tool {
 
 /** The tools of every configured MCP server, as one source for the registry; and their prompts. */
 export class McpToolSource implements ToolSource, PromptPort {
-  private constructor(private readonly connections: McpServerConnection[]) {}
+  private constructor(
+    private readonly connections: McpServerConnection[],
+    /** Servers left off for good, each with why (its OAuth record does not open, most often). */
+    private readonly disabled: string[] = [],
+  ) {}
 
-  /** Starts every server at once; one that fails is reported and retried, never fatal. */
+  /**
+   * Starts every server at once; one that fails is reported and retried, never fatal. A server
+   * whose OAuth record cannot be opened (MCP_OAUTH_KEY changed) is left off, by name: the others,
+   * stdio ones and those with no record or one that opens, start as ever.
+   */
   static async start(
     config: McpConfig,
     logger: Logger,
@@ -95,21 +104,32 @@ export class McpToolSource implements ToolSource, PromptPort {
       server.kind === 'http' && server.oauth && oauth
         ? oauthProvider({ ...server, oauth: server.oauth }, oauth.vault, oauth.identity)
         : undefined;
-    const connections = await Promise.all(
-      config.servers.map(
-        async (server) =>
-          new McpServerConnection(server, logger, CLIENT_INFO, limits, await authOf(server)),
-      ),
+    const disabled: string[] = [];
+    const opened = await Promise.all(
+      config.servers.map(async (server) => {
+        try {
+          return new McpServerConnection(server, logger, CLIENT_INFO, limits, await authOf(server));
+        } catch (error) {
+          const problem = `MCP server "${server.name}": ${errorMessage(error)}; disabled`;
+          logger.error(problem, { server: server.name });
+          disabled.push(problem);
+          return undefined;
+        }
+      }),
     );
+    const connections = opened.filter((c): c is McpServerConnection => c !== undefined);
     await Promise.all(connections.map((c) => c.start()));
-    return new McpToolSource(connections);
+    return new McpToolSource(connections, disabled);
   }
 
   /** Each server that cannot be used now, and why (/readyz names them). */
   problems(): string[] {
-    return this.connections.flatMap((c) =>
-      c.problem ? [`MCP server "${c.config.name}": ${c.problem}`] : [],
-    );
+    return [
+      ...this.disabled,
+      ...this.connections.flatMap((c) =>
+        c.problem ? [`MCP server "${c.config.name}": ${c.problem}`] : [],
+      ),
+    ];
   }
 
   tools(): Tool[] {
