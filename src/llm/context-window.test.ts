@@ -276,7 +276,7 @@ describe('the window known without asking, and the line logged', () => {
       'Model window: 1,047,576 tokens (known model gpt-4.1)',
     );
     expect(windowLine(assumedWindow('openai/gpt-4.1-mini'))).toBe(
-      'Model window: 1,047,576 tokens (known model gpt-4.1, for "openai/gpt-4.1-mini")',
+      'Model window: 1,047,576 tokens (known model "openai/gpt-4.1-mini", as gpt-4.1)',
     );
     expect(windowLine(assumedWindow('acme'))).toBe(
       'Model window: 32,768 tokens (default: unknown model "acme"; set OPENAI_CONTEXT_TOKENS)',

@@ -42,7 +42,7 @@ export function windowSource(window: ModelWindow): string {
     case 'known':
       return source.name === model
         ? `known model ${model}`
-        : `known model ${source.name}, for "${model}"`;
+        : `known model "${model}", as ${source.name}`;
     case 'default':
       return `default: unknown model "${model}"; set OPENAI_CONTEXT_TOKENS`;
   }
