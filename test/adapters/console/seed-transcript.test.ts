@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseKind } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
+import { PAGE_MARKER_CHARS } from '../../../src/core/markers.ts';
 import { DECISIONS, MEETING_CHARS, meetingTranscript } from '../../support/meeting.ts';
 import { FILESYSTEM_SERVER, runSpool } from '../../support/process.ts';
 import { readerModel } from '../../support/readers.ts';
@@ -40,15 +41,41 @@ afterAll(async () => {
 });
 
 describe('reading a whole document (the seed transcript)', () => {
-  it(`lists all ${DECISIONS.length} decisions of a ${MEETING_CHARS}-char transcript it paged through, in a real spool chat process with the filesystem server`, async () => {
-    const open = () => ({
-      id: 'open',
-      name: 'fs__read_text_file',
-      arguments: JSON.stringify({ path: join(root, 'transcript.txt') }),
+  const open = () => ({
+    id: 'open',
+    name: 'fs__read_text_file',
+    arguments: JSON.stringify({ path: join(root, 'transcript.txt') }),
+  });
+
+  it(`with every setting its default, reads the rest in one page: the window is known`, async () => {
+    fake.requests.length = 0;
+    fake.fallback = readerModel(open, /DECISION \d+: [^\n]*\./g);
+    const run = await runSpool(['chat', '--session', `seed-default-${Date.now()}`], {
+      env,
+      input: 'List every decision made in the meeting transcript.\n',
     });
+
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim().split('\n').sort()).toEqual([...DECISIONS].sort());
+    expect(fake.rejections).toEqual([]);
+    expect(run.stderr).toContain(
+      'Model window: 128,000 tokens (known model "gpt-4o-mini", as gpt-4o)',
+    );
+    // The read, the one page that holds the rest, the answer.
+    expect(fake.requests).toHaveLength(3);
+    const final = fake.requests.at(-1)!.messages;
+    expect(final.filter((m) => m.role === 'tool')).toHaveLength(2);
+    expect(final.at(-1)!.content).toMatch(
+      new RegExp(`you have all ${MEETING_CHARS} chars of it in view\\.\\]$`),
+    );
+  });
+
+  it(`lists all ${DECISIONS.length} decisions of a ${MEETING_CHARS}-char transcript it paged through, in a real spool chat process with the filesystem server`, async () => {
+    fake.requests.length = 0;
     fake.fallback = readerModel(open, /DECISION \d+: [^\n]*\./g);
     const run = await runSpool(['chat', '--session', `seed-${Date.now()}`], {
-      env,
+      // Pages the preview's size (CONTINUATION_CHUNK_CHARS), as they were with the window unknown.
+      env: { ...env, CONTINUATION_CHUNK_CHARS: String(4_000 - PAGE_MARKER_CHARS) },
       input: 'List every decision made in the meeting transcript.\n',
     });
 

@@ -85,7 +85,9 @@ describe('tool result continuation', () => {
         content: `${/line 0000/.test(seen) ? 'From line 0000' : 'Without the start'}: ${/THE VAULT CODE IS \d+/.exec(seen)?.[0]}`,
       };
     };
-    const agent = testAgent({ fake, store, tools: [dump] });
+    // Pages of 20,000 chars (CONTINUATION_CHUNK_CHARS), as this test reads them: with the window
+    // known (32,768 tokens, the default for an unknown model) a page would take the whole rest.
+    const agent = testAgent({ fake, store, tools: [dump], pages: { maxChunkChars: 20_000 } });
 
     const { reply, status } = await agent.runTurn(conversation, 'dump it and tell me the code');
 
@@ -152,6 +154,8 @@ describe('tool result continuation', () => {
       fake,
       store,
       tools: [testTool('dump', () => ({ content: full, isError: false }))],
+      // A 20,000-char page (CONTINUATION_CHUNK_CHARS), not the whole rest the window would hold.
+      pages: { maxChunkChars: 20_000 },
     });
     fake.enqueue(
       { toolCalls: [{ id: 'early', name: 'dump', arguments: '{}' }] },
