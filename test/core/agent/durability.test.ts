@@ -111,7 +111,6 @@ describe('across restarts', () => {
     expect(calls.map((c) => [c.modelCallId, c.arguments, c.result])).toEqual([
       ['call_deploy', '{"env":"prod"}', null],
     ]);
-    const deployId = calls[0]!.toolCallId;
     fake.requests.length = 0;
     fake.enqueue({ content: 'The deploy was interrupted; shall I retry?' });
     const { reply } = await testAgent({ fake, store }).runTurn(conversation, 'did it work?');
@@ -119,7 +118,8 @@ describe('across restarts', () => {
 
     expect(reply).toBe('The deploy was interrupted; shall I retry?');
     expect(fake.rejections).toEqual([]);
-    expect(fake.requests[0]!.messages.find((m) => m.tool_call_id === deployId)!.content).toMatch(
+    // The next turn shows turn 1's call under its alias (t1c1), which get_continuation reads by.
+    expect(fake.requests[0]!.messages.find((m) => m.tool_call_id === 't1c1')!.content).toMatch(
       /interrupted before it finished/,
     );
   });
