@@ -8,6 +8,7 @@ import { nextOffset } from '../../support/agent.ts';
 import { startConnectProxy } from '../../support/connect-proxy.ts';
 import { databaseKind } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
+import { PAGE_MARKER_CHARS } from '../../../src/core/markers.ts';
 import { freePort, runSpool } from '../../support/process.ts';
 
 let fake: FakeOpenAi;
@@ -242,7 +243,7 @@ describe('npm run chat', () => {
     expect(run.stderr).not.toContain('hunter2');
   });
 
-  it('starts with TOOL_RESULT_MAX_CHARS=4000 alone, and reads a 24,591-char file whole through pages, or greps it', async () => {
+  it('starts with TOOL_RESULT_MAX_CHARS=4000 and pages of that size, and reads a 24,591-char file whole through pages, or greps it', async () => {
     const workspace = join(dataDir, 'workspace');
     await mkdir(workspace, { recursive: true });
     const lines = Array.from(
@@ -302,7 +303,13 @@ describe('npm run chat', () => {
     };
     try {
       const run = await runSpool(['chat', '--session', `small-${Date.now()}`], {
-        env: env({ TOOL_RESULT_MAX_CHARS: '4000', MCP_CONFIG: join(dataDir, 'mcp-fs.json') }),
+        // Pages the preview's size (CONTINUATION_CHUNK_CHARS): with the window known, as it is by
+        // default, a page would take the whole rest of the file.
+        env: env({
+          TOOL_RESULT_MAX_CHARS: '4000',
+          CONTINUATION_CHUNK_CHARS: String(4_000 - PAGE_MARKER_CHARS),
+          MCP_CONFIG: join(dataDir, 'mcp-fs.json'),
+        }),
         input: 'page\ngrep\n',
       });
       expect(run.stderr).not.toContain('Invalid configuration');
