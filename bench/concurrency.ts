@@ -56,6 +56,23 @@ interface Outcome {
    * them).
    */
   transactions?: number;
+  /**
+   * Spool only: model requests the bot logged as aborted ("Request was aborted": paid for and
+   * thrown away), and what `spool_redone_total` counted (model requests and tool calls started
+   * again for the same step; none on a build without the metric).
+   */
+  aborted?: number;
+  redone?: number;
+}
+
+/** The sum of `spool_redone_total` on the bot's /metrics; undefined where it has no such metric. */
+async function redoneOf(port: number): Promise<number | undefined> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  if (!text.includes('spool_redone_total')) return undefined;
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('spool_redone_total{'))
+    .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
 }
 
 /**
@@ -318,6 +335,11 @@ try {
       const slack = await new FakeSlack().start();
       const port = await freePort();
       const child = await start(port, slack);
+      let aborted = 0;
+      child.stderr?.on(
+        'data',
+        (d: Buffer) => (aborted += d.toString().split('Request was aborted').length - 1),
+      );
       try {
         const durable = name.startsWith('durable');
         const server = durable ? durableScratch : scratch;
@@ -326,7 +348,12 @@ try {
           : name.endsWith('embedded')
             ? { pids: embeddedPids(join(dir, durable ? 'durable-embedded' : 'embedded')) }
             : undefined;
-        outcomes.push(await drive(name, child.pid!, port, slack, messages, db));
+        const outcome = await drive(name, child.pid!, port, slack, messages, db);
+        outcomes.push(
+          name.startsWith('Spool')
+            ? { ...outcome, aborted, redone: await redoneOf(port) }
+            : outcome,
+        );
       } finally {
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
@@ -382,6 +409,15 @@ for (const o of outcomes)
   console.log(
     `| ${o.bot} | ${o.messages} | ${o.otherSlackCalls.toFixed(2)} | ${o.connections.toFixed(2)} | ${o.transactions?.toFixed(1) ?? '–'} |`,
   );
+
+console.log(
+  '\nRedone work: model requests logged as aborted, and `spool_redone_total` (model requests and tool calls started again):\n',
+);
+console.log('| bot | messages per thread | aborted requests | redone |');
+console.log('|---|---|---|---|');
+for (const o of outcomes)
+  if (o.aborted !== undefined)
+    console.log(`| ${o.bot} | ${o.messages} | ${o.aborted} | ${o.redone ?? '–'} |`);
 
 for (const table of profiles) console.log(table);
 

@@ -111,3 +111,85 @@ it('does not abort the work of a lane acquired while a renewal was in flight', a
     await lanes.stop(0);
   }
 });
+
+it('keeps working through a heartbeat that fails past the lease, when no one took the lane', async () => {
+  const entry = await record();
+  const holder = `stalled-${randomUUID()}`;
+  const working = new Map<string, AbortSignal>();
+  let down = false;
+  const renewals: Array<{ failed: boolean; renewed: number; at: number }> = [];
+  const acquired: unknown[] = [];
+  const lanes = new Lanes(
+    {
+      ledger: {
+        claimableLanes: (...args) => ledger.claimableLanes(...args),
+        acquire: async (...args) => {
+          const lease = await ledger.acquire(...args);
+          acquired.push(lease);
+          return lease;
+        },
+        release: (...args) => ledger.release(...args),
+        nextPending: (...args) => ledger.nextPending(...args),
+        // The database away for the heartbeat: its renewals fail.
+        renew: async (...args) => {
+          if (down) {
+            renewals.push({ failed: true, renewed: 0, at: Date.now() });
+            throw new Error('connection refused');
+          }
+          const renewed = await ledger.renew(...args);
+          renewals.push({ failed: false, renewed: renewed.length, at: Date.now() });
+          return renewed;
+        },
+      },
+      logger: silentLogger,
+      platforms: () => [],
+      answer: (pending, signal) =>
+        new Promise<boolean>((resolve) => {
+          working.set(pending.laneId, signal);
+          signal.addEventListener('abort', () => resolve(false));
+        }),
+    },
+    { holder, leaseMs: 300, pollMs: 60_000 },
+  );
+  lanes.start();
+  try {
+    lanes.work(entry.laneId);
+    await expect.poll(() => working.has(entry.laneId)).toBe(true);
+    down = true;
+    // The lease runs out on the database's clock, and a heartbeat fails after that.
+    await expect
+      .poll(async () => (await ledger.claimableLanes(['test'], 100_000)).includes(entry.laneId), {
+        timeout: 10_000,
+      })
+      .toBe(true);
+    // Heartbeats go on failing for a whole lease more (unless the work is stopped).
+    const expired = Date.now();
+    const signal = working.get(entry.laneId)!;
+    await expect
+      .poll(() => signal.aborted || renewals.some((r) => r.failed && r.at > expired + 300))
+      .toBe(true);
+    const state = (signal: AbortSignal) => (signal.aborted ? String(signal.reason) : 'working');
+    expect(state(working.get(entry.laneId)!)).toBe('working');
+    down = false;
+    const back = renewals.length;
+    await expect
+      .poll(() => renewals.slice(back).some((r) => !r.failed && r.renewed === 1), {
+        timeout: 10_000,
+      })
+      .toBe(true);
+    expect(state(working.get(entry.laneId)!)).toBe('working');
+    // Renewed under the same generation: the lease is this holder's again.
+    expect(
+      (
+        await client.query(
+          'SELECT holder, generation::text, lease_expires_at > now() AS live FROM lanes WHERE id = $1',
+          [entry.laneId],
+        )
+      ).rows,
+    ).toEqual([
+      { holder, generation: (acquired[0] as { generation: string }).generation, live: true },
+    ]);
+  } finally {
+    await lanes.stop(0);
+  }
+});
