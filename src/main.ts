@@ -364,7 +364,8 @@ async function configuredPlatforms(
   if (config.slack)
     platforms.push(
       new (await import('./adapters/slack/slack-adapter.ts')).SlackAdapter(
-        { ...config.slack, dispatcher },
+        // Where replies may unfurl is the channel's policy, as the engine reads it.
+        { ...config.slack, dispatcher, policy: config.delivery.policy },
         delivery,
         logger,
       ),

@@ -19,12 +19,18 @@ import {
   type InboundMessage,
   type ReplyFile,
 } from '../../core/ports/delivery.ts';
-import type { Delivery, Outbound, PlatformAdapter } from '../../core/ports/platform.ts';
+import type {
+  Delivery,
+  OutgoingChunk,
+  Outbound,
+  PlatformAdapter,
+} from '../../core/ports/platform.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import type { Logger } from '../../core/logger.ts';
 import { clickReply } from '../../core/delivery/approval-text.ts';
 import { formClickReply } from '../../core/delivery/forms.ts';
 import { NOT_RECORDED_REPLY } from '../../core/delivery/engine.ts';
+import { policyFor, type Policy } from '../../core/delivery/policy.ts';
 import { answeringCommands, commandFailureReply } from '../../core/delivery/commands.ts';
 import { FORM_ACTIONS, formActionOf, formBlocks, formValues } from './form-blocks.ts';
 import { fetchThrough } from '../../proxy.ts';
@@ -96,6 +102,8 @@ export interface SlackAdapterConfig extends SlackSettings {
   statusRetryMs?: number;
   /** Web API calls and the Socket Mode connection go through this (a proxy). */
   dispatcher?: Dispatcher;
+  /** The per-channel policy (POLICY_FILE): where replies may unfurl. */
+  policy?: Policy;
 }
 
 /** Slack's file host: the only place the bot token goes with a file download. */
@@ -524,31 +532,41 @@ export class SlackAdapter implements PlatformAdapter {
     });
   }
 
+  /** One chunk of a reply as a message in the thread (or a file, with its text). */
+  private async post(
+    client: WebClient,
+    lane: InboundMessage['lane'],
+    chunk: OutgoingChunk,
+  ): Promise<string> {
+    if (chunk.file) return this.upload(client, lane, chunk.text, chunk.file);
+    const metadata = chunk.inboxId
+      ? { event_type: REPLY_EVENT, event_payload: { inbox: chunk.inboxId, seq: chunk.seq } }
+      : undefined;
+    const blocks = chunk.approval
+      ? approvalBlocks(toSlackMessages(chunk.text)[0]!, chunk.approval)
+      : chunk.form
+        ? formBlocks(toSlackMessages(chunk.text)[0]!, chunk.form)
+        : undefined;
+    // No previews of the links a reply carries, unless the channel's policy allows them.
+    const unfurl = policyFor(this.config.policy, lane).unfurl === true;
+    const sent = await client.chat.postMessage({
+      channel: lane.channel,
+      thread_ts: lane.thread,
+      text: chunk.text,
+      unfurl_links: unfurl,
+      unfurl_media: unfurl,
+      metadata,
+      ...(blocks ? { blocks } : {}),
+    });
+    return sent.ts ?? '';
+  }
+
   private outbound(): Outbound {
     const client = this.app.client;
     return {
       render: toSlackMessages,
       postsFiles: true,
-      post: async ({ lane }, chunk) => {
-        if (chunk.file) return this.upload(client, lane, chunk.text, chunk.file);
-        const metadata = chunk.inboxId
-          ? { event_type: REPLY_EVENT, event_payload: { inbox: chunk.inboxId, seq: chunk.seq } }
-          : undefined;
-        const blocks = chunk.approval
-          ? approvalBlocks(toSlackMessages(chunk.text)[0]!, chunk.approval)
-          : chunk.form
-            ? formBlocks(toSlackMessages(chunk.text)[0]!, chunk.form)
-            : undefined;
-        const sent = await client.chat.postMessage({
-          channel: lane.channel,
-          thread_ts: lane.thread,
-          text: chunk.text,
-          unfurl_links: false,
-          metadata,
-          ...(blocks ? { blocks } : {}),
-        });
-        return sent.ts ?? '';
-      },
+      post: ({ lane }, chunk) => this.post(client, lane, chunk),
       // The text alone, with no blocks: the buttons go.
       edit: async ({ lane }, ts, chunk) => {
         await client.chat.update({ channel: lane.channel, ts, text: chunk.text, blocks: [] });
@@ -652,7 +670,12 @@ export class SlackAdapter implements PlatformAdapter {
         const render = (content: string) =>
           splitMessage(`\`\`\`\n${content}\n\`\`\``, SLACK_MESSAGE_LIMIT);
         for (const chunk of resultAsMessages({ text, file }, error.message, render))
-          await client.chat.postMessage({ channel, text: chunk, unfurl_links: false });
+          await client.chat.postMessage({
+            channel,
+            text: chunk,
+            unfurl_links: false,
+            unfurl_media: false,
+          });
       });
       await respond({
         response_type: 'ephemeral',

@@ -3,7 +3,7 @@ import type { SpendPolicy } from './spend.ts';
 
 const STRINGS = ['systemPrompt', 'systemPromptAddition', 'model'] as const;
 const LISTS = ['tools', 'users', 'roles', 'approve', 'approvers'] as const;
-const FLAGS = ['apps'] as const;
+const FLAGS = ['apps', 'unfurl'] as const;
 const MATCH = ['platform', 'workspace', 'channel'] as const;
 const PLATFORMS = ['slack', 'discord', 'console'];
 

@@ -146,4 +146,18 @@ describe('parsePolicy', () => {
     });
     expect(parsePolicy([])).toEqual({ problems: ['must be an object with a "rules" array'] });
   });
+
+  it('takes unfurl, a channel letting Slack preview the links in replies, as true or false only', () => {
+    const allowed = { rules: [{ match: { platform: 'slack', channel: 'C1' }, unfurl: true }] };
+    expect(parsePolicy(allowed)).toEqual({ policy: allowed });
+    expect(policyFor(allowed, { platform: 'slack', workspace: 'T1', channel: 'C1' }).unfurl).toBe(
+      true,
+    );
+    expect(policyFor(allowed, { platform: 'slack', workspace: 'T1', channel: 'C2' }).unfurl).toBe(
+      undefined,
+    );
+    expect(parsePolicy({ rules: [{ match: { channel: 'C1' }, unfurl: 'yes' }] })).toEqual({
+      problems: ['rules[0].unfurl: must be true or false'],
+    });
+  });
 });

@@ -27,6 +27,12 @@ export interface ChannelPolicy {
    * Answers apps and workflows that talk to Spool here, as it answers people (off: people only).
    */
   apps?: boolean;
+  /**
+   * Lets Slack unfurl the links in replies here (previews of the pages and media they point to).
+   * Off by default: a reply is the model's words, and a preview is Slack fetching an address the
+   * model chose, which a hostile document could have made carry the thread's content.
+   */
+  unfurl?: boolean;
 }
 
 export interface PolicyRule extends ChannelPolicy {
