@@ -91,6 +91,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       return void res
         .writeHead(200, { 'content-type': 'application/json' })
         .end('{"object":"list","data":[]}');
+    // Nor is it Ollama: its POST /api/show (asked for the model's window at startup) is not found.
+    if (!req.url?.endsWith('/chat/completions')) return void res.writeHead(404).end();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
