@@ -60,8 +60,8 @@ export function agentSettings(r: SettingsReader): AgentSettings {
     },
     pages: {
       // A page and its marker (as the request shows it) fit in TOOL_RESULT_MAX_CHARS, as a preview
-      // does; with OPENAI_CONTEXT_TOKENS set, a page reads the whole rest of a result instead when
-      // the window and the turn's budget hold it. CONTINUATION_CHUNK_CHARS, when set, caps every
+      // does; a page reads the whole rest of a result instead when the model's window (known by
+      // default: see src/llm/context-window.ts) and the turn's budget hold it. CONTINUATION_CHUNK_CHARS, when set, caps every
       // page: pages are then that size, as they were.
       chunkChars: Math.max(1_000, maxChars - PAGE_MARKER_CHARS),
       maxChunkChars:
