@@ -217,15 +217,15 @@ async function openSpool(
   const llm = new OpenAiChatClient({ ...config.openai, dispatcher: proxyFromEnv() });
   const endpointProblem = config.openai.startupCheck ? await llm.checkEndpoint() : undefined;
   if (endpointProblem) logger.warn(`Model endpoint check, starting anyway: ${endpointProblem}`);
+  // The server's own word on its window, from the listing just fetched and its own routes; with
+  // the check skipped, nothing is asked and the known model's window or the default stands.
+  logger.info(windowLine(config.openai.startupCheck ? await llm.learnWindow() : llm.contextWindow));
   const ledger = new DeliveryLedger(db.prisma, db.ackPrisma);
   const agent = new Agent(
     {
       llm: tracing.llm(llm, config.openai),
       tools: tracing.tools(tools),
       store,
-  // The server's own word on its window, from the listing just fetched and its own routes; with
-  // the check skipped, nothing is asked and the known model's window or the default stands.
-  logger.info(windowLine(config.openai.startupCheck ? await llm.learnWindow() : llm.contextWindow));
       logger,
       hooks: observers(agentMetrics(registry, ledger), logAgentEvents(logger)),
     },
