@@ -260,12 +260,27 @@ async function runAgent(
 }
 
 /**
- * The seed case through a real `spool chat` process and the filesystem server: what a user runs.
+ * The three ways a newcomer meets the window, none of them setting it: a model the table knows, a
+ * model it does not (the default, 32,768), a server that reports its window (vLLM's max_model_len).
  */
-async function runSeedProcess(root: string): Promise<Outcome> {
+const SEED_WAYS = {
+  'model gpt-4.1 (known)': { model: 'gpt-4.1', reports: false },
+  'unknown model (default window)': { model: 'acme-chat', reports: false },
+  'server reports its window': { model: 'acme-chat', reports: true },
+} as const;
+type SeedWay = keyof typeof SEED_WAYS;
+
+/**
+ * The seed case through a real `spool chat` process and the filesystem server: what a user runs,
+ * with no window setting.
+ */
+async function runSeedProcess(root: string, way: SeedWay): Promise<Outcome> {
+  const { model, reports } = SEED_WAYS[way];
   const scratch = await createScratchDatabase('spool_bench_seed');
   const fake = await new FakeOpenAi().start();
   fake.contextTokens = WINDOW;
+  fake.models = [...fake.models, model];
+  if (reports) fake.listedWindow = WINDOW;
   fake.fallback = modelFor('seed', root);
   try {
     await writeFile(
@@ -276,16 +291,18 @@ async function runSeedProcess(root: string): Promise<Outcome> {
     );
     const env = {
       OPENAI_BASE_URL: fake.baseURL,
-      OPENAI_MODEL: MODEL,
+      OPENAI_MODEL: model,
       MCP_CONFIG: join(root, 'mcp.json'),
       DATABASE_URL: scratch.url,
       TOOL_RESULT_MAX_CHARS: '4000',
-      OPENAI_CONTEXT_TOKENS: String(WINDOW),
     };
+    let windowLine = '';
     const outcome = await session('Spool', 'seed', fake, async (text) => {
       const run = await runSpool(['chat', '--session', 'seed'], { env, input: `${text}\n` });
+      windowLine = /Model window: [^\n]*/.exec(run.stderr)?.[0] ?? 'no window line';
       return run.code === 0 ? run.stdout : undefined;
     });
+    seedWindows.set(way, windowLine);
     if (fake.rejections.length)
       throw new Error(
         `Spool: the strict fake refused ${JSON.stringify(fake.rejections.slice(0, 3))}`,
@@ -295,6 +312,13 @@ async function runSeedProcess(root: string): Promise<Outcome> {
     await fake.stop();
     await scratch.drop();
   }
+}
+
+/** The seed each way; the table's Spool row is the server that reports its window (128,000). */
+async function seedEachWay(root: string): Promise<Outcome> {
+  for (const way of Object.keys(SEED_WAYS) as SeedWay[])
+    seedOutcomes.set(way, await runSeedProcess(root, way));
+  return seedOutcomes.get('server reports its window')!;
 }
 
 async function runBaseline(
@@ -321,6 +345,9 @@ async function runBaseline(
 
 const root = await mkdtemp(join(tmpdir(), 'spool-bench-context-'));
 const outcomes: Outcome[] = [];
+/** The seed read each way of SEED_WAYS, and the window line each run logged. */
+const seedOutcomes = new Map<SeedWay, Outcome>();
+const seedWindows = new Map<SeedWay, string>();
 let small: Outcome[] = [];
 try {
   await mkdir(join(root, 'src'));
@@ -334,7 +361,7 @@ try {
           bot !== 'Spool'
             ? await runBaseline(bot, name, root, fs)
             : name === 'seed'
-              ? await runSeedProcess(root)
+              ? await seedEachWay(root)
               : await runAgent(name, root, fs, WINDOW),
         );
         console.error(`done: ${name} / ${bot}`);
@@ -386,6 +413,23 @@ for (const name of Object.keys(SESSIONS)) {
     );
   }
   console.log('');
+}
+{
+  const naive = outcomes.find((o) => o.session === 'seed' && o.bot === 'naive')!;
+  console.log(
+    '### the seed with no window setting (TOOL_RESULT_MAX_CHARS=4000, nothing else set), each way beside naive\n',
+  );
+  console.log(
+    '| Spool, window from | logged at start | right | facts given | requests | billed tokens | / naive billed |',
+  );
+  console.log('|---|---|---|---|---|---|---|');
+  for (const [way, o] of seedOutcomes)
+    console.log(
+      `| ${way} | ${seedWindows.get(way)} | ${o.right}/${o.asked} | ${o.found}/${o.expected} | ${o.requests} | ${fmt(total(o).billed)} | ${(total(o).billed / total(naive).billed).toFixed(3)} |`,
+    );
+  console.log(
+    `| naive | — | ${naive.right}/${naive.asked} | ${naive.found}/${naive.expected} | ${naive.requests} | ${fmt(total(naive).billed)} | 1.000 |\n`,
+  );
 }
 console.log('### Spool in a 3,000-token window (OPENAI_MAX_TOKENS=4096, one filesystem tool)\n');
 console.log(
