@@ -229,9 +229,11 @@ export class Agent implements TurnRunner {
    * What every request carries besides the conversation: the system prompt and the tools' schemas.
    */
   emptyRequest(
-    tools: ToolSpec[] = this.deps.tools.list(),
+    all: ToolSpec[] = this.deps.tools.list(),
     toolChoice: 'auto' | 'none' = 'auto',
   ): LlmRequest {
+    // What a conversation's first request carries: past the schema threshold, the catalogue.
+    const tools = offeredTools(all, [], this.options.toolOffer);
     return {
       system: systemPrompt(this.options.systemPrompt, tools),
       messages: [],
