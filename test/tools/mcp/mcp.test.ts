@@ -139,7 +139,8 @@ describe('server-filesystem over stdio, in a full turn', () => {
     const agent = new Agent(
       {
         llm: openAiClientFor(fake),
-        tools: toolsWithPages(store, [source], { chunkChars: 10_000 }),
+        // Pages of a stated size: with the window known, the rest would come in one page.
+        tools: toolsWithPages(store, [source], { chunkChars: 10_000, maxChunkChars: 10_000 }),
         store,
         logger: silentLogger,
       },
