@@ -7,7 +7,7 @@
  * (bench/lib/durable-floor-bot.ts), the same path with an inbox in raw `pg` and nothing else.
  *
  * Spool and the durable floor run on scratch databases of their own on the PostgreSQL server at
- * SPOOL_TEST_POSTGRES_URL (default: the local test server) and on an embedded server each. THREADS=200 by default. PROFILE=1 also
+ * SPOOL_TEST_POSTGRES_URL (default: the local test server) and on an embedded server each. THREADS=200 by default. LEASE_TTL_MS sets Spool's lease. PROFILE=1 also
  * profiles each Spool run's CPU (node --cpu-prof) and prints its self time by package.
  *
  * CPU per turn counts every process of each side: the bot and whatever it started (the embedded
@@ -33,6 +33,8 @@ import { percentile } from './lib/stats.ts';
 const THREADS = Number(process.env.THREADS ?? 200);
 const LLM_MS = 300;
 const PROFILE = process.env.PROFILE === '1';
+/** LEASE_TTL_MS, when set, is handed to the Spool bots (a short lease shows work redone sooner). */
+const LEASE = process.env.LEASE_TTL_MS ? { LEASE_TTL_MS: process.env.LEASE_TTL_MS } : {};
 
 interface Outcome {
   bot: string;
@@ -303,6 +305,7 @@ try {
               {
                 OPENAI_BASE_URL: llm.baseURL,
                 SLACK_API_URL: slack.apiUrl,
+                ...LEASE,
                 DATA_DIR: join(dir, 'pg'),
                 DATABASE_URL: scratch.url,
               },
@@ -324,6 +327,7 @@ try {
               {
                 OPENAI_BASE_URL: llm.baseURL,
                 SLACK_API_URL: slack.apiUrl,
+                ...LEASE,
                 DATA_DIR: join(dir, 'embedded'),
               },
               profiled('embedded'),
