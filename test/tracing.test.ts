@@ -241,6 +241,8 @@ describe('tracing', () => {
     expect(tool.attributes).toMatchObject({
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': 'remote__lookup',
+      // Spool's own id for the call, as stored.
+      'gen_ai.tool.call.id': expect.stringMatching(/^call_[0-9a-f]{32}$/),
     });
 
     // The MCP server heard the tool span's trace, in the HTTP header and in _meta.

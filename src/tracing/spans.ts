@@ -20,6 +20,7 @@ import {
   ATTR_GEN_AI_RESPONSE_MODEL,
   ATTR_GEN_AI_SYSTEM_INSTRUCTIONS,
   ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_GEN_AI_TOOL_CALL_ID,
   ATTR_GEN_AI_TOOL_CALL_RESULT,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_GEN_AI_TOOL_TYPE,
@@ -198,8 +199,8 @@ function usageAttributes(usage: LlmUsage): Attributes {
 }
 
 /**
- * Each tool call: an `execute_tool {name}` span. A call whose result is an error the model reads
- * (`isError`) is marked as failed too.
+ * Each tool call: an `execute_tool {name}` span, with the call's id. A call whose result is an
+ * error the model reads (`isError`) is marked as failed too.
  */
 export function tracedTools(tracer: Tracer, tools: ToolPort, options: SpanOptions): ToolPort {
   return decorate(tools, {
@@ -214,6 +215,7 @@ export function tracedTools(tracer: Tracer, tools: ToolPort, options: SpanOption
             [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool',
             [ATTR_GEN_AI_TOOL_NAME]: name,
             [ATTR_GEN_AI_TOOL_TYPE]: 'function',
+            ...(context.callId ? { [ATTR_GEN_AI_TOOL_CALL_ID]: context.callId } : {}),
             ...content(options, ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, () => args),
           },
         },

@@ -96,6 +96,20 @@ describe('Agent over an in-memory store', () => {
     ]);
   });
 
+  it("tells the tool the id of the call it runs: the stored call's, Spool's own", async () => {
+    const store = new MemoryStore();
+    const ids: Array<string | undefined> = [];
+    const tool = testTool('look', (_, context) => {
+      ids.push(context.callId);
+      return { content: 'found it', isError: false };
+    });
+    const { llm } = scriptedModel(call('look'), { content: 'done' });
+    await agentWith(llm, store, [tool]).runTurn(await store.openConversation(key), 'look');
+    const stored = store.steps[1]!.messages[0]!;
+    expect(stored.role === 'assistant' && stored.toolCalls?.map((c) => c.id)).toEqual(ids);
+    expect(ids).toEqual([expect.stringMatching(/^call_[0-9a-f]{32}$/)]);
+  });
+
   it('goes on from the stored transcript when the turn was cut short, without running a stored call again', async () => {
     const store = new MemoryStore();
     const conversation = await store.openConversation(key);

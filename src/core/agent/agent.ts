@@ -579,6 +579,7 @@ export class Agent implements TurnRunner {
       };
       return await this.deps.tools.call(call.name, parsed.args, {
         ...info,
+        callId: call.id,
         signal: turn.signal,
         reading,
         ...(turn.askForm ? { askForm: turn.askForm } : {}),

@@ -113,6 +113,8 @@ export interface ToolProgress {
 export interface ToolContext {
   conversation: Conversation;
   turn: number;
+  /** The id of the call being run: Spool's own (`call_` and 32 hex digits), as stored. */
+  callId?: string;
   signal: AbortSignal;
   reading: ReadingContext;
   /** Told each time the running call reports progress. */
