@@ -10,6 +10,7 @@ import {
   type LlmResponse,
 } from '../ports/llm.ts';
 import { StoreError } from '../ports/store.ts';
+import type { TurnActivity } from '../ports/turns.ts';
 import { errorResult, type ToolFlags } from '../ports/tools.ts';
 import { interruptedCallMarker } from '../markers.ts';
 import { builtinSource, ToolRegistry } from '../../tools/registry.ts';
@@ -178,6 +179,30 @@ describe('Agent over an in-memory store', () => {
       ['run_calls', 2],
       ['run_calls', 3],
       ['answer', 3],
+    ]);
+  });
+
+  it('says which part of a stored result get_continuation reads, once it knows', async () => {
+    const store = new MemoryStore();
+    const dump = testTool('dump', () => ({ content: 'x'.repeat(3_500), isError: false }));
+    const { llm } = scriptedModel(
+      call('dump'),
+      (r) => {
+        const dumped = r.messages.find((m) => m.role === 'tool');
+        return call('get_continuation', {
+          tool_call_id: dumped?.role === 'tool' ? dumped.toolCallId : '',
+          offset: 1_000,
+        });
+      },
+      { content: 'read' },
+    );
+    const activity: TurnActivity[] = [];
+    await agentWith(llm, store, [dump]).runTurn(await store.openConversation(key), 'read it', {
+      onActivity: (a) => activity.push(a),
+    });
+    // The page size is the tool's (1,000 characters here).
+    expect(activity.filter((a) => a.kind === 'reading')).toEqual([
+      { kind: 'reading', name: 'get_continuation', read: { from: 1_000, to: 2_000, of: 3_500 } },
     ]);
   });
 

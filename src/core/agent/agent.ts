@@ -583,6 +583,7 @@ export class Agent implements TurnRunner {
         signal: turn.signal,
         reading,
         ...(turn.askForm ? { askForm: turn.askForm } : {}),
+        onReading: (read) => turn.onActivity?.({ kind: 'reading', name: call.name, read }),
         onProgress: (progress) => {
           turn.onActivity?.({ kind: 'progress', name: call.name, progress });
           notify(

@@ -73,7 +73,7 @@ export function getContinuationTool(store: StorePort, options: PageOptions): Too
         'Old tool results may be cleared from the context the same way; get_continuation reads them again.',
       ].join('\n'),
     },
-    async run(args, { conversation, turn, reading }) {
+    async run(args, { conversation, turn, reading, onReading }) {
       const parsed = parseContinuationArgs(args);
       if ('error' in parsed) return errorResult(parsed.error);
       // A finished turn's call is shown under its alias (see microcompact): read the stored id.
@@ -86,13 +86,11 @@ export function getContinuationTool(store: StorePort, options: PageOptions): Too
         (await results.readToolResult(conversation, request.toolCallId));
       if (full === undefined)
         return errorResult(`No stored tool result with tool_call_id "${request.toolCallId}"`);
-      if (request.pattern !== undefined)
-        return grepResult(
-          full,
-          request.toolCallId,
-          request.pattern,
-          Math.min(request.offset, full.length),
-        );
+      const from = Math.min(request.offset, full.length);
+      if (request.pattern !== undefined) {
+        onReading?.({ from, to: full.length, of: full.length, pattern: request.pattern });
+        return grepResult(full, request.toolCallId, request.pattern, from);
+      }
       const room = {
         restChars: Math.max(0, full.length - request.offset),
         viewChars: reading.viewChars,
@@ -100,12 +98,10 @@ export function getContinuationTool(store: StorePort, options: PageOptions): Too
         roomTokens: reading.roomTokens,
         calls: callsOfStep(reading.transcript),
       };
-      return readContinuationPage(
-        full,
-        request.toolCallId,
-        request.offset,
-        pageChars(room, options),
-      );
+      const size = pageChars(room, options);
+      if (from < full.length)
+        onReading?.({ from, to: Math.min(full.length, from + size), of: full.length });
+      return readContinuationPage(full, request.toolCallId, request.offset, size);
     },
   };
 }

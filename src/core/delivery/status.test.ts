@@ -77,3 +77,34 @@ it('statusText says what the turn does, with a running tool’s own words and sh
     }),
   ).toBe('running ops__deploy: copying files (43%)');
 });
+
+it('statusText names the page a turn reads of a stored result, or what it looks for in it', () => {
+  expect(
+    statusText({
+      kind: 'reading',
+      name: 'get_continuation',
+      read: { from: 40_000, to: 60_000, of: 200_000 },
+    }),
+  ).toBe('reading page 3 of 10 of a stored result (characters 40,000–60,000 of 200,000)');
+  // A page that takes the rest at once is the last, whatever its size.
+  expect(
+    statusText({
+      kind: 'reading',
+      name: 'get_continuation',
+      read: { from: 20_000, to: 200_000, of: 200_000 },
+    }),
+  ).toBe('reading page 2 of 2 of a stored result (characters 20,000–200,000 of 200,000)');
+  expect(
+    statusText({
+      kind: 'reading',
+      name: 'get_continuation',
+      read: { from: 0, to: 1_000, of: 1_000, pattern: 'timeout|refused' },
+    }),
+  ).toBe('searching a stored result (1,000 characters) for "timeout|refused"');
+  const long = statusText({
+    kind: 'reading',
+    name: 'get_continuation',
+    read: { from: 0, to: 5, of: 5, pattern: 'x'.repeat(500) },
+  });
+  expect(long.length).toBeLessThanOrEqual(100);
+});

@@ -1,3 +1,4 @@
+import type { StoredRead } from '../ports/tools.ts';
 import type { TurnActivity } from '../ports/turns.ts';
 
 /** A status stays short: Slack shows it on one line beside the app's name. */
@@ -13,6 +14,8 @@ export function statusText(activity: TurnActivity): string {
       return activity.afterTools ? 'writing the answer' : 'thinking';
     case 'tool':
       return activity.reading ? 'reading stored results' : `running ${activity.name}`;
+    case 'reading':
+      return readingText(activity.read);
     case 'progress': {
       const { progress, total, message } = activity.progress;
       const share = total ? ` (${Math.round((100 * progress) / total)}%)` : '';
@@ -20,6 +23,25 @@ export function statusText(activity: TurnActivity): string {
       return `running ${activity.name}${said}${share}`.slice(0, MAX_STATUS_CHARS);
     }
   }
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * Which page of a stored result, by this page's size: "reading page 3 of 10 of a stored result
+ * (characters 40,000–60,000 of 200,000)"; a search names its pattern.
+ */
+function readingText(read: StoredRead): string {
+  if (read.pattern !== undefined) {
+    const pattern = read.pattern.length > 40 ? `${read.pattern.slice(0, 39)}…` : read.pattern;
+    const text = `searching a stored result (${count(read.of)} characters) for "${pattern}"`;
+    return text.slice(0, MAX_STATUS_CHARS);
+  }
+  const size = Math.max(1, read.to - read.from);
+  const page = Math.ceil(read.from / size) + 1;
+  const pages = page + Math.ceil((read.of - read.to) / size);
+  const span = `characters ${count(read.from)}–${count(read.to)} of ${count(read.of)}`;
+  return `reading page ${page} of ${pages} of a stored result (${span})`;
 }
 
 export const waitingForAnswer = (server: string) => `waiting for an answer to ${server}'s question`;

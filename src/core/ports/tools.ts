@@ -110,6 +110,17 @@ export interface ToolProgress {
   message?: string;
 }
 
+/**
+ * What a tool that reads stored results is reading: characters `from` to `to` of a result `of`
+ * characters, or, with a pattern, the lines that match it from `from` on.
+ */
+export interface StoredRead {
+  from: number;
+  to: number;
+  of: number;
+  pattern?: string;
+}
+
 export interface ToolContext {
   conversation: Conversation;
   turn: number;
@@ -119,6 +130,8 @@ export interface ToolContext {
   reading: ReadingContext;
   /** Told each time the running call reports progress. */
   onProgress?(progress: ToolProgress): void;
+  /** Told what a call that reads stored results reads, once it knows. */
+  onReading?(read: StoredRead): void;
   /** Puts the running call's question to the person who started the turn; absent, declined. */
   askForm?(request: FormRequest): Promise<FormAnswer>;
 }

@@ -2,7 +2,7 @@ import type { Conversation } from './conversation.ts';
 import type { LlmUsage } from './llm.ts';
 import type { SharedFile } from './files.ts';
 import type { FormAnswer, FormRequest } from './forms.ts';
-import type { ToolProgress } from './tools.ts';
+import type { StoredRead, ToolProgress } from './tools.ts';
 import type { Lease } from './store.ts';
 
 /** The turn port: what the inbound pipeline needs of the agent, one turn per user message. */
@@ -101,7 +101,9 @@ export interface TurnSpend {
 export type TurnActivity =
   | { kind: 'model'; afterTools: boolean }
   | { kind: 'tool'; name: string; reading: boolean }
-  | { kind: 'progress'; name: string; progress: ToolProgress };
+  | { kind: 'progress'; name: string; progress: ToolProgress }
+  /** Which part of a stored result the running call reads. */
+  | { kind: 'reading'; name: string; read: StoredRead };
 
 /** A channel's own prompt, model and tools. */
 export interface TurnPolicy {
