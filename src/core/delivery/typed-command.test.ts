@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { typedCommand } from './typed-command.ts';
+
+describe('typedCommand', () => {
+  it('reads a verb and its words', () => {
+    expect(typedCommand(' recall  deploy logs ')).toEqual({ verb: 'recall', query: 'deploy logs' });
+    expect(typedCommand('result call_1')).toEqual({ verb: 'result', toolCallId: 'call_1' });
+    expect(typedCommand('prompt git review x=1')).toEqual({
+      verb: 'prompt',
+      command: 'git review x=1',
+    });
+    expect(typedCommand('usage')).toEqual({ verb: 'usage', chart: false });
+    expect(typedCommand('usage chart')).toEqual({ verb: 'usage', chart: true });
+  });
+
+  it('takes a prompt with no words as the request for the list', () => {
+    expect(typedCommand('prompt')).toEqual({ verb: 'prompt', command: '' });
+  });
+
+  it('answers with help for nothing, an unknown verb, or a verb without what it needs', () => {
+    for (const text of ['', '   ', 'help', 'hello there', 'recall', 'result '])
+      expect(typedCommand(text)).toEqual({ verb: 'help' });
+  });
+});

@@ -1,0 +1,38 @@
+import { formatHits } from '../builtins/search-history.ts';
+import type { Asker, Delivery } from '../ports/platform.ts';
+
+/**
+ * What a command typed as words asks for (Slack's `/spool <verb> …`; a platform with one command
+ * per verb builds these from its options). A verb without what it needs (`recall` with no words,
+ * `result` with no id) and anything unknown is a request for help.
+ */
+export type TypedCommand =
+  | { verb: 'recall'; query: string }
+  | { verb: 'result'; toolCallId: string }
+  | { verb: 'prompt'; command: string }
+  | { verb: 'usage'; chart: boolean }
+  | { verb: 'help' };
+
+/** `<verb> <argument…>`: what the words of a command mean. */
+export function typedCommand(text: string): TypedCommand {
+  const [verb = 'help', ...rest] = text.trim().split(/\s+/);
+  const argument = rest.join(' ');
+  if (verb === 'result' && argument) return { verb, toolCallId: argument };
+  if (verb === 'prompt') return { verb, command: argument };
+  if (verb === 'usage') return { verb, chart: argument === 'chart' };
+  if (verb === 'recall' && argument) return { verb, query: argument };
+  return { verb: 'help' };
+}
+
+/**
+ * What recall answers `who`: the messages and tool runs in their channel that match `query`, as
+ * text; undefined where they may not talk to Spool (the platform's refusal).
+ */
+export async function recallAnswer(
+  delivery: Delivery,
+  who: Asker,
+  query: string,
+): Promise<string | undefined> {
+  const hits = await delivery.recall(who, query);
+  return hits ? formatHits(query, hits) : undefined;
+}
