@@ -25,7 +25,8 @@ export function approvalPrompt(call: PendingCall, mask?: (text: string) => strin
 }
 
 /** A person as the platform shows them: a mention on Slack and Discord. */
-const person = (platform: string, user: string) => (platform === 'console' ? user : `<@${user}>`);
+export const person = (platform: string, user: string) =>
+  platform === 'console' ? user : `<@${user}>`;
 const when = (at: Date | undefined) =>
   (at ?? new Date())
     .toISOString()

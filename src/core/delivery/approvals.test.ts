@@ -162,6 +162,39 @@ describe('approvals through the pipeline and the agent', () => {
     await pipeline.stop(0);
   });
 
+  it('says a parked turn waits for approval, after its prompt, until the turn is taken up again', async () => {
+    const shared = fresh();
+    const events: string[] = [];
+    const { outbound, posted } = platform();
+    const { pipeline } = bot(shared, {
+      ...outbound,
+      post: async (m, chunk) => {
+        events.push(chunk.approval ? 'prompt' : `reply: ${chunk.text}`);
+        return outbound.post(m, chunk);
+      },
+      showWorking: async () => {
+        events.push('working');
+        return async () => void events.push('working ends');
+      },
+      showStatus: async (_m, status) => void events.push(`status: ${status}`),
+    });
+    const handled = await pipeline.handleIncoming(message('m1'), { waitForReply: true });
+    const waiting = 'status: waiting for approval of deploy from <@U9> or <@U8>';
+    await whenTrue(() => shared.inbox.rows.some((row) => row.status === 'waiting'));
+    // Shown after the turn's indicator ended and its prompt was posted (Slack clears a status
+    // when a message is posted).
+    expect(events).toEqual(['working', 'working ends', 'prompt', waiting]);
+    await pipeline.decideApproval(click(posted[0]!.approval!.toolCallId, 'U9'));
+    expect(handled.status === 'accepted' && (await handled.answered)).toBe('ok');
+    // Taken up again: the working indicator replaces it, and the reply ends it.
+    expect(events.slice(4)).toEqual([
+      'working',
+      'working ends',
+      'reply: tool said: deployed to prod',
+    ]);
+    await pipeline.stop(0);
+  });
+
   it('gives the model a denial, and a timeout, as an error it can tell the user about', async () => {
     for (const [decide, reason] of [
       [true, 'denied it'],

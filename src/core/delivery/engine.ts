@@ -39,7 +39,7 @@ import type {
   TurnPolicy,
   TurnRunner,
 } from '../ports/turns.ts';
-import { StatusLine, statusText, waitingForAnswer } from './status.ts';
+import { StatusLine, statusText, waitingForAnswer, waitingForApproval } from './status.ts';
 import type { FileReader } from '../ports/files.ts';
 import { readSharedFiles, type FileLimits } from './shared-files.ts';
 import { replyAsFile, replyOfFile } from './reply-file.ts';
@@ -712,6 +712,15 @@ export class DeliveryEngine implements Delivery {
     calls: PendingCall[],
   ): Promise<boolean> {
     const due = await this.desk.prompt(entry, outbound, calls);
+    // Until the turn is taken up again (its working indicator replaces this), after the prompts: a
+    // message posted in the thread clears a Slack status.
+    const { approvers } = policyFor(this.options.policy, entry.lane);
+    const waiting = waitingForApproval(
+      calls.map((call) => call.name),
+      approvers,
+      entry.lane.platform,
+    );
+    await outbound.showStatus?.(entry, waiting).catch(() => {});
     await this.deps.ledger.awaitDecision(entry.id, due);
     // A click between the prompt and the line above found nothing waiting to wake.
     if (await this.desk.anyDecided(entry.lane, calls)) await this.deps.ledger.wake(calls[0]!.id);

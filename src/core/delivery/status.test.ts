@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { StatusLine, statusText } from './status.ts';
+import { StatusLine, statusText, waitingForApproval } from './status.ts';
 
 describe('StatusLine', () => {
   const shown: Array<[number, string]> = [];
@@ -107,4 +107,16 @@ it('statusText names the page a turn reads of a stored result, or what it looks 
     read: { from: 0, to: 5, of: 5, pattern: 'x'.repeat(500) },
   });
   expect(long.length).toBeLessThanOrEqual(100);
+});
+
+it('waitingForApproval names the calls and who may decide them', () => {
+  expect(waitingForApproval(['ops__deploy'], ['U1'], 'slack')).toBe(
+    'waiting for approval of ops__deploy from <@U1>',
+  );
+  expect(waitingForApproval(['a', 'b', 'a'], ['U1', 'U2', 'U3', 'U4'], 'discord')).toBe(
+    'waiting for approval of a, b from <@U1>, <@U2> or 2 others',
+  );
+  expect(waitingForApproval(['ops__deploy'], undefined, 'slack')).toBe(
+    'waiting for approval of ops__deploy',
+  );
 });

@@ -1,4 +1,5 @@
 import type { StoredRead } from '../ports/tools.ts';
+import { person } from './approval-text.ts';
 import type { TurnActivity } from '../ports/turns.ts';
 
 /** A status stays short: Slack shows it on one line beside the app's name. */
@@ -42,6 +43,27 @@ function readingText(read: StoredRead): string {
   const pages = page + Math.ceil((read.of - read.to) / size);
   const span = `characters ${count(read.from)}–${count(read.to)} of ${count(read.of)}`;
   return `reading page ${page} of ${pages} of a stored result (${span})`;
+}
+
+/**
+ * A turn parked until its calls are decided: "waiting for approval of ops__deploy from <@U1> or
+ * <@U2>"; without approvers, anyone who may talk to Spool there decides.
+ */
+export function waitingForApproval(
+  tools: string[],
+  approvers: string[] | undefined,
+  platform: string,
+): string {
+  const names = [...new Set(tools)];
+  const of = names.length > 3 ? `${names.length} calls` : names.join(', ');
+  const people = (approvers ?? []).map((user) => person(platform, user));
+  const from =
+    people.length === 0
+      ? ''
+      : people.length <= 3
+        ? ` from ${people.slice(0, -1).join(', ')}${people.length > 1 ? ' or ' : ''}${people.at(-1)}`
+        : ` from ${people.slice(0, 2).join(', ')} or ${people.length - 2} others`;
+  return `waiting for approval of ${of}${from}`.slice(0, MAX_STATUS_CHARS);
 }
 
 export const waitingForAnswer = (server: string) => `waiting for an answer to ${server}'s question`;

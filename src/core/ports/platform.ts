@@ -66,7 +66,9 @@ export interface Outbound {
   showWorking(message: InboundMessage): Promise<(replyFollows: boolean) => Promise<void>>;
   /**
    * Says what Spool is doing, in place of the working indicator's words ("running ops__deploy"):
-   * at most about once a second, never after the turn ended.
+   * at most about once a second, never after the turn ended, but once for a turn parked for
+   * approval ("waiting for approval of ops__deploy from …", after its prompts), which stands until
+   * the turn is taken up again (`showWorking`).
    */
   showStatus?(message: InboundMessage, status: string): Promise<void>;
   /** What was said in the lane before Spool joined it, for a fresh conversation. */
