@@ -1,0 +1,139 @@
+import type { WebClient } from '@slack/web-api';
+import type { InboundMessage } from '../../core/ports/delivery.ts';
+import type { OutgoingChunk, Outbound } from '../../core/ports/platform.ts';
+import { policyFor, type Policy } from '../../core/delivery/policy.ts';
+import { errorMessage } from '../../core/errors.ts';
+import type { Logger } from '../../core/logger.ts';
+import { approvalBlocks } from './approval-blocks.ts';
+import { deleteFile, fetchSlackFile, uploadFile } from './files.ts';
+import { formBlocks } from './form-blocks.ts';
+import { slackText } from './message.ts';
+import type { SlackParts } from './parts.ts';
+import { SlackStatus } from './status.ts';
+import { SLACK_REFUSAL, toSlackMessages } from './text.ts';
+
+const HISTORY_MESSAGES = 50;
+/**
+ * Message metadata on every reply chunk, so a resumed delivery can find what a crash left
+ * unrecorded.
+ */
+const REPLY_EVENT = 'spool_reply';
+
+/**
+ * Outbound, what Slack does for the delivery engine: replies posted in the thread (a long one as a
+ * file), prompts with buttons, edits, the private refusal, the working status, the files people
+ * shared, and what a thread said before Spool was mentioned into it.
+ */
+export function slackOutbound({ app, config, logger }: SlackParts): Outbound {
+  const client = app.client;
+  const status = new SlackStatus(client, config.statusRetryMs ?? 600_000);
+  return {
+    render: toSlackMessages,
+    postsFiles: true,
+    post: ({ lane }, chunk) => post(client, config.policy, lane, chunk),
+    // The text alone, with no blocks: the buttons go.
+    edit: async ({ lane }, ts, chunk) => {
+      await client.chat.update({ channel: lane.channel, ts, text: chunk.text, blocks: [] });
+    },
+    removeFile: (_message, fileId) => deleteFile(client, fileId),
+    findPosted: (message, chunk) => findPosted(client, message, chunk),
+    refuse: async ({ lane, user }) => {
+      await client.chat.postEphemeral({
+        channel: lane.channel,
+        user,
+        thread_ts: lane.thread,
+        text: SLACK_REFUSAL,
+      });
+    },
+    showWorking: (message) => status.showWorking(message),
+    showStatus: (message, text) => status.showStatus(message, text),
+    fetchFile: (_message, file, maxBytes, signal) =>
+      fetchSlackFile(client, config, file, maxBytes, signal),
+    // Mentioned into a thread that already has messages: what was said before, so it has the
+    // context.
+    threadContext: (message) =>
+      message.lane.thread === message.delivery.ts
+        ? Promise.resolve(undefined)
+        : threadHistory(client, logger, message),
+  };
+}
+
+/** One chunk of a reply as a message in the thread (or a file, with its text). */
+async function post(
+  client: WebClient,
+  policy: Policy | undefined,
+  lane: InboundMessage['lane'],
+  chunk: OutgoingChunk,
+): Promise<string> {
+  if (chunk.file) return uploadFile(client, lane, chunk.text, chunk.file);
+  const metadata = chunk.inboxId
+    ? { event_type: REPLY_EVENT, event_payload: { inbox: chunk.inboxId, seq: chunk.seq } }
+    : undefined;
+  const blocks = chunk.approval
+    ? approvalBlocks(toSlackMessages(chunk.text)[0]!, chunk.approval)
+    : chunk.form
+      ? formBlocks(toSlackMessages(chunk.text)[0]!, chunk.form)
+      : undefined;
+  // No previews of the links a reply carries, unless the channel's policy allows them.
+  const unfurl = policyFor(policy, lane).unfurl === true;
+  const sent = await client.chat.postMessage({
+    channel: lane.channel,
+    thread_ts: lane.thread,
+    text: chunk.text,
+    unfurl_links: unfurl,
+    unfurl_media: unfurl,
+    metadata,
+    ...(blocks ? { blocks } : {}),
+  });
+  return sent.ts ?? '';
+}
+
+/** A chunk a crashed process posted without recording it: by its metadata, or its file's name. */
+async function findPosted(
+  client: WebClient,
+  { lane, delivery }: InboundMessage,
+  chunk: OutgoingChunk & { inboxId: string },
+): Promise<string | undefined> {
+  const replies = await client.conversations.replies({
+    channel: lane.channel,
+    ts: lane.thread,
+    oldest: delivery.ts,
+    include_all_metadata: true,
+    limit: 200,
+  });
+  const payload = (m: {
+    metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
+  }) => m.metadata?.event_type === REPLY_EVENT && m.metadata.event_payload;
+  // An upload carries no metadata: its file's name, unique to the reply, finds it.
+  if (chunk.file)
+    return replies.messages?.flatMap((m) => m.files ?? []).find((f) => f.name === chunk.file!.name)
+      ?.id;
+  return replies.messages?.find((m) => {
+    const p = payload(m);
+    return p && String(p.inbox) === chunk.inboxId && Number(p.seq) === chunk.seq;
+  })?.ts;
+}
+
+/** The thread's earlier messages, before the new one, for a conversation that starts there. */
+async function threadHistory(
+  client: WebClient,
+  logger: Logger,
+  message: InboundMessage,
+): Promise<string | undefined> {
+  try {
+    const replies = await client.conversations.replies({
+      channel: message.lane.channel,
+      ts: message.lane.thread,
+      limit: HISTORY_MESSAGES,
+    });
+    const earlier = (replies.messages ?? [])
+      .filter((m) => m.ts !== message.delivery.ts && m.text)
+      .map((m) => `<@${m.user ?? m.bot_id ?? 'unknown'}>: ${slackText(m.text!)}`);
+    return earlier.length
+      ? `Earlier in this Slack thread:\n${earlier.join('\n')}\n\nNew message from <@${message.user}>:\n${message.text}`
+      : undefined;
+  } catch (error) {
+    logger.warn('Slack: could not read thread history', { error: errorMessage(error) });
+    return undefined;
+  }
+}
