@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { typedCommand } from './typed-command.ts';
+import { usageArguments } from './usage-report.ts';
 
 describe('typedCommand', () => {
   it('reads a verb and its words', () => {
@@ -20,5 +21,27 @@ describe('typedCommand', () => {
   it('answers with help for nothing, an unknown verb, or a verb without what it needs', () => {
     for (const text of ['', '   ', 'help', 'hello there', 'recall', 'result '])
       expect(typedCommand(text)).toEqual({ verb: 'help' });
+  });
+
+  it('says in one line what /spool usage did not understand, and what it takes', () => {
+    expect(typedCommand('usage  Chart ')).toEqual({ verb: 'usage', chart: true });
+    expect(typedCommand('usage last month')).toEqual({
+      verb: 'usage',
+      chart: false,
+      problem:
+        'I did not understand "last month": `/spool usage` takes nothing, or `chart` (the last 30 days as a chart).',
+    });
+    expect(typedCommand('usage chart please')).toMatchObject({
+      problem: expect.stringMatching(/^I did not understand "please": /),
+    });
+  });
+});
+
+describe('usageArguments', () => {
+  it('names what a platform takes: the console takes nothing', () => {
+    expect(usageArguments('', { command: '/usage', accepted: [] })).toEqual({ chart: false });
+    expect(usageArguments('chart', { command: '/usage', accepted: [] })).toEqual({
+      problem: 'I did not understand "chart": `/usage` takes nothing.',
+    });
   });
 });

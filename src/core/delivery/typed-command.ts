@@ -1,5 +1,6 @@
 import { formatHits } from '../builtins/search-history.ts';
 import type { Asker, Delivery } from '../ports/platform.ts';
+import { usageArguments } from './usage-report.ts';
 
 /**
  * What a command typed as words asks for (Slack's `/spool <verb> …`; a platform with one command
@@ -10,7 +11,8 @@ export type TypedCommand =
   | { verb: 'recall'; query: string }
   | { verb: 'result'; toolCallId: string }
   | { verb: 'prompt'; command: string }
-  | { verb: 'usage'; chart: boolean }
+  /** With `problem`, the words were not understood: that line is the answer, not the report. */
+  | { verb: 'usage'; chart: boolean; problem?: string }
   | { verb: 'help' };
 
 /** `<verb> <argument…>`: what the words of a command mean. */
@@ -19,7 +21,10 @@ export function typedCommand(text: string): TypedCommand {
   const argument = rest.join(' ');
   if (verb === 'result' && argument) return { verb, toolCallId: argument };
   if (verb === 'prompt') return { verb, command: argument };
-  if (verb === 'usage') return { verb, chart: argument === 'chart' };
+  if (verb === 'usage') {
+    const asked = usageArguments(argument, { command: '/spool usage', accepted: ['chart'] });
+    return 'problem' in asked ? { verb, chart: false, ...asked } : { verb, ...asked };
+  }
   if (verb === 'recall' && argument) return { verb, query: argument };
   return { verb: 'help' };
 }

@@ -14,6 +14,31 @@ const TOP = 10;
 
 const dayOf = (date: Date) => date.toISOString().slice(0, 10);
 
+/** The words `/usage` may take, each with what it adds. */
+const USAGE_WORDS = { chart: 'the last 30 days as a chart' } as const;
+export type UsageWord = keyof typeof USAGE_WORDS;
+
+/**
+ * What `/usage`'s words ask for (`command` as the person typed it, `accepted` the words that
+ * platform takes), or one line saying what it did not understand and what it takes.
+ */
+export function usageArguments(
+  argument: string,
+  { command, accepted }: { command: string; accepted: readonly UsageWord[] },
+): { chart: boolean } | { problem: string } {
+  const words = argument.trim().toLowerCase().split(/\s+/).filter(Boolean);
+  const unknown = words.filter((word) => !(accepted as readonly string[]).includes(word));
+  if (unknown.length === 0) return { chart: words.includes('chart') };
+  const takes = accepted.map((word) => `\`${word}\` (${USAGE_WORDS[word]})`);
+  const said = argument
+    .trim()
+    .split(/\s+/)
+    .filter((word) => unknown.includes(word.toLowerCase()));
+  return {
+    problem: `I did not understand "${said.join(' ')}": \`${command}\` takes nothing${takes.length ? `, or ${takes.join(', or ')}` : ''}.`,
+  };
+}
+
 /** The report covers today, this week (from Monday) and this month (UTC), and 30 days for the chart. */
 export function reportStart(now: Date): Date {
   const month = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
