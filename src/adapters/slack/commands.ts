@@ -7,6 +7,7 @@ import {
 import { commandFailureReply } from '../../core/delivery/commands.ts';
 import { NOT_RECORDED_REPLY } from '../../core/delivery/engine.ts';
 import { resultAsFile, resultAsMessages } from '../../core/delivery/stored-result.ts';
+import { namingFor } from '../../core/delivery/naming.ts';
 import { recallAnswer, typedCommand } from '../../core/delivery/typed-command.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { usageChartPng } from '../shared/chart.ts';
@@ -78,10 +79,7 @@ async function sendUsage(
   chart: boolean,
   respond: Respond,
 ): Promise<void> {
-  const report = await delivery.usage(
-    { lane, user },
-    { channel: (id) => `<#${id}>`, person: (id) => `<@${id}>` },
-  );
+  const report = await delivery.usage({ lane, user }, namingFor('slack'));
   await respondAll(respond, report === 'refused' ? SLACK_REFUSAL : report.text);
   if (!chart || report === 'refused') return;
   const client = app.client;
