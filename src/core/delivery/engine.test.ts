@@ -8,6 +8,7 @@ import {
 } from './engine.ts';
 import { FileRefusedError, NotRecordedError, type InboundMessage } from '../ports/delivery.ts';
 import type { Outbound, OutgoingChunk } from '../ports/platform.ts';
+import type { PromptPort } from '../ports/prompts.ts';
 import type { TurnResult, TurnRunner } from '../ports/turns.ts';
 import { silentLogger } from '../../../test/support/logger.ts';
 import {
@@ -332,5 +333,59 @@ describe('DeliveryEngine over an in-memory inbox', () => {
       [1, false, true],
       [2, false, true],
     ]);
+  });
+});
+
+describe('prompts under a channel policy', () => {
+  it("neither lists nor fetches the prompts of a server the channel's tools leave out", async () => {
+    const rendered: string[] = [];
+    const prompts: PromptPort = {
+      list: () => [
+        { server: 'fs', name: 'tour', arguments: [] },
+        { server: 'github', name: 'review', arguments: [] },
+      ],
+      render: async (server, name) => {
+        rendered.push(`${server}/${name}`);
+        return `${server} says ${name}`;
+      },
+    };
+    const engine = new DeliveryEngine(
+      {
+        agent: heldTurns().runner,
+        ledger: new MemoryLedger(),
+        search: { searchHistory: async () => [], storedResult: async () => undefined },
+        files: { read: async () => ({ content: '', isError: false }) },
+        approvals: new MemoryApprovals(),
+        questions: new MemoryQuestions(),
+        prompts,
+        logger: silentLogger,
+      },
+      {
+        holder: 'me',
+        leaseMs: 5_000,
+        pollMs: 50,
+        maxAttempts: 3,
+        files: { maxBytes: 1_000, maxPerMessage: 2 },
+        replyFileChars: 8_000,
+        approvalTimeoutMs: 600_000,
+        questionTimeoutMs: 600_000,
+        policy: { rules: [{ match: { channel: 'C' }, tools: ['fs__*', 'get_continuation'] }] },
+      },
+    );
+    engine.register('test', recordingOutbound().outbound);
+    const here = { lane: message('x', '').lane, user: 'U1' };
+    const list = await engine.promptText(here, '');
+    expect('problem' in list && list.problem).toContain('tour');
+    expect('problem' in list && list.problem).not.toContain('review');
+    const refused = await engine.promptText(here, 'github review');
+    expect('problem' in refused && refused.problem).toMatch(/review/);
+    expect(rendered).toEqual([]);
+    expect(await engine.promptText(here, 'fs tour')).toEqual({ text: 'fs says tour' });
+    // Elsewhere, no rule: every server's prompts.
+    const elsewhere = { lane: { ...here.lane, channel: 'D' }, user: 'U1' };
+    expect(await engine.promptText(elsewhere, 'github review')).toEqual({
+      text: 'github says review',
+    });
+    expect(rendered).toEqual(['fs/tour', 'github/review']);
   });
 });

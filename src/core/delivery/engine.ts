@@ -43,7 +43,7 @@ import { StatusLine, statusText, waitingForAnswer, waitingForApproval } from './
 import type { FileReader } from '../ports/files.ts';
 import { readSharedFiles, type FileLimits } from './shared-files.ts';
 import { replyAsFile, replyOfFile } from './reply-file.ts';
-import { policyFor, toolAllowed, toolMatches, type Policy } from './policy.ts';
+import { policyFor, serverAllowed, toolAllowed, toolMatches, type Policy } from './policy.ts';
 import { ApprovalDesk } from './approvals.ts';
 import { problemsOf } from './malformed.ts';
 import type { ApprovalPort, ClickOutcome } from '../ports/approvals.ts';
@@ -349,7 +349,9 @@ export class DeliveryEngine implements Delivery {
 
   async promptText(who: Asker, command: string): Promise<{ text: string } | { problem: string }> {
     if (!this.permits(who)) return { problem: PROMPT_REFUSED };
-    const prompts = this.deps.prompts?.list() ?? [];
+    // Only the servers the channel's tools reach: another's prompts are neither listed nor fetched.
+    const { tools } = policyFor(this.options.policy, who.lane);
+    const prompts = (this.deps.prompts?.list() ?? []).filter((p) => serverAllowed(tools, p.server));
     if (!command.trim()) return { problem: promptList(prompts) };
     const parsed = parsePromptCommand(command);
     if ('problem' in parsed) return { problem: `${parsed.problem}\n${promptList(prompts)}` };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { policyFor, toolAllowed, type Policy } from './policy.ts';
+import { policyFor, serverAllowed, toolAllowed, type Policy } from './policy.ts';
 import { parsePolicy } from './policy-file.ts';
 
 const lane = (workspace: string, channel: string) => ({ platform: 'slack', workspace, channel });
@@ -159,5 +159,18 @@ describe('parsePolicy', () => {
     expect(parsePolicy({ rules: [{ match: { channel: 'C1' }, unfurl: 'yes' }] })).toEqual({
       problems: ['rules[0].unfurl: must be true or false'],
     });
+  });
+});
+
+describe('serverAllowed', () => {
+  it("reads a channel's tool patterns as the MCP servers they reach", () => {
+    expect(serverAllowed(undefined, 'github')).toBe(true);
+    expect(serverAllowed(['*'], 'github')).toBe(true);
+    expect(serverAllowed(['fs__*', 'get_continuation'], 'github')).toBe(false);
+    expect(serverAllowed(['fs__*'], 'fs')).toBe(true);
+    expect(serverAllowed(['github__get_issue'], 'github')).toBe(true);
+    expect(serverAllowed(['git*'], 'github')).toBe(true);
+    expect(serverAllowed(['github*'], 'git')).toBe(false);
+    expect(serverAllowed([], 'fs')).toBe(false);
   });
 });

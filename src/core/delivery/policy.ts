@@ -88,3 +88,18 @@ export function toolMatches(patterns: string[], name: string): boolean {
     ).test(name),
   );
 }
+
+/**
+ * Whether the patterns offer any tool of an MCP server (`<server>__…`): one names a tool of it, or
+ * reaches into it with `*` (`fs__*`, `f*`, `*`). All are offered when there are none.
+ */
+export function serverAllowed(patterns: string[] | undefined, server: string): boolean {
+  if (!patterns) return true;
+  const prefix = `${server}__`;
+  return patterns.some((pattern) => {
+    const star = pattern.indexOf('*');
+    if (star < 0) return pattern.startsWith(prefix);
+    const literal = pattern.slice(0, star);
+    return literal.startsWith(prefix) || prefix.startsWith(literal);
+  });
+}
