@@ -17,7 +17,7 @@ import {
   type LlmResponse,
 } from '../core/ports/llm.ts';
 import { type Message } from '../core/ports/conversation.ts';
-import { promptEstimator, tokenCounter } from './token-estimate.ts';
+import { promptBound, promptEstimator, tokenCounter } from './token-estimate.ts';
 import { askServer, assumedWindow, windowSource, type ModelWindow } from './context-window.ts';
 import { readUsage } from './usage.ts';
 import { errorMessage } from '../core/errors.ts';
@@ -164,6 +164,8 @@ export class OpenAiChatClient implements LlmPort {
   private readonly client: OpenAI;
   private tokenParam: TokenParam;
   private estimatePrompt?: Promise<(request: LlmRequest) => number>;
+  /** Upper bounds of a request's prompt, by the model it names (see `mostTokens`). */
+  private readonly bounds = new Map<string, Promise<(request: LlmRequest) => number>>();
   /** The model's context window and where it came from: see `learnWindow`. */
   private window: ModelWindow;
   /** The endpoint's `/models` entries, as `checkEndpoint` found them. */
@@ -210,8 +212,15 @@ export class OpenAiChatClient implements LlmPort {
     };
   }
 
+  /**
+   * An upper bound, for a spend cap's hold: the prompt bounded by the tokenizer of the model the
+   * request names (a channel's may differ from OPENAI_MODEL), and the reply budget it is sent with.
+   */
   async mostTokens(request: LlmRequest): Promise<number> {
-    return (await this.estimate(request)) + (await this.replyBudget(request));
+    const model = request.model ?? this.options.model;
+    let bound = this.bounds.get(model);
+    if (!bound) this.bounds.set(model, (bound = promptBound(model, !!this.options.imageInput)));
+    return (await bound)(request) + (await this.replyBudget(request));
   }
 
   /** The model's context window, and where it came from. */
