@@ -4,7 +4,7 @@
  * - a reader, which pages through whole documents and lists every fact it read (summarising);
  * - a grepper, which looks for one fact in a document, with a pattern where it can;
  * - a searcher, which asks about documents opened turns ago, through search_history where it can.
- * Spool (the real agent, store and filesystem MCP server, defaults) runs beside three baselines
+ * Spool (as the app wires it, bench/lib/spool-bot.ts, with the filesystem MCP server) runs beside three baselines
  * that could really run (bench/lib/baseline-bots.ts), all in a 128k-token window: a request over
  * it is refused and its turn fails. Cost is counted in raw input tokens (o200k) and in billed
  * tokens with prompt caching (bench/lib/billing.ts). A last run puts Spool in a 3,000-token window.
@@ -14,20 +14,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { DEFAULT_SYSTEM_PROMPT } from '../src/core/agent/settings.ts';
-import { Agent } from '../src/core/agent/agent.ts';
-import { OpenAiChatClient } from '../src/llm/openai-client.ts';
-import { openDatabase } from '../src/store/database.ts';
-import { HistorySearch } from '../src/store/history-search.ts';
-import { ResultIndexer } from '../src/store/result-index.ts';
-import { TranscriptStore } from '../src/store/transcript-store.ts';
 import { McpToolSource } from '../src/tools/mcp/source.ts';
-import { builtinSource } from '../src/tools/registry.ts';
-import { searchHistoryTool } from '../src/core/builtins/search-history.ts';
-import { defaultAgentOptions, toolsWithPages } from '../test/support/agent.ts';
 import { FakeOpenAi, type ChatRequest, type ScriptedReply } from '../test/support/fake-openai.ts';
 import { createScratchDatabase } from '../test/support/global-db.ts';
-import { silentLogger } from '../test/support/logger.ts';
 import { DECISIONS, meetingTranscript } from '../test/support/meeting.ts';
 import { FILESYSTEM_SERVER, runSpool } from '../test/support/process.ts';
 import { grepperModel, readerModel, searcherModel } from '../test/support/readers.ts';
@@ -35,7 +24,7 @@ import { BaselineBot, type Baseline } from './lib/baseline-bots.ts';
 import { addCosts, CACHED_RATE, requestCost, sharedMessages, type Cost } from './lib/billing.ts';
 import { renderChart } from './lib/chart.ts';
 import { workspaceFiles, type Fact } from './lib/context-files.ts';
-import { filesystemSource } from './lib/spool-bot.ts';
+import { filesystemSource, startSpoolBot } from './lib/spool-bot.ts';
 
 const WINDOW = 128_000;
 const MODEL = 'gpt-4o-mini'; // o200k, as OpenAI's current models count
@@ -202,60 +191,42 @@ function modelFor(name: string, root: string): Model {
   return name === 'grepper' ? grepperModel(open) : searcherModel(open);
 }
 
+/**
+ * Spool as the app wires it (`startSpoolBot`: its settings, built-in tools, page sizes and loop),
+ * with the window and reply budget set as a user would set them.
+ */
 async function runAgent(
   name: string,
   root: string,
   fs: McpToolSource,
   contextTokens: number,
-  tools = [fs] as const,
 ): Promise<Outcome> {
-  const scratch = await createScratchDatabase('spool_bench_context');
-  const db = await openDatabase({ databaseUrl: scratch.url, dataDir: '', logger: silentLogger });
   const fake = await new FakeOpenAi().start();
   fake.contextTokens = contextTokens;
   fake.fallback = modelFor(name, root);
   try {
-    const store = new TranscriptStore(db);
-    const search = searchHistoryTool(
-      new HistorySearch(db.prisma, new ResultIndexer(db, silentLogger)),
-    );
-    const llm = new OpenAiChatClient({
-      apiKey: 'sk-bench',
-      baseURL: fake.baseURL,
-      model: MODEL,
-      contextTokens,
-      maxTokens: contextTokens < WINDOW ? 4_096 : 256,
-      maxRetries: 0,
-      timeoutMs: 60_000,
-    });
-    const agent = new Agent(
+    const spool = await startSpoolBot(
       {
-        llm,
-        tools: toolsWithPages(store, [...tools, builtinSource([search])]),
-        store,
-        logger: silentLogger,
+        OPENAI_BASE_URL: fake.baseURL,
+        OPENAI_MODEL: MODEL,
+        OPENAI_CONTEXT_TOKENS: String(contextTokens),
+        OPENAI_MAX_TOKENS: contextTokens < WINDOW ? '4096' : '256',
+        OPENAI_MAX_RETRIES: '0',
       },
-      { ...defaultAgentOptions, systemPrompt: DEFAULT_SYSTEM_PROMPT },
+      [fs],
     );
-    const conversation = await store.openConversation({
-      platform: 'bench',
-      workspace: name,
-      channel: `c${process.pid}`,
-      thread: String(contextTokens),
-    });
-    const outcome = await session('Spool', name, fake, async (text) => {
-      const { reply, status } = await agent.runTurn(conversation, text);
-      return status === 'failed' ? undefined : reply;
-    });
-    if (fake.rejections.length)
-      throw new Error(
-        `Spool: the strict fake refused ${JSON.stringify(fake.rejections.slice(0, 3))}`,
-      );
-    return outcome;
+    try {
+      const outcome = await session('Spool', name, fake, (text) => spool.turn(text));
+      if (fake.rejections.length)
+        throw new Error(
+          `Spool: the strict fake refused ${JSON.stringify(fake.rejections.slice(0, 3))}`,
+        );
+      return outcome;
+    } finally {
+      await spool.close();
+    }
   } finally {
     await fake.stop();
-    await db.close();
-    await scratch.drop();
   }
 }
 
@@ -375,8 +346,8 @@ try {
   const oneTool = await server(['read_text_file']);
   try {
     small = [
-      await runAgent('reader', root, oneTool, 3_000, [oneTool]),
-      await runAgent('grepper', root, oneTool, 3_000, [oneTool]),
+      await runAgent('reader', root, oneTool, 3_000),
+      await runAgent('grepper', root, oneTool, 3_000),
     ];
   } finally {
     await oneTool.close();
