@@ -34,7 +34,9 @@ const THREADS = Number(process.env.THREADS ?? 200);
 const LLM_MS = 300;
 const PROFILE = process.env.PROFILE === '1';
 /** LEASE_TTL_MS, when set, is handed to the Spool bots (a short lease shows work redone sooner). */
-const LEASE = process.env.LEASE_TTL_MS ? { LEASE_TTL_MS: process.env.LEASE_TTL_MS } : {};
+const LEASE: Record<string, string> = process.env.LEASE_TTL_MS
+  ? { LEASE_TTL_MS: process.env.LEASE_TTL_MS }
+  : {};
 
 interface Outcome {
   bot: string;
