@@ -358,10 +358,14 @@ describe('/ask', () => {
     const nonces = posts().map((c) => String(c.body!.nonce));
     expect(new Set(nonces).size).toBe(2);
     for (const nonce of nonces) expect(nonce).toMatch(/^[\w-]{25}$/);
-    expect(
-      (await db.prisma.outboxChunk.findFirstOrThrow({ where: { inbox: { messageKey: id } } }))
-        .platformMessageId,
-    ).toBeTruthy();
+    // Discord has the post once the fake records it; Spool records it once Discord's answer is
+    // back, a moment later.
+    const recorded = await until(
+      async () =>
+        (await db.prisma.outboxChunk.findFirst({ where: { inbox: { messageKey: id } } }))
+          ?.platformMessageId ?? undefined,
+    );
+    expect(recorded).toBeTruthy();
   });
 });
 
