@@ -1,8 +1,14 @@
+import {
+  ButtonStyle,
+  ComponentType,
+  TextInputStyle,
+  type APIModalInteractionResponseCallbackData,
+} from 'discord.js';
+import { buttonId } from '../../core/delivery/clicks.ts';
 import type { FormButtons } from '../../core/ports/delivery.ts';
 import type { FormField, FormRequest, RawForm } from '../../core/ports/forms.ts';
 
-/** A question's buttons and modal carry its id: `spool:form:<action>:<question id>`. */
-export const FORM_BUTTON = /^spool:form:(accept|decline|cancel):(.+)$/;
+/** A question's modal carries its id: `spool:form:<question id>` (its buttons, see clicks.ts). */
 export const FORM_MODAL = /^spool:form:(.+)$/;
 /** What a Discord modal holds: five inputs, a title and labels of 45 chars, hints of 100. */
 export const MODAL_FIELDS = 5;
@@ -12,18 +18,18 @@ const HINT_CHARS = 100;
 /** Answer, Decline and Cancel, as one row of message components. */
 export const formComponents = ({ questionId }: FormButtons) => [
   {
-    type: 1,
+    type: ComponentType.ActionRow,
     components: (
       [
-        ['Answer', 'accept', 1],
-        ['Decline', 'decline', 4],
-        ['Cancel', 'cancel', 2],
+        ['Answer', 'accept', ButtonStyle.Primary],
+        ['Decline', 'decline', ButtonStyle.Danger],
+        ['Cancel', 'cancel', ButtonStyle.Secondary],
       ] as const
     ).map(([label, action, style]) => ({
-      type: 2,
+      type: ComponentType.Button,
       style,
       label,
-      custom_id: `spool:form:${action}:${questionId}`,
+      custom_id: buttonId({ kind: 'form', questionId, action }),
     })),
   },
 ];
@@ -51,20 +57,26 @@ function placeholder(field: FormField): string {
 }
 
 /** The form as a modal: one text input per field (at most MODAL_FIELDS). */
-export function formModal(questionId: string, request: FormRequest) {
+export function formModal(
+  questionId: string,
+  request: FormRequest,
+): APIModalInteractionResponseCallbackData {
   return {
     custom_id: `spool:form:${questionId}`,
     title: `${request.from} asks`.slice(0, TITLE_CHARS),
     components: request.fields.map((field) => {
       const value = defaultText(field);
       return {
-        type: 1,
+        type: ComponentType.ActionRow,
         components: [
           {
-            type: 4,
+            type: ComponentType.TextInput,
             custom_id: field.name,
             label: field.label.slice(0, TITLE_CHARS),
-            style: field.kind === 'text' && (field.max ?? Infinity) > HINT_CHARS ? 2 : 1,
+            style:
+              field.kind === 'text' && (field.max ?? Infinity) > HINT_CHARS
+                ? TextInputStyle.Paragraph
+                : TextInputStyle.Short,
             required: false,
             ...(value ? { value } : {}),
             ...(placeholder(field) ? { placeholder: placeholder(field) } : {}),

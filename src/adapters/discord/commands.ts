@@ -1,0 +1,141 @@
+import { MessageFlags, type ChatInputCommandInteraction } from 'discord.js';
+import { commandFailureReply, sayingSlow } from '../../core/delivery/commands.ts';
+import { namingFor } from '../../core/delivery/naming.ts';
+import { resultAsFile, resultAsMessages } from '../../core/delivery/stored-result.ts';
+import { recallAnswer } from '../../core/delivery/typed-command.ts';
+import { errorMessage } from '../../core/errors.ts';
+import { usageChartPng } from '../shared/chart.ts';
+import { refusesFile } from './api-errors.ts';
+import { askerOf, ask, askWithPrompt, startOver } from './inbound.ts';
+import type { DiscordParts } from './parts.ts';
+import { DISCORD_HELP, DISCORD_REFUSAL, discordChunks, NO_MENTIONS } from './text.ts';
+
+/** A command not answered by then is deferred: Discord takes no answer after 3 s. */
+const DEFER_AFTER_MS = 2_000;
+
+type Command = (parts: DiscordParts, interaction: ChatInputCommandInteraction) => Promise<void>;
+
+/**
+ * The slash commands by name: `/ask`, `/prompt` and `/new` become messages of the channel's lane
+ * (inbound.ts); `/recall`, `/result` and `/usage` are answered at once, only to the person.
+ * Anything else gets the help.
+ */
+const COMMANDS = new Map<string, Command>([
+  ['ask', ask],
+  ['prompt', askWithPrompt],
+  ['new', startOver],
+  ['recall', recall],
+  ['result', result],
+  ['usage', usage],
+]);
+
+/** Never throws: whatever fails, the person hears about it and other channels carry on. */
+export async function answerCommand(
+  parts: DiscordParts,
+  interaction: ChatInputCommandInteraction,
+): Promise<void> {
+  try {
+    await (COMMANDS.get(interaction.commandName) ?? help)(parts, interaction);
+  } catch (error) {
+    parts.logger.error('Discord: interaction failed', { error: errorMessage(error) });
+    // Discord does not send an interaction again: the user must, and hears so plainly.
+    const content = commandFailureReply(error);
+    const answer =
+      interaction.deferred || interaction.replied
+        ? interaction.editReply({ content })
+        : interaction.reply({ content, flags: MessageFlags.Ephemeral });
+    await answer.catch((error: unknown) =>
+      parts.logger.warn('Discord: could not tell the user', { error: errorMessage(error) }),
+    );
+  }
+}
+
+async function help(_parts: DiscordParts, interaction: ChatInputCommandInteraction) {
+  await interaction.reply({ content: DISCORD_HELP, flags: MessageFlags.Ephemeral });
+}
+
+/**
+ * `work`, with the interaction deferred (privately) if it takes long enough that Discord's 3 s to
+ * answer would otherwise pass.
+ */
+function inTime<T>(interaction: ChatInputCommandInteraction, work: Promise<T>): Promise<T> {
+  return sayingSlow(work, DEFER_AFTER_MS, () =>
+    interaction.deferReply({ flags: MessageFlags.Ephemeral }),
+  );
+}
+
+/** A private answer: the reply, or the deferred response's edit once `inTime` deferred. */
+async function replyPrivately(
+  interaction: ChatInputCommandInteraction,
+  message: { content: string; files?: Array<{ attachment: Buffer; name: string }> },
+): Promise<void> {
+  await (interaction.deferred
+    ? interaction.editReply(message)
+    : interaction.reply({ ...message, flags: MessageFlags.Ephemeral }));
+}
+
+/** The deferred response's edit, then private follow-ups for the rest; nobody is pinged. */
+async function editThenFollowUp(
+  interaction: ChatInputCommandInteraction,
+  [first, ...rest]: string[],
+  files?: Array<{ attachment: Buffer; name: string }>,
+): Promise<void> {
+  await interaction.editReply({
+    content: first!,
+    allowedMentions: NO_MENTIONS,
+    ...(files ? { files } : {}),
+  });
+  for (const content of rest)
+    await interaction.followUp({
+      content,
+      flags: MessageFlags.Ephemeral,
+      allowedMentions: NO_MENTIONS,
+    });
+}
+
+/** `/recall query:<text>`: private results, never the public channel fallback. */
+async function recall({ delivery }: DiscordParts, interaction: ChatInputCommandInteraction) {
+  const query = interaction.options.getString('query', true);
+  const text = await inTime(interaction, recallAnswer(delivery, askerOf(interaction), query));
+  if (text === undefined) return replyPrivately(interaction, { content: DISCORD_REFUSAL });
+  if (!interaction.deferred) await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+  await editThenFollowUp(interaction, discordChunks(text));
+}
+
+/** `/usage`, only to the person: the text and the last 30 days as a chart. */
+async function usage({ delivery }: DiscordParts, interaction: ChatInputCommandInteraction) {
+  await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+  const report = await delivery.usage(askerOf(interaction), namingFor('discord'));
+  if (report === 'refused') return void (await interaction.editReply({ content: DISCORD_REFUSAL }));
+  await editThenFollowUp(interaction, discordChunks(report.text), [
+    { attachment: usageChartPng(report.days, report.currency), name: 'usage.png' },
+  ]);
+}
+
+/** `/result id:<tool_call_id>`: the whole stored result as a file only the person sees. */
+async function result({ delivery }: DiscordParts, interaction: ChatInputCommandInteraction) {
+  const id = interaction.options.getString('id', true);
+  const found = await inTime(interaction, delivery.result(askerOf(interaction), id));
+  if (found === 'refused') return replyPrivately(interaction, { content: DISCORD_REFUSAL });
+  const part = resultAsFile(id, found);
+  if (!part.file) return replyPrivately(interaction, { content: part.text });
+  try {
+    await replyPrivately(interaction, {
+      content: part.text,
+      files: [{ attachment: Buffer.from(part.file.content), name: part.file.name }],
+    });
+  } catch (error) {
+    if (!refusesFile(error)) throw error;
+    // Refused, the interaction is still unanswered: the result goes as private messages, 10 at
+    // most (the first says why, and how much is left out; the whole result stays stored).
+    const [first, ...rest] = resultAsMessages(
+      { ...part, file: part.file },
+      error.message,
+      discordChunks,
+      9,
+    );
+    await replyPrivately(interaction, { content: first! });
+    for (const content of rest)
+      await interaction.followUp({ content, flags: MessageFlags.Ephemeral });
+  }
+}

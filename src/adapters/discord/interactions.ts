@@ -1,0 +1,76 @@
+import { MessageFlags, type ButtonInteraction, type ModalSubmitInteraction } from 'discord.js';
+import { answerClick, clickOf, type SpoolClick } from '../../core/delivery/clicks.ts';
+import { formClickReply } from '../../core/delivery/forms.ts';
+import { errorMessage } from '../../core/errors.ts';
+import { FORM_MODAL, formModal, MODAL_FIELDS, modalValues, tooManyFields } from './form-modal.ts';
+import { askerOf } from './inbound.ts';
+import type { DiscordParts } from './parts.ts';
+import { DISCORD_REFUSAL } from './text.ts';
+
+type Component = ButtonInteraction | ModalSubmitInteraction;
+
+/**
+ * A click on one of Spool's buttons (Approve and Deny, a question's Answer, Decline and Cancel,
+ * Stop) or a question's submitted modal. Never throws: a failure is logged.
+ */
+export async function answerComponent(parts: DiscordParts, interaction: Component): Promise<void> {
+  const answered = interaction.isButton()
+    ? clicked(parts, interaction)
+    : submitted(parts, interaction);
+  await answered.catch((error: unknown) =>
+    parts.logger.error('Discord: a click failed', { error: errorMessage(error) }),
+  );
+}
+
+/** Answer opens the question's form as a modal; every other click goes to the delivery engine. */
+async function clicked(parts: DiscordParts, interaction: ButtonInteraction): Promise<void> {
+  const click = clickOf(interaction.customId);
+  if (!click) return;
+  if (click.kind === 'form' && click.action === 'accept')
+    return showForm(parts, interaction, click.questionId);
+  await answer(parts, interaction, click);
+}
+
+/** A question's modal, submitted: the answer, for the delivery engine to check and record. */
+async function submitted(parts: DiscordParts, interaction: ModalSubmitInteraction): Promise<void> {
+  const [, questionId] = FORM_MODAL.exec(interaction.customId) ?? [];
+  if (!questionId) return;
+  const values = modalValues(interaction.fields.fields);
+  await answer(parts, interaction, { kind: 'form', questionId, action: 'accept', values });
+}
+
+/**
+ * A click that changed nothing (or was refused) is told why, privately; otherwise the click is
+ * only acknowledged: the turn that waits edits the prompt, and Stop ends the working line's turn.
+ */
+async function answer(
+  { delivery }: DiscordParts,
+  interaction: Component,
+  click: SpoolClick,
+): Promise<void> {
+  const words = { platform: 'discord', refusal: DISCORD_REFUSAL };
+  await respond(interaction, await answerClick(delivery, askerOf(interaction), click, words));
+}
+
+/** `text` only to the person who clicked; without it, the click is acknowledged. */
+async function respond(interaction: Component, text: string | undefined): Promise<void> {
+  await (text
+    ? interaction.reply({ content: text, flags: MessageFlags.Ephemeral })
+    : interaction.deferUpdate());
+}
+
+/** The form as a modal, for the person asked; a form a modal cannot hold is told so. */
+async function showForm(
+  parts: DiscordParts,
+  interaction: ButtonInteraction,
+  questionId: string,
+): Promise<void> {
+  const form = await parts.delivery.form(askerOf(interaction), questionId);
+  if ('status' in form) return respond(interaction, formClickReply(form, 'discord'));
+  if (form.fields.length > MODAL_FIELDS)
+    return void (await interaction.reply({
+      content: tooManyFields(form),
+      flags: MessageFlags.Ephemeral,
+    }));
+  await interaction.showModal(formModal(questionId, form));
+}

@@ -1,0 +1,129 @@
+import { InteractionResponseType, MessageFlags, Routes, type REST } from 'discord.js';
+import { FileRefusedError, type InboundMessage } from '../../core/ports/delivery.ts';
+import type { OutgoingChunk, Outbound } from '../../core/ports/platform.ts';
+import type { Logger } from '../../core/logger.ts';
+import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
+import { isExpired, refusesFile } from './api-errors.ts';
+import { attached, postToChannel } from './channel-post.ts';
+import { approvalComponents, stopComponents } from './components.ts';
+import { formComponents } from './form-modal.ts';
+import type { DiscordAdapterConfig, DiscordParts } from './parts.ts';
+import { DISCORD_REFUSAL, discordChunks, NO_MENTIONS, workingLine } from './text.ts';
+
+/** Where Discord serves attachments. */
+const DISCORD_CDN_ORIGINS = ['https://cdn.discordapp.com', 'https://media.discordapp.net'];
+const WAITING_FOR_APPROVAL = 'Waiting for an approver…';
+const WAITING_FOR_ANSWER = 'Waiting for your answer…';
+
+/** The interaction's deferred response (`@original`), or another message of its webhook. */
+const webhookMessage = ({ delivery }: InboundMessage, messageId = '@original') =>
+  Routes.webhookMessage(delivery.applicationId!, delivery.token!, messageId);
+
+/**
+ * Outbound, what Discord does for the delivery engine, over REST with the interaction token kept
+ * in the inbox (any replica can deliver): the reply edits the deferred response, then follows up;
+ * prompts carry buttons; the deferred response shows the status, with Stop, until the reply
+ * replaces it. A reply that outlives the token goes to the channel (channel-post.ts).
+ */
+export function discordOutbound({ client, config, logger }: DiscordParts): Outbound {
+  const rest = client.rest;
+  return {
+    render: discordChunks,
+    postsFiles: true,
+    post: async (message, chunk) => {
+      try {
+        return await postChunk(rest, logger, message, chunk);
+      } catch (error) {
+        // The file is what Discord will not take: the delivery engine posts the reply as messages
+        // instead.
+        if (chunk.file && refusesFile(error)) throw new FileRefusedError(error.message);
+        throw error;
+      }
+    },
+    // The text alone: the buttons go.
+    edit: async (message, messageId, chunk) => {
+      const body = { content: chunk.text, components: [], allowed_mentions: NO_MENTIONS };
+      await rest.patch(webhookMessage(message, messageId), { body, auth: false });
+    },
+    refuse: async ({ delivery }) => {
+      const body = {
+        type: InteractionResponseType.ChannelMessageWithSource,
+        data: { content: DISCORD_REFUSAL, flags: MessageFlags.Ephemeral },
+      };
+      await rest.post(Routes.interactionCallback(delivery.interactionId!, delivery.token!), {
+        body,
+        auth: false,
+      });
+    },
+    // The deferral already shows "Spool is thinking…" until the reply replaces it.
+    showWorking: async () => async () => {},
+    // The deferred response ("thinking…") says what Spool is doing, with Stop, until the reply
+    // replaces it.
+    showStatus: async (message, status) => {
+      await rest.patch(webhookMessage(message), {
+        body: { content: workingLine(status), components: stopComponents(message.messageKey) },
+        auth: false,
+      });
+    },
+    fetchFile: async (_message, file, maxBytes, signal) => {
+      if (!file.url || !servedFrom(file.url, cdnOrigins(config)))
+        throw new Error("it is not on Discord's CDN");
+      return fetchFileBytes(file.url, { maxBytes, signal, dispatcher: config.dispatcher });
+    },
+  };
+}
+
+/**
+ * Attachment URLs are signed by Discord: nothing of the bot's goes with them, and only Discord's
+ * CDN (or the REST API's own host, where one is set) is asked.
+ */
+const cdnOrigins = (config: DiscordAdapterConfig) => [
+  ...DISCORD_CDN_ORIGINS,
+  ...(config.apiUrl ? [new URL(config.apiUrl).origin] : []),
+];
+
+/** One chunk, by the interaction's token: the deferred response first, then follow-ups. */
+async function postChunk(
+  rest: REST,
+  logger: Logger,
+  message: InboundMessage,
+  chunk: OutgoingChunk,
+): Promise<string> {
+  const { applicationId, token } = message.delivery;
+  // A file replaces the message's attachments: editing the original again never adds a second.
+  const { files, attachments } = attached(chunk.file);
+  const body = {
+    content: chunk.text,
+    allowed_mentions: NO_MENTIONS,
+    ...attachments,
+    ...(chunk.approval ? { components: approvalComponents(chunk.approval) } : {}),
+    ...(chunk.form ? { components: formComponents(chunk.form) } : {}),
+  };
+  try {
+    // The first follow-up of a deferred response takes the response's place: the prompt
+    // must be a message of its own, edited once decided, so the response says it waits.
+    // Stop stays while a question holds the turn; a parked approval has no turn running.
+    if (chunk.approval || chunk.form)
+      await rest.patch(webhookMessage(message), {
+        body: chunk.approval
+          ? { content: WAITING_FOR_APPROVAL, components: [] }
+          : { content: WAITING_FOR_ANSWER, components: stopComponents(message.messageKey) },
+        auth: false,
+      });
+    const sent =
+      chunk.seq === 0
+        ? await rest.patch(webhookMessage(message), {
+            // The reply takes the working line's place, and its Stop button goes with it.
+            body: { components: [], ...body },
+            files,
+            auth: false,
+          })
+        : await rest.post(Routes.webhook(applicationId!, token!), { body, files, auth: false });
+    return (sent as { id: string }).id;
+  } catch (error) {
+    // Only /ask outlives its token publicly; anything else would leak or make no sense in the
+    // channel.
+    if (!isExpired(error) || message.kind !== 'message') throw error;
+    return postToChannel(rest, logger, message, chunk);
+  }
+}

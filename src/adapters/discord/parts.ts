@@ -1,0 +1,34 @@
+import type {
+  ButtonInteraction,
+  ChatInputCommandInteraction,
+  Client,
+  ModalSubmitInteraction,
+} from 'discord.js';
+import type { Dispatcher } from 'undici';
+import type { Logger } from '../../core/logger.ts';
+import type { Delivery } from '../../core/ports/platform.ts';
+import type { DiscordSettings } from './settings.ts';
+
+export interface DiscordAdapterConfig extends DiscordSettings {
+  /**
+   * REST calls go through this (a proxy). The gateway does not: discord.js opens it with the `ws`
+   * package and takes no agent for it.
+   */
+  dispatcher?: Dispatcher;
+}
+
+/**
+ * What each part of the adapter works with: the discord.js client (its REST client, its events),
+ * the settings, the delivery engine (its commands answered in time or with plain words, see
+ * core/delivery/commands.ts), the log.
+ */
+export interface DiscordParts {
+  client: Client;
+  config: DiscordAdapterConfig;
+  delivery: Delivery;
+  logger: Logger;
+}
+
+/** What a person does that reaches Spool: a slash command, a button, a modal's submit. */
+export type PersonInteraction =
+  ChatInputCommandInteraction | ButtonInteraction | ModalSubmitInteraction;

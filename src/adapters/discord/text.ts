@@ -1,0 +1,27 @@
+import { splitMessage } from '../shared/split-message.ts';
+
+export const DISCORD_MESSAGE_LIMIT = 2_000;
+
+/** Text as Discord's messages, each within its limit. */
+export const discordChunks = (text: string): string[] => splitMessage(text, DISCORD_MESSAGE_LIMIT);
+
+/** Nobody is ever pinged by a reply: not @everyone, not @here, not a role, not a user. */
+export const NO_MENTIONS = { parse: [] as never[] };
+
+export const DISCORD_REFUSAL = "Sorry, you can't use Spool here.";
+
+/** The deferred response while Spool works: its status, marked as one. */
+const WORKING_MARK = '⏳ Spool is ';
+export const workingLine = (status: string) => `${WORKING_MARK}${status}…`;
+export const isWorkingLine = (content: unknown) =>
+  typeof content === 'string' && content.startsWith(WORKING_MARK);
+
+export const DISCORD_HELP = [
+  '**Spool** answers with the help of its tools.',
+  '• `/ask prompt:<text>`: ask; later `/ask` calls in this channel or thread continue the conversation.',
+  '• `/usage`: what you spent here today, this week and this month (everything, for an admin), with a chart; only you see it.',
+  '• `/recall query:<text>`: earlier tool runs and messages in this channel that match (only you see them).',
+  '• `/result id:<tool_call_id>`: the whole result of a tool run /recall found, as a file only you see.',
+  '• `/prompt server:<server> name:<prompt> arguments:<name=value …>`: ask with a prompt a tool server offers (a wrong name lists them).',
+  '• `/new`: start a fresh conversation here; the old one stays searchable.',
+].join('\n');
