@@ -52,6 +52,8 @@ async function spoolCommand(
     case 'prompt':
       return askWithPrompt(parts, lane, user, asked.command, respond);
     case 'usage':
+      if (asked.problem)
+        return void (await respond({ response_type: 'ephemeral', text: asked.problem }));
       return sendUsage(parts, lane, user, asked.chart, respond);
     case 'help':
       return void (await respond({ response_type: 'ephemeral', text: SLACK_HELP }));

@@ -2020,6 +2020,11 @@ describe('usage and spend caps in Slack', () => {
       expect(everyone).toContain(`• <@U7>: ${tokens(mine)} tokens`);
       expect(everyone).toContain(`• <@U8>: ${tokens(theirs)} tokens`);
 
+      // Words it does not take are named, with what it takes, instead of being ignored.
+      const unknown = await usage('U7', general, 'usage last month');
+      expect(unknown.response_type).toBe('ephemeral');
+      expect(String(unknown.text)).toMatch(/^I did not understand "last month": .*`chart`/);
+
       // `usage chart`: the text, then the 30 days' chart as a PNG in a direct message.
       await usage('U7', general, 'usage chart');
       await slack.waitFor(() =>
