@@ -15,7 +15,7 @@ import { cutShortResult, resumePlan, turnProgress, unansweredCalls } from './res
 import { redoneWork } from './redone.ts';
 import type { ModelOutcome, Step } from './step.ts';
 import { cappedReply, failedTurn } from './turn-replies.ts';
-import { settleUsage } from './usage-notes.ts';
+import { admit, settleUsage, usageRecord } from './request-spend.ts';
 import {
   advance,
   startState,
@@ -124,33 +124,6 @@ function showImages(turn: Turn, toolCallId: string, outcome: ToolOutcome): void 
       : [],
   );
   if (images.length) turn.images.set(toolCallId, images);
-}
-
-/**
- * Where caps apply, a request passes the gate first, holding what it may cost: a hold or the cap
- * reached; undefined where none applies.
- */
-async function admit(
-  turn: Turn,
-  request: LlmRequest,
-  llm: LlmPort,
-): Promise<{ holdId: string } | { refusal: string } | undefined> {
-  if (!turn.spend?.admit) return undefined;
-  const mostTokens = (await llm.mostTokens?.(request)) ?? request.maxTokens ?? 0;
-  return turn.spend.admit(request.model, mostTokens);
-}
-
-/** A request's usage as stored: the person it was for, its price, the hold it releases. */
-function usageRecord(turn: Turn, call: ModelCall): UsageRecord | undefined {
-  const { usage } = call.outcome.response;
-  if (!usage) return undefined;
-  const cost = turn.spend?.price(usage);
-  return {
-    ...usage,
-    ...(turn.spend ? { user: turn.spend.user } : {}),
-    ...(cost === undefined ? {} : { cost }),
-    ...(call.holdId ? { holdId: call.holdId } : {}),
-  };
 }
 
 /** What `execute` says of a call that waits for a person's decision: it did not run. */
@@ -386,7 +359,12 @@ export class Agent implements TurnRunner {
         turn,
         this.options,
       );
-      const run = await this.act(turn, state, step, call && usageRecord(turn, call));
+      const run = await this.act(
+        turn,
+        state,
+        step,
+        call && usageRecord(turn.spend, call.outcome.response, call.holdId),
+      );
       state = advance(state, step, run);
       const info = { conversation: turn.conversation, turn: turn.number };
       if (call)
@@ -441,7 +419,7 @@ export class Agent implements TurnRunner {
       if (llm.fits && !(await llm.fits(request)))
         throw new ContextLengthError('The request is estimated to exceed OPENAI_CONTEXT_TOKENS.');
       turn.roomTokens = await llm.room?.(request);
-      const admitted = await admit(turn, request, llm);
+      const admitted = await admit(turn.spend, request, llm);
       if (admitted && 'refusal' in admitted) return admitted;
       const started = Date.now();
       turn.onActivity?.({ kind: 'model', afterTools: state.toolIterations > 0 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { RecordingLogger } from '../../../test/support/logger.ts';
 import type { LlmResponse } from '../ports/llm.ts';
 import type { TurnSpend } from '../ports/turns.ts';
-import { settleUsage } from './usage-notes.ts';
+import { settleUsage } from './request-spend.ts';
 
 const answer = (usage?: LlmResponse['usage']): LlmResponse => ({
   content: 'hi',
