@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout } from 'node:timers/promises';
 import { NotRecordedError, type InboundMessage } from '../../core/ports/delivery.ts';
-import type { Delivery, Handled, Outbound } from '../../core/ports/platform.ts';
-import { resultAsFile } from '../../core/delivery/stored-result.ts';
-import { fieldHint, readForm } from '../../core/delivery/forms.ts';
-import type { FormAnswer, FormRequest, RawForm } from '../../core/ports/forms.ts';
+import type { Delivery, Handled } from '../../core/ports/platform.ts';
+import { readLine } from './commands.ts';
 import type { ConsoleScreen } from './screen.ts';
-import { errorMessage } from '../../core/errors.ts';
+
+export { consoleOutbound } from './outbound.ts';
 
 export interface ConsoleOptions {
   session: string;
@@ -26,99 +24,9 @@ export interface ConsoleOptions {
   welcome?: string;
 }
 
-/** Replies on stdout, one block each; "thinking…" on the terminal while a turn runs. */
-export function consoleOutbound(options: Pick<ConsoleOptions, 'output' | 'screen'>): Outbound {
-  return {
-    render: (reply) => [reply],
-    post: async (_message, chunk) => {
-      options.output.write(`${chunk.text}\n`);
-      return `console-${chunk.seq}`;
-    },
-    refuse: async () => {},
-    // Whoever sits at the terminal decides; with no terminal, nobody can, and the call is denied.
-    askApproval: async (_message, prompt) => {
-      if (!options.screen)
-        return {
-          approved: false,
-          note: 'there is no terminal to ask on, so nobody could approve it',
-        };
-      const answer = await options.screen.ask(`${prompt}\nApprove? [y/N] `);
-      return { approved: /^y(es)?$/i.test(answer.trim()) };
-    },
-    // Nobody at a terminal means nobody to ask: the server's question is declined.
-    askForm: async (_message, request) =>
-      options.screen
-        ? askAtTerminal(options.screen, options.output, request)
-        : { action: 'decline' },
-    showWorking: async () => {
-      const clear = options.screen?.showWorking();
-      return async () => clear?.();
-    },
-    ...(options.screen && {
-      showStatus: async (_message: InboundMessage, status: string) =>
-        options.screen!.showStatus(status),
-    }),
-  };
-}
-
-/**
- * A tool's form, field by field: Enter leaves a field empty (its default applies), and a value the
- * form cannot take is asked for again, saying why.
- */
-async function askAtTerminal(
-  screen: ConsoleScreen,
-  output: Writable,
-  request: FormRequest,
-): Promise<FormAnswer> {
-  const choice = await screen.ask(
-    `${request.from} asks: ${request.message}\nFill it in? [y = yes, n = decline, c = cancel] `,
-  );
-  if (/^c/i.test(choice.trim())) return { action: 'cancel' };
-  if (!/^y/i.test(choice.trim())) return { action: 'decline' };
-  const raw: RawForm = {};
-  for (const field of request.fields)
-    for (;;) {
-      raw[field.name] = await screen.ask(`${fieldHint(field)}: `);
-      const read = readForm({ ...request, fields: [field] }, raw);
-      if (!('problems' in read)) break;
-      output.write(`${read.problems.join('\n')}\n`);
-    }
-  const read = readForm(request, raw);
-  return 'content' in read ? { action: 'accept', content: read.content } : { action: 'decline' };
-}
-
 /** What a person at the terminal sees first: what answers them, and how to leave. */
 export function welcomeLine(info: { model: string; database: string; tools: number }): string {
   return `Spool · model ${info.model} · ${info.database} · ${info.tools} tool${info.tools === 1 ? '' : 's'} · Ctrl-D or Ctrl-C quits\n`;
-}
-
-/** `/usage`: what was spent in the console, today, this week and this month. */
-async function usageText(delivery: Delivery, lane: InboundMessage['lane']): Promise<string> {
-  const report = await delivery.usage(
-    { lane, user: 'local' },
-    { channel: (id) => id, person: (id) => id },
-  );
-  return report === 'refused' ? 'Usage is not kept here.' : report.text;
-}
-
-/**
- * `/result <tool_call_id> <path>`: the whole stored result, written to a file; says what happened.
- */
-async function writeResult(
-  delivery: Delivery,
-  lane: InboundMessage['lane'],
-  toolCallId: string,
-  path: string,
-): Promise<string> {
-  const found = await delivery.result({ lane, user: 'local' }, toolCallId);
-  const { text, file } = resultAsFile(toolCallId, found === 'refused' ? undefined : found);
-  if (!file) return text;
-  try {
-    await writeFile(path, file.content);
-    return `${text} Written to ${path}.`;
-  } catch (error) {
-    return `Could not write ${path}: ${errorMessage(error)}`;
-  }
 }
 
 /** A line typed while the database is away waits, and is stored (then answered) once it answers. */
@@ -193,20 +101,12 @@ export async function runConsole(delivery: Delivery, options: ConsoleOptions): P
       delivery: {},
     });
   for await (const line of lines) {
-    const text = line.trim();
-    const result = /^\/result\s+(\S+)\s+(.+)$/.exec(text);
-    const prompted = /^\/prompt(?:\s+(.*))?$/.exec(text);
-    const asked = prompted
-      ? await delivery.promptText({ lane, user: 'local' }, prompted[1] ?? '')
-      : { text };
-    if (result)
-      options.output.write(`${await writeResult(delivery, lane, result[1]!, result[2]!)}\n`);
-    else if (text === '/usage') options.output.write(`${await usageText(delivery, lane)}\n`);
-    else if ('problem' in asked) options.output.write(`${asked.problem}\n`);
-    else if (asked.text) {
+    const asked = await readLine(delivery, lane, line.trim());
+    if ('print' in asked) options.output.write(`${asked.print}\n`);
+    else if (asked.say) {
       working = true;
       try {
-        const handled = await say(asked.text);
+        const handled = await say(asked.say);
         if (handled.status !== 'accepted' || (await handled.answered) === 'failed') failed++;
       } finally {
         working = stopping = false;

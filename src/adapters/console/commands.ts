@@ -1,0 +1,52 @@
+import { writeFile } from 'node:fs/promises';
+import { namingFor } from '../../core/delivery/naming.ts';
+import { resultAsFile } from '../../core/delivery/stored-result.ts';
+import { errorMessage } from '../../core/errors.ts';
+import type { InboundMessage } from '../../core/ports/delivery.ts';
+import type { Delivery } from '../../core/ports/platform.ts';
+
+type Lane = InboundMessage['lane'];
+
+/** `/usage`: what was spent in the console, today, this week and this month. */
+async function usageText(delivery: Delivery, lane: Lane): Promise<string> {
+  const report = await delivery.usage({ lane, user: 'local' }, namingFor('console'));
+  return report === 'refused' ? 'Usage is not kept here.' : report.text;
+}
+
+/**
+ * `/result <tool_call_id> <path>`: the whole stored result, written to a file; says what happened.
+ */
+async function writeResult(
+  delivery: Delivery,
+  lane: Lane,
+  toolCallId: string,
+  path: string,
+): Promise<string> {
+  const found = await delivery.result({ lane, user: 'local' }, toolCallId);
+  const { text, file } = resultAsFile(toolCallId, found === 'refused' ? undefined : found);
+  if (!file) return text;
+  try {
+    await writeFile(path, file.content);
+    return `${text} Written to ${path}.`;
+  } catch (error) {
+    return `Could not write ${path}: ${errorMessage(error)}`;
+  }
+}
+
+/**
+ * What an input line asks for: a command's answer to print (`/result`, `/usage`, a `/prompt` that
+ * cannot be given), or the text of a message to answer (the line itself, or a prompt's text).
+ */
+export async function readLine(
+  delivery: Delivery,
+  lane: Lane,
+  text: string,
+): Promise<{ print: string } | { say: string }> {
+  const result = /^\/result\s+(\S+)\s+(.+)$/.exec(text);
+  if (result) return { print: await writeResult(delivery, lane, result[1]!, result[2]!) };
+  if (text === '/usage') return { print: await usageText(delivery, lane) };
+  const prompted = /^\/prompt(?:\s+(.*))?$/.exec(text);
+  if (!prompted) return { say: text };
+  const asked = await delivery.promptText({ lane, user: 'local' }, prompted[1] ?? '');
+  return 'problem' in asked ? { print: asked.problem } : { say: asked.text };
+}

@@ -1,0 +1,67 @@
+import type { Writable } from 'node:stream';
+import type { InboundMessage } from '../../core/ports/delivery.ts';
+import type { Outbound } from '../../core/ports/platform.ts';
+import { fieldHint, readForm } from '../../core/delivery/forms.ts';
+import type { FormAnswer, FormRequest, RawForm } from '../../core/ports/forms.ts';
+import type { ConsoleScreen } from './screen.ts';
+
+/** Replies on stdout, one block each; "thinking…" on the terminal while a turn runs. */
+export function consoleOutbound(options: { output: Writable; screen?: ConsoleScreen }): Outbound {
+  return {
+    render: (reply) => [reply],
+    post: async (_message, chunk) => {
+      options.output.write(`${chunk.text}\n`);
+      return `console-${chunk.seq}`;
+    },
+    refuse: async () => {},
+    // Whoever sits at the terminal decides; with no terminal, nobody can, and the call is denied.
+    askApproval: async (_message, prompt) => {
+      if (!options.screen)
+        return {
+          approved: false,
+          note: 'there is no terminal to ask on, so nobody could approve it',
+        };
+      const answer = await options.screen.ask(`${prompt}\nApprove? [y/N] `);
+      return { approved: /^y(es)?$/i.test(answer.trim()) };
+    },
+    // Nobody at a terminal means nobody to ask: the server's question is declined.
+    askForm: async (_message, request) =>
+      options.screen
+        ? askAtTerminal(options.screen, options.output, request)
+        : { action: 'decline' },
+    showWorking: async () => {
+      const clear = options.screen?.showWorking();
+      return async () => clear?.();
+    },
+    ...(options.screen && {
+      showStatus: async (_message: InboundMessage, status: string) =>
+        options.screen!.showStatus(status),
+    }),
+  };
+}
+
+/**
+ * A tool's form, field by field: Enter leaves a field empty (its default applies), and a value the
+ * form cannot take is asked for again, saying why.
+ */
+async function askAtTerminal(
+  screen: ConsoleScreen,
+  output: Writable,
+  request: FormRequest,
+): Promise<FormAnswer> {
+  const choice = await screen.ask(
+    `${request.from} asks: ${request.message}\nFill it in? [y = yes, n = decline, c = cancel] `,
+  );
+  if (/^c/i.test(choice.trim())) return { action: 'cancel' };
+  if (!/^y/i.test(choice.trim())) return { action: 'decline' };
+  const raw: RawForm = {};
+  for (const field of request.fields)
+    for (;;) {
+      raw[field.name] = await screen.ask(`${fieldHint(field)}: `);
+      const read = readForm({ ...request, fields: [field] }, raw);
+      if (!('problems' in read)) break;
+      output.write(`${read.problems.join('\n')}\n`);
+    }
+  const read = readForm(request, raw);
+  return 'content' in read ? { action: 'accept', content: read.content } : { action: 'decline' };
+}
