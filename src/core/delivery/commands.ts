@@ -2,7 +2,7 @@ import { errorMessage } from '../errors.ts';
 import { NotRecordedError } from '../ports/delivery.ts';
 import type { Delivery } from '../ports/platform.ts';
 import { StoreError } from '../ports/store.ts';
-import { FAILURE_REPLY, NOT_RECORDED_REPLY } from './engine.ts';
+import { FAILURE_REPLY, NOT_RECORDED_REPLY } from './replies.ts';
 
 /** To someone whose command (`/usage`, `/recall`, `/result`) could not be answered for now. */
 export const DATABASE_AWAY_REPLY =

@@ -1,4 +1,4 @@
-import type { DeliveryOptions } from './engine.ts';
+import type { DeliveryOptions } from './engine-options.ts';
 import type { SettingsReader } from '../ports/settings.ts';
 import type { Policy } from './policy.ts';
 import { parsePolicy } from './policy-file.ts';
