@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { namingFor } from '../../core/delivery/naming.ts';
 import { resultAsFile } from '../../core/delivery/stored-result.ts';
+import { usageArguments } from '../../core/delivery/usage-report.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { InboundMessage } from '../../core/ports/delivery.ts';
 import type { Delivery } from '../../core/ports/platform.ts';
@@ -44,7 +45,11 @@ export async function readLine(
 ): Promise<{ print: string } | { say: string }> {
   const result = /^\/result\s+(\S+)\s+(.+)$/.exec(text);
   if (result) return { print: await writeResult(delivery, lane, result[1]!, result[2]!) };
-  if (text === '/usage') return { print: await usageText(delivery, lane) };
+  const usage = /^\/usage(?:\s+(.*))?$/.exec(text);
+  if (usage) {
+    const asked = usageArguments(usage[1] ?? '', { command: '/usage', accepted: [] });
+    return { print: 'problem' in asked ? asked.problem : await usageText(delivery, lane) };
+  }
   const prompted = /^\/prompt(?:\s+(.*))?$/.exec(text);
   if (!prompted) return { say: text };
   const asked = await delivery.promptText({ lane, user: 'local' }, prompted[1] ?? '');

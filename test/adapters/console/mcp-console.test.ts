@@ -108,7 +108,7 @@ describe('the console with MCP tools', () => {
           POLICY_FILE: policy,
           ...(scratch ? { DATABASE_URL: scratch.url } : { DATA_DIR: own }),
         },
-        input: 'count me\nand again\n/usage\n',
+        input: 'count me\nand again\n/usage\n/usage this week\n',
       });
       const [served] = fake.served;
       expect(fake.served).toHaveLength(1);
@@ -127,6 +127,8 @@ describe('the console with MCP tools', () => {
       );
       expect(run.stdout).toContain(`Today: ${u.total_tokens} tokens · ${cost.toFixed(2)} USD`);
       expect(run.stdout).toContain(`• console: ${u.total_tokens} tokens`);
+      // Words /usage does not take are named, not taken for a message or ignored.
+      expect(lines).toContain('I did not understand "this week": `/usage` takes nothing.');
     } finally {
       await scratch?.drop();
       await rm(own, { recursive: true, force: true });
