@@ -16,9 +16,14 @@ const integration = (db: 'embedded' | 'postgres', include: string[], exclude: st
 });
 
 /** Replicas, outages and shutdown under load: processes sharing one server. */
-const POSTGRES_ONLY = ['concurrency', 'database-outage', 'replicas', 'shutdown', 'usage-exact'].map(
-  (name) => `test/core/delivery/${name}.test.ts`,
-);
+const POSTGRES_ONLY = [
+  'concurrency',
+  'database-outage',
+  'database-stall',
+  'replicas',
+  'shutdown',
+  'usage-exact',
+].map((name) => `test/core/delivery/${name}.test.ts`);
 
 const POSTGRES_URL =
   process.env.SPOOL_TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';

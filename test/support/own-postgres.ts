@@ -23,6 +23,14 @@ export interface OwnPostgres {
   stop(mode?: 'immediate' | 'fast'): Promise<void>;
   /** SIGKILL to the postmaster, and waits until it is gone. */
   kill(): Promise<void>;
+  /**
+   * SIGSTOP to the postmaster and then to every process it started (backends, walwriter,
+   * checkpointer…): the whole server stalls, connections open and statements unanswered, as a VM
+   * paused or a failover under way. Resolves with the processes it stopped.
+   */
+  pause(): Promise<number[]>;
+  /** SIGCONT to what `pause` stopped (and to any child of the postmaster, stopped or not). */
+  resume(): Promise<void>;
   remove(): Promise<void>;
 }
 
@@ -31,6 +39,17 @@ async function serverUser(): Promise<{ uid?: number; gid?: number }> {
   if (process.getuid?.() !== 0) return {};
   const id = async (flag: string) => Number((await run('id', [flag, 'postgres'])).stdout);
   return { uid: await id('-u'), gid: await id('-g') };
+}
+
+/** The processes whose parent is `pid`, as /proc tells them. */
+async function childrenOf(pid: number): Promise<number[]> {
+  const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(pid)]).catch(
+    (error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }), // ps exits 1 with none
+  );
+  return stdout
+    .split('\n')
+    .map((line) => Number(line.trim()))
+    .filter((child) => child > 0);
 }
 
 /** initdb and pg_ctl on a temp dir and a free port, listening on 127.0.0.1 only. */
@@ -46,6 +65,17 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     ['-D', data, '--auth=trust', '--username=postgres', '--no-instructions'],
     as,
   );
+  const postmaster = async () =>
+    Number((await readFile(join(data, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  let paused: number[] = [];
+  const signal = (pids: number[], name: NodeJS.Signals) => {
+    for (const pid of pids)
+      try {
+        process.kill(pid, name);
+      } catch {
+        // gone meanwhile (a backend whose client left)
+      }
+  };
   const server: OwnPostgres = {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
     // After a kill, the old backends may still hold shared memory for a moment: start retries.
@@ -67,8 +97,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
       ).then(() => {}),
     stop: async (mode = 'fast') => void (await pgCtl(['stop', '-w', '-m', mode])),
     async kill() {
-      const pid = Number((await readFile(join(data, 'postmaster.pid'), 'utf8')).split('\n')[0]);
-      process.kill(pid, 'SIGKILL');
+      process.kill(await postmaster(), 'SIGKILL');
       await until(
         () =>
           pgCtl(['status']).then(
@@ -78,7 +107,24 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
         30_000,
       );
     },
+    async pause() {
+      // The postmaster first: stopped, it forks no new backend while its children are listed.
+      const pid = await postmaster();
+      process.kill(pid, 'SIGSTOP');
+      const children = await childrenOf(pid);
+      signal(children, 'SIGSTOP');
+      paused = [pid, ...children];
+      return paused;
+    },
+    async resume() {
+      const pid = await postmaster();
+      const all = [...new Set([...(await childrenOf(pid)), ...paused.filter((p) => p !== pid)])];
+      signal(all, 'SIGCONT');
+      signal([pid], 'SIGCONT');
+      paused = [];
+    },
     async remove() {
+      if (paused.length > 0) await server.resume().catch(() => {});
       await server.stop('immediate').catch(() => {});
       await rm(dir, { recursive: true, force: true });
     },
