@@ -56,9 +56,8 @@ if (!postgres) {
 
 export default defineConfig({
   test: {
-    // Most files wait on processes, servers and the database rather than on a core: three at a
-    // time on two cores took the suite from about 14 minutes to 9 (Vitest's default is one fewer
-    // than the cores, so one here).
+    // Most files wait on processes, servers and the database rather than on a core, so three run
+    // at a time; Vitest's default, one fewer than the cores, ran them one at a time on two.
     maxWorkers: 3,
     projects: [
       { test: { name: 'unit', include: ['src/**/*.test.ts'] } },
