@@ -10,7 +10,7 @@ const integration = (db: 'embedded' | 'postgres', include: string[], exclude: st
     exclude,
     globalSetup: ['test/support/global-db.ts'],
     env: { SPOOL_TEST_DB: db },
-    // Files run three at a time (below): a test that starts processes waits longer for a core.
+    // A test that starts processes waits for a core on a busy two-core machine.
     testTimeout: 60_000,
     hookTimeout: 90_000,
   },
@@ -56,9 +56,6 @@ if (!postgres) {
 
 export default defineConfig({
   test: {
-    // Most files wait on processes, servers and the database rather than on a core, so three run
-    // at a time; Vitest's default, one fewer than the cores, ran them one at a time on two.
-    maxWorkers: 3,
     projects: [
       { test: { name: 'unit', include: ['src/**/*.test.ts'] } },
       // Delivery across processes needs a server several processes share: PostgreSQL only.
