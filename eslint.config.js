@@ -17,6 +17,8 @@ const outerLayers = [
       '**/logging*',
       '**/observability*',
       '**/proxy*',
+      '**/signals*',
+      '**/tracing*',
     ],
     message: PORTS_ONLY,
   },
@@ -72,7 +74,7 @@ export default tseslint.config(
   },
   // The core is channel-agnostic. Its two engines meet only through the ports: the delivery engine
   // runs turns through the turn port, and the loop knows nothing of delivery.
-  restrict(['src/core/*.ts', 'src/core/ports/**/*.ts']),
+  restrict(['src/core/*.ts', 'src/core/ports/**/*.ts', 'src/core/builtins/**/*.ts']),
   restrict(['src/core/agent/**/*.ts'], {
     group: ['**/delivery/**'],
     message: 'The turn loop knows nothing of delivery.',
