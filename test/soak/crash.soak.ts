@@ -271,7 +271,6 @@ async function expectUsageOfEachCompletion(
   ).toEqual([]);
   // Served to the process a kill took: at most a second before the kill, or after it and before
   // the next process started.
-  const takenBy = (at: number) =>
-    killedAt.some((k, i) => k - at < 1_000 && at < startedAt[i + 1]!);
+  const takenBy = (at: number) => killedAt.some((k, i) => k - at < 1_000 && at < startedAt[i + 1]!);
   expect(missing.filter((s) => !takenBy(s.at))).toEqual([]);
 }
