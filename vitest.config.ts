@@ -1,22 +1,11 @@
 import pg from 'pg';
 import { defineConfig } from 'vitest/config';
 
-// Everything under test/ runs on the embedded PostgreSQL; what exercises the database itself runs on
-// the PostgreSQL server too.
-const integration = (db: 'embedded' | 'postgres', include: string[], exclude: string[] = []) => ({
-  test: {
-    name: db,
-    include,
-    exclude,
-    globalSetup: ['test/support/global-db.ts'],
-    env: { SPOOL_TEST_DB: db },
-    // A test that starts processes waits for a core on a busy two-core machine.
-    testTimeout: 60_000,
-    hookTimeout: 90_000,
-  },
-});
-
-/** Replicas, outages and shutdown under load: processes sharing one server. */
+/**
+ * Replicas, outages and shutdown under load: processes sharing one server, PostgreSQL only. They
+ * time processes against each other, so they run after the rest, one file at a time: what they
+ * measure is theirs, not the load of the files beside them.
+ */
 const POSTGRES_ONLY = [
   'concurrency',
   'database-outage',
@@ -25,6 +14,32 @@ const POSTGRES_ONLY = [
   'shutdown',
   'usage-exact',
 ].map((name) => `test/core/delivery/${name}.test.ts`);
+
+// The rest runs three files at a time on two cores: most files wait on servers and processes more
+// than they compute, and each file has a database of its own (test/support/file-database.ts).
+const PARALLEL = { maxWorkers: 3, sequence: { groupOrder: 0 } };
+const AFTER_THE_REST = { maxWorkers: 1, sequence: { groupOrder: 1 } };
+
+// Everything under test/ runs on the embedded PostgreSQL; what exercises the database itself runs on
+// the PostgreSQL server too.
+const integration = (
+  name: string,
+  db: 'embedded' | 'postgres',
+  files: { include: string[]; exclude?: string[] },
+  order = PARALLEL,
+) => ({
+  test: {
+    name,
+    ...files,
+    ...order,
+    globalSetup: ['test/support/global-db.ts'],
+    setupFiles: ['test/support/file-database-setup.ts'],
+    env: { SPOOL_TEST_DB: db },
+    // A test that starts processes waits for a core on a busy two-core machine.
+    testTimeout: 60_000,
+    hookTimeout: 90_000,
+  },
+});
 
 const POSTGRES_URL =
   process.env.SPOOL_TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
@@ -57,22 +72,25 @@ if (!postgres) {
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['src/**/*.test.ts'] } },
+      { test: { name: 'unit', include: ['src/**/*.test.ts'], ...PARALLEL } },
       // Delivery across processes needs a server several processes share: PostgreSQL only.
-      integration('embedded', ['test/**/*.test.ts'], POSTGRES_ONLY),
+      integration('embedded', 'embedded', {
+        include: ['test/**/*.test.ts'],
+        exclude: POSTGRES_ONLY,
+      }),
       ...(postgres
         ? [
-            integration(
-              'postgres',
-              [
+            integration('postgres', 'postgres', {
+              include: [
                 'test/store/**/*.test.ts',
                 'test/core/**/*.test.ts',
                 'test/adapters/console/**/*.test.ts',
                 // The corpora of real platform payloads: nothing lost, nothing invented, on both databases.
                 'test/adapters/*/*-payloads.test.ts',
               ],
-              ['test/store/embedded-postgres.test.ts'],
-            ),
+              exclude: ['test/store/embedded-postgres.test.ts', ...POSTGRES_ONLY],
+            }),
+            integration('postgres-serial', 'postgres', { include: POSTGRES_ONLY }, AFTER_THE_REST),
           ]
         : []),
     ],

@@ -6,10 +6,11 @@ import { join } from 'node:path';
 import { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeOpenAi } from './support/fake-openai.ts';
 import { readBody } from './support/http.ts';
 import { freePort, runSpool } from './support/process.ts';
+import { fileDatabaseUrl } from './support/file-database.ts';
 
 /** A span as an OTLP/HTTP receiver gets it, its attributes as plain values. */
 interface ReceivedSpan {
@@ -155,7 +156,7 @@ beforeAll(async () => {
   env = {
     OPENAI_BASE_URL: fake.baseURL,
     OPENAI_MODEL: 'fake-model',
-    DATABASE_URL: inject('databaseUrl'),
+    DATABASE_URL: fileDatabaseUrl(),
     MCP_CONFIG: mcpConfig,
   };
 });

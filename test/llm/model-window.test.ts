@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/database.ts';
 import type { TranscriptStore } from '../../src/store/transcript-store.ts';
 import {
@@ -17,6 +17,7 @@ import {
 import { databaseKind, testDatabase, testStore, uniqueKey } from '../support/db.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { runSpool } from '../support/process.ts';
+import { fileDatabaseUrl } from '../support/file-database.ts';
 
 let db: Database;
 let store: TranscriptStore;
@@ -158,9 +159,7 @@ describe('spool chat says at start where the window came from', () => {
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'spool-window-'));
     databaseEnv =
-      databaseKind() === 'embedded'
-        ? { DATA_DIR: dataDir }
-        : { DATABASE_URL: inject('databaseUrl') };
+      databaseKind() === 'embedded' ? { DATA_DIR: dataDir } : { DATABASE_URL: fileDatabaseUrl() };
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 

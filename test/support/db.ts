@@ -18,13 +18,14 @@ import { ResultIndexer } from '../../src/store/result-index.ts';
 import { TranscriptStore } from '../../src/store/transcript-store.ts';
 import { createScratchDatabase, startScratchEmbedded } from './global-db.ts';
 import { silentLogger } from './logger.ts';
+import { fileDatabaseUrl } from './file-database.ts';
 
 export const databaseKind = () => inject('databaseKind');
 
-/** The run's shared database, migrated (concurrent files exercise the migration lock). */
+/** This test file's database (see file-database.ts), migrated already. */
 export async function testDatabase(): Promise<Database> {
   return openDatabase({
-    databaseUrl: inject('databaseUrl'),
+    databaseUrl: fileDatabaseUrl(),
     dataDir: '',
     logger: silentLogger,
     poolSize: 4,

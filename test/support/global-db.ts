@@ -68,8 +68,9 @@ export async function startScratchEmbedded(): Promise<{ url: string; stop(): Pro
 }
 
 /**
- * One database for the whole run, shared by every test file, migrated once: a fresh embedded
- * server, or a fresh database on the PostgreSQL server, so runs never see each other's rows.
+ * One database for the whole run, migrated once, on a fresh embedded server or on the PostgreSQL
+ * server, so runs never see each other's rows; each test file works on a copy of it (see
+ * file-database.ts).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const kind = project.config.env.SPOOL_TEST_DB === 'postgres' ? 'postgres' : 'embedded';

@@ -3,13 +3,14 @@ import { createRequire } from 'node:module';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nextOffset } from '../../support/agent.ts';
 import { startConnectProxy } from '../../support/connect-proxy.ts';
 import { databaseKind } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
 import { PAGE_MARKER_CHARS } from '../../../src/core/markers.ts';
 import { freePort, runSpool } from '../../support/process.ts';
+import { fileDatabaseUrl } from '../../support/file-database.ts';
 
 let fake: FakeOpenAi;
 let dataDir: string;
@@ -23,7 +24,7 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'spool-console-'));
   // The embedded run exercises the embedded default end to end; the other a real server.
   databaseEnv =
-    databaseKind() === 'embedded' ? { DATA_DIR: dataDir } : { DATABASE_URL: inject('databaseUrl') };
+    databaseKind() === 'embedded' ? { DATA_DIR: dataDir } : { DATABASE_URL: fileDatabaseUrl() };
 });
 afterAll(async () => {
   await fake.stop();

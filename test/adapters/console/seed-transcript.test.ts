@@ -1,13 +1,14 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKind } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
 import { PAGE_MARKER_CHARS } from '../../../src/core/markers.ts';
 import { DECISIONS, MEETING_CHARS, meetingTranscript } from '../../support/meeting.ts';
 import { FILESYSTEM_SERVER, runSpool } from '../../support/process.ts';
 import { readerModel } from '../../support/readers.ts';
+import { fileDatabaseUrl } from '../../support/file-database.ts';
 
 let fake: FakeOpenAi;
 let root: string;
@@ -26,7 +27,7 @@ beforeAll(async () => {
   const database: Record<string, string> =
     databaseKind() === 'embedded'
       ? { DATA_DIR: join(root, 'data') }
-      : { DATABASE_URL: inject('databaseUrl') };
+      : { DATABASE_URL: fileDatabaseUrl() };
   // The seed case's settings: TOOL_RESULT_MAX_CHARS=4000, every other setting its default.
   env = {
     OPENAI_BASE_URL: fake.baseURL,

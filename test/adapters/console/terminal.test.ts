@@ -2,11 +2,12 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKind } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
 import { EVERYTHING_SERVER, REPO_ROOT, runSpool } from '../../support/process.ts';
 import { onTerminal } from '../../support/terminal.ts';
+import { fileDatabaseUrl } from '../../support/file-database.ts';
 
 let fake: FakeOpenAi;
 let dataDir: string;
@@ -19,7 +20,7 @@ beforeAll(async () => {
   });
   dataDir = await mkdtemp(join(tmpdir(), 'spool-terminal-'));
   const database: Record<string, string> =
-    databaseKind() === 'embedded' ? { DATA_DIR: dataDir } : { DATABASE_URL: inject('databaseUrl') };
+    databaseKind() === 'embedded' ? { DATA_DIR: dataDir } : { DATABASE_URL: fileDatabaseUrl() };
   env = { OPENAI_BASE_URL: fake.baseURL, ...database };
 });
 afterAll(async () => {

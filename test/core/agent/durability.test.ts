@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../../src/store/database.ts';
 import { TranscriptStore } from '../../../src/store/transcript-store.ts';
 import { searchHistoryTool } from '../../../src/core/builtins/search-history.ts';
@@ -9,6 +9,7 @@ import { lastMessage, sentCallIds, testAgent, testTool } from '../../support/age
 import { databaseKind, testSearch, uniqueKey } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
 import { silentLogger } from '../../support/logger.ts';
+import { fileDatabaseUrl } from '../../support/file-database.ts';
 
 let fake: FakeOpenAi;
 let dataDir: string;
@@ -25,7 +26,7 @@ afterAll(async () => {
 /** A fresh process's view of the database: the embedded one from its directory, or the server. */
 const reopen = (): Promise<Database> =>
   openDatabase({
-    databaseUrl: databaseKind() === 'postgres' ? inject('databaseUrl') : undefined,
+    databaseUrl: databaseKind() === 'postgres' ? fileDatabaseUrl() : undefined,
     dataDir,
     logger: silentLogger,
     poolSize: 2,

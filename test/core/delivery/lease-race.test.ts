@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Lanes } from '../../../src/core/delivery/lanes.ts';
 import type { PendingEntry } from '../../../src/core/ports/delivery.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { DeliveryLedger } from '../../../src/store/delivery-ledger.ts';
 import { testDatabase, uniqueKey } from '../../support/db.ts';
 import { silentLogger } from '../../support/logger.ts';
+import { fileDatabaseUrl } from '../../support/file-database.ts';
 
 let db: Database;
 let ledger: DeliveryLedger;
@@ -16,7 +17,7 @@ let client: pg.Client;
 beforeAll(async () => {
   db = await testDatabase();
   ledger = new DeliveryLedger(db.prisma);
-  client = new pg.Client({ connectionString: inject('databaseUrl') });
+  client = new pg.Client({ connectionString: fileDatabaseUrl() });
   await client.connect();
 });
 afterAll(async () => {

@@ -5,11 +5,12 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { open } from '../../../src/store/oauth-vault.ts';
 import type { OAuthRecord } from '../../../src/tools/mcp/oauth.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
 import { freePort, runSpool, startSpool, until } from '../../support/process.ts';
+import { fileDatabaseUrl } from '../../support/file-database.ts';
 
 /** The MCP SDK's own example server behind its demo authorization server: OAuth as a team meets it. */
 const EXAMPLE_SERVER = createRequire(import.meta.url).resolve(
@@ -41,7 +42,7 @@ beforeAll(async () => {
   await writeFile(join(dir, 'mcp.json'), JSON.stringify({ mcpServers: { [serverName]: { url } } }));
   env = {
     OPENAI_BASE_URL: fake.baseURL,
-    DATABASE_URL: inject('databaseUrl'),
+    DATABASE_URL: fileDatabaseUrl(),
     MCP_CONFIG: join(dir, 'mcp.json'),
     MCP_OAUTH_KEY: key.toString('base64'),
     MCP_OAUTH_REDIRECT_URL: `http://127.0.0.1:${redirectPort}/callback`,
@@ -55,7 +56,7 @@ afterAll(async () => {
 
 /** Every row of every table of the database, as text. */
 async function everyRow(): Promise<string> {
-  const client = new pg.Client({ connectionString: inject('databaseUrl') });
+  const client = new pg.Client({ connectionString: fileDatabaseUrl() });
   await client.connect();
   try {
     const { rows } = await client.query<{ tablename: string }>(
@@ -116,7 +117,7 @@ describe('an MCP server behind OAuth', () => {
     expect(chat.stdout).toBe('tool said: Hello, Spool!\n');
 
     // The tokens, as the vault holds them: nowhere else, in no log and no request to the model.
-    const client = new pg.Client({ connectionString: inject('databaseUrl') });
+    const client = new pg.Client({ connectionString: fileDatabaseUrl() });
     await client.connect();
     const { rows } = await client
       .query<{ sealed: string }>('SELECT sealed FROM mcp_oauth WHERE server = $1', [serverName])
