@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKind } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
 import { createScratchDatabase } from '../../support/global-db.ts';
@@ -15,6 +15,7 @@ import {
   startSpool,
   until,
 } from '../../support/process.ts';
+import { fileDatabaseUrl } from '../../support/file-database.ts';
 
 const TICKETS = fileURLToPath(new URL('../../fixtures/ticket-mcp-server.mjs', import.meta.url));
 const LINGERING = fileURLToPath(
@@ -29,7 +30,7 @@ beforeAll(async () => {
   fake = await new FakeOpenAi().start();
   dataDir = await mkdtemp(join(tmpdir(), 'spool-mcp-console-'));
   const database: Record<string, string> =
-    databaseKind() === 'embedded' ? { DATA_DIR: dataDir } : { DATABASE_URL: inject('databaseUrl') };
+    databaseKind() === 'embedded' ? { DATA_DIR: dataDir } : { DATABASE_URL: fileDatabaseUrl() };
   env = { OPENAI_BASE_URL: fake.baseURL, ...database };
 });
 afterAll(async () => {
@@ -179,15 +180,16 @@ describe('the console with MCP tools', () => {
       }),
     );
     const session = `killed-${Date.now()}`;
+    // On a server other processes may share, the killed one's lease is taken over once it has run
+    // out (on the embedded database, at once): a short one, not the default 15 s.
+    const envWithTickets = { ...env, MCP_CONFIG: mcpConfig, LEASE_TTL_MS: '2000' };
     fake.requests.length = 0;
     fake.enqueue({
       toolCalls: [
         { id: 'call_slow', name: 'tickets__create_ticket', arguments: '{"title":"the job"}' },
       ],
     });
-    const first = startSpool(['chat', '--session', session], {
-      env: { ...env, MCP_CONFIG: mcpConfig },
-    });
+    const first = startSpool(['chat', '--session', session], { env: envWithTickets });
     first.child.stdin.write('run the slow job\n');
     // Wait until the call is at the server (it answers in a minute), then kill -9.
     await until(() => (existsSync(callsFile) ? true : undefined), 30_000);
@@ -197,7 +199,7 @@ describe('the console with MCP tools', () => {
     fake.requests.length = 0;
     fake.enqueue({ content: 'The job was interrupted.' }, { content: 'No, it did not finish.' });
     const second = await runSpool(['chat', '--session', session], {
-      env: { ...env, MCP_CONFIG: mcpConfig },
+      env: envWithTickets,
       input: 'did it finish?\n',
     });
     // The killed message is still in the inbox: the next start resumes its turn first, from the
