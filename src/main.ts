@@ -113,7 +113,7 @@ async function main(): Promise<number> {
       : await serveRoutes(httpPort, httpRoutes(config, registry, readiness));
 
   const spool = await openSpool(config, mcp, registry, logger);
-  readiness.degraded = spool.mcpProblems;
+  readiness.details = spool.mcpStatus;
   readiness.set('database', () =>
     spool.db.pool.query('SELECT 1').then(
       () => true,
@@ -257,8 +257,8 @@ async function openSpool(
     await db.close();
     await tracing.shutdown();
   };
-  const mcpProblems = () => mcpSource?.problems() ?? [];
-  return { db, agent, ledger, delivery, mcpProblems, close };
+  const mcpStatus = () => mcpSource?.status() ?? [];
+  return { db, agent, ledger, delivery, mcpStatus, close };
 }
 
 type Spool = Awaited<ReturnType<typeof openSpool>>;

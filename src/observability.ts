@@ -156,8 +156,11 @@ export interface Route {
  */
 export class Readiness {
   private readonly checks: Map<string, () => boolean | Promise<boolean>>;
-  /** What works only in part (an MCP server that needs login): named, without failing readiness. */
-  degraded: () => string[] = () => [];
+  /**
+   * Lines on the parts that do not decide readiness: each MCP server, with the protocol version it
+   * speaks or why it cannot be used (it needs login).
+   */
+  details: () => string[] = () => [];
 
   constructor(parts: string[]) {
     this.checks = new Map(parts.map((part) => [part, () => false]));
@@ -208,7 +211,7 @@ export function observabilityRoutes(registry: Registry, readiness: Readiness): R
             'text/plain',
             (parts.length ? `not ready: ${parts.join(', ')}\n` : 'ready\n') +
               readiness
-                .degraded()
+                .details()
                 .map((line) => `${line}\n`)
                 .join(''),
           ),

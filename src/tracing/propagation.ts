@@ -1,5 +1,5 @@
 import { context, propagation } from '@opentelemetry/api';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
 
 /**
  * The active trace context in W3C form (`traceparent`, `tracestate`), as MCP's `_meta` carries it

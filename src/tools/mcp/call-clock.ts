@@ -1,4 +1,4 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 
 /**
  * A call's time limits: `idleMs` since the server's last word (progress restarts it) and `totalMs`
@@ -70,6 +70,6 @@ export class CallClock {
 
   private expire(): void {
     this.clear();
-    this.controller.abort(new McpError(ErrorCode.RequestTimeout, 'Request timed out'));
+    this.controller.abort(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out'));
   }
 }

@@ -1,21 +1,16 @@
 import {
+  Client,
+  SdkError,
+  SdkErrorCode,
   UnauthorizedError,
-  type OAuthClientProvider,
-} from '@modelcontextprotocol/sdk/client/auth.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  ElicitRequestSchema,
-  ErrorCode,
-  PromptListChangedNotificationSchema,
-  McpError,
-  ToolListChangedNotificationSchema,
   type CallToolResult,
   type ElicitRequest,
   type ElicitResult,
+  type OAuthClientProvider,
   type Prompt as McpPrompt,
   type PromptMessage,
   type Tool as McpTool,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/client';
 import type { Logger } from '../../core/logger.ts';
 import type { ToolContext, ToolOutcome, ToolProgress } from '../../core/ports/tools.ts';
 import { CallClock } from './call-clock.ts';
@@ -44,7 +39,7 @@ export interface McpLimits {
  * What Spool tells servers it does: forms (with the schema's defaults filled in); not URL-mode
  * elicitation, nor sampling and roots, which the 2026-07-28 specification deprecates.
  */
-const CAPABILITIES = { capabilities: { elicitation: { form: { applyDefaults: true } } } };
+const CAPABILITIES = { elicitation: { form: { applyDefaults: true } } };
 /** Far past any call's own limits (CallClock): the SDK's timer never decides. */
 const NO_SDK_TIMEOUT = 2 ** 31 - 1;
 
@@ -69,6 +64,8 @@ export class McpServerConnection {
   prompts: McpPrompt[] = [];
   /** The resources the server lists (its first page), when it serves resources at all. */
   resources?: Array<{ uri: string; name?: string }>;
+  /** The protocol version the server speaks, once connected: 2025-11-25, 2026-07-28… */
+  protocolVersion?: string;
   private client?: Client;
   private retryMs = FIRST_RETRY_MS;
   private retryTimer?: NodeJS.Timeout;
@@ -88,6 +85,16 @@ export class McpServerConnection {
     if (this.state === 'needs_login') return `needs login (${loginCommand(this.config.name)})`;
     if (this.state === 'down') return 'unavailable';
     return undefined;
+  }
+
+  /**
+   * How the server is, for an operator (/readyz): the protocol version it speaks and the tools it
+   * offers, or why it cannot be used.
+   */
+  get status(): string {
+    if (this.state === 'ready')
+      return `ready, MCP ${this.protocolVersion}, ${this.tools.length} tools`;
+    return this.problem ?? this.state;
   }
 
   /** Resolves after the first attempt, whether or not it succeeded. */
@@ -114,19 +121,40 @@ export class McpServerConnection {
     );
   }
 
+  /**
+   * A client for one connection. List changes reach it in either era (a 2026-07-28 server's through
+   * `subscriptions/listen`), and are followed at once.
+   */
+  private newClient(): Client {
+    const client: Client = new Client(this.clientInfo, {
+      capabilities: CAPABILITIES,
+      listChanged: {
+        tools: {
+          debounceMs: 0,
+          onChanged: (error, tools) => {
+            if (this.client !== client) return;
+            if (error) this.listFailed('tools', error);
+            else this.offer(tools ?? []);
+          },
+        },
+        prompts: {
+          debounceMs: 0,
+          onChanged: (error, prompts) => {
+            if (this.client !== client) return;
+            if (error) this.listFailed('prompts', error);
+            else this.prompts = prompts ?? [];
+          },
+        },
+      },
+    });
+    client.onclose = () => this.lost(client);
+    client.setRequestHandler('elicitation/create', (request) => this.elicit(request));
+    return client;
+  }
+
   private async connect(): Promise<void> {
     if (this.closed()) return;
-    const client = new Client(this.clientInfo, CAPABILITIES);
-    client.onclose = () => this.lost(client);
-    client.setRequestHandler(ElicitRequestSchema, (request) => this.elicit(request));
-    client.setNotificationHandler(
-      PromptListChangedNotificationSchema,
-      () => void this.refreshPrompts(client),
-    );
-    client.setNotificationHandler(
-      ToolListChangedNotificationSchema,
-      () => void this.refreshTools(client),
-    );
+    const client = this.newClient();
     try {
       // Another process (mcp login) may have logged in since the last attempt.
       if (this.auth instanceof StoredOAuthProvider) await this.auth.reload();
@@ -138,7 +166,7 @@ export class McpServerConnection {
         this.auth,
       );
       this.client = client;
-      await this.refreshTools(client);
+      this.offer((await client.listTools()).tools);
       this.resources = client.getServerCapabilities()?.resources
         ? await this.listResources(client)
         : undefined;
@@ -147,7 +175,15 @@ export class McpServerConnection {
       if (this.closed()) return void (await client.close());
       this.state = 'ready';
       this.retryMs = FIRST_RETRY_MS;
-      this.logger.info(`MCP server "${this.config.name}" ready with ${this.tools.length} tools`);
+      this.protocolVersion = client.getNegotiatedProtocolVersion();
+      this.logger.info(
+        `MCP server "${this.config.name}" ready with ${this.tools.length} tools, MCP ${this.protocolVersion}`,
+        {
+          server: this.config.name,
+          protocolVersion: this.protocolVersion,
+          era: client.getProtocolEra(),
+        },
+      );
     } catch (error) {
       this.client = undefined;
       client.onclose = undefined;
@@ -173,14 +209,8 @@ export class McpServerConnection {
     this.retryTimer.unref();
   }
 
-  private async refreshTools(client: Client): Promise<void> {
-    const tools: McpTool[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : undefined);
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor);
+  /** The tools listed that Spool offers: those mcp.json allows, and none that runs only as a task. */
+  private offer(tools: McpTool[]): void {
     // A tool that runs only as a task (execution.taskSupport "required") fails every plain call:
     // it is not offered until Spool runs tasks.
     const taskOnly = tools
@@ -192,6 +222,12 @@ export class McpServerConnection {
       );
     }
     this.tools = tools.filter((t) => this.allowed(t) && !taskOnly.includes(t.name));
+  }
+
+  private listFailed(what: 'tools' | 'prompts', error: unknown): void {
+    this.logger.warn(
+      `MCP server "${this.config.name}" did not list its ${what}: ${errorMessage(error)}`,
+    );
   }
 
   /** The first page of the server's resources; none named when it will not list them (it may still read them). */
@@ -251,11 +287,10 @@ export class McpServerConnection {
       };
       // With tracing on, the call carries its trace in `_meta` too, as MCP asks (SEP-414).
       const meta = traceContextMeta();
-      const result = (await client.callTool(
+      const result = await client.callTool(
         { name: tool, arguments: args, ...(meta && { _meta: meta }) },
-        undefined,
         options,
-      )) as CallToolResult;
+      );
       return toOutcome(result, this.limits.binaryMaxBytes);
     } catch (error) {
       // The turn was stopped (a person's Stop, shutdown, a lost lease): the server was told to
@@ -267,7 +302,7 @@ export class McpServerConnection {
           ),
           cutShort: true,
         };
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
         return errorResult(
           `${tool} on MCP server "${this.config.name}" did not finish within ${this.config.timeoutMs / 1000} s of its last word (or ${this.config.maxTimeoutMs / 1000} s in all) and was cancelled.`,
         );
@@ -311,9 +346,7 @@ export class McpServerConnection {
     try {
       this.prompts = (await client.listPrompts()).prompts;
     } catch (error) {
-      this.logger.warn(
-        `MCP server "${this.config.name}" did not list its prompts: ${errorMessage(error)}`,
-      );
+      this.listFailed('prompts', error);
     }
   }
 

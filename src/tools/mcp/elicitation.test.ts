@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ElicitRequestFormParams } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitRequestFormParams } from '@modelcontextprotocol/client';
 // @ts-expect-error: the everything server ships JavaScript without types.
 import { registerTriggerElicitationRequestTool } from '@modelcontextprotocol/server-everything/dist/tools/trigger-elicitation-request.js';
 import { readForm } from '../../core/delivery/forms.ts';

@@ -1,4 +1,4 @@
-import type { ElicitRequestFormParams } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitRequestFormParams } from '@modelcontextprotocol/client';
 import type { FormField, FormRequest } from '../../core/ports/forms.ts';
 
 type Property = ElicitRequestFormParams['requestedSchema']['properties'][string];

@@ -1,5 +1,4 @@
-import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { deserializeMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
 
 /** Bytes kept from each end of a skipped message: enough to find its JSON-RPC id. */
 const EDGE_BYTES = 256;

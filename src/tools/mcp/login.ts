@@ -1,5 +1,4 @@
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client, UnauthorizedError } from '@modelcontextprotocol/client';
 import { createServer } from 'node:http';
 import { createInterface } from 'node:readline/promises';
 import type { Readable, Writable } from 'node:stream';

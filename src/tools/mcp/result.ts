@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { errorResult, type BinaryPart, type ToolOutcome } from '../../core/ports/tools.ts';
 
 const base64Bytes = (data: string) =>

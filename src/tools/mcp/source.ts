@@ -122,7 +122,15 @@ export class McpToolSource implements ToolSource, PromptPort {
     return new McpToolSource(connections, disabled);
   }
 
-  /** Each server that cannot be used now, and why (/readyz names them). */
+  /** Each server, with the protocol version it speaks or why it cannot be used (/readyz). */
+  status(): string[] {
+    return [
+      ...this.disabled,
+      ...this.connections.map((c) => `MCP server "${c.config.name}": ${c.status}`),
+    ];
+  }
+
+  /** Each server that cannot be used now, and why. */
   problems(): string[] {
     return [
       ...this.disabled,

@@ -1,14 +1,12 @@
 import {
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
   UnauthorizedError,
+  UnsupportedProtocolVersionError,
+  type Client,
   type OAuthClientProvider,
-} from '@modelcontextprotocol/sdk/client/auth.js';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import {
-  getDefaultEnvironment,
-  StdioClientTransport,
-} from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+} from '@modelcontextprotocol/client';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { traceContextFetch } from '../../tracing/propagation.ts';
 import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from './config.ts';
 import { MessageLineBuffer } from './line-buffer.ts';
@@ -75,14 +73,24 @@ function stdioTransport(
 }
 
 /**
+ * Which era Spool speaks with a server is the SDK's to find out: it asks (`server/discover`, from
+ * 2026-07-28 on, or the version the server names in a -32022 error) and speaks that era, or the
+ * 2025 one (`initialize`) with a server that does not answer. A stdio server is asked in a process
+ * of its own, started for the question and stopped, before the server is started for good.
+ */
+const NEGOTIATION = { mode: 'auto' } as const;
+
+/**
  * Connects over Streamable HTTP, else the deprecated HTTP+SSE transport older servers speak. A
- * server that wants authorization says so over either: that is not a reason to try the other.
+ * server that wants authorization says so over either, and one that named the protocol versions it
+ * speaks (none of Spool's) was reached: neither is a reason to try the other.
  */
 export async function connectHttp(
   client: Client,
   config: HttpServerConfig,
   authProvider?: OAuthClientProvider,
 ): Promise<void> {
+  client.setVersionNegotiation(NEGOTIATION);
   // With tracing on, each request carries the trace it belongs to (a `traceparent` header).
   const options = {
     requestInit: { headers: config.headers },
@@ -94,7 +102,8 @@ export async function connectHttp(
       await client.connect(new StreamableHTTPClientTransport(config.url, options));
       return;
     } catch (error) {
-      if (error instanceof UnauthorizedError) throw error;
+      if (error instanceof UnauthorizedError || error instanceof UnsupportedProtocolVersionError)
+        throw error;
     }
   }
   await client.connect(new SSEClientTransport(config.url, options));
@@ -108,7 +117,8 @@ export async function connectTransport(
   onStderr: (line: string) => void,
   authProvider?: OAuthClientProvider,
 ): Promise<void> {
-  if (config.kind === 'stdio')
+  if (config.kind === 'stdio') {
+    client.setVersionNegotiation(NEGOTIATION);
     await client.connect(stdioTransport(config, maxMessageBytes, onStderr));
-  else await connectHttp(client, config, authProvider);
+  } else await connectHttp(client, config, authProvider);
 }
