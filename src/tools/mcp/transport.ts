@@ -23,22 +23,24 @@ function stdioEnvironment(config: StdioServerConfig): Record<string, string> {
  * What a stdio server runs under: a shell that stops it when Spool is gone. Killed at once
  * (SIGKILL, the OOM killer), Spool cannot stop its servers, and many keep running after their
  * stdin closes. The shell hands the server its stdin (an asynchronous command would get
- * /dev/null), forwards a stop (SIGKILL after five seconds), and checks every second that its parent
- * is still Spool: by
- * /proc, since a dead Spool not yet reaped, or its pid reused, would still answer `kill -0`.
+ * /dev/null), forwards a stop at once (SIGKILL after five seconds), and checks every second that
+ * its parent is still Spool: by /proc, since a dead Spool not yet reaped, or its pid reused, would
+ * still answer `kill -0`. It waits on its sleep, not in it, so that a stop is not held up by the
+ * second: the SDK stops the process that answered its era probe (see NEGOTIATION) before it starts
+ * the server for good.
  */
 const WATCHDOG = `exec 3<&0
 "$@" <&3 3<&- &
 child=$!
 exec 3<&-
-trap 'kill -TERM "$child" 2>/dev/null' TERM INT HUP
-while kill -0 "$child" 2>/dev/null; do
+trap 'stop=1' TERM INT HUP
+while [ -z "$stop" ] && kill -0 "$child" 2>/dev/null; do
   if [ -r /proc/$$/stat ]; then read -r _ _ _ parent _ < /proc/$$/stat; else kill -0 "$PPID" 2>/dev/null && parent=$PPID; fi
   [ "$parent" = "$PPID" ] || break
-  sleep 1
+  sleep 1 & wait $!
 done
 kill -TERM "$child" 2>/dev/null
-for _ in 1 2 3 4 5; do kill -0 "$child" 2>/dev/null || break; sleep 1; done
+for _ in $(seq 50); do kill -0 "$child" 2>/dev/null || break; sleep 0.1; done
 kill -KILL "$child" 2>/dev/null
 wait "$child"`;
 
