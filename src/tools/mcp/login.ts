@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Readable, Writable } from 'node:stream';
 import type { HttpServerConfig, OAuthConfig } from './config.ts';
 import {
-  codeFromPaste,
+  callbackFromPaste,
   StoredOAuthProvider,
   type OAuthIdentity,
   type OAuthVault,
@@ -44,9 +44,9 @@ export async function login(
   }
   const url = provider.pendingAuthorization;
   if (!url) throw new Error(`MCP server "${server.name}" did not say where to log in`);
-  const code = codeFromPaste(await operator(url));
-  if (!code) throw new Error('no authorization code was given');
-  await provider.finishLogin(code);
+  const callback = callbackFromPaste(await operator(url));
+  if (!callback) throw new Error('no authorization code was given');
+  await provider.finishLogin(callback);
   return 'logged_in';
 }
 

@@ -171,11 +171,15 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     await auth(this, { serverUrl: this.server.url });
   }
 
-  /** Exchanges the code an operator brings back for tokens. */
-  async finishLogin(authorizationCode: string): Promise<void> {
+  /**
+   * Exchanges the code an operator brings back for tokens; the SDK checks first that it came from
+   * the authorization server it was asked of (RFC 9207 `iss`).
+   */
+  async finishLogin({ code, iss }: LoginCallback): Promise<void> {
     const result = await auth(this, {
       serverUrl: this.server.url,
-      authorizationCode,
+      authorizationCode: code,
+      iss,
       resourceMetadataUrl: this.record.discovery?.resourceMetadataUrl
         ? new URL(this.record.discovery.resourceMetadataUrl)
         : undefined,
@@ -211,15 +215,25 @@ export async function oauthProvider(
   return new ClientCredentialsProvider({ clientId: clientId!, clientSecret: clientSecret!, scope });
 }
 
+/** What the authorization server sends an operator back with: the code, and who issued it. */
+export interface LoginCallback {
+  code: string;
+  /** The authorization server, when it names itself in the redirect (RFC 9207). */
+  iss?: string;
+}
+
 /**
- * The code in what an operator pastes: the code itself, or the whole address the browser was sent
- * back to.
+ * The callback in what an operator pastes: the whole address the browser was sent back to, or the
+ * code alone (which an authorization server that names itself in the address does not take).
  */
-export function codeFromPaste(pasted: string): string | undefined {
+export function callbackFromPaste(pasted: string): LoginCallback | undefined {
   const text = pasted.trim();
   if (!text) return undefined;
-  if (!/^https?:\/\//.test(text)) return text;
-  return new URL(text).searchParams.get('code') ?? undefined;
+  if (!/^https?:\/\//.test(text)) return { code: text };
+  const params = new URL(text).searchParams;
+  const code = params.get('code');
+  const iss = params.get('iss');
+  return code ? { code, ...(iss === null ? {} : { iss }) } : undefined;
 }
 
 /** What an operator runs to log Spool in to `server`. */
