@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { databaseKind } from '../../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import {
   EVERYTHING_SERVER as EVERYTHING,
@@ -49,13 +48,11 @@ beforeAll(async () => {
       },
     }),
   );
-  const database: Record<string, string> =
-    databaseKind() === 'embedded' ? { DATA_DIR: dir } : { DATABASE_URL: inject('databaseUrl') };
   env = {
     OPENAI_BASE_URL: fake.baseURL,
+    DATABASE_URL: inject('databaseUrl'),
     MCP_CONFIG: join(dir, 'mcp.json'),
     LOG_FORMAT: 'json',
-    ...database,
   };
 });
 afterAll(async () => {
