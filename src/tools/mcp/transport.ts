@@ -7,6 +7,7 @@ import {
   type OAuthClientProvider,
 } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { errorMessage } from '../../core/errors.ts';
 import { traceContextFetch } from '../../tracing/propagation.ts';
 import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from './config.ts';
 import { MessageLineBuffer } from './line-buffer.ts';
@@ -85,7 +86,8 @@ const NEGOTIATION = { mode: 'auto' } as const;
 /**
  * Connects over Streamable HTTP, else the deprecated HTTP+SSE transport older servers speak. A
  * server that wants authorization says so over either, and one that named the protocol versions it
- * speaks (none of Spool's) was reached: neither is a reason to try the other.
+ * speaks (none of Spool's) was reached: neither is a reason to try the other. When both fail, both
+ * reasons are given: SSE's alone (a 404 or 405) hides what went wrong.
  */
 export async function connectHttp(
   client: Client,
@@ -99,16 +101,20 @@ export async function connectHttp(
     authProvider,
     fetch: traceContextFetch,
   };
-  if (config.transport === 'streamable-http') {
-    try {
-      await client.connect(new StreamableHTTPClientTransport(config.url, options));
-      return;
-    } catch (error) {
-      if (error instanceof UnauthorizedError || error instanceof UnsupportedProtocolVersionError)
-        throw error;
-    }
+  if (config.transport === 'sse')
+    return client.connect(new SSEClientTransport(config.url, options));
+  try {
+    return await client.connect(new StreamableHTTPClientTransport(config.url, options));
+  } catch (error) {
+    if (error instanceof UnauthorizedError || error instanceof UnsupportedProtocolVersionError)
+      throw error;
+    await client.connect(new SSEClientTransport(config.url, options)).catch((sse: unknown) => {
+      if (sse instanceof UnauthorizedError) throw sse;
+      throw new Error(`Streamable HTTP: ${errorMessage(error)}; SSE: ${errorMessage(sse)}`, {
+        cause: error,
+      });
+    });
   }
-  await client.connect(new SSEClientTransport(config.url, options));
 }
 
 /** Connects `client` over the transport the config describes. */

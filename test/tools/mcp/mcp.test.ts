@@ -16,7 +16,7 @@ import { ToolRegistry } from '../../../src/tools/registry.ts';
 import { lastMessage, markedCallId, nextOffset, sentCallIds } from '../../support/agent.ts';
 import { testDatabase, testStore, uniqueKey } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
-import { serverPidsBelow, until } from '../../support/process.ts';
+import { freePort, serverPidsBelow, until } from '../../support/process.ts';
 import { RecordingLogger, silentLogger } from '../../support/logger.ts';
 import { Agent } from '../../../src/core/agent/agent.ts';
 import { defaultAgentOptions, openAiClientFor, toolsWithPages } from '../../support/agent.ts';
@@ -547,6 +547,23 @@ describe('Streamable HTTP servers', () => {
         context(),
       );
       expect(outcome).toEqual({ content: 'Echo: over http', isError: false });
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('says why an address answered neither Streamable HTTP nor SSE, for each', async () => {
+    const logger = new RecordingLogger();
+    const source = await startSource(
+      { gone: { url: `http://127.0.0.1:${await freePort()}/mcp` } },
+      logger,
+    );
+    try {
+      expect(logger.messages()).toEqual([
+        expect.stringMatching(
+          /^MCP server "gone" could not start: Streamable HTTP: .*fetch failed.*; SSE: .*fetch failed.*; retrying in 1 s$/,
+        ),
+      ]);
     } finally {
       await source.close();
     }
