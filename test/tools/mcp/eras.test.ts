@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import {
   EVERYTHING_SERVER as EVERYTHING,
@@ -11,6 +11,7 @@ import {
   startSpool,
   until,
 } from '../../support/process.ts';
+import { fileDatabaseUrl } from '../../support/file-database.ts';
 
 /** A server of the 2026-07-28 era only: it rejects the 2025 `initialize`. */
 const MODERN = fileURLToPath(new URL('../../fixtures/modern-mcp-server.mjs', import.meta.url));
@@ -50,7 +51,7 @@ beforeAll(async () => {
   );
   env = {
     OPENAI_BASE_URL: fake.baseURL,
-    DATABASE_URL: inject('databaseUrl'),
+    DATABASE_URL: fileDatabaseUrl(),
     MCP_CONFIG: join(dir, 'mcp.json'),
     LOG_FORMAT: 'json',
   };
