@@ -1,5 +1,7 @@
 import type pg from 'pg';
 import type { Prisma } from './generated/client.ts';
+import { errorMessage } from '../core/errors.ts';
+import { StoreUnavailableError } from '../core/ports/store.ts';
 
 /**
  * Runs a statement written with `Prisma.sql` on the pg pool under Prisma's adapter, for statements
@@ -12,5 +14,19 @@ export async function runOnPool<R extends pg.QueryResultRow = pg.QueryResultRow>
   pool: pg.Pool,
   statement: Prisma.Sql,
 ): Promise<R[]> {
-  return (await pool.query<R>(statement.text, statement.values)).rows;
+  // Connecting first tells a database that cannot be reached (nothing was sent: the statement can
+  // be sent again as it is) from a statement that failed.
+  const client = await pool.connect().catch((error: unknown) => {
+    throw new StoreUnavailableError(`the database could not be reached: ${errorMessage(error)}`, {
+      cause: error,
+    });
+  });
+  try {
+    const { rows } = await client.query<R>(statement.text, statement.values);
+    client.release();
+    return rows;
+  } catch (error) {
+    client.release(error instanceof Error ? error : true);
+    throw error;
+  }
 }

@@ -16,6 +16,7 @@ import { redoneWork } from './redone.ts';
 import type { ModelOutcome, Step } from './step.ts';
 import { cappedReply, failedTurn } from './turn-replies.ts';
 import { admit, settleUsage, usageRecord } from './request-spend.ts';
+import { whileUnreachable } from './unreachable.ts';
 import {
   advance,
   startState,
@@ -586,11 +587,13 @@ export class Agent implements TurnRunner {
   private async append(turn: Turn, unchecked: Message[], records: StepRecords = {}): Promise<void> {
     const messages = unchecked.map(wellFormedMessage);
     const results = records.results?.map((r) => ({ ...r, content: wellFormed(r.content) }));
-    await this.store.appendMessages(turn.conversation, messages, {
-      ...(results ? { results } : {}),
-      ...(records.usage ? { usage: records.usage } : {}),
-      ...(turn.fence ? { fence: turn.fence } : {}),
-    });
+    const step = {
+      ...records,
+      ...(results && { results }),
+      ...(turn.fence && { fence: turn.fence }),
+    };
+    const write = () => this.store.appendMessages(turn.conversation, messages, step);
+    await whileUnreachable(write, turn.signal);
     turn.transcript.push(...messages);
   }
 }

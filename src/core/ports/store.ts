@@ -77,6 +77,13 @@ export class StoreError extends Error {
 }
 
 /**
+ * The database could not be reached: the write was never sent, so it can be made again as it is.
+ */
+export class StoreUnavailableError extends StoreError {
+  override readonly name = 'StoreUnavailableError';
+}
+
+/**
  * A write made under a lease that another holder has since taken (see `Lease`): refused, nothing
  * of it stored. The work is the new holder's now; this one stops it and posts nothing.
  */
