@@ -21,6 +21,10 @@ export async function runOnPool<R extends pg.QueryResultRow = pg.QueryResultRow>
       cause: error,
     });
   });
+  // The pool listens for errors only on idle clients: a connection lost while this one is out
+  // would be an unhandled 'error' event, and end the process. The query rejects with it anyway.
+  const lost = () => {};
+  client.on('error', lost);
   try {
     const { rows } = await client.query<R>(statement.text, statement.values);
     client.release();
@@ -28,5 +32,7 @@ export async function runOnPool<R extends pg.QueryResultRow = pg.QueryResultRow>
   } catch (error) {
     client.release(error instanceof Error ? error : true);
     throw error;
+  } finally {
+    client.off('error', lost);
   }
 }
