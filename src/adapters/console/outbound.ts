@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { InboundMessage } from '../../core/ports/delivery.ts';
 import type { Outbound } from '../../core/ports/platform.ts';
-import { fieldHint, readForm } from '../../core/delivery/forms.ts';
+import { fieldHint, pageHost, readForm } from '../../core/delivery/forms.ts';
 import type { FormAnswer, FormRequest, RawForm } from '../../core/ports/forms.ts';
 import type { ConsoleScreen } from './screen.ts';
 
@@ -42,16 +42,18 @@ export function consoleOutbound(options: { output: Writable; screen?: ConsoleScr
 
 /**
  * A tool's form, field by field: Enter leaves a field empty (its default applies), and a value the
- * form cannot take is asked for again, saying why.
+ * form cannot take is asked for again, saying why. A page to open is shown by its host and address,
+ * and yes is the person's word that they open it.
  */
 async function askAtTerminal(
   screen: ConsoleScreen,
   output: Writable,
   request: FormRequest,
 ): Promise<FormAnswer> {
-  const choice = await screen.ask(
-    `${request.from} asks: ${request.message}\nFill it in? [y = yes, n = decline, c = cancel] `,
-  );
+  const question = request.url
+    ? `${request.from} asks you to open a page on ${pageHost(request.url)}: ${request.message}\n${request.url}\nOpen it?`
+    : `${request.from} asks: ${request.message}\nFill it in?`;
+  const choice = await screen.ask(`${question} [y = yes, n = decline, c = cancel] `);
   if (/^c/i.test(choice.trim())) return { action: 'cancel' };
   if (!/^y/i.test(choice.trim())) return { action: 'decline' };
   const raw: RawForm = {};

@@ -5,6 +5,7 @@ import {
   type APIModalInteractionResponseCallbackData,
 } from 'discord.js';
 import { buttonId } from '../../core/delivery/clicks.ts';
+import { pageHost } from '../../core/delivery/forms.ts';
 import type { FormButtons } from '../../core/ports/delivery.ts';
 import type { FormField, FormRequest, RawForm } from '../../core/ports/forms.ts';
 
@@ -13,24 +14,42 @@ export const FORM_MODAL = /^spool:form:(.+)$/;
 /** What a Discord modal holds: five inputs, a title and labels of 45 chars, hints of 100. */
 export const MODAL_FIELDS = 5;
 const TITLE_CHARS = 45;
+/** A button's label. */
+const LABEL_CHARS = 80;
 const HINT_CHARS = 100;
 
-/** Answer, Decline and Cancel, as one row of message components. */
-export const formComponents = ({ questionId }: FormButtons) => [
+/**
+ * Answer, Decline and Cancel, as one row of message components. A page to open comes first as a
+ * link, "Open <host>" (Discord tells Spool nothing of a link's click), and Answer reads Done: the
+ * person's word that they opened it.
+ */
+export const formComponents = ({ questionId, request }: FormButtons) => [
   {
     type: ComponentType.ActionRow,
-    components: (
-      [
-        ['Answer', 'accept', ButtonStyle.Primary],
-        ['Decline', 'decline', ButtonStyle.Danger],
-        ['Cancel', 'cancel', ButtonStyle.Secondary],
-      ] as const
-    ).map(([label, action, style]) => ({
-      type: ComponentType.Button,
-      style,
-      label,
-      custom_id: buttonId({ kind: 'form', questionId, action }),
-    })),
+    components: [
+      ...(request.url
+        ? [
+            {
+              type: ComponentType.Button as const,
+              style: ButtonStyle.Link as const,
+              label: `Open ${pageHost(request.url)}`.slice(0, LABEL_CHARS),
+              url: request.url,
+            },
+          ]
+        : []),
+      ...(
+        [
+          [request.url ? 'Done' : 'Answer', 'accept', ButtonStyle.Primary],
+          ['Decline', 'decline', ButtonStyle.Danger],
+          ['Cancel', 'cancel', ButtonStyle.Secondary],
+        ] as const
+      ).map(([label, action, style]) => ({
+        type: ComponentType.Button as const,
+        style,
+        label,
+        custom_id: buttonId({ kind: 'form', questionId, action }),
+      })),
+    ],
   },
 ];
 

@@ -59,7 +59,10 @@ async function respond(interaction: Component, text: string | undefined): Promis
     : interaction.deferUpdate());
 }
 
-/** The form as a modal, for the person asked; a form a modal cannot hold is told so. */
+/**
+ * The form as a modal, for the person asked; a form a modal cannot hold is told so. A page to open
+ * has nothing to fill in: Done is the answer.
+ */
 async function showForm(
   parts: DiscordParts,
   interaction: ButtonInteraction,
@@ -67,6 +70,7 @@ async function showForm(
 ): Promise<void> {
   const form = await parts.delivery.form(askerOf(interaction), questionId);
   if ('status' in form) return respond(interaction, formClickReply(form, 'discord'));
+  if (form.url) return answer(parts, interaction, { kind: 'form', questionId, action: 'accept' });
   if (form.fields.length > MODAL_FIELDS)
     return void (await interaction.reply({
       content: tooManyFields(form),

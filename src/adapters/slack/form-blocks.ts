@@ -1,4 +1,5 @@
 import type { FormButtons } from '../../core/ports/delivery.ts';
+import { pageHost } from '../../core/delivery/forms.ts';
 import type { FormAnswer, FormField, FormValue, RawForm } from '../../core/ports/forms.ts';
 
 /** The action ids of a question's buttons; each button's value is the question's id. */
@@ -63,7 +64,11 @@ function element(field: FormField): Record<string, unknown> {
   };
 }
 
-/** A question as Block Kit: its text, an input per field, then Submit, Decline and Cancel. */
+/**
+ * A question as Block Kit: its text, an input per field, then Submit, Decline and Cancel. A page to
+ * open has no fields, and its Submit is a link to the page, "Open <host>": Slack opens it and sends
+ * the click, which is the person's consent.
+ */
 export function formBlocks(text: string, { questionId, request }: FormButtons) {
   const button = (label: string, action: FormAnswer['action'], style?: 'primary' | 'danger') => ({
     type: 'button' as const,
@@ -72,6 +77,9 @@ export function formBlocks(text: string, { questionId, request }: FormButtons) {
     value: questionId,
     ...(style ? { style } : {}),
   });
+  const submit = request.url
+    ? { ...button(`Open ${pageHost(request.url)}`, 'accept', 'primary'), url: request.url }
+    : button('Submit', 'accept', 'primary');
   return [
     { type: 'section' as const, text: { type: 'mrkdwn' as const, text } },
     ...request.fields.map((field) => ({
@@ -86,11 +94,7 @@ export function formBlocks(text: string, { questionId, request }: FormButtons) {
     {
       type: 'actions' as const,
       block_id: `spool_form:${questionId}`.slice(0, 255),
-      elements: [
-        button('Submit', 'accept', 'primary'),
-        button('Decline', 'decline', 'danger'),
-        button('Cancel', 'cancel'),
-      ],
+      elements: [submit, button('Decline', 'decline', 'danger'), button('Cancel', 'cancel')],
     },
   ];
 }

@@ -112,9 +112,13 @@ export function fieldHint(field: FormField): string {
 /** A person as the platform shows them: a mention on Slack and Discord. */
 const person = (platform: string, user: string) => (platform === 'console' ? user : `<@${user}>`);
 
+/** The host a page to open is on, which the person is shown before they open it. */
+export const pageHost = (url: string) => new URL(url).host;
+
 export function formPrompt(question: Pick<QuestionState, 'request' | 'askedOf' | 'platform'>) {
   const { request, askedOf, platform } = question;
-  return `\`${request.from}\` asks ${person(platform, askedOf)}: ${request.message}`;
+  const asked = request.url ? ` to open a page on ${pageHost(request.url)}` : '';
+  return `\`${request.from}\` asks ${person(platform, askedOf)}${asked}: ${request.message}`;
 }
 
 /** The prompt once settled: what became of it; what was typed is not repeated in the channel. */

@@ -1,6 +1,6 @@
 /**
- * The forms port: a question a tool asks mid-call (MCP elicitation, form mode), put to the person
- * who started the turn, and their answer, kept on a row so that whichever replica takes the click
+ * The forms port: a question a tool asks mid-call (MCP elicitation: a form, or a page to open), put
+ * to the person who started the turn, and their answer, kept on a row so that whichever replica takes the click
  * records it once.
  */
 
@@ -29,6 +29,11 @@ export interface FormRequest {
   from: string;
   message: string;
   fields: FormField[];
+  /**
+   * A page the person is asked to open (URL elicitation), http or https; such a question has no
+   * fields, and accepting it is their consent. Shown only to people, never to the model.
+   */
+  url?: string;
 }
 
 /** Accept, decline and cancel, as MCP's elicitation defines them. */

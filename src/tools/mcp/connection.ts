@@ -14,7 +14,7 @@ import {
 import type { Logger } from '../../core/logger.ts';
 import type { ToolContext, ToolOutcome, ToolProgress } from '../../core/ports/tools.ts';
 import { CallClock } from './call-clock.ts';
-import { formOf } from './elicitation.ts';
+import { formOf, pageOf } from './elicitation.ts';
 import { errorResult } from '../../core/ports/tools.ts';
 import type { McpServerConfig } from './config.ts';
 import { loginCommand, StoredOAuthProvider } from './oauth.ts';
@@ -36,10 +36,10 @@ export interface McpLimits {
 }
 
 /**
- * What Spool tells servers it does: forms (with the schema's defaults filled in); not URL-mode
- * elicitation, nor sampling and roots, which the 2026-07-28 specification deprecates.
+ * What Spool tells servers it does: forms (with the schema's defaults filled in) and pages to open
+ * (URL mode); not sampling and roots, which the 2026-07-28 specification deprecates.
  */
-const CAPABILITIES = { elicitation: { form: { applyDefaults: true } } };
+const CAPABILITIES = { elicitation: { form: { applyDefaults: true }, url: {} } };
 /** Far past any call's own limits (CallClock): the SDK's timer never decides. */
 const NO_SDK_TIMEOUT = 2 ** 31 - 1;
 
@@ -321,13 +321,18 @@ export class McpServerConnection {
   }
 
   /**
-   * A server's question, put to the person whose turn made the call. MCP does not say which call a
-   * question belongs to, so with several calls to this server under way it is declined: a person
+   * A server's question, put to the person whose turn made the call: a form, or a page to open (URL
+   * mode), whose acceptance is their consent and carries nothing back. It comes as a request (the
+   * 2025 era) or inside the call's `input_required` result (2026-07-28, which the SDK answers
+   * through this same handler, then retries the call with the answer). MCP does not say which call
+   * a request belongs to, so with several calls to this server under way it is declined: a person
    * must never be asked about someone else's call.
    */
-  private async elicit(request: ElicitRequest): Promise<ElicitResult> {
+  private async elicit({ params }: ElicitRequest): Promise<ElicitResult> {
     const [call, ...others] = this.running;
-    if (!call?.askForm || others.length > 0 || request.params.mode === 'url') {
+    const question =
+      params.mode === 'url' ? pageOf(this.config.name, params) : formOf(this.config.name, params);
+    if (!call?.askForm || others.length > 0 || !question) {
       this.logger.info(
         `MCP server "${this.config.name}" asked a question nobody can be asked; declined`,
       );
@@ -335,7 +340,8 @@ export class McpServerConnection {
     }
     const resume = call.clock.pause();
     try {
-      return await call.askForm(formOf(this.config.name, request.params));
+      const answer = await call.askForm(question);
+      return question.url ? { action: answer.action } : answer;
     } finally {
       resume();
     }

@@ -3,7 +3,7 @@ import type { ElicitRequestFormParams } from '@modelcontextprotocol/client';
 // @ts-expect-error: the everything server ships JavaScript without types.
 import { registerTriggerElicitationRequestTool } from '@modelcontextprotocol/server-everything/dist/tools/trigger-elicitation-request.js';
 import { readForm } from '../../core/delivery/forms.ts';
-import { formOf } from './elicitation.ts';
+import { formOf, pageOf } from './elicitation.ts';
 
 /** The everything server's own form (every kind of field the spec allows), as its tool sends it. */
 async function everythingForm(): Promise<ElicitRequestFormParams> {
@@ -74,5 +74,23 @@ describe('formOf', () => {
     ).toEqual({
       content: { name: 'Ada', titledSingleSelectEnum: 'hero-3', legacyTitledEnum: 'pet-4' },
     });
+  });
+});
+
+describe('pageOf', () => {
+  const page = (url: string) =>
+    pageOf('srv', { mode: 'url', message: 'Sign in there', url, elicitationId: 'e1' });
+
+  it('asks for an http or https page with no fields, and offers no other kind of address', () => {
+    expect(page('https://auth.example.com/x?y=1')).toEqual({
+      from: 'srv',
+      message: 'Sign in there',
+      fields: [],
+      url: 'https://auth.example.com/x?y=1',
+    });
+    expect(page('http://127.0.0.1:8080/')?.url).toBe('http://127.0.0.1:8080/');
+    expect(page('javascript:alert(1)')).toBeUndefined();
+    expect(page('file:///etc/passwd')).toBeUndefined();
+    expect(page('not a url')).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import type { ElicitRequestFormParams } from '@modelcontextprotocol/client';
+import type { ElicitRequestFormParams, ElicitRequestURLParams } from '@modelcontextprotocol/client';
 import type { FormField, FormRequest } from '../../core/ports/forms.ts';
 
 type Property = ElicitRequestFormParams['requestedSchema']['properties'][string];
@@ -47,4 +47,13 @@ export function formOf(server: string, params: ElicitRequestFormParams): FormReq
     };
   });
   return { from: server, message: params.message, fields };
+}
+
+/**
+ * A URL elicitation as a question with no fields: the page to open, whose host the person is shown.
+ * None for an address that is not http or https, which no chat should offer as a link.
+ */
+export function pageOf(server: string, params: ElicitRequestURLParams): FormRequest | undefined {
+  if (!/^https?:$/.test(URL.parse(params.url)?.protocol ?? '')) return undefined;
+  return { from: server, message: params.message, fields: [], url: params.url };
 }

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
 import { fileDatabaseUrl } from '../../support/file-database.ts';
+import { EVERYTHING_SERVER } from '../../support/process.ts';
 import { onTerminal } from '../../support/terminal.ts';
 
 /** A server of the 2026-07-28 era only: it asks in its results (`input_required`). */
@@ -20,7 +21,10 @@ beforeAll(async () => {
   await writeFile(
     join(dir, 'mcp.json'),
     JSON.stringify({
-      mcpServers: { modern: { command: process.execPath, args: [MODERN, 'stdio'] } },
+      mcpServers: {
+        modern: { command: process.execPath, args: [MODERN, 'stdio'] },
+        everything: { command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'] },
+      },
     }),
   );
   env = {
@@ -35,11 +39,11 @@ afterAll(async () => {
 });
 
 /** The model calls `tool` once, then says what it returned. */
-function callsOnce(tool: string): void {
+function callsOnce(tool: string, args: Record<string, unknown> = {}): void {
   fake.fallback = (request) =>
     request.messages.at(-1)!.role === 'tool'
       ? { content: `tool said: ${request.messages.at(-1)!.content}` }
-      : { toolCalls: [{ id: 'ask', name: tool, arguments: '{}' }] };
+      : { toolCalls: [{ id: 'ask', name: tool, arguments: JSON.stringify(args) }] };
 }
 
 describe('a 2026-07-28 server asking in its result (input_required), on a terminal', () => {
@@ -57,6 +61,51 @@ describe('a 2026-07-28 server asking in its result (input_required), on a termin
       await tty.waitFor(
         'tool said: got {"action":"accept","content":{"name":"Ada"}} with state asked on stdio',
       );
+      tty.type('\x03');
+      expect(await tty.exited).toBe(0);
+    } finally {
+      fake.fallback = undefined;
+      await tty.end();
+    }
+  });
+});
+
+describe('a page to open (URL elicitation), on a terminal', () => {
+  it("shows a 2026-07-28 server's page by its host and address, never to the model, and retries the call once the person said yes", async () => {
+    callsOnce('modern__open_page');
+    const tty = onTerminal(['chat', '--session', `mrtr-url-${Date.now()}`], env);
+    try {
+      await tty.waitFor('you › ');
+      tty.type('sign it\r');
+      await tty.waitFor('Open it? [y = yes, n = decline, c = cancel] ');
+      expect(tty.screen()).toContain(
+        'modern asks you to open a page on sign.example.com: Sign the agreement there.',
+      );
+      expect(tty.screen()).toContain('https://sign.example.com/agreement?ref=spool');
+      tty.type('y\r');
+      await tty.waitFor('tool said: page {"action":"accept"} with state page on stdio');
+      tty.type('\x03');
+      expect(await tty.exited).toBe(0);
+      expect(JSON.stringify(fake.requests)).not.toContain('sign.example.com');
+    } finally {
+      fake.fallback = undefined;
+      await tty.end();
+    }
+  });
+
+  it("answers a 2025 server's elicitation/create in URL mode with the person's consent", async () => {
+    const url = 'https://login.example.org/consent';
+    callsOnce('everything__trigger-url-elicitation', { url, message: 'Grant access there.' });
+    const tty = onTerminal(['chat', '--session', `url-2025-${Date.now()}`], env);
+    try {
+      await tty.waitFor('you › ');
+      tty.type('grant it\r');
+      await tty.waitFor('Open it? [y = yes, n = decline, c = cancel] ');
+      expect(tty.screen()).toContain(
+        'everything asks you to open a page on login.example.org: Grant access there.',
+      );
+      tty.type('y\r');
+      await tty.waitFor('tool said: ✅ User completed the URL elicitation flow.');
       tty.type('\x03');
       expect(await tty.exited).toBe(0);
     } finally {

@@ -90,8 +90,8 @@ describe('servers of the 2026-07-28 era beside servers of the 2025-11-25 era', (
       const body = await readyz();
       return (body.match(/^MCP server "\w+": /gm) ?? []).length === 3 ? body : undefined;
     });
-    expect(ready).toContain('MCP server "modern": ready, MCP 2026-07-28, 2 tools\n');
-    expect(ready).toContain('MCP server "local": ready, MCP 2026-07-28, 2 tools\n');
+    expect(ready).toContain('MCP server "modern": ready, MCP 2026-07-28, 4 tools\n');
+    expect(ready).toContain('MCP server "local": ready, MCP 2026-07-28, 4 tools\n');
     expect(ready).toMatch(/MCP server "everything": ready, MCP 2025-11-25, \d+ tools\n/);
 
     // A call to each server, in one step.
@@ -122,8 +122,8 @@ describe('servers of the 2026-07-28 era beside servers of the 2025-11-25 era', (
     await said('added sum | added sum');
     await until(async () => {
       const body = await readyz();
-      return body.includes('MCP server "modern": ready, MCP 2026-07-28, 3 tools\n') &&
-        body.includes('MCP server "local": ready, MCP 2026-07-28, 3 tools\n')
+      return body.includes('MCP server "modern": ready, MCP 2026-07-28, 5 tools\n') &&
+        body.includes('MCP server "local": ready, MCP 2026-07-28, 5 tools\n')
         ? true
         : undefined;
     });
