@@ -2,7 +2,8 @@
  * The client under test for the official MCP conformance suite (`conformance client --command`):
  * Spool's own MCP client, configured as an `mcp.json` entry `{ "url": … }` would configure it,
  * against the scenario's server, whose URL the suite appends to the command. Standing in for a
- * model, it calls each tool the server offers once, with arguments made from the tool's schema.
+ * model, it calls each tool the server offers once, with arguments made from the tool's schema, or
+ * the calls the scenario names (its context's `toolCalls`).
  * Exits non-zero when it could not connect or a call failed.
  */
 import { tmpdir } from 'node:os';
@@ -17,7 +18,12 @@ import { silentLogger } from '../../support/logger.ts';
 
 const url = process.argv.at(-1)!;
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
-const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as Record<string, string>;
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as Record<
+  string,
+  string
+> & {
+  toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;
+};
 
 /** The `oauth` entry an operator would write for this scenario's server, from what it hands out. */
 function oauthEntry(): Record<string, string> {
@@ -96,6 +102,13 @@ const argumentsFor = (tool: ToolSpec) => {
   return Object.fromEntries(required.map((name) => [name, sample(properties[name] ?? {})]));
 };
 
+/** What a model would call: the scenario's calls where it names them, else each tool once. */
+const callsOf = (tools: ToolSpec[]) =>
+  context.toolCalls?.map((call) => ({
+    name: tools.find((t) => t.name.endsWith(`__${call.name}`))?.name ?? call.name,
+    args: call.arguments,
+  })) ?? tools.map((tool) => ({ name: tool.name, args: argumentsFor(tool) }));
+
 const conversation = {
   id: 'conformance',
   platform: 'console',
@@ -116,8 +129,8 @@ async function run(logins: number): Promise<boolean> {
   let failed = false;
   try {
     // start() resolves once the first connection attempt is over, with the tools listed.
-    for (const tool of needsLogin ? [] : registry.list()) {
-      const outcome = await registry.call(tool.name, argumentsFor(tool), {
+    for (const { name, args } of needsLogin ? [] : callsOf(registry.list())) {
+      const outcome = await registry.call(name, args, {
         conversation,
         turn: 1,
         signal: new AbortController().signal,
@@ -126,7 +139,7 @@ async function run(logins: number): Promise<boolean> {
         askForm: async () => ({ action: 'accept', content: {} }),
       });
       console.error(
-        `${tool.name}: ${outcome.isError ? 'error' : 'ok'}: ${outcome.content.slice(0, 200)}`,
+        `${name}: ${outcome.isError ? 'error' : 'ok'}: ${outcome.content.slice(0, 200)}`,
       );
       needsLogin ||= outcome.isError && outcome.content.includes('log in again');
       failed ||= outcome.isError;

@@ -25,12 +25,15 @@ function conformance(args: string[]): Promise<{ code: number | null; output: str
 
 interface Check {
   id: string;
-  status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO';
+  status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED';
 }
 
 /**
  * Every auth scenario of the suite but cross-app-access-complete-flow (an enterprise IdP's ID-JAG
- * token exchange on behalf of a signed-in user, which a bot acting for a team does not have).
+ * token exchange on behalf of a signed-in user, which a bot acting for a team does not have) and
+ * authorization-server-migration (SEP-2352: when a server names a new authorization server, the
+ * client registers again with it; Spool keeps one registered client per MCP server, and the SDK
+ * does not ask for another).
  */
 const AUTH_SCENARIOS = [
   'metadata-default',
@@ -54,17 +57,32 @@ const AUTH_SCENARIOS = [
   'offline-access-not-supported',
   'client-credentials-jwt',
   'client-credentials-basic',
+  'iss-supported',
+  'iss-not-advertised',
+  'iss-supported-missing',
+  'iss-wrong-issuer',
+  'iss-unexpected',
+  'iss-normalized',
+  'metadata-issuer-mismatch',
 ];
 
 // The suite's CLI needs Node 22 or newer (it imports fs.globSync): CI's second pass, on Node 24,
 // runs these; on Node 20 they are skipped.
 describe.skipIf(NODE_MAJOR < 22)('the official MCP conformance suite, client mode', () => {
   // sse-retry passes too when run alone; it checks the reconnect's timing to 250 ms, which a
-  // machine busy with the rest of the suite can miss.
+  // machine busy with the rest of the suite can miss. Failing, and left out:
+  // sep-2322-client-request-state, whose every check passes (requestState echoed, a new id, no
+  // state sent when none was given), but whose last tool answers a 2026-07-28 call without
+  // `resultType`, which the suite says to take as complete and the v2 SDK refuses; and
+  // json-schema-2020-12-preservation, which expects the client to send one tool's input schema
+  // back as another tool's argument, a script this client does not play.
   it.each([
     'initialize',
     'tools_call',
     'elicitation-sep1034-client-defaults',
+    'request-metadata',
+    'http-standard-headers',
+    'http-custom-headers',
     ...AUTH_SCENARIOS.map((name) => `auth/${name}`),
   ])("passes %s with Spool's MCP client", async (scenario) => {
     const out = await mkdtemp(join(tmpdir(), 'spool-conformance-'));
@@ -87,7 +105,8 @@ describe.skipIf(NODE_MAJOR < 22)('the official MCP conformance suite, client mod
       );
       const checks = JSON.parse(await readFile(join(out, found!), 'utf8')) as Check[];
       expect(checks.length).toBeGreaterThan(0);
-      expect(checks.filter((c) => c.status !== 'SUCCESS' && c.status !== 'INFO')).toEqual([]);
+      // A check skipped does not apply (a capability Spool does not declare: roots, sampling).
+      expect(checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING')).toEqual([]);
     } finally {
       await rm(out, { recursive: true, force: true });
     }
