@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeOpenAi } from './support/fake-openai.ts';
 import { readBody } from './support/http.ts';
-import { freePort, runSpool } from './support/process.ts';
+import { freePort, runSpool, until } from './support/process.ts';
 import { fileDatabaseUrl } from './support/file-database.ts';
 
 /** A span as an OTLP/HTTP receiver gets it, its attributes as plain values. */
@@ -311,6 +312,50 @@ describe('tracing', () => {
       },
     ]);
     expect(second!.attributes['gen_ai.system_instructions']).toContain('"type":"text"');
+  });
+
+  it('sends the tool span’s trace on every leg of a 2026-07-28 call that asks for input and is retried', async () => {
+    const port = await freePort();
+    const requestsFile = join(dir, 'modern-requests.log');
+    const modern = spawn(
+      process.execPath,
+      [join(import.meta.dirname, 'fixtures/modern-mcp-server.mjs'), 'http', String(port)],
+      { env: { ...process.env, REQUESTS_FILE: requestsFile }, stdio: 'ignore' },
+    );
+    try {
+      const url = `http://127.0.0.1:${port}/mcp`;
+      await until(() =>
+        fetch(url, { method: 'POST' }).then(
+          () => true,
+          () => undefined,
+        ),
+      );
+      const mcpConfig = join(dir, 'modern-mcp.json');
+      await writeFile(mcpConfig, JSON.stringify({ mcpServers: { modern: { url } } }));
+      fake.enqueue(
+        { toolCalls: [{ id: 'm1', name: 'modern__sign_up', arguments: '{}' }] },
+        (request) => ({ content: String(request.messages.at(-1)!.content) }),
+      );
+      // Piped: nobody to ask, so the form is declined, and the call is sent again saying so.
+      const run = await runSpool(['chat', '--session', `tracing-mrtr-${Date.now()}`], {
+        env: { ...env, MCP_CONFIG: mcpConfig, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
+        input: 'sign me up\n',
+      });
+      expect(run.stdout).toBe('got {"action":"decline"} with state asked on http\n');
+      const tool = await until(() =>
+        receiver.spans.find((s) => s.name === 'execute_tool modern__sign_up'),
+      );
+      const calls = (await readFile(requestsFile, 'utf8'))
+        .split('\n')
+        .filter((line) => line.startsWith('tools/call '));
+      expect(calls).toEqual(
+        Array(2).fill(
+          `tools/call mcp-method=tools/call mcp-name=sign_up mcp-protocol-version=2026-07-28 traceparent=00-${tool.traceId}-${tool.spanId}-01`,
+        ),
+      );
+    } finally {
+      modern.kill();
+    }
   });
 
   it('sends no spans and no trace context when OTEL_EXPORTER_OTLP_ENDPOINT is unset', async () => {

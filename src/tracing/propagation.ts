@@ -12,6 +12,18 @@ export function traceContextMeta(): Record<string, string> | undefined {
 }
 
 /**
+ * An MCP request's params with the active trace context in `_meta` (SEP-414), as they are when
+ * tracing is off. The SDK keeps them on every leg of a multi-round trip (2026-07-28: a call retried
+ * with the person's answer carries the same trace).
+ */
+export function withTraceContext<P extends object>(
+  params: P,
+): P & { _meta?: Record<string, string> } {
+  const meta = traceContextMeta();
+  return meta ? { ...params, _meta: meta } : params;
+}
+
+/**
  * `fetch` that sends the active trace context as headers (`traceparent`) to an HTTP MCP server.
  * With tracing off the request goes out as it is.
  */

@@ -20,7 +20,7 @@ import type { McpServerConfig } from './config.ts';
 import { loginCommand, StoredOAuthProvider } from './oauth.ts';
 import { toOutcome } from './result.ts';
 import { connectTransport } from './transport.ts';
-import { traceContextMeta } from '../../tracing/propagation.ts';
+import { withTraceContext } from '../../tracing/propagation.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { followingSignal } from '../../signals.ts';
 
@@ -286,9 +286,8 @@ export class McpServerConnection {
         },
       };
       // With tracing on, the call carries its trace in `_meta` too, as MCP asks (SEP-414).
-      const meta = traceContextMeta();
       const result = await client.callTool(
-        { name: tool, arguments: args, ...(meta && { _meta: meta }) },
+        withTraceContext({ name: tool, arguments: args }),
         options,
       );
       return toOutcome(result, this.limits.binaryMaxBytes);
@@ -373,11 +372,10 @@ export class McpServerConnection {
     if (this.state !== 'ready' || !client) return this.unavailable();
     const request = followingSignal(signal);
     try {
-      const meta = traceContextMeta();
-      const { contents } = await client.readResource(
-        { uri, ...(meta && { _meta: meta }) },
-        { signal: request.signal, timeout: this.config.timeoutMs },
-      );
+      const { contents } = await client.readResource(withTraceContext({ uri }), {
+        signal: request.signal,
+        timeout: this.config.timeoutMs,
+      });
       // Read as a tool's embedded resources are: text as it is, a blob described and stored.
       const result = {
         content: contents.map((resource) => ({ type: 'resource' as const, resource })),
