@@ -47,6 +47,12 @@ const NO_SDK_TIMEOUT = 2 ** 31 - 1;
 interface RunningCall {
   askForm?: ToolContext['askForm'];
   clock: CallClock;
+  /**
+   * The pages the person agreed to open (2025 URL mode), by elicitationId, each resuming the clock:
+   * until the server says one is done (notifications/elicitation/complete), the person is at work
+   * on it, not the server.
+   */
+  pages: Map<string, () => void>;
 }
 
 const FIRST_RETRY_MS = 1_000;
@@ -149,6 +155,9 @@ export class McpServerConnection {
     });
     client.onclose = () => this.lost(client);
     client.setRequestHandler('elicitation/create', (request) => this.elicit(request));
+    client.setNotificationHandler('notifications/elicitation/complete', ({ params }) =>
+      this.pageDone(params.elicitationId),
+    );
     return client;
   }
 
@@ -267,7 +276,7 @@ export class McpServerConnection {
     const client = this.client;
     if (this.state !== 'ready' || !client) return this.unavailable();
     const clock = new CallClock(this.config.timeoutMs, this.config.maxTimeoutMs, context.signal);
-    const call: RunningCall = { askForm: context.askForm, clock };
+    const call: RunningCall = { askForm: context.askForm, clock, pages: new Map() };
     this.running.add(call);
     try {
       if (this.auth instanceof StoredOAuthProvider) await this.auth.refreshIfExpiring();
@@ -338,11 +347,21 @@ export class McpServerConnection {
       return { action: 'decline' };
     }
     const resume = call.clock.pause();
-    try {
-      const answer = await call.askForm(question);
-      return question.url ? { action: answer.action } : answer;
-    } finally {
+    const answer = await call.askForm(question).catch((error: unknown) => {
       resume();
+      throw error;
+    });
+    const page = params.mode === 'url' && answer.action === 'accept' ? params.elicitationId : '';
+    if (page) call.pages.set(page, resume);
+    else resume();
+    return question.url ? { action: answer.action } : answer;
+  }
+
+  /** The server is done with a page the person opened: the call's clock runs again. */
+  private pageDone(elicitationId: string): void {
+    for (const call of this.running) {
+      call.pages.get(elicitationId)?.();
+      call.pages.delete(elicitationId);
     }
   }
 

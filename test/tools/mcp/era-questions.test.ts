@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
 import { fileDatabaseUrl } from '../../support/file-database.ts';
-import { EVERYTHING_SERVER } from '../../support/process.ts';
+import { EVERYTHING_SERVER, REPO_ROOT } from '../../support/process.ts';
 import { onTerminal } from '../../support/terminal.ts';
 
 /** A server of the 2026-07-28 era only: it asks in its results (`input_required`). */
@@ -24,6 +24,12 @@ beforeAll(async () => {
       mcpServers: {
         modern: { command: process.execPath, args: [MODERN, 'stdio'] },
         everything: { command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'] },
+        // Its calls may go a second without a word from it, but for a page the person is on.
+        asker: {
+          command: process.execPath,
+          args: [join(REPO_ROOT, 'test/fixtures/asking-mcp-server.mjs')],
+          timeoutMs: 1000,
+        },
       },
     }),
   );
@@ -106,6 +112,26 @@ describe('a page to open (URL elicitation), on a terminal', () => {
       );
       tty.type('y\r');
       await tty.waitFor('tool said: ✅ User completed the URL elicitation flow.');
+      tty.type('\x03');
+      expect(await tty.exited).toBe(0);
+    } finally {
+      fake.fallback = undefined;
+      await tty.end();
+    }
+  });
+
+  it('keeps a 2025 call going while the person is on the page, past its timeout, until the server says the page is done', async () => {
+    callsOnce('asker__open_page', { waitMs: 2500 });
+    const tty = onTerminal(['chat', '--session', `url-wait-${Date.now()}`], env);
+    try {
+      await tty.waitFor('you › ');
+      tty.type('pay\r');
+      await tty.waitFor('Open it? [y = yes, n = decline, c = cancel] ');
+      expect(tty.screen()).toContain(
+        'asker asks you to open a page on pay.example.com: Pay there.',
+      );
+      tty.type('y\r');
+      await tty.waitFor('tool said: page accept');
       tty.type('\x03');
       expect(await tty.exited).toBe(0);
     } finally {
