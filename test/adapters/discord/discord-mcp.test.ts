@@ -204,6 +204,29 @@ describe('a question a tool asks, on Discord', () => {
     await discord.waitFor(() => answer(token) !== undefined);
     expect(answer(token)!.body!.content).toBe('tool said: got {"action":"decline"}');
   });
+
+  it('offers a page to open as a link, "Open <host>", and Done, which answers it', async () => {
+    llm.fallback = (request: ChatRequest) =>
+      request.messages.at(-1)!.role === 'tool'
+        ? { content: `tool said: ${request.messages.at(-1)!.content}` }
+        : { toolCalls: [{ id: 'page', name: 'asker__open_page', arguments: '{}' }] };
+    const { token, prompt, buttons, click } = await askFor(0);
+    expect(prompt.body!.content).toBe(
+      `\`asker\` asks <@${ASKER}> to open a page on pay.example.com: Pay there.`,
+    );
+    expect(buttons.map((b) => b.label)).toEqual([
+      'Open pay.example.com',
+      'Done',
+      'Decline',
+      'Cancel',
+    ]);
+    expect(buttons[0]).toMatchObject({ style: 5, url: 'https://pay.example.com/checkout' });
+    const done = click('Done');
+    await discord.waitFor(() => answer(token) !== undefined);
+    expect(answer(token)!.body!.content).toBe('tool said: page accept');
+    // No modal: the click itself was the answer.
+    expect(callbacks(done.token).map((c) => c.body?.type)).toEqual([6]);
+  });
 });
 
 describe("a tool server's prompts, as /prompt", () => {
