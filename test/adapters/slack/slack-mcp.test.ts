@@ -243,6 +243,52 @@ describe('a question a tool asks, over Slack', () => {
     expect(responses(`${ch}-late`)).toEqual(['This question was already answered by <@U1>.']);
   });
 
+  it('shows a page to open by its host, as a link button "Open <host>" whose click is the answer', async () => {
+    const asks = llm.fallback;
+    llm.fallback = (request) =>
+      request.messages.some((m) => m.role === 'tool')
+        ? { content: `tool said: ${lastToolResult(request)}` }
+        : {
+            toolCalls: [
+              {
+                id: 'page',
+                name: 'everything__trigger-url-elicitation',
+                arguments: JSON.stringify({ url: 'https://pay.example.com/x', message: 'Pay.' }),
+              },
+            ],
+          };
+    try {
+      const ch = channel();
+      await bot.mention(ch, '3003.1');
+      await slack.waitFor(() => slack.prompts(ch).length === 1);
+      const prompt = slack.prompts(ch)[0]!;
+      expect(prompt.text).toBe('`everything` asks <@U1> to open a page on pay.example.com: Pay.');
+      expect(prompt.blocks.map((b) => b.type)).toEqual(['section', 'actions']);
+      const [open] = (prompt.blocks[1] as { elements: Array<Record<string, unknown>> }).elements;
+      expect(open).toMatchObject({
+        text: { text: 'Open pay.example.com' },
+        url: 'https://pay.example.com/x',
+        action_id: 'spool_form_submit',
+      });
+      await bot.click(
+        buttonClick({
+          user: 'U1',
+          channel: ch,
+          messageTs: prompt.ts,
+          threadTs: prompt.threadTs,
+          actionId: 'spool_form_submit',
+          value: prompt.toolCallId,
+          responseUrl: slack.responseUrl(`${ch}-open`),
+        }),
+      );
+      await slack.waitFor(() => replyIn(ch) !== undefined);
+      expect(String(replyIn(ch)!.text)).toContain('✅ User completed the URL elicitation flow.');
+      expect(slack.responses(`${ch}-open`)).toEqual([]);
+    } finally {
+      llm.fallback = asks;
+    }
+  });
+
   it('takes the answer on another replica: the cancel reaches the server that asked', async () => {
     const other = await startBot();
     try {
