@@ -323,6 +323,7 @@ export class McpServerConnection {
         `${tool} on MCP server "${this.config.name}" failed: ${errorMessage(error)}`,
       );
     } finally {
+      for (const done of call.pages.values()) done();
       clock.stop();
       this.running.delete(call);
     }
@@ -352,8 +353,16 @@ export class McpServerConnection {
       throw error;
     });
     const page = params.mode === 'url' && answer.action === 'accept' ? params.elicitationId : '';
-    if (page) call.pages.set(page, resume);
-    else resume();
+    if (!page) resume();
+    else {
+      // Neither the person nor the server may ever say the page is done: it waits for the call's
+      // whole limit at most, then the clock runs again, so no turn waits for good.
+      const limit = setTimeout(() => this.pageDone(page), this.config.maxTimeoutMs);
+      call.pages.set(page, () => {
+        clearTimeout(limit);
+        resume();
+      });
+    }
     return question.url ? { action: answer.action } : answer;
   }
 

@@ -30,6 +30,13 @@ beforeAll(async () => {
           args: [join(REPO_ROOT, 'test/fixtures/asking-mcp-server.mjs')],
           timeoutMs: 1000,
         },
+        // The same, for a page the server never says is done: 2 s in all.
+        stuck: {
+          command: process.execPath,
+          args: [join(REPO_ROOT, 'test/fixtures/asking-mcp-server.mjs')],
+          timeoutMs: 1000,
+          maxTimeoutMs: 2000,
+        },
       },
     }),
   );
@@ -132,6 +139,25 @@ describe('a page to open (URL elicitation), on a terminal', () => {
       );
       tty.type('y\r');
       await tty.waitFor('tool said: page accept');
+      tty.type('\x03');
+      expect(await tty.exited).toBe(0);
+    } finally {
+      fake.fallback = undefined;
+      await tty.end();
+    }
+  });
+
+  it('waits for a page the server never says is done no longer than the call may run in all, then cancels the call', async () => {
+    callsOnce('stuck__open_page', { waitMs: 600_000 });
+    const tty = onTerminal(['chat', '--session', `url-stuck-${Date.now()}`], env);
+    try {
+      await tty.waitFor('you › ');
+      tty.type('pay\r');
+      await tty.waitFor('Open it? [y = yes, n = decline, c = cancel] ');
+      tty.type('y\r');
+      await tty.waitFor(
+        'tool said: {"error":"open_page on MCP server \\"stuck\\" did not finish within 1 s of its last word (or 2 s in all) and was cancelled."}',
+      );
       tty.type('\x03');
       expect(await tty.exited).toBe(0);
     } finally {
