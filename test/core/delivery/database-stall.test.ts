@@ -9,7 +9,7 @@
  *
  * By default (what CI runs): `LEASE_TTL_MS=500` and a 2 s pause. STALL_SECONDS=20 runs the
  * default lease (15 s) with a 20 s pause instead, as a managed database's failover takes (slow:
- * run it by hand, `STALL_SECONDS=20 npx vitest run --project postgres
+ * run it by hand, `STALL_SECONDS=20 npx vitest run --project postgres-serial
  * test/core/delivery/database-stall.test.ts`).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
