@@ -32,21 +32,25 @@ export async function queryAt<T extends pg.QueryResultRow>(
   }
 }
 
-/** Creates an empty database on the PostgreSQL server; the returned function drops it. */
+/**
+ * Creates an empty database on the PostgreSQL server (or the server `adminUrl` names); the returned
+ * function drops it.
+ */
 export async function createScratchDatabase(
   prefix: string,
+  adminUrl = POSTGRES_ADMIN_URL,
 ): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${name}"`);
   await admin.end();
-  const url = new URL(POSTGRES_ADMIN_URL);
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     async drop() {
-      const c = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+      const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await c.end();
@@ -74,13 +78,18 @@ export async function startScratchEmbedded(): Promise<{ url: string; stop(): Pro
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const kind = project.config.env.SPOOL_TEST_DB === 'postgres' ? 'postgres' : 'embedded';
-  const database =
-    kind === 'postgres' ? await createScratchDatabase('spool_test') : await startScratchEmbedded();
+  const server = kind === 'embedded' ? await startScratchEmbedded() : undefined;
+  // Its own database, not the server's `postgres`: files copy it while others connect to
+  // `postgres` to make their copies, and PostgreSQL copies no database anyone is connected to.
+  const database = await createScratchDatabase('spool_test', server?.url);
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   await applyMigrations(client, MIGRATIONS_DIR);
   await client.end();
   project.provide('databaseKind', kind);
   project.provide('databaseUrl', database.url);
-  return 'drop' in database ? database.drop : database.stop;
+  return async () => {
+    await database.drop();
+    await server?.stop();
+  };
 }
