@@ -84,12 +84,12 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-describe('tool loading with the everything and filesystem servers (28 tools), by default', () => {
+describe('tool loading with the everything and filesystem servers (29 tools), by default', () => {
   let source: McpToolSource;
   let conversation: Conversation;
   beforeAll(async () => {
     source = await servers(true);
-    expect(source.tools()).toHaveLength(28);
+    expect(source.tools()).toHaveLength(29);
     conversation = await store.openConversation(uniqueKey());
   });
 
@@ -118,7 +118,7 @@ describe('tool loading with the everything and filesystem servers (28 tools), by
     expect(catalogue).toContain(
       '\nread_text_file: Read the complete contents of a file from the…\n',
     );
-    expect(catalogue.split('\n')).toHaveLength(1 + 2 + 28);
+    expect(catalogue.split('\n')).toHaveLength(1 + 2 + 29);
     expect(JSON.stringify(first!.tools).length).toBeLessThan(
       JSON.stringify(source.tools().map((t) => t.spec)).length / 2,
     );
