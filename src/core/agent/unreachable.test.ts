@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { StoreError, StoreUnavailableError } from '../ports/store.ts';
 import { whileUnreachable } from './unreachable.ts';
 
@@ -37,11 +37,21 @@ describe('whileUnreachable', () => {
     expect(late.calls()).toBe(1);
     const stop = new AbortController();
     const stopped = flaky(away());
-    const waiting = whileUnreachable(stopped.write, stop.signal);
-    // Stopped while it waits after the first failure: the wait ends, and so does the turn's write.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    stop.abort();
-    await expect(waiting).rejects.toThrow(StoreUnavailableError);
+    // Stopped while it waits after the first failure (the stop comes as a task of its own, after
+    // the failure is handled): the wait ends at once, not after its 250 ms, and the write made
+    // again is the last.
+    vi.useFakeTimers();
+    try {
+      const write = () => {
+        if (stopped.calls() === 0) setTimeout(() => stop.abort());
+        return stopped.write();
+      };
+      const waiting = whileUnreachable(write, stop.signal).catch((error: unknown) => error);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(await waiting).toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      vi.useRealTimers();
+    }
     expect(stopped.calls()).toBe(2);
   });
 });
