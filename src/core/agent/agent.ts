@@ -103,6 +103,7 @@ interface Turn {
   /** Which calls wait for a person's decision, and the wait. */
   approval?: ApprovalGate;
   askForm?: ToolContext['askForm'];
+  user?: string;
   onActivity?: TurnOptions['onActivity'];
   /** What the window can still take beside the newest request sent (see `LlmPort.room`). */
   roomTokens?: number;
@@ -249,6 +250,7 @@ export class Agent implements TurnRunner {
       images: new Map(),
       approval: policy.approval,
       askForm: options.askForm,
+      user: options.user,
       onActivity: options.onActivity,
       spend: options.spend,
       fence: options.fence,
@@ -562,6 +564,7 @@ export class Agent implements TurnRunner {
         signal: turn.signal,
         reading,
         ...(turn.askForm ? { askForm: turn.askForm } : {}),
+        ...(turn.user ? { user: turn.user } : {}),
         onReading: (read) => turn.onActivity?.({ kind: 'reading', name: call.name, read }),
         onProgress: (progress) => {
           turn.onActivity?.({ kind: 'progress', name: call.name, progress });

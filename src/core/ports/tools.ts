@@ -126,6 +126,11 @@ export interface ToolContext {
   turn: number;
   /** The id of the call being run: Spool's own (`call_` and 32 hex digits), as stored. */
   callId?: string;
+  /**
+   * The person whose message the turn answers (their platform user id; the conversation says
+   * which platform and workspace): a server used with each person's own sign-in acts as them.
+   */
+  user?: string;
   signal: AbortSignal;
   reading: ReadingContext;
   /** Told each time the running call reports progress. */
@@ -134,6 +139,21 @@ export interface ToolContext {
   onReading?(read: StoredRead): void;
   /** Puts the running call's question to the person who started the turn; absent, declined. */
   askForm?(request: FormRequest): Promise<FormAnswer>;
+}
+
+/**
+ * A call that cannot end now and is taken up again later: the person who asked must sign in to its
+ * server first, or its server runs it as a task. The turn parks on it as on a call awaiting
+ * approval (no lease held, nothing polling) and runs it again when woken or at `until`.
+ */
+export interface ParkedCall {
+  parked: 'sign_in' | 'task';
+  /** When the call is taken up again if nothing wakes it first. */
+  until: Date;
+  /** What the people in the thread read meanwhile (a task's progress). */
+  status?: string;
+  /** A sign-in: the page the person who asked must open, shown to them alone. */
+  signIn?: { server: string; url: string };
 }
 
 /** One tool: its spec, with the flags the loop reads, and how to run it. */

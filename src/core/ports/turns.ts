@@ -67,6 +67,8 @@ export interface TurnOptions {
   onActivity?(activity: TurnActivity): void;
   /** Who the turn's usage is counted for, at what price, and the caps on it. */
   spend?: TurnSpend;
+  /** The person whose message the turn answers (their platform user id), for tools acting as them. */
+  user?: string;
 }
 
 /** How a turn counts its usage, and the gate each of its model requests passes where caps apply. */
