@@ -14,6 +14,7 @@ import { errorMessage } from './core/errors.ts';
 import type { Delivery, PlatformAdapter } from './core/ports/platform.ts';
 import { secretMasker } from './core/redact.ts';
 import { ApprovalLedger } from './store/approval-ledger.ts';
+import { TaskLedger } from './store/task-ledger.ts';
 import { QuestionLedger } from './store/question-ledger.ts';
 import { PostgresSpendLedger } from './store/spend-ledger.ts';
 import { getContinuationTool } from './core/builtins/get-continuation.ts';
@@ -32,7 +33,7 @@ import {
 } from './observability.ts';
 import { proxyFromEnv } from './proxy.ts';
 import { startTracing } from './tracing.ts';
-import { openDatabase } from './store/database.ts';
+import { openDatabase, type Database } from './store/database.ts';
 import { DeliveryLedger } from './store/delivery-ledger.ts';
 import { HistorySearch } from './store/history-search.ts';
 import { ResultIndexer } from './store/result-index.ts';
@@ -174,6 +175,30 @@ function httpRoutes(config: Config, registry: Registry, readiness: Readiness) {
 }
 
 /** The database, the tools, the model, the agent and the delivery engine over them. */
+/** The MCP servers, as one tool source; none when they cannot be started at all. */
+async function startMcp(
+  mcp: McpConfig,
+  db: Database,
+  config: Config,
+  logger: Logger,
+): Promise<McpToolSource | undefined> {
+  try {
+    return await McpToolSource.start(
+      mcp,
+      logger,
+      config.tools,
+      {
+        vault: new SealedOAuthVault(db.prisma, config.tools.oauth.key),
+        identity: config.tools.oauth,
+      },
+      new TaskLedger(db.prisma),
+    );
+  } catch (error) {
+    logger.error(`MCP tools disabled: ${errorMessage(error)}`);
+    return undefined;
+  }
+}
+
 async function openSpool(
   config: Config,
   mcp: McpConfig | undefined,
@@ -201,18 +226,8 @@ async function openSpool(
       loadToolsTool(() => tools.list()),
     ]),
   ];
-  let mcpSource: McpToolSource | undefined;
-  if (mcp) {
-    try {
-      mcpSource = await McpToolSource.start(mcp, logger, config.tools, {
-        vault: new SealedOAuthVault(db.prisma, config.tools.oauth.key),
-        identity: config.tools.oauth,
-      });
-      sources.push(mcpSource);
-    } catch (error) {
-      logger.error(`MCP tools disabled: ${errorMessage(error)}`);
-    }
-  }
+  const mcpSource = mcp && (await startMcp(mcp, db, config, logger));
+  if (mcpSource) sources.push(mcpSource);
   const tools = new ToolRegistry(sources);
   const llm = new OpenAiChatClient({ ...config.openai, dispatcher: proxyFromEnv() });
   const endpointProblem = config.openai.startupCheck ? await llm.checkEndpoint() : undefined;
@@ -242,6 +257,7 @@ async function openSpool(
       search,
       files: fileReader({ binaryMaxBytes: config.tools.binaryMaxBytes }),
       approvals: new ApprovalLedger(db.prisma),
+      cancelTasks: (conversation) => tools.cancelTasks(conversation),
       questions: new QuestionLedger(db.prisma),
       prompts: mcpSource,
       spend: new PostgresSpendLedger(db.pool),

@@ -17,7 +17,12 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
-import type { Tool } from '../../src/core/ports/tools.ts';
+import {
+  isParked,
+  type ParkedCall,
+  type Tool,
+  type ToolOutcome,
+} from '../../src/core/ports/tools.ts';
 
 export type Baseline = 'naive' | 'head+tail 16k' | 'head + read' | 'memoryless';
 
@@ -111,7 +116,7 @@ export class BaselineBot {
       return `${full.slice(offset, end)}\n[showing ${offset}-${end}/${full.length} chars${end < full.length ? `. ${readOn(String(args.tool_call_id), end)}` : ''}]`;
     }
     const tool = this.tools.find((t) => t.spec.name === name);
-    const { content } = tool
+    const outcome: ToolOutcome | ParkedCall = tool
       ? await tool.run(args, {
           conversation: {
             id: 'bench',
@@ -124,7 +129,10 @@ export class BaselineBot {
           signal: new AbortController().signal,
           reading: { transcript: [], viewChars: 0 },
         })
-      : { content: `no tool ${name}` };
+      : { content: `no tool ${name}`, isError: true };
+    // The baselines run the built-in tools only, which never park.
+    if (isParked(outcome)) throw new Error(`${name} parked: the baselines run no tasks`);
+    const { content } = outcome;
     this.stored.set(id, content);
     if (
       this.shape === 'naive' ||

@@ -1,9 +1,21 @@
-import type { Tool, ToolContext, ToolOutcome, ToolPort, ToolSpec } from '../core/ports/tools.ts';
+import type { ConversationKey } from '../core/ports/conversation.ts';
+import type {
+  ParkedCall,
+  Tool,
+  ToolContext,
+  ToolOutcome,
+  ToolPort,
+  ToolSpec,
+} from '../core/ports/tools.ts';
 
 /** A set of tools that can change over time (an MCP server reconnects, lists again). */
 export interface ToolSource {
   tools(): Tool[];
   close(): Promise<void>;
+  /** See ToolPort.resumable: the calls this source follows as tasks. */
+  resumable?(toolCallIds: string[]): Promise<Set<string>>;
+  /** See ToolPort.cancelTasks. */
+  cancelTasks?(conversation: ConversationKey): Promise<void>;
 }
 
 /** Every source's tools behind the core's tool port; the first source to name a tool wins. */
@@ -23,11 +35,24 @@ export class ToolRegistry implements ToolPort {
     return [...this.tools().values()].map((t) => t.spec);
   }
 
-  call(name: string, args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome> {
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    context: ToolContext,
+  ): Promise<ToolOutcome | ParkedCall> {
     const tool = this.tools().get(name);
     // Listed when the turn began, gone now: its server is restarting.
     if (!tool) throw new Error('it is not available right now');
     return tool.run(args, context);
+  }
+
+  async resumable(toolCallIds: string[]): Promise<Set<string>> {
+    const each = await Promise.all(this.sources.map((s) => s.resumable?.(toolCallIds)));
+    return new Set(each.flatMap((ids) => [...(ids ?? [])]));
+  }
+
+  async cancelTasks(conversation: ConversationKey): Promise<void> {
+    await Promise.all(this.sources.map((s) => s.cancelTasks?.(conversation)));
   }
 
   async close(): Promise<void> {

@@ -65,7 +65,10 @@ describe('tracedTools', () => {
       reading: { transcript: [], viewChars: 1_000 },
       callId: 'call_0123456789abcdef0123456789abcdef',
     };
-    expect((await traced.call('fs__read', {}, context)).content).toBe('found');
+    expect(await traced.call('fs__read', {}, context)).toEqual({
+      content: 'found',
+      isError: false,
+    });
     const [span] = exporter.getFinishedSpans();
     expect(span?.name).toBe('execute_tool fs__read');
     expect(span?.attributes).toMatchObject({

@@ -34,7 +34,7 @@ import {
   ATTR_MESSAGING_SYSTEM,
 } from '@opentelemetry/semantic-conventions/incubating';
 import type { LlmPort, LlmRequest, LlmResponse, LlmUsage } from '../core/ports/llm.ts';
-import type { ToolPort } from '../core/ports/tools.ts';
+import { isParked, type ToolPort } from '../core/ports/tools.ts';
 import type { TurnResult, TurnRunner } from '../core/ports/turns.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { ModelEndpoint } from './api.ts';
@@ -221,6 +221,8 @@ export function tracedTools(tracer: Tracer, tools: ToolPort, options: SpanOption
         },
         () => tools.call(name, args, context),
         (span, outcome) => {
+          // A parked call ends later, in a span of its own.
+          if (isParked(outcome)) return span.setAttribute('spool.tool.parked', outcome.parked);
           if (outcome.isError) {
             span.setAttribute(ATTR_ERROR_TYPE, 'tool_error');
             span.setStatus({ code: SpanStatusCode.ERROR });

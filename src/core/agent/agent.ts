@@ -38,6 +38,8 @@ import {
 import type { SharedFile } from '../ports/files.ts';
 import {
   errorResult,
+  isParked,
+  type ParkedCall,
   type ToolContext,
   type ToolOutcome,
   type ToolPort,
@@ -104,6 +106,11 @@ interface Turn {
   approval?: ApprovalGate;
   askForm?: ToolContext['askForm'];
   user?: string;
+  /**
+   * Unanswered calls the tools can take up again without running them twice (a task followed by
+   * its id): a resumed turn runs them again.
+   */
+  resumable: Set<string>;
   onActivity?: TurnOptions['onActivity'];
   /** What the window can still take beside the newest request sent (see `LlmPort.room`). */
   roomTokens?: number;
@@ -251,6 +258,7 @@ export class Agent implements TurnRunner {
       approval: policy.approval,
       askForm: options.askForm,
       user: options.user,
+      resumable: new Set(),
       onActivity: options.onActivity,
       spend: options.spend,
       fence: options.fence,
@@ -271,6 +279,7 @@ export class Agent implements TurnRunner {
         },
       ]);
     const asked = transcript.some((m) => m.turn === number && m.role !== 'user');
+    if (started) turn.resumable = await this.resumable(transcript, number);
     // A turn not yet past its shared files was reading them: nothing of the model's is redone.
     if (started && options.resumedAfter && (asked || !options.files))
       this.reportRedone(turn, options.resumedAfter);
@@ -294,7 +303,7 @@ export class Agent implements TurnRunner {
     const calls = unansweredCalls(turn.transcript, turn.number);
     if (calls.length === 0) return { state };
     const { answered } = resumePlan(
-      calls.filter((c) => !approval?.needs(c.name)),
+      calls.filter((c) => !approval?.needs(c.name) && !turn.resumable.has(c.id)),
       turn.tools,
     );
     answered.forEach((outcome, id) => turn.ready.set(id, outcome));
@@ -303,9 +312,17 @@ export class Agent implements TurnRunner {
     return { state: advance(state, step, run), awaiting: run?.awaiting };
   }
 
+  /** The turn's unanswered calls the tools can take up again (see `Turn.resumable`). */
+  private async resumable(transcript: Message[], turn: number): Promise<Set<string>> {
+    const unanswered = unansweredCalls(transcript, turn).map((c) => c.id);
+    if (unanswered.length === 0 || !this.deps.tools.resumable) return new Set();
+    return this.deps.tools.resumable(unanswered);
+  }
+
   /** Tells the hooks what resuming `turn` starts again, if anything. */
   private reportRedone(turn: Turn, reason: NonNullable<TurnOptions['resumedAfter']>): void {
-    const needs = (name: string) => turn.approval?.needs(name) ?? false;
+    const needs = (call: ToolCall) =>
+      (turn.approval?.needs(call.name) ?? false) || turn.resumable.has(call.id);
     const redone = redoneWork(turn.transcript, turn.number, turn.tools, needs);
     if (redone.modelRequests + redone.toolCalls === 0) return;
     const event = { conversation: turn.conversation, turn: turn.number, reason, ...redone };
@@ -466,14 +483,20 @@ export class Agent implements TurnRunner {
 
   /**
    * Runs the calls concurrently; their results and tool messages are stored together, in one
-   * write. A call awaiting a decision is not run and gets no result yet.
+   * write. A call awaiting a decision is not run, and one that parks has not ended: neither gets a
+   * result yet.
    */
   private async dispatch(turn: Turn, state: TurnState, calls: ToolCall[]): Promise<StepRun> {
+    const waiting: Array<PendingCall | undefined> = [];
     const ran = await Promise.all(
-      calls.map(async (call) => {
+      calls.map(async (call, i) => {
         const started = Date.now();
         const done = await this.execute(turn, state, call);
-        if (done === AWAITING) return undefined;
+        if (done === AWAITING || isParked(done)) {
+          const pending = { id: call.id, name: call.name, args: parseArgs(call) };
+          waiting[i] = done === AWAITING ? pending : { ...pending, parked: done };
+          return undefined;
+        }
         const outcome = cutShortResult(done, call.name, turn.tools);
         showImages(turn, call.id, outcome);
         return {
@@ -486,9 +509,7 @@ export class Agent implements TurnRunner {
       }),
     );
     const results = ran.filter((r) => r !== undefined);
-    const awaiting = calls
-      .filter((_, i) => !ran[i])
-      .map((c) => ({ id: c.id, name: c.name, args: parseArgs(c) }));
+    const awaiting = waiting.filter((w) => w !== undefined);
     const budgeted = applyResultBudget(results, this.options.budget, state.resultChars);
     const messages = budgeted.map((r): Message => ({
       role: 'tool',
@@ -516,7 +537,7 @@ export class Agent implements TurnRunner {
     turn: Turn,
     state: TurnState,
     call: ToolCall,
-  ): Promise<ToolOutcome | typeof AWAITING> {
+  ): Promise<ToolOutcome | ParkedCall | typeof AWAITING> {
     const ready = turn.ready.get(call.id);
     if (ready) return ready;
     const parsed = parseToolArguments(call.arguments);

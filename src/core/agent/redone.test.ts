@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { redoneWork } from './redone.ts';
-import type { Message } from '../ports/conversation.ts';
+import type { Message, ToolCall } from '../ports/conversation.ts';
 import type { ToolSpec } from '../ports/tools.ts';
 
 const tool = (name: string, flags: ToolSpec['flags'] = {}): ToolSpec => ({
@@ -47,7 +47,7 @@ describe('redoneWork', () => {
   });
 
   it('counts nothing for calls that wait for a decision: they never ran', () => {
-    const waits = (name: string) => name === 'deploy';
+    const waits = (call: ToolCall) => call.name === 'deploy';
     expect(redoneWork([user, calls('deploy')], 1, tools, waits)).toEqual({
       modelRequests: 0,
       toolCalls: 0,

@@ -1,5 +1,5 @@
 import { resumePlan, turnProgress, unansweredCalls } from './resume.ts';
-import type { Message } from '../ports/conversation.ts';
+import type { Message, ToolCall } from '../ports/conversation.ts';
 import type { ToolSpec } from '../ports/tools.ts';
 
 /** What a resumed turn starts again of the attempt that was cut short. */
@@ -18,11 +18,12 @@ export function redoneWork(
   transcript: readonly Message[],
   turn: number,
   tools: readonly ToolSpec[],
-  waitsForDecision: (name: string) => boolean,
+  /** Calls taken up where they stand, not started again: awaiting a decision, or a task followed. */
+  waitsForDecision: (call: ToolCall) => boolean,
 ): RedoneWork {
   const unanswered = unansweredCalls(transcript, turn);
   if (unanswered.length > 0) {
-    const running = unanswered.filter((call) => !waitsForDecision(call.name));
+    const running = unanswered.filter((call) => !waitsForDecision(call));
     return { modelRequests: 0, toolCalls: resumePlan(running, tools).resend.length };
   }
   return { modelRequests: turnProgress(transcript, turn, tools).finished ? 0 : 1, toolCalls: 0 };

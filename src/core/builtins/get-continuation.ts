@@ -6,7 +6,7 @@ import { grepResult } from '../agent/results/grep.ts';
 import { pageChars, type PageSizes } from '../agent/results/page-size.ts';
 import type { Message } from '../ports/conversation.ts';
 import { typedStoreErrors, type StorePort } from '../ports/store.ts';
-import { errorResult, type Tool } from '../ports/tools.ts';
+import { errorResult, type Tool, type ToolOutcome } from '../ports/tools.ts';
 
 export interface PageOptions extends PageSizes {
   /** Pages (and greps) one turn may read before the model is told to answer. */
@@ -28,7 +28,7 @@ function callsOfStep(transcript: readonly Message[]): number {
  * once when the window and the turn's budget hold it (see `pageChars`), and is never larger than
  * what the turn keeps in view of its reading (see `viewOfReading`).
  */
-export function getContinuationTool(store: StorePort, options: PageOptions): Tool {
+export function getContinuationTool(store: StorePort, options: PageOptions): Tool<ToolOutcome> {
   const results = typedStoreErrors(store);
   return {
     spec: {

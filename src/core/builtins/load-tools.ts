@@ -1,5 +1,5 @@
 import { requestedNames, resolveToolNames } from '../agent/tool-offer.ts';
-import { errorResult, type Tool, type ToolSpec } from '../ports/tools.ts';
+import { errorResult, type Tool, type ToolOutcome, type ToolSpec } from '../ports/tools.ts';
 
 /**
  * load_tools, a built-in tool like any other: offered only once the tools' schemas pass
@@ -8,7 +8,7 @@ import { errorResult, type Tool, type ToolSpec } from '../ports/tools.ts';
  * read from its calls in the transcript, so the schemas are in every request from the next on.
  * `list` gives the tools there are.
  */
-export function loadToolsTool(list: () => ToolSpec[]): Tool {
+export function loadToolsTool(list: () => ToolSpec[]): Tool<ToolOutcome> {
   return {
     spec: {
       name: 'load_tools',

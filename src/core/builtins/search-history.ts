@@ -1,6 +1,6 @@
 import { continuationCall } from '../markers.ts';
 import type { HistoryHit, HistorySearchPort } from '../ports/history.ts';
-import { errorResult, type Tool, type ToolContext } from '../ports/tools.ts';
+import { errorResult, type Tool, type ToolContext, type ToolOutcome } from '../ports/tools.ts';
 
 const LABEL: Record<HistoryHit['kind'], string> = {
   user: 'USER',
@@ -70,7 +70,7 @@ export function parseSearchArgs(
  * Recall over this channel's messages and tool runs; scope comes from the conversation, never the
  * model.
  */
-export function searchHistoryTool(search: HistorySearchPort): Tool {
+export function searchHistoryTool(search: HistorySearchPort): Tool<ToolOutcome> {
   return {
     spec: {
       name: SEARCH_HISTORY,

@@ -1,3 +1,4 @@
+import type { ConversationKey } from '../ports/conversation.ts';
 import type { Answered } from '../ports/platform.ts';
 import type { DeliveryPort } from '../ports/delivery.ts';
 import type { FileReader } from '../ports/files.ts';
@@ -46,6 +47,8 @@ export interface DeliveryDeps {
   prompts?: PromptPort;
   /** Usage by person and channel, and the spend caps' holds; no caps and no `/usage` without. */
   spend?: SpendLedger;
+  /** Cancels what calls made in a conversation still run as tasks: a Stop there ends them too. */
+  cancelTasks?(conversation: ConversationKey): Promise<void>;
   /** Masks the bot's own secrets in what a prompt shows of a call's arguments. */
   mask?: (text: string) => string;
   logger: Logger;

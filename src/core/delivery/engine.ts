@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors.ts';
 import type { InboundMessage, InboundEdit, StopKind } from '../ports/delivery.ts';
 import type {
   Access,
@@ -190,6 +191,13 @@ export class DeliveryEngine implements Delivery {
     const stopped = await this.deps.ledger.requestStop(who.lane, who.user, messageKey);
     if (!stopped) return 'nothing';
     this.running.abort(stopped.inboxId, 'stop' satisfies StopKind);
+    // A task the turn waits on, parked, is ended at its server now; one followed by a running turn
+    // is ended by the turn's abort too.
+    await this.deps
+      .cancelTasks?.(who.lane)
+      .catch((error: unknown) =>
+        this.deps.logger.warn(`Tasks of a stopped turn not cancelled: ${errorMessage(error)}`),
+      );
     // A message parked for an approval ends now, here if this process can take its lane.
     this.lanes.work(stopped.laneId);
     return 'stopping';

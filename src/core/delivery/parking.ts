@@ -3,7 +3,7 @@ import type { Outbound } from '../ports/platform.ts';
 import type { PendingCall } from '../ports/turns.ts';
 import type { ApprovalDesk } from './approvals.ts';
 import { policyFor, type Policy } from './policy.ts';
-import { waitingForApproval } from './status.ts';
+import { waitingForApproval, waitingForTask } from './status.ts';
 
 export interface ParkingDeps {
   ledger: Pick<DeliveryPort, 'awaitDecision' | 'wake'>;
@@ -21,26 +21,32 @@ export class Parking {
   constructor(private readonly deps: ParkingDeps) {}
 
   /**
-   * A turn stopped at calls awaiting a decision: their prompts are posted, and the message waits,
-   * holding the lane's later messages back, until a click wakes it or its deadline comes (found
-   * by the poll of whichever replica runs). No lease is held and nothing polls for it meanwhile.
+   * A turn stopped at calls awaiting a decision, or at calls that parked (a task its server runs):
+   * the prompts are posted, and the message waits, holding the lane's later messages back, until a
+   * click wakes it or the earliest of its deadlines and tasks' next looks comes (found by the poll
+   * of whichever replica runs). No lease is held and nothing polls for it meanwhile.
    */
   async park(entry: InboxEntry, outbound: Outbound, calls: PendingCall[]): Promise<boolean> {
     const { desk, ledger } = this.deps;
-    const due = await desk.prompt(entry, outbound, calls);
+    const asked = calls.filter((call) => !call.parked);
+    const dues = calls.flatMap((call) => (call.parked ? [call.parked.until.getTime()] : []));
+    if (asked.length > 0) dues.push((await desk.prompt(entry, outbound, asked)).getTime());
     // Until the turn is taken up again (its working indicator replaces this), after the prompts: a
     // message posted in the thread clears a Slack status.
-    const { approvers } = policyFor(this.deps.policy, entry.lane);
-    const waiting = waitingForApproval(
-      calls.map((call) => call.name),
-      approvers,
-      entry.lane.platform,
-    );
-    await outbound.showStatus?.(entry, waiting).catch(() => {});
-    await ledger.awaitDecision(entry.id, due);
+    await outbound.showStatus?.(entry, this.waiting(entry, calls, asked)).catch(() => {});
+    await ledger.awaitDecision(entry.id, new Date(Math.min(...dues)));
     // A click between the prompt and the line above found nothing waiting to wake.
-    if (await desk.anyDecided(entry.lane, calls)) await ledger.wake(calls[0]!.id);
+    if (asked.length > 0 && (await desk.anyDecided(entry.lane, asked)))
+      await ledger.wake(asked[0]!.id);
     return true;
+  }
+
+  /** What the thread reads while the message waits: the approvals first, else the first task. */
+  private waiting(entry: InboxEntry, calls: PendingCall[], asked: PendingCall[]): string {
+    if (asked.length === 0) return waitingForTask(calls[0]!.name, calls[0]!.parked?.status);
+    const { approvers } = policyFor(this.deps.policy, entry.lane);
+    const names = asked.map((call) => call.name);
+    return waitingForApproval(names, approvers, entry.lane.platform);
   }
 
   /**

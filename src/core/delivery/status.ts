@@ -66,6 +66,14 @@ export function waitingForApproval(
   return `waiting for approval of ${of}${from}`.slice(0, MAX_STATUS_CHARS);
 }
 
+/**
+ * A turn parked while a server runs its call as a task: "waiting for research (Analyzing
+ * content...)", with what the server last said of it.
+ */
+export function waitingForTask(tool: string, said: string | undefined): string {
+  return `waiting for ${tool}${said ? ` (${said})` : ''}`.slice(0, MAX_STATUS_CHARS);
+}
+
 export const waitingForAnswer = (server: string) => `waiting for an answer to ${server}'s question`;
 
 /**

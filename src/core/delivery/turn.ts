@@ -3,7 +3,13 @@ import type { FileReader } from '../ports/files.ts';
 import type { FormRequest } from '../ports/forms.ts';
 import type { Answered, Outbound } from '../ports/platform.ts';
 import type { SpendLedger } from '../ports/spend.ts';
-import type { PendingCall, TurnActivity, TurnPolicy, TurnRunner } from '../ports/turns.ts';
+import type {
+  PendingCall,
+  TurnActivity,
+  TurnPolicy,
+  TurnResult,
+  TurnRunner,
+} from '../ports/turns.ts';
 import type { ApprovalDesk } from './approvals.ts';
 import type { CutShort } from './cut-short.ts';
 import { policyFor, toolAllowed, toolMatches, type Policy } from './policy.ts';
@@ -78,8 +84,11 @@ export async function replyTo(
   };
   let result = await deps.agent.runTurn(conversation, text, turn);
   // Where the person is at hand (the console), they are asked now and the turn goes on at once.
-  while (result.status === 'awaiting_approval' && outbound.askApproval) {
-    await deps.desk.ask(entry, { askApproval: outbound.askApproval }, result.calls);
+  // Calls that parked (a task) wait with the message, as anywhere.
+  const asked = (r: TurnResult) =>
+    r.status === 'awaiting_approval' ? r.calls.filter((call) => !call.parked) : [];
+  while (outbound.askApproval && asked(result).length > 0) {
+    await deps.desk.ask(entry, { askApproval: outbound.askApproval }, asked(result));
     result = await deps.agent.runTurn(conversation, text, turn);
   }
   // A turn cut short by shutdown is resumed later, not answered with its cancellation.

@@ -1,4 +1,4 @@
-import type { Conversation, Message } from './conversation.ts';
+import type { Conversation, ConversationKey, Message } from './conversation.ts';
 import type { FormAnswer, FormRequest } from './forms.ts';
 
 /** The tool port: the registry (MCP servers and built-ins) implements it. */
@@ -156,11 +156,18 @@ export interface ParkedCall {
   signIn?: { server: string; url: string };
 }
 
-/** One tool: its spec, with the flags the loop reads, and how to run it. */
-export interface Tool {
+/**
+ * One tool: its spec, with the flags the loop reads, and how to run it. A tool that never parks
+ * says so in its type (`Tool<ToolOutcome>`).
+ */
+export interface Tool<Outcome extends ToolOutcome | ParkedCall = ToolOutcome | ParkedCall> {
   spec: ToolSpec;
-  run(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome>;
+  run(args: Record<string, unknown>, context: ToolContext): Promise<Outcome>;
 }
+
+/** Whether a call parked instead of ending. */
+export const isParked = (outcome: ToolOutcome | ParkedCall): outcome is ParkedCall =>
+  'parked' in outcome;
 
 export interface ToolPort {
   list(): ToolSpec[];
@@ -168,5 +175,17 @@ export interface ToolPort {
    * Throws when the tool cannot be run (it is gone, or failed): the loop turns that into an error
    * result.
    */
-  call(name: string, args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome>;
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    context: ToolContext,
+  ): Promise<ToolOutcome | ParkedCall>;
+  /**
+   * The calls among these that this port can take up again without running them twice (a task a
+   * server runs, followed by its id): a resumed turn runs them again instead of answering them as
+   * interrupted.
+   */
+  resumable?(toolCallIds: string[]): Promise<Set<string>>;
+  /** Cancels what calls made in this conversation still run as tasks (a person's Stop). */
+  cancelTasks?(conversation: ConversationKey): Promise<void>;
 }

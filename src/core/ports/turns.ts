@@ -2,7 +2,7 @@ import type { Conversation } from './conversation.ts';
 import type { LlmUsage } from './llm.ts';
 import type { SharedFile } from './files.ts';
 import type { FormAnswer, FormRequest } from './forms.ts';
-import type { StoredRead, ToolProgress } from './tools.ts';
+import type { ParkedCall, StoredRead, ToolProgress } from './tools.ts';
 import type { Lease } from './store.ts';
 
 /** The turn port: what the inbound pipeline needs of the agent, one turn per user message. */
@@ -125,6 +125,8 @@ export interface PendingCall {
   id: string;
   name: string;
   args: Record<string, unknown>;
+  /** Why it waits when not for a decision: a sign-in, or a task its server runs. */
+  parked?: ParkedCall;
 }
 
 /** Approved means: run it now. Otherwise the reason is what the model reads. */

@@ -9,16 +9,27 @@ import {
   type OAuthClientProvider,
   type Prompt as McpPrompt,
   type PromptMessage,
+  type RequestOptions,
   type Tool as McpTool,
 } from '@modelcontextprotocol/client';
 import type { Logger } from '../../core/logger.ts';
-import type { ToolContext, ToolOutcome, ToolProgress } from '../../core/ports/tools.ts';
+import type { StoredTask, TaskPort } from '../../core/ports/tasks.ts';
+import type { ParkedCall, ToolContext, ToolOutcome, ToolProgress } from '../../core/ports/tools.ts';
 import { CallClock } from './call-clock.ts';
 import { formOf, pageOf } from './elicitation.ts';
 import { errorResult } from '../../core/ports/tools.ts';
 import type { McpServerConfig } from './config.ts';
 import { loginCommand, StoredOAuthProvider } from './oauth.ts';
 import { toOutcome } from './result.ts';
+import {
+  cancelTask,
+  FOLLOW_MS,
+  followTask,
+  lookAtTask,
+  runsAsTask,
+  startTask,
+  taskResult,
+} from './tasks.ts';
 import { connectTransport } from './transport.ts';
 import { withTraceContext } from '../../tracing/propagation.ts';
 import { errorMessage } from '../../core/errors.ts';
@@ -84,6 +95,8 @@ export class McpServerConnection {
     private readonly limits: McpLimits,
     /** An HTTP server's OAuth client; none for stdio or a static Authorization header. */
     private readonly auth?: OAuthClientProvider,
+    /** Where the tasks calls became are kept; without it no call runs as a task. */
+    private readonly tasks?: TaskPort,
   ) {}
 
   /** Why the server cannot be used, in words for an operator (/readyz); none when it can. */
@@ -218,13 +231,14 @@ export class McpServerConnection {
     this.retryTimer.unref();
   }
 
-  /** The tools listed that Spool offers: those mcp.json allows, and none that runs only as a task. */
+  /**
+   * The tools listed that Spool offers: those mcp.json allows, and none that runs only as a task
+   * where Spool keeps no tasks.
+   */
   private offer(tools: McpTool[]): void {
-    // A tool that runs only as a task (execution.taskSupport "required") fails every plain call:
-    // it is not offered until Spool runs tasks.
-    const taskOnly = tools
-      .filter((t) => t.execution?.taskSupport === 'required')
-      .map((t) => t.name);
+    const taskOnly = this.tasks
+      ? []
+      : tools.filter((t) => t.execution?.taskSupport === 'required').map((t) => t.name);
     if (taskOnly.length > 0) {
       this.logger.info(
         `MCP server "${this.config.name}": not offering ${taskOnly.join(', ')}, which run only as tasks`,
@@ -271,9 +285,13 @@ export class McpServerConnection {
   async call(
     tool: string,
     args: Record<string, unknown>,
-    context: Pick<ToolContext, 'signal' | 'onProgress' | 'askForm'>,
-  ): Promise<ToolOutcome> {
+    context: Pick<ToolContext, 'signal' | 'onProgress' | 'askForm' | 'callId' | 'conversation'>,
+  ): Promise<ToolOutcome | ParkedCall> {
     const client = this.client;
+    const task = context.callId ? await this.tasks?.open(context.callId) : undefined;
+    // A task outlives its server's connection: it is looked at again once the server is back.
+    if (task && (this.state !== 'ready' || !client))
+      return { parked: 'task', until: new Date(Date.now() + FIRST_RETRY_MS * 5) };
     if (this.state !== 'ready' || !client) return this.unavailable();
     const clock = new CallClock(this.config.timeoutMs, this.config.maxTimeoutMs, context.signal);
     const call: RunningCall = { askForm: context.askForm, clock, pages: new Map() };
@@ -294,6 +312,9 @@ export class McpServerConnection {
           });
         },
       };
+      const listed = this.tools.find((t) => t.name === tool);
+      if (task || (listed && runsAsTask(listed, client.getServerCapabilities())))
+        return await this.asTask(client, { name: tool, arguments: args }, context, options, task);
       // With tracing on, the call carries its trace in `_meta` too, as MCP asks (SEP-414).
       const result = await client.callTool(
         withTraceContext({ name: tool, arguments: args }),
@@ -327,6 +348,58 @@ export class McpServerConnection {
       clock.stop();
       this.running.delete(call);
     }
+  }
+
+  /**
+   * A call the server runs as a task: started once (its id kept before anything waits on it) and
+   * followed until it ends, or parked on while it runs. A Stop while it is followed cancels it.
+   */
+  private async asTask(
+    client: Client,
+    params: { name: string; arguments: Record<string, unknown> },
+    context: Pick<ToolContext, 'signal' | 'onProgress' | 'callId' | 'conversation'>,
+    options: RequestOptions & { signal: AbortSignal },
+    stored: StoredTask | undefined,
+  ): Promise<ToolOutcome | ParkedCall> {
+    const tasks = this.tasks!;
+    const toolCallId = context.callId!;
+    const first = stored
+      ? await lookAtTask(client, stored.taskId, options)
+      : await startTask(client, withTraceContext(params), options);
+    if (!stored)
+      await tasks.save({
+        toolCallId,
+        server: this.config.name,
+        taskId: first.taskId,
+        conversation: context.conversation,
+      });
+    try {
+      // A task taken up again is looked at once: the turn parks on it at once if it still runs.
+      const followMs = stored ? 0 : FOLLOW_MS;
+      const look = await followTask(client, first, { ...options, followMs }, (message) =>
+        context.onProgress?.({ progress: 0, message }),
+      );
+      if ('parked' in look) return look.parked;
+      if (look.ended === 'cancelled') {
+        await tasks.finish(toolCallId, 'cancelled');
+        return errorResult(`${params.name} on MCP server "${this.config.name}" was cancelled.`);
+      }
+      // A task that needs input asks through tasks/result, whose answer waits for the task's end.
+      const result = await taskResult(client, first.taskId, options);
+      await tasks.finish(toolCallId, look.ended === 'failed' ? 'failed' : 'completed');
+      return toOutcome(result, this.limits.binaryMaxBytes);
+    } catch (error) {
+      if (context.signal.aborted) {
+        await cancelTask(client, first.taskId);
+        await tasks.finish(toolCallId, 'cancelled');
+      }
+      throw error;
+    }
+  }
+
+  /** Cancels a task this server runs; the caller marks it ended. */
+  async cancel(taskId: string): Promise<void> {
+    if (this.client) await cancelTask(this.client, taskId);
   }
 
   /**

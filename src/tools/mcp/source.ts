@@ -1,6 +1,8 @@
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
+import type { ConversationKey } from '../../core/ports/conversation.ts';
 import type { PromptPort, PromptSpec } from '../../core/ports/prompts.ts';
+import type { TaskPort } from '../../core/ports/tasks.ts';
 import { errorResult, type Tool, type ToolFlags } from '../../core/ports/tools.ts';
 import type { ToolSource } from '../registry.ts';
 import type { McpConfig, McpServerConfig } from './config.ts';
@@ -85,7 +87,9 @@ export class McpToolSource implements ToolSource, PromptPort {
   private constructor(
     private readonly connections: McpServerConnection[],
     /** Servers left off for good, each with why (its OAuth record does not open, most often). */
-    private readonly disabled: string[] = [],
+    private readonly disabled: string[],
+    private readonly tasks: TaskPort | undefined,
+    private readonly logger: Logger,
   ) {}
 
   /**
@@ -98,6 +102,8 @@ export class McpToolSource implements ToolSource, PromptPort {
     logger: Logger,
     limits: McpLimits,
     oauth?: McpOAuthOptions,
+    /** Where calls that run as tasks are kept; without it no call runs as one. */
+    tasks?: TaskPort,
   ): Promise<McpToolSource> {
     for (const problem of config.problems) logger.error(`${problem} (skipped)`);
     const authOf = (server: McpServerConfig) =>
@@ -108,7 +114,8 @@ export class McpToolSource implements ToolSource, PromptPort {
     const opened = await Promise.all(
       config.servers.map(async (server) => {
         try {
-          return new McpServerConnection(server, logger, CLIENT_INFO, limits, await authOf(server));
+          const auth = await authOf(server);
+          return new McpServerConnection(server, logger, CLIENT_INFO, limits, auth, tasks);
         } catch (error) {
           const problem = `MCP server "${server.name}": ${errorMessage(error)}; disabled`;
           logger.error(problem, { server: server.name });
@@ -119,7 +126,7 @@ export class McpToolSource implements ToolSource, PromptPort {
     );
     const connections = opened.filter((c): c is McpServerConnection => c !== undefined);
     await Promise.all(connections.map((c) => c.start()));
-    return new McpToolSource(connections, disabled);
+    return new McpToolSource(connections, disabled, tasks, logger);
   }
 
   /** Each server, with the protocol version it speaks or why it cannot be used (/readyz). */
@@ -179,6 +186,28 @@ export class McpToolSource implements ToolSource, PromptPort {
     const connection = this.connections.find((c) => c.config.name === server);
     if (!connection) throw new Error(`no MCP server "${server}"`);
     return connection.prompt(name, args);
+  }
+
+  async resumable(toolCallIds: string[]): Promise<Set<string>> {
+    return (await this.tasks?.openAmong(toolCallIds)) ?? new Set();
+  }
+
+  /** A task of a server no longer configured is only marked ended: nobody can follow it. */
+  async cancelTasks(conversation: ConversationKey): Promise<void> {
+    const open = (await this.tasks?.openIn(conversation)) ?? [];
+    await Promise.all(
+      open.map(async ({ toolCallId, server, taskId }) => {
+        await this.connections
+          .find((c) => c.config.name === server)
+          ?.cancel(taskId)
+          .catch((error: unknown) =>
+            this.logger.warn(
+              `MCP server "${server}" did not cancel task ${taskId}: ${errorMessage(error)}`,
+            ),
+          );
+        await this.tasks!.finish(toolCallId, 'cancelled');
+      }),
+    );
   }
 
   async close(): Promise<void> {

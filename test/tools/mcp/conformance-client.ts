@@ -13,8 +13,8 @@ import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
 import { login } from '../../../src/tools/mcp/login.ts';
 import type { OAuthRecord } from '../../../src/tools/mcp/oauth.ts';
 import { CLIENT_INFO, McpToolSource } from '../../../src/tools/mcp/source.ts';
-import { ToolRegistry } from '../../../src/tools/registry.ts';
 import { silentLogger } from '../../support/logger.ts';
+import { endingRegistry } from '../../support/ended-calls.ts';
 
 const url = process.argv.at(-1)!;
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
@@ -124,7 +124,7 @@ const conversation = {
  */
 async function run(logins: number): Promise<boolean> {
   const source = await McpToolSource.start(config, silentLogger, limits, oauth);
-  const registry = new ToolRegistry([source]);
+  const registry = endingRegistry([source]);
   let needsLogin = source.problems().some((p) => p.includes('needs login'));
   let failed = false;
   try {

@@ -12,7 +12,6 @@ import type { Database } from '../../../src/store/database.ts';
 import type { TranscriptStore } from '../../../src/store/transcript-store.ts';
 import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';
-import { ToolRegistry } from '../../../src/tools/registry.ts';
 import { lastMessage, markedCallId, nextOffset, sentCallIds } from '../../support/agent.ts';
 import { testDatabase, testStore, uniqueKey } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
@@ -20,6 +19,7 @@ import { freePort, serverPidsBelow, until } from '../../support/process.ts';
 import { RecordingLogger, silentLogger } from '../../support/logger.ts';
 import { Agent } from '../../../src/core/agent/agent.ts';
 import { defaultAgentOptions, openAiClientFor, toolsWithPages } from '../../support/agent.ts';
+import { endingRegistry } from '../../support/ended-calls.ts';
 
 const require = createRequire(import.meta.url);
 const FILESYSTEM = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -160,7 +160,7 @@ describe('server-filesystem over stdio, in a full turn', () => {
   });
 
   it('returns a path outside the allowed root as an error result', async () => {
-    const outcome = await new ToolRegistry([source]).call(
+    const outcome = await endingRegistry([source]).call(
       'fs__read_text_file',
       { path: '/etc/passwd' },
       context(),
@@ -228,7 +228,7 @@ describe('server-filesystem over stdio, in a full turn', () => {
 
 describe('server-everything over stdio', () => {
   let source: McpToolSource;
-  const registry = () => new ToolRegistry([source]);
+  const registry = () => endingRegistry([source]);
 
   beforeAll(async () => {
     process.env.OPENAI_API_KEY = 'sk-bot-secret-that-must-not-leak';
@@ -414,7 +414,7 @@ describe('a server that dies', () => {
       { mem: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
       logger,
     );
-    const registry = new ToolRegistry([source]);
+    const registry = endingRegistry([source]);
     try {
       const [pid] = childPids(EVERYTHING);
       expect(pid).toBeGreaterThan(0);
@@ -454,7 +454,7 @@ describe('what a server says of calling its tools again', () => {
       marked: server({}, { idempotentTools: ['create_ticket'] }),
     });
     try {
-      const registry = new ToolRegistry([source]);
+      const registry = endingRegistry([source]);
       expect(Object.fromEntries(registry.list().map((t) => [t.name, t.flags]))).toEqual({
         marked__create_ticket: { idempotent: true },
         marked__lookup_ticket: { readOnly: true },
@@ -518,7 +518,7 @@ describe('SSE servers', () => {
   ])('calls tools %s', async (_, extra) => {
     const source = await startSource({ legacy: { url: `http://127.0.0.1:${port}/sse`, ...extra } });
     try {
-      const outcome = await new ToolRegistry([source]).call(
+      const outcome = await endingRegistry([source]).call(
         'legacy__echo',
         { message: 'over sse' },
         context(),
@@ -541,7 +541,7 @@ describe('Streamable HTTP servers', () => {
       remote: { url: `http://127.0.0.1:${port}/mcp`, headers: { 'X-Team': 'spool' } },
     });
     try {
-      const outcome = await new ToolRegistry([source]).call(
+      const outcome = await endingRegistry([source]).call(
         'remote__echo',
         { message: 'over http' },
         context(),
