@@ -1,11 +1,13 @@
 import {
   Client,
+  ProtocolError,
   SdkError,
   SdkErrorCode,
   UnauthorizedError,
   type CallToolResult,
   type ElicitRequest,
   type ElicitResult,
+  type GetTaskResult,
   type OAuthClientProvider,
   type Prompt as McpPrompt,
   type PromptMessage,
@@ -363,17 +365,16 @@ export class McpServerConnection {
   ): Promise<ToolOutcome | ParkedCall> {
     const tasks = this.tasks!;
     const toolCallId = context.callId!;
-    const first = stored
-      ? await lookAtTask(client, stored.taskId, options)
-      : await startTask(client, withTraceContext(params), options);
-    if (!stored)
-      await tasks.save({
-        toolCallId,
-        server: this.config.name,
-        taskId: first.taskId,
-        conversation: context.conversation,
-      });
+    let taskId = stored?.taskId;
     try {
+      let first: GetTaskResult;
+      if (taskId) first = await lookAtTask(client, taskId, options);
+      else {
+        first = await startTask(client, withTraceContext(params), options);
+        taskId = first.taskId;
+        const { name: server } = this.config;
+        await tasks.save({ toolCallId, server, taskId, conversation: context.conversation });
+      }
       // A task taken up again is looked at once: the turn parks on it at once if it still runs.
       const followMs = stored ? 0 : FOLLOW_MS;
       const look = await followTask(client, first, { ...options, followMs }, (message) =>
@@ -385,13 +386,21 @@ export class McpServerConnection {
         return errorResult(`${params.name} on MCP server "${this.config.name}" was cancelled.`);
       }
       // A task that needs input asks through tasks/result, whose answer waits for the task's end.
-      const result = await taskResult(client, first.taskId, options);
+      const result = await taskResult(client, taskId, options);
       await tasks.finish(toolCallId, look.ended === 'failed' ? 'failed' : 'completed');
       return toOutcome(result, this.limits.binaryMaxBytes);
     } catch (error) {
+      // A call that never became a task failed as any call does.
+      if (!taskId) throw error;
       if (context.signal.aborted) {
-        await cancelTask(client, first.taskId);
+        await cancelTask(client, taskId);
         await tasks.finish(toolCallId, 'cancelled');
+      } else if (error instanceof ProtocolError) {
+        // The server answered, and not with the task (a stdio server restarted lost it): it ends.
+        await tasks.finish(toolCallId, 'failed');
+      } else {
+        // The server did not answer: the task is looked at again later.
+        return { parked: 'task', until: new Date(Date.now() + FOLLOW_MS) };
       }
       throw error;
     }
