@@ -76,6 +76,15 @@ export class ApprovalLedger implements ApprovalPort {
     return state && { won: false, state };
   }
 
+  async waiting(scope: ChannelScope, toolCallIds: string[]): Promise<Set<string>> {
+    if (toolCallIds.length === 0) return new Set();
+    const rows = await this.prisma.$queryRaw<Array<{ tool_call_id: string }>>`
+      SELECT tool_call_id FROM tool_calls
+       WHERE channel_key = ${channelKeyOf(scope)} AND tool_call_id = ANY(${toolCallIds})
+         AND approval IS NOT NULL AND run_started_at IS NULL`;
+    return new Set(rows.map((r) => r.tool_call_id));
+  }
+
   async start(scope: ChannelScope, toolCallId: string): Promise<boolean> {
     const started = await this.prisma.$executeRaw`
       UPDATE tool_calls SET run_started_at = now()

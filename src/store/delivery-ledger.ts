@@ -428,9 +428,14 @@ export class DeliveryLedger implements DeliveryPort {
   }
 
   async wake(toolCallId: string): Promise<string | undefined> {
+    // A prompt's call names its message in the outbox; any other (a sign-in's) its lane: a lane's
+    // one waiting message is the one whose turn stopped at it.
     const [row] = await this.prisma.$queryRaw<Array<{ lane_id: bigint }>>`
       UPDATE inbox SET status = 'pending', available_at = now()
-       WHERE status = 'waiting' AND id IN (SELECT inbox_id FROM outbox WHERE tool_call_id = ${toolCallId})
+       WHERE status = 'waiting'
+         AND (id IN (SELECT inbox_id FROM outbox WHERE tool_call_id = ${toolCallId})
+              OR lane_id IN (SELECT l.id FROM tool_calls c JOIN lanes l ON l.conversation_id = c.conversation_id
+                              WHERE c.tool_call_id = ${toolCallId}))
       RETURNING lane_id`;
     return row && String(row.lane_id);
   }

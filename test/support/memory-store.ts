@@ -367,6 +367,10 @@ export class MemoryApprovals implements ApprovalPort {
     return { won, state: { ...state } };
   }
 
+  async waiting(_scope: ChannelScope, toolCallIds: string[]): Promise<Set<string>> {
+    return new Set(toolCallIds.filter((id) => this.calls.get(id)?.started === false));
+  }
+
   async start(_scope: ChannelScope, toolCallId: string): Promise<boolean> {
     const state = this.calls.get(toolCallId);
     if (state?.status !== 'approved' || state.started) return false;

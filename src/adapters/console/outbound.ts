@@ -14,6 +14,10 @@ export function consoleOutbound(options: { output: Writable; screen?: ConsoleScr
       return `console-${chunk.seq}`;
     },
     refuse: async () => {},
+    // The terminal is the person's own.
+    showPrivately: async (_message, text, link) => {
+      options.output.write(`${text}\n${link.label}: ${link.url}\n`);
+    },
     // Whoever sits at the terminal decides; with no terminal, nobody can, and the call is denied.
     askApproval: async (_message, prompt) => {
       if (!options.screen)

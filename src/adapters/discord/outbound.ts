@@ -1,4 +1,11 @@
-import { InteractionResponseType, MessageFlags, Routes, type REST } from 'discord.js';
+import {
+  ButtonStyle,
+  ComponentType,
+  InteractionResponseType,
+  MessageFlags,
+  Routes,
+  type REST,
+} from 'discord.js';
 import { FileRefusedError, type InboundMessage } from '../../core/ports/delivery.ts';
 import type { OutgoingChunk, Outbound } from '../../core/ports/platform.ts';
 import type { Logger } from '../../core/logger.ts';
@@ -51,6 +58,31 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
         data: { content: DISCORD_REFUSAL, flags: MessageFlags.Ephemeral },
       };
       await rest.post(Routes.interactionCallback(delivery.interactionId!, delivery.token!), {
+        body,
+        auth: false,
+      });
+    },
+    // An ephemeral follow-up of the interaction: only the person who asked sees it.
+    showPrivately: async ({ delivery }, text, link) => {
+      const body = {
+        content: text,
+        flags: MessageFlags.Ephemeral,
+        allowed_mentions: NO_MENTIONS,
+        components: [
+          {
+            type: ComponentType.ActionRow,
+            components: [
+              {
+                type: ComponentType.Button,
+                style: ButtonStyle.Link,
+                label: link.label.slice(0, 80),
+                url: link.url,
+              },
+            ],
+          },
+        ],
+      };
+      await rest.post(Routes.webhook(delivery.applicationId!, delivery.token!), {
         body,
         auth: false,
       });

@@ -45,6 +45,29 @@ export function slackOutbound({ app, config, logger }: SlackParts): Outbound {
         text: SLACK_REFUSAL,
       });
     },
+    // Ephemeral: only the person sees it, in the thread where they asked.
+    showPrivately: async ({ lane, user }, text, link) => {
+      await client.chat.postEphemeral({
+        channel: lane.channel,
+        user,
+        thread_ts: lane.thread,
+        text: `${text} ${link.url}`,
+        blocks: [
+          { type: 'section', text: { type: 'mrkdwn', text } },
+          {
+            type: 'actions',
+            elements: [
+              {
+                type: 'button',
+                text: { type: 'plain_text', text: link.label.slice(0, 75) },
+                url: link.url,
+                action_id: 'spool_private_link',
+              },
+            ],
+          },
+        ],
+      });
+    },
     showWorking: (message) => status.showWorking(message),
     showStatus: (message, text) => status.showStatus(message, text),
     fetchFile: (_message, file, maxBytes, signal) =>

@@ -1,6 +1,6 @@
 import { acceptedCalls, flagsOf, newToolCallId } from './accepted-calls.ts';
 import { parseToolArguments } from './arguments.ts';
-import { callLimitRefusal, derivedCallCount, pastCallLimit } from './call-limits.ts';
+import { derivedCallCount, pastCallLimit } from './call-limits.ts';
 import type { UserPreview } from './context/long-messages.ts';
 import type { MicrocompactOptions } from './context/microcompact.ts';
 import { readingChars } from './context/reading-view.ts';
@@ -17,6 +17,8 @@ import type { ModelOutcome, Step } from './step.ts';
 import { cappedReply, failedTurn } from './turn-replies.ts';
 import { admit, settleUsage, usageRecord } from './request-spend.ts';
 import { whileUnreachable } from './unreachable.ts';
+import { AWAITING, executeCall } from './execute.ts';
+import type { Turn } from './turn.ts';
 import {
   advance,
   startState,
@@ -27,7 +29,7 @@ import {
 } from './turn-state.ts';
 import { withLogFields, type Logger } from '../logger.ts';
 import type { Conversation, Message, ToolCall } from '../ports/conversation.ts';
-import { ContextLengthError, type ImagePart, type LlmPort, type LlmRequest } from '../ports/llm.ts';
+import { ContextLengthError, type LlmPort, type LlmRequest } from '../ports/llm.ts';
 import {
   StoreError,
   typedStoreErrors,
@@ -36,25 +38,9 @@ import {
   type UsageRecord,
 } from '../ports/store.ts';
 import type { SharedFile } from '../ports/files.ts';
-import {
-  errorResult,
-  isParked,
-  type ParkedCall,
-  type ToolContext,
-  type ToolOutcome,
-  type ToolPort,
-  type ToolSpec,
-} from '../ports/tools.ts';
-import type {
-  ApprovalGate,
-  PendingCall,
-  TurnOptions,
-  TurnResult,
-  TurnRunner,
-  TurnSpend,
-} from '../ports/turns.ts';
+import { isParked, type ToolOutcome, type ToolPort, type ToolSpec } from '../ports/tools.ts';
+import type { PendingCall, TurnOptions, TurnResult, TurnRunner } from '../ports/turns.ts';
 import { wellFormed, wellFormedMessage } from '../well-formed.ts';
-import { errorMessage } from '../errors.ts';
 
 export interface AgentOptions extends StepLimits {
   systemPrompt: string;
@@ -79,46 +65,6 @@ export interface AgentDeps {
   hooks?: AgentHooks;
 }
 
-/** What stays fixed through a turn. */
-interface Turn {
-  conversation: Conversation;
-  number: number;
-  /** The stored transcript, appended to as the turn goes. */
-  transcript: Message[];
-  /**
-   * The tools offered, as the channel's policy allows: listed again before each request, so that
-   * a tool a server adds mid-turn is there for the next one.
-   */
-  tools: ToolSpec[];
-  offers(name: string): boolean;
-  /** The system prompt and model of this turn's requests. */
-  system: string;
-  model?: string;
-  signal: AbortSignal;
-  /** Results ready before their calls are made: the shared files, by call id. */
-  ready: Map<string, ToolOutcome>;
-  /**
-   * The images of files shared and of tool results, for a model that takes image input; only the
-   * turn they came with sees them.
-   */
-  images: Map<string, ImagePart[]>;
-  /** Which calls wait for a person's decision, and the wait. */
-  approval?: ApprovalGate;
-  askForm?: ToolContext['askForm'];
-  user?: string;
-  /**
-   * Unanswered calls the tools can take up again without running them twice (a task followed by
-   * its id): a resumed turn runs them again.
-   */
-  resumable: Set<string>;
-  onActivity?: TurnOptions['onActivity'];
-  /** What the window can still take beside the newest request sent (see `LlmPort.room`). */
-  roomTokens?: number;
-  spend?: TurnSpend;
-  /** The lease each step's write carries (see `TurnOptions.fence`). */
-  fence?: TurnOptions['fence'];
-}
-
 /**
  * The prompt, then what each offered tool says of its own use: a tool not offered is not mentioned.
  */
@@ -134,9 +80,6 @@ function showImages(turn: Turn, toolCallId: string, outcome: ToolOutcome): void 
   );
   if (images.length) turn.images.set(toolCallId, images);
 }
-
-/** What `execute` says of a call that waits for a person's decision: it did not run. */
-const AWAITING = Symbol('awaiting approval');
 
 /** A stored call's arguments as an object (a call reaches the gate only once they parse). */
 const parseArgs = (call: ToolCall): Record<string, unknown> => {
@@ -258,6 +201,7 @@ export class Agent implements TurnRunner {
       approval: policy.approval,
       askForm: options.askForm,
       user: options.user,
+      signIn: options.signIn,
       resumable: new Set(),
       onActivity: options.onActivity,
       spend: options.spend,
@@ -279,7 +223,7 @@ export class Agent implements TurnRunner {
         },
       ]);
     const asked = transcript.some((m) => m.turn === number && m.role !== 'user');
-    if (started) turn.resumable = await this.resumable(transcript, number);
+    if (started) turn.resumable = await this.resumable(turn);
     // A turn not yet past its shared files was reading them: nothing of the model's is redone.
     if (started && options.resumedAfter && (asked || !options.files))
       this.reportRedone(turn, options.resumedAfter);
@@ -312,11 +256,21 @@ export class Agent implements TurnRunner {
     return { state: advance(state, step, run), awaiting: run?.awaiting };
   }
 
-  /** The turn's unanswered calls the tools can take up again (see `Turn.resumable`). */
-  private async resumable(transcript: Message[], turn: number): Promise<Set<string>> {
-    const unanswered = unansweredCalls(transcript, turn).map((c) => c.id);
-    if (unanswered.length === 0 || !this.deps.tools.resumable) return new Set();
-    return this.deps.tools.resumable(unanswered);
+  /**
+   * The turn's unanswered calls taken up again where they stand (see `Turn.resumable`): tasks the
+   * tools follow, and calls that waited for a sign-in (not those that wait for an approval: the
+   * approval gate takes those up).
+   */
+  private async resumable(turn: Turn): Promise<Set<string>> {
+    const unanswered = unansweredCalls(turn.transcript, turn.number)
+      .filter((c) => !turn.approval?.needs(c.name))
+      .map((c) => c.id);
+    if (unanswered.length === 0) return new Set();
+    const [tasks, signIns] = await Promise.all([
+      this.deps.tools.resumable?.(unanswered),
+      turn.signIn?.waiting(unanswered),
+    ]);
+    return new Set([...(tasks ?? []), ...(signIns ?? [])]);
   }
 
   /** Tells the hooks what resuming `turn` starts again, if anything. */
@@ -491,7 +445,7 @@ export class Agent implements TurnRunner {
     const ran = await Promise.all(
       calls.map(async (call, i) => {
         const started = Date.now();
-        const done = await this.execute(turn, state, call);
+        const done = await executeCall(this.deps, turn, state.fit.viewChars, call);
         if (done === AWAITING || isParked(done)) {
           const pending = { id: call.id, name: call.name, args: parseArgs(call) };
           waiting[i] = done === AWAITING ? pending : { ...pending, parked: done };
@@ -531,77 +485,6 @@ export class Agent implements TurnRunner {
       previewed: budgeted.filter((r, i) => r.content !== results[i]!.content).length,
       resultChars: budgeted.reduce((sum, r) => sum + r.content.length, 0),
     };
-  }
-
-  private async execute(
-    turn: Turn,
-    state: TurnState,
-    call: ToolCall,
-  ): Promise<ToolOutcome | ParkedCall | typeof AWAITING> {
-    const ready = turn.ready.get(call.id);
-    if (ready) return ready;
-    const parsed = parseToolArguments(call.arguments);
-    if (!parsed.ok)
-      return errorResult(
-        `Invalid arguments for ${call.name}: ${parsed.error}. Call it again with a JSON object.`,
-      );
-    const info = { conversation: turn.conversation, turn: turn.number };
-    const decision = (await this.deps.hooks?.beforeToolCall?.(
-      { name: call.name, args: parsed.args },
-      info,
-    )) ?? { action: 'allow' };
-    if (decision.action === 'deny')
-      return errorResult(`The call to ${call.name} was not allowed: ${decision.reason}`);
-    if (decision.action === 'answer') return decision.outcome;
-    if (!turn.tools.some((t) => t.name === call.name))
-      return errorResult(
-        `Unknown tool "${call.name}". Available tools: ${turn.tools.map((t) => t.name).join(', ')}`,
-      );
-    const refusal = callLimitRefusal(turn.tools, turn.transcript, turn.number, call);
-    if (refusal) return errorResult(refusal);
-    if (turn.approval?.needs(call.name)) {
-      const answer = await turn.approval.decision({
-        id: call.id,
-        name: call.name,
-        args: parsed.args,
-      });
-      if (answer === 'pending') return AWAITING;
-      if (!answer.approved) return errorResult(answer.reason);
-    }
-    turn.onActivity?.({
-      kind: 'tool',
-      name: call.name,
-      reading: flagsOf(turn.tools, call.name).derived ?? false,
-    });
-    try {
-      const reading = {
-        transcript: turn.transcript,
-        viewChars: state.fit.viewChars,
-        roomTokens: turn.roomTokens,
-      };
-      return await this.deps.tools.call(call.name, parsed.args, {
-        ...info,
-        callId: call.id,
-        signal: turn.signal,
-        reading,
-        ...(turn.askForm ? { askForm: turn.askForm } : {}),
-        ...(turn.user ? { user: turn.user } : {}),
-        onReading: (read) => turn.onActivity?.({ kind: 'reading', name: call.name, read }),
-        onProgress: (progress) => {
-          turn.onActivity?.({ kind: 'progress', name: call.name, progress });
-          notify(
-            this.deps.hooks,
-            'onToolProgress',
-            { ...info, toolCallId: call.id, name: call.name, progress },
-            this.deps.logger,
-          );
-        },
-      });
-    } catch (error) {
-      // The store failing is not the tool's failure: the turn is tried again later.
-      if (error instanceof StoreError) throw error;
-      return errorResult(`Tool ${call.name} failed: ${errorMessage(error)}`);
-    }
   }
 
   /**

@@ -41,7 +41,7 @@ export function decidedPrompt(call: PendingCall, state: ApprovalState, platform:
   return `${state.status === 'approved' ? '✅ Approved' : '❌ Denied'}${by} at ${when(state.at)}: \`${call.name}\`.`;
 }
 
-const duration = (ms: number) => {
+export const duration = (ms: number) => {
   const [n, unit] =
     ms >= 120_000 ? [Math.round(ms / 60_000), 'minute'] : [Math.ceil(ms / 1_000), 'second'];
   return `${n} ${unit}${n === 1 ? '' : 's'}`;

@@ -3,7 +3,8 @@ import type { Outbound } from '../ports/platform.ts';
 import type { PendingCall } from '../ports/turns.ts';
 import type { ApprovalDesk } from './approvals.ts';
 import { policyFor, type Policy } from './policy.ts';
-import { waitingForApproval, waitingForTask } from './status.ts';
+import { person } from './approval-text.ts';
+import { waitingForApproval, waitingForSignIn, waitingForTask } from './status.ts';
 
 export interface ParkingDeps {
   ledger: Pick<DeliveryPort, 'awaitDecision' | 'wake'>;
@@ -43,7 +44,12 @@ export class Parking {
 
   /** What the thread reads while the message waits: the approvals first, else the first task. */
   private waiting(entry: InboxEntry, calls: PendingCall[], asked: PendingCall[]): string {
-    if (asked.length === 0) return waitingForTask(calls[0]!.name, calls[0]!.parked?.status);
+    if (asked.length === 0) {
+      const [{ name, parked }] = calls as [PendingCall];
+      return parked?.signIn
+        ? waitingForSignIn(person(entry.lane.platform, entry.user), parked.signIn.server)
+        : waitingForTask(name, parked?.status);
+    }
     const { approvers } = policyFor(this.deps.policy, entry.lane);
     const names = asked.map((call) => call.name);
     return waitingForApproval(names, approvers, entry.lane.platform);

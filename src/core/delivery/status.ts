@@ -74,6 +74,10 @@ export function waitingForTask(tool: string, said: string | undefined): string {
   return `waiting for ${tool}${said ? ` (${said})` : ''}`.slice(0, MAX_STATUS_CHARS);
 }
 
+/** A turn parked until the person who asked signs in to a tool server as themselves. */
+export const waitingForSignIn = (who: string, server: string) =>
+  `waiting for ${who} to sign in to ${server}`.slice(0, MAX_STATUS_CHARS);
+
 export const waitingForAnswer = (server: string) => `waiting for an answer to ${server}'s question`;
 
 /**

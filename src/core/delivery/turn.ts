@@ -1,3 +1,4 @@
+import type { ApprovalPort } from '../ports/approvals.ts';
 import type { AcquiredLease, DeliveryPort, InboxEntry, PendingEntry } from '../ports/delivery.ts';
 import type { FileReader } from '../ports/files.ts';
 import type { FormRequest } from '../ports/forms.ts';
@@ -16,6 +17,7 @@ import { policyFor, toolAllowed, toolMatches, type Policy } from './policy.ts';
 import type { QuestionDesk } from './questions.ts';
 import { NEW_CONVERSATION_REPLY, NOTHING_TO_READ_REPLY } from './replies.ts';
 import { readSharedFiles, type FileLimits } from './shared-files.ts';
+import { signInGate } from './sign-in-gate.ts';
 import { turnSpend } from './spend.ts';
 import { statusText, waitingForAnswer, type StatusLine } from './status.ts';
 
@@ -27,11 +29,15 @@ export interface TurnDeps {
   desk: ApprovalDesk;
   questions: QuestionDesk;
   cutShort: CutShort;
+  /** Where calls waiting for a person's sign-in keep their wait. */
+  approvals: ApprovalPort;
 }
 
 export interface TurnOptions {
   files: FileLimits;
   policy?: Policy;
+  /** How long a person has to answer a tool's question, or to sign in for a call. */
+  questionTimeoutMs: number;
 }
 
 /** What a message's turn gives: its reply, or the calls it stopped at to await approval. */
@@ -81,6 +87,7 @@ export async function replyTo(
     onActivity: status && ((activity: TurnActivity) => status.set(statusText(activity))),
     spend: turnSpend({ ...entry.lane, user: entry.user }, options.policy ?? {}, deps.spend),
     user: entry.user,
+    signIn: signInGate(deps.approvals, entry, outbound, options.questionTimeoutMs),
   };
   let result = await deps.agent.runTurn(conversation, text, turn);
   // Where the person is at hand (the console), they are asked now and the turn goes on at once.

@@ -51,6 +51,8 @@ export interface ApprovalPort {
     toolCallId: string,
     decision: Decision,
   ): Promise<{ won: boolean; state: ApprovalState } | undefined>;
+  /** Among these calls, those put to people (or to a sign-in) and not started since. */
+  waiting(scope: ChannelScope, toolCallIds: string[]): Promise<Set<string>>;
   /** Marks an approved call as started; false when it already was (a run before a crash). */
   start(scope: ChannelScope, toolCallId: string): Promise<boolean>;
 }

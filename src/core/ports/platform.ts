@@ -60,6 +60,15 @@ export interface Outbound {
   /** Tells the sender, privately, that Spool is not enabled for them here. */
   refuse(message: InboundMessage): Promise<void>;
   /**
+   * Shows the sender alone a text and a link to open (a sign-in to a tool server, bound to them):
+   * never posted in the thread, where others would see it.
+   */
+  showPrivately?(
+    message: InboundMessage,
+    text: string,
+    link: { label: string; url: string },
+  ): Promise<void>;
+  /**
    * Shows that Spool is working; resolves to the function that ends it, told whether a reply is
    * about to be posted (on some platforms a reply ends it by itself). Never throws.
    */

@@ -69,6 +69,8 @@ export interface TurnOptions {
   spend?: TurnSpend;
   /** The person whose message the turn answers (their platform user id), for tools acting as them. */
   user?: string;
+  /** Calls waiting for that person's sign-in; without it such a call is declined at once. */
+  signIn?: SignInGate;
 }
 
 /** How a turn counts its usage, and the gate each of its model requests passes where caps apply. */
@@ -140,6 +142,28 @@ export interface ApprovalGate {
    * at most once per call, even across a restart.
    */
   decision(call: PendingCall): Promise<ApprovalAnswer | 'pending'>;
+}
+
+/**
+ * Calls that wait for the person who asked to sign in to their server as themselves (a tool source's
+ * SignInRequiredError): the turn parks on them as on an approval.
+ */
+export interface SignInGate {
+  /**
+   * The call needs its person's sign-in: until when it waits (the first look sets the deadline and
+   * sends them the link, to them alone), or why it goes no further, for the model to read.
+   */
+  wait(
+    call: PendingCall,
+    signIn: { server: string; url: string; reason: string },
+  ): Promise<{ until: Date } | { declined: string }>;
+  /** Among these calls, those that waited for a sign-in and have not been sent since. */
+  waiting(toolCallIds: string[]): Promise<Set<string>>;
+  /**
+   * A call that waited is about to be sent: true once, or why not (its time ran out; it was sent
+   * already, and a crash came mid-call).
+   */
+  start(call: PendingCall): Promise<true | { declined: string }>;
 }
 
 export interface TurnRunner {

@@ -17,3 +17,6 @@ CREATE TABLE "tool_tasks" (
 );
 
 CREATE INDEX "tool_tasks_open_idx" ON "tool_tasks" ("conversation_key");
+
+-- A call found by its own id alone (a sign-in's redirect wakes the message whose turn waits on it).
+CREATE INDEX "tool_calls_tool_call_id_idx" ON "tool_calls" ("tool_call_id");
