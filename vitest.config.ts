@@ -32,7 +32,8 @@ const integration = (
     name,
     ...files,
     ...order,
-    globalSetup: ['test/support/global-db.ts'],
+    // Processes are started from dist/, compiled first when the source changed (support/build.ts).
+    globalSetup: ['test/support/build.ts', 'test/support/global-db.ts'],
     setupFiles: ['test/support/file-database-setup.ts'],
     env: { SPOOL_TEST_DB: db },
     // A test that starts processes waits for a core on a busy two-core machine.
