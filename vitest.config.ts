@@ -85,6 +85,9 @@ export default defineConfig({
               include: [
                 'test/store/**/*.test.ts',
                 'test/core/**/*.test.ts',
+                // Both passes start the console process, in its two ways to a database: in the
+                // embedded pass with DATA_DIR, on a server of its own it starts, locks and stops
+                // (the default); in this one with DATABASE_URL. Not a repeat of the same work.
                 'test/adapters/console/**/*.test.ts',
                 // The corpora of real platform payloads: nothing lost, nothing invented, on both databases.
                 'test/adapters/*/*-payloads.test.ts',
