@@ -3,9 +3,9 @@ import { REPO_ROOT } from './process.ts';
 
 /**
  * Tests start Spool as `npm start` does, from dist/ (test/support/process.ts): a node start, not a
- * tsx one, which compiles every module again in each of the run's two hundred processes. So that
- * they run the source as it is now, dist/ is compiled before the run unless `npm run build` compiled
- * it from exactly these sources (scripts/build.mjs); the build must be clean.
+ * tsx one, which costs twice to three times the CPU in every process the run starts. So that they
+ * run the source as it is now, dist/ is compiled before the run unless `npm run build` compiled it
+ * from exactly these sources (scripts/build.mjs); the build must be clean.
  */
 export default function setup(): void {
   const build = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], {
