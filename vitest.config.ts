@@ -32,7 +32,8 @@ const integration = (
     name,
     ...files,
     ...order,
-    globalSetup: ['test/support/global-db.ts'],
+    // Processes are started from dist/, compiled first when the source changed (support/build.ts).
+    globalSetup: ['test/support/build.ts', 'test/support/global-db.ts'],
     setupFiles: ['test/support/file-database-setup.ts'],
     env: { SPOOL_TEST_DB: db },
     // A test that starts processes waits for a core on a busy two-core machine.
@@ -84,6 +85,9 @@ export default defineConfig({
               include: [
                 'test/store/**/*.test.ts',
                 'test/core/**/*.test.ts',
+                // Both passes start the console process, in its two ways to a database: in the
+                // embedded pass with DATA_DIR, on a server of its own it starts, locks and stops
+                // (the default); in this one with DATABASE_URL. Not a repeat of the same work.
                 'test/adapters/console/**/*.test.ts',
                 // The corpora of real platform payloads: nothing lost, nothing invented, on both databases.
                 'test/adapters/*/*-payloads.test.ts',

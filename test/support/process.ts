@@ -18,8 +18,17 @@ export interface SpoolProcess {
 }
 
 /**
- * Starts Spool with only the given environment: `src/main.ts` through tsx (`npm run dev`), so a
- * test reads the source as it is now, or with `built` the compiled `dist/main.js` (`npm start`).
+ * How Spool is started: `npm start` runs the compiled `dist/main.js`, which the run compiles from
+ * the source as it is now (test/support/build.ts); `npm run dev` runs `src/main.ts` through tsx.
+ */
+export const SPOOL_ENTRY = {
+  built: ['--enable-source-maps', 'dist/main.js'],
+  source: ['--import', 'tsx', 'src/main.ts'],
+};
+
+/**
+ * Starts Spool with only the given environment, as `npm start` does, or with `source` as
+ * `npm run dev` does.
  */
 export function startSpool(
   args: string[],
@@ -27,13 +36,11 @@ export function startSpool(
     env: Record<string, string>;
     timeoutMs?: number;
     nodeArgs?: string[];
-    built?: boolean;
+    source?: boolean;
     group?: boolean;
   },
 ): SpoolProcess {
-  const entry = options.built
-    ? ['--enable-source-maps', 'dist/main.js']
-    : ['--import', 'tsx', 'src/main.ts'];
+  const entry = options.source ? SPOOL_ENTRY.source : SPOOL_ENTRY.built;
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, ...args], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
@@ -65,7 +72,7 @@ export function startSpool(
 /** Runs to the end of `input`. */
 export function runSpool(
   args: string[],
-  options: { env: Record<string, string>; input?: string; timeoutMs?: number; built?: boolean },
+  options: { env: Record<string, string>; input?: string; timeoutMs?: number; source?: boolean },
 ): Promise<RunResult> {
   const { child, done } = startSpool(args, options);
   child.stdin.end(options.input ?? '');

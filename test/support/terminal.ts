@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { REPO_ROOT } from './process.ts';
+import { REPO_ROOT, SPOOL_ENTRY } from './process.ts';
 
 // A pseudo-terminal without native modules: Python's pty forks the process onto one (120 columns)
 // and relays bytes both ways, so the bot sees a TTY on stdin, stdout and stderr.
@@ -46,7 +46,7 @@ export interface TerminalSession {
 }
 
 /**
- * `src/main.ts` (through tsx, as `npm run dev`) on a pseudo-terminal, with only the given
+ * Spool as `npm start` runs it (see startSpool) on a pseudo-terminal, with only the given
  * environment.
  */
 export function onTerminal(
@@ -54,19 +54,15 @@ export function onTerminal(
   env: Record<string, string>,
   timeoutMs = 60_000,
 ): TerminalSession {
-  const child = spawn(
-    'python3',
-    ['-c', RELAY, process.execPath, '--import', 'tsx', 'src/main.ts', ...args],
-    {
-      cwd: REPO_ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        TERM: 'xterm-256color',
-        ...env,
-      },
+  const child = spawn('python3', ['-c', RELAY, process.execPath, ...SPOOL_ENTRY.built, ...args], {
+    cwd: REPO_ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      TERM: 'xterm-256color',
+      ...env,
     },
-  );
+  });
   let shown = '';
   const listeners = new Set<() => void>();
   child.stdout.on('data', (d: Buffer) => {

@@ -1573,8 +1573,11 @@ describe('approvals in Slack threads', () => {
     return ch;
   }
 
-  beforeAll(async () => {
+  const startWithPolicy = async () => {
     started = await startAdapter({ allowedUsers: ['U1', 'U9'] }, db, {}, { policy });
+  };
+  beforeAll(async () => {
+    await startWithPolicy();
     llm.fallback = asksLookup;
   });
   afterAll(async () => {
@@ -1718,6 +1721,10 @@ describe('approvals in Slack threads', () => {
   });
 
   it('denies a call nobody decides on in time, with a reason the model reads', async () => {
+    // The only engine meanwhile: the describe's, a replica on the same database, takes the lane
+    // when its poll comes between the message's recording and this engine's taking it, and asks
+    // for the approval with its own timeout (ten minutes: no reply within the wait).
+    await started.stop();
     const quick = await startAdapter(
       { allowedUsers: ['U1', 'U9'] },
       db,
@@ -1752,6 +1759,7 @@ describe('approvals in Slack threads', () => {
       });
     } finally {
       await quick.stop();
+      await startWithPolicy();
     }
   });
 
