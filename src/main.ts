@@ -42,6 +42,8 @@ import { login, terminalOperator } from './tools/mcp/login.ts';
 import { clientMetadataDocument } from './tools/mcp/oauth.ts';
 import { CLIENT_INFO, McpToolSource } from './tools/mcp/source.ts';
 import { SealedOAuthVault } from './store/oauth-vault.ts';
+import { SealedPersonVault } from './store/person-vault.ts';
+import { personServers, signInRoute, SignIns } from './tools/mcp/sign-in.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
 import { searchHistoryTool } from './core/builtins/search-history.ts';
 import { loadToolsTool } from './core/builtins/load-tools.ts';
@@ -107,12 +109,18 @@ async function main(): Promise<number> {
       );
   const readiness = new Readiness(['database', ...platformNames]);
   const httpPort = httpPortOf(config, platformNames);
+  // People's sign-ins land on this server; they are completed once the database is open.
+  let signIns: SignIns | undefined;
   const endpoint =
     httpPort === undefined
       ? undefined
-      : await serveRoutes(httpPort, httpRoutes(config, registry, readiness));
+      : await serveRoutes(httpPort, [
+          ...httpRoutes(config, registry, readiness),
+          signInRoute(() => signIns),
+        ]);
 
   const spool = await openSpool(config, mcp, registry, logger);
+  signIns = spool.signIns;
   readiness.details = spool.mcpStatus;
   readiness.set('database', () =>
     spool.db.pool.query('SELECT 1').then(
@@ -153,12 +161,14 @@ async function main(): Promise<number> {
 }
 
 /**
- * Slack's Events API needs the port (3000 unless PORT says otherwise); without it, PORT alone asks
- * for one.
+ * Slack's Events API and people's sign-ins (PUBLIC_URL) need the port (3000 unless PORT says
+ * otherwise); without them, PORT alone asks for one.
  */
 function httpPortOf(config: Config, platformNames: string[]): number | undefined {
   const slackOverHttp = platformNames.includes('slack') && !config.slack?.appToken;
-  return config.server.port ?? (slackOverHttp ? 3000 : undefined);
+  // People's sign-ins come back to PUBLIC_URL, served here.
+  const signIns = !!config.tools.oauth.signInRedirectUrl;
+  return config.server.port ?? (slackOverHttp || signIns ? 3000 : undefined);
 }
 
 /** Health, readiness and metrics; Spool's OAuth client metadata document where it has an address. */
@@ -202,11 +212,24 @@ async function openSpool(
     ]),
   ];
   let mcpSource: McpToolSource | undefined;
+  const { signInRedirectUrl, clientMetadataUrl } = config.tools.oauth;
+  const people = mcp ? personServers(mcp) : [];
+  // A person's sign-in wakes the call parked on it, on whichever replica takes its lane.
+  const signIns: SignIns | undefined =
+    signInRedirectUrl && people.length > 0
+      ? new SignIns(people, {
+          vault: new SealedPersonVault(db.prisma, config.tools.oauth.key),
+          identity: { redirectUrl: signInRedirectUrl, clientMetadataUrl },
+          onSignedIn: (toolCallId): Promise<void> => delivery.wake(toolCallId),
+          logger,
+        })
+      : undefined;
   if (mcp) {
     try {
       mcpSource = await McpToolSource.start(mcp, logger, config.tools, {
         vault: new SealedOAuthVault(db.prisma, config.tools.oauth.key),
         identity: config.tools.oauth,
+        signIns,
       });
       sources.push(mcpSource);
     } catch (error) {
@@ -245,6 +268,7 @@ async function openSpool(
       questions: new QuestionLedger(db.prisma),
       prompts: mcpSource,
       spend: new PostgresSpendLedger(db.pool),
+      signIns,
       mask: secretMasker(secretsOf()),
       logger,
       onAnswered: replyMetrics(registry),
@@ -258,7 +282,7 @@ async function openSpool(
     await tracing.shutdown();
   };
   const mcpStatus = () => mcpSource?.status() ?? [];
-  return { db, agent, ledger, delivery, mcpStatus, close };
+  return { db, agent, ledger, delivery, mcpStatus, signIns, close };
 }
 
 type Spool = Awaited<ReturnType<typeof openSpool>>;

@@ -60,6 +60,8 @@ export function answeringCommands(delivery: Delivery, withinMs = COMMAND_STORE_M
     recall: (...args) => storeRead('recall', () => delivery.recall(...args), withinMs),
     result: (...args) => storeRead('result', () => delivery.result(...args), withinMs),
     usage: (...args) => storeRead('usage', () => delivery.usage(...args), withinMs),
+    logins: (...args) => storeRead('logins', () => delivery.logins(...args), withinMs),
+    logout: (...args) => delivery.logout(...args),
     editIncoming: (...args) => delivery.editIncoming(...args),
     decideApproval: (...args) => delivery.decideApproval(...args),
     stopTurn: (...args) => delivery.stopTurn(...args),

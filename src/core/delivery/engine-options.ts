@@ -1,3 +1,4 @@
+import type { SignInPort } from '../ports/sign-ins.ts';
 import type { Answered } from '../ports/platform.ts';
 import type { DeliveryPort } from '../ports/delivery.ts';
 import type { FileReader } from '../ports/files.ts';
@@ -46,6 +47,8 @@ export interface DeliveryDeps {
   prompts?: PromptPort;
   /** Usage by person and channel, and the spend caps' holds; no caps and no `/usage` without. */
   spend?: SpendLedger;
+  /** People's sign-ins to servers used with each person's own account; no `/logins` without. */
+  signIns?: SignInPort;
   /** Masks the bot's own secrets in what a prompt shows of a call's arguments. */
   mask?: (text: string) => string;
   logger: Logger;

@@ -33,6 +33,7 @@ import { Answerer } from './answer.ts';
 import { followEdit } from './edits.ts';
 import { promptText } from './prompt-text.ts';
 import { PROMPT_REFUSED } from './replies.ts';
+import { loginsText, logoutArguments, logoutText } from './sign-ins.ts';
 
 export type { DeliveryDeps, DeliveryOptions } from './engine-options.ts';
 export {
@@ -159,6 +160,53 @@ export class DeliveryEngine implements Delivery {
       ...(everyone ? {} : { user: who.user }),
     });
     return usageReport(rows, { now, everyone, currency, ...names });
+  }
+
+  /**
+   * `who`'s sign-ins to servers used with each person's own account (everyone's here, for an admin
+   * the policy names), as text; 'refused' for someone who may not talk to Spool here.
+   */
+  async logins(who: Asker, names: Naming): Promise<string | 'refused'> {
+    const { signIns } = this.deps;
+    if (!signIns || !this.platforms.permits(who)) return 'refused';
+    const everyone = this.isAdmin(who);
+    const { platform, workspace } = who.lane;
+    const listings = await signIns.logins({
+      platform,
+      workspace,
+      ...(everyone ? {} : { user: who.user }),
+    });
+    return loginsText(listings, { everyone, names });
+  }
+
+  /**
+   * Ends a sign-in: `who`'s own, or (for an admin) `whose`; `/spool logout SERVER [@person]`. What
+   * to tell them, or 'refused'.
+   */
+  async logout(who: Asker, command: string, names: Naming): Promise<string | 'refused'> {
+    const { signIns } = this.deps;
+    if (!signIns || !this.platforms.permits(who)) return 'refused';
+    const asked = logoutArguments(command);
+    if (!asked) return 'Which server? logout <server>, or logout <server> <person> for an admin.';
+    const { server, whose } = asked;
+    if (whose && whose !== who.user && !this.isAdmin(who))
+      return "Only an admin can end someone else's sign-in.";
+    const { platform, workspace } = who.lane;
+    const ended = await signIns.logout(server, { platform, workspace, user: whose ?? who.user });
+    return logoutText(ended, server, whose === who.user ? undefined : whose, names);
+  }
+
+  /** Whether the policy names `who` an admin. */
+  private isAdmin(who: Asker): boolean {
+    return this.options.policy?.admins?.includes(who.user) ?? false;
+  }
+
+  /**
+   * Lets the message parked on this call go on (its person signed in, say), here if this process
+   * can take its lane.
+   */
+  wake(toolCallId: string): Promise<void> {
+    return this.parking.wake(toolCallId);
   }
 
   async result(who: Asker, toolCallId: string): Promise<StoredResult | 'refused' | undefined> {

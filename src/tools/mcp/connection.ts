@@ -18,6 +18,7 @@ import { formOf, pageOf } from './elicitation.ts';
 import { errorResult } from '../../core/ports/tools.ts';
 import type { McpServerConfig } from './config.ts';
 import { loginCommand, StoredOAuthProvider } from './oauth.ts';
+import { PersonOAuthProvider } from './person-oauth.ts';
 import { toOutcome } from './result.ts';
 import { connectTransport } from './transport.ts';
 import { withTraceContext } from '../../tracing/propagation.ts';
@@ -75,6 +76,7 @@ export class McpServerConnection {
   private client?: Client;
   private retryMs = FIRST_RETRY_MS;
   private retryTimer?: NodeJS.Timeout;
+  private opening?: Promise<void>;
   private readonly running = new Set<RunningCall>();
 
   constructor(
@@ -84,6 +86,11 @@ export class McpServerConnection {
     private readonly limits: McpLimits,
     /** An HTTP server's OAuth client; none for stdio or a static Authorization header. */
     private readonly auth?: OAuthClientProvider,
+    /**
+     * One person's connection (`"identity": "person"`): opened when a call needs it, never retried
+     * on its own, and a refused authorization is thrown to the caller, who asks the person to sign in.
+     */
+    private readonly personal = false,
   ) {}
 
   /** Why the server cannot be used, in words for an operator (/readyz); none when it can. */
@@ -163,6 +170,33 @@ export class McpServerConnection {
 
   private async connect(): Promise<void> {
     if (this.closed()) return;
+    try {
+      await this.attempt();
+    } catch (error) {
+      if (error instanceof UnauthorizedError) this.waitForLogin();
+      else this.scheduleReconnect(`could not start: ${errorMessage(error)}`);
+    }
+  }
+
+  /**
+   * A person's connection, opened now if it is not: throws what stopped it (UnauthorizedError when
+   * the person has to sign in).
+   */
+  async open(): Promise<void> {
+    if (this.state === 'ready' && this.client) return;
+    if (this.closed()) throw new Error(`MCP server "${this.config.name}": connection closed`);
+    // Two calls at once share one attempt.
+    this.opening ??= this.attempt()
+      .catch((error: unknown) => {
+        if (!this.closed()) this.state = 'down';
+        throw error;
+      })
+      .finally(() => (this.opening = undefined));
+    return this.opening;
+  }
+
+  /** One attempt to connect and list; throws what stopped it, leaving nothing open. */
+  private async attempt(): Promise<void> {
     const client = this.newClient();
     try {
       // Another process (mcp login) may have logged in since the last attempt.
@@ -198,8 +232,7 @@ export class McpServerConnection {
       client.onclose = undefined;
       // The connection never came up: closing what is left of it has nothing to report.
       await client.close().catch(() => {});
-      if (error instanceof UnauthorizedError) this.waitForLogin();
-      else this.scheduleReconnect(`could not start: ${errorMessage(error)}`);
+      throw error;
     }
   }
 
@@ -254,7 +287,9 @@ export class McpServerConnection {
   private lost(client: Client): void {
     if (this.client !== client || this.closed()) return;
     this.client = undefined;
-    this.scheduleReconnect('stopped');
+    // A person's connection is opened again by their next call.
+    if (this.personal) this.state = 'down';
+    else this.scheduleReconnect('stopped');
   }
 
   private scheduleReconnect(reason: string): void {
@@ -279,7 +314,8 @@ export class McpServerConnection {
     const call: RunningCall = { askForm: context.askForm, clock, pages: new Map() };
     this.running.add(call);
     try {
-      if (this.auth instanceof StoredOAuthProvider) await this.auth.refreshIfExpiring();
+      if (this.auth instanceof StoredOAuthProvider || this.auth instanceof PersonOAuthProvider)
+        await this.auth.refreshIfExpiring();
       // With `onprogress` the SDK sends a progressToken; each progress notification restarts the
       // call's idle time.
       const options = {
@@ -315,6 +351,8 @@ export class McpServerConnection {
           `${tool} on MCP server "${this.config.name}" did not finish within ${this.config.timeoutMs / 1000} s of its last word (or ${this.config.maxTimeoutMs / 1000} s in all) and was cancelled.`,
         );
       }
+      // The person is asked to sign in (again, or more widely), by whoever opened the connection.
+      if (error instanceof UnauthorizedError && this.personal) throw error;
       if (error instanceof UnauthorizedError)
         return errorResult(
           `${tool} on MCP server "${this.config.name}" needs more access than Spool was given: an operator has to log in again (${loginCommand(this.config.name)}).`,

@@ -7,6 +7,8 @@ import type { McpConfig, McpServerConfig } from './config.ts';
 import { McpServerConnection, type McpLimits } from './connection.ts';
 import { exposedToolNames } from './naming.ts';
 import { oauthProvider, type OAuthIdentity, type OAuthVault } from './oauth.ts';
+import { PersonConnections } from './person-connections.ts';
+import { personServers, type SignIns } from './sign-in.ts';
 
 export const CLIENT_INFO = { name: 'spool', version: '0.1.0' };
 
@@ -14,6 +16,11 @@ export const CLIENT_INFO = { name: 'spool', version: '0.1.0' };
 export interface McpOAuthOptions {
   vault: OAuthVault;
   identity: OAuthIdentity;
+  /**
+   * People's sign-ins, for the servers used with each person's own account; without it (no
+   * PUBLIC_URL) such servers are left off.
+   */
+  signIns?: SignIns;
 }
 /** The tool Spool adds for a server that serves resources: `<server>__read_resource`. */
 const READ_RESOURCE = 'read_resource';
@@ -42,6 +49,7 @@ function repeatFlags(
 function serverTool(
   connection: McpServerConnection,
   tool: McpServerConnection['tools'][number],
+  people: PersonConnections | undefined,
 ): Tool {
   return {
     spec: {
@@ -51,7 +59,9 @@ function serverTool(
       parameters: { ...tool.inputSchema, type: 'object' },
       flags: repeatFlags(tool, connection.config),
     },
-    run: (args, context) => connection.call(tool.name, args, context),
+    // A server used with each person's own sign-in is only listed with Spool's connection.
+    run: (args, context) =>
+      people ? people.call(tool.name, args, context) : connection.call(tool.name, args, context),
   };
 }
 
@@ -85,7 +95,9 @@ export class McpToolSource implements ToolSource, PromptPort {
   private constructor(
     private readonly connections: McpServerConnection[],
     /** Servers left off for good, each with why (its OAuth record does not open, most often). */
-    private readonly disabled: string[] = [],
+    private readonly disabled: string[],
+    /** The per-person connections of each server used with each person's own sign-in, by name. */
+    private readonly people: Map<string, PersonConnections>,
   ) {}
 
   /**
@@ -105,9 +117,19 @@ export class McpToolSource implements ToolSource, PromptPort {
         ? oauthProvider({ ...server, oauth: server.oauth }, oauth.vault, oauth.identity)
         : undefined;
     const disabled: string[] = [];
+    const people = new Map<string, PersonConnections>();
+    const signIns = oauth?.signIns;
+    for (const server of personServers(config))
+      if (signIns)
+        people.set(
+          server.name,
+          new PersonConnections(server, { logger, limits, clientInfo: CLIENT_INFO, signIns }),
+        );
     const opened = await Promise.all(
       config.servers.map(async (server) => {
         try {
+          if (server.kind === 'http' && server.identity === 'person' && !people.has(server.name))
+            throw new Error('is used with each person\'s own sign-in, which needs PUBLIC_URL');
           return new McpServerConnection(server, logger, CLIENT_INFO, limits, await authOf(server));
         } catch (error) {
           const problem = `MCP server "${server.name}": ${errorMessage(error)}; disabled`;
@@ -119,7 +141,7 @@ export class McpToolSource implements ToolSource, PromptPort {
     );
     const connections = opened.filter((c): c is McpServerConnection => c !== undefined);
     await Promise.all(connections.map((c) => c.start()));
-    return new McpToolSource(connections, disabled);
+    return new McpToolSource(connections, disabled, people);
   }
 
   /** Each server, with the protocol version it speaks or why it cannot be used (/readyz). */
@@ -141,16 +163,21 @@ export class McpToolSource implements ToolSource, PromptPort {
   }
 
   tools(): Tool[] {
-    const entries = this.connections.flatMap((connection) => [
-      ...connection.tools.map((tool) => ({
-        connection,
-        name: tool.name,
-        tool: serverTool(connection, tool),
-      })),
-      ...(connection.resources
-        ? [{ connection, name: READ_RESOURCE, tool: resourceReader(connection) }]
-        : []),
-    ]);
+    const entries = this.connections.flatMap((connection) => {
+      const people = this.people.get(connection.config.name);
+      return [
+        ...connection.tools.map((tool) => ({
+          connection,
+          name: tool.name,
+          tool: serverTool(connection, tool, people),
+        })),
+        // Resources read with Spool's own connection would lend it to everyone: not for a server
+        // used with each person's own sign-in.
+        ...(connection.resources && !people
+          ? [{ connection, name: READ_RESOURCE, tool: resourceReader(connection) }]
+          : []),
+      ];
+    });
     const names = exposedToolNames(
       entries.map((e) => ({ server: e.connection.config.name, tool: e.name })),
     );
@@ -161,7 +188,9 @@ export class McpToolSource implements ToolSource, PromptPort {
   }
 
   list(): PromptSpec[] {
-    return this.connections.flatMap((connection) =>
+    // A prompt rendered with Spool's own connection would lend it to everyone (see tools()).
+    const shared = this.connections.filter((c) => !this.people.has(c.config.name));
+    return shared.flatMap((connection) =>
       connection.prompts.map((prompt) => ({
         server: connection.config.name,
         name: prompt.name,
@@ -177,11 +206,14 @@ export class McpToolSource implements ToolSource, PromptPort {
 
   async render(server: string, name: string, args: Record<string, string>): Promise<string> {
     const connection = this.connections.find((c) => c.config.name === server);
-    if (!connection) throw new Error(`no MCP server "${server}"`);
+    if (!connection || this.people.has(server)) throw new Error(`no MCP server "${server}"`);
     return connection.prompt(name, args);
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled(this.connections.map((c) => c.close()));
+    await Promise.allSettled([
+      ...this.connections.map((c) => c.close()),
+      ...[...this.people.values()].map((p) => p.close()),
+    ]);
   }
 }

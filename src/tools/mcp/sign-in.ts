@@ -1,0 +1,178 @@
+import { auth, IssuerMismatchError } from '@modelcontextprotocol/client';
+import { errorMessage, SignInRequiredError } from '../../core/errors.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { Route } from '../../observability.ts';
+import type { HttpServerConfig, McpConfig, OAuthConfig } from './config.ts';
+import { SIGN_IN_CALLBACK_PATH } from '../settings.ts';
+import type { OAuthIdentity } from './oauth.ts';
+import type { Person, SignInListing, SignInPort } from '../../core/ports/sign-ins.ts';
+import { PersonOAuthProvider, type AskedSignIn, type PersonVault } from './person-oauth.ts';
+
+/** How long a sign-in link can be followed. */
+export const SIGN_IN_LINK_MS = 15 * 60_000;
+
+export type PersonServer = HttpServerConfig & { oauth: OAuthConfig };
+
+/** The servers of mcp.json used with each person's own sign-in (`"identity": "person"`). */
+export function personServers(config: McpConfig): PersonServer[] {
+  return config.servers.filter(
+    (s): s is PersonServer => s.kind === 'http' && s.identity === 'person' && !!s.oauth,
+  );
+}
+
+export interface SignInOptions {
+  vault: PersonVault;
+  /** The redirect address (PUBLIC_URL + SIGN_IN_CALLBACK_PATH) and Spool's client metadata. */
+  identity: OAuthIdentity;
+  /**
+   * Told once a person has signed in from the link sent for this call (exactly once per link,
+   * across replicas): the parked turn goes on.
+   */
+  onSignedIn(toolCallId: string): void | Promise<void>;
+  logger: Logger;
+  linkMs?: number;
+}
+
+/** What the person's browser is shown when the authorization server sends them back. */
+export interface SignInPage {
+  status: number;
+  text: string;
+}
+
+const NOT_A_LINK: SignInPage = {
+  status: 400,
+  text: 'This sign-in link is not one Spool sent, has expired, or was used already. Nobody was signed in. Ask again in the thread for a new link.',
+};
+
+/**
+ * People's sign-ins to the servers used with each person's own account: the links sent to them, the
+ * redirect that completes one, and the sign-ins each person (or an operator) can list and end.
+ */
+export class SignIns implements SignInPort {
+  constructor(
+    private readonly servers: PersonServer[],
+    private readonly options: SignInOptions,
+  ) {}
+
+  get identity(): OAuthIdentity {
+    return this.options.identity;
+  }
+
+  get vault(): PersonVault {
+    return this.options.vault;
+  }
+
+  /**
+   * The error that parks a call: a link for `provider`'s person and this call, kept for the
+   * redirect. The link names nobody; its `state` is bound to them here.
+   */
+  async required(
+    server: PersonServer,
+    provider: PersonOAuthProvider,
+    asked: AskedSignIn,
+    toolCallId: string,
+  ): Promise<SignInRequiredError> {
+    await this.options.vault.pend({
+      state: asked.state,
+      server: server.name,
+      person: provider.person,
+      toolCallId,
+      codeVerifier: asked.codeVerifier,
+      record: provider.current,
+      expiresAt: new Date(Date.now() + (this.options.linkMs ?? SIGN_IN_LINK_MS)),
+    });
+    return new SignInRequiredError(server.name, asked.url, asked.reason);
+  }
+
+  /**
+   * The redirect: the link with this `state` is claimed (once), the code exchanged by the SDK
+   * (which first checks the RFC 9207 `iss` against the authorization server the link was made
+   * for), and the person it was sent to signed in.
+   */
+  async complete(query: URLSearchParams): Promise<SignInPage> {
+    const state = query.get('state');
+    const claimed = state ? await this.options.vault.claim(state) : undefined;
+    if (!claimed) return NOT_A_LINK;
+    const server = this.servers.find((s) => s.name === claimed.server);
+    const code = query.get('code');
+    // What the authorization server says with a refusal is not shown: it is not to be trusted.
+    if (!server || !code)
+      return { status: 400, text: 'The sign-in was not completed. Nobody was signed in.' };
+    const provider = new PersonOAuthProvider(
+      server,
+      claimed.person,
+      this.options.vault,
+      this.options.identity,
+      claimed.record,
+      claimed.codeVerifier,
+    );
+    const resourceMetadataUrl = claimed.record.discovery?.resourceMetadataUrl;
+    try {
+      const result = await auth(provider, {
+        serverUrl: server.url,
+        authorizationCode: code,
+        iss: query.get('iss') ?? undefined,
+        ...(resourceMetadataUrl ? { resourceMetadataUrl: new URL(resourceMetadataUrl) } : {}),
+      });
+      if (result !== 'AUTHORIZED') throw new Error('the authorization server took no code');
+    } catch (error) {
+      if (error instanceof IssuerMismatchError)
+        return {
+          status: 400,
+          text: `This answer did not come from the authorization server of ${server.name}. Nobody was signed in.`,
+        };
+      this.options.logger.warn(`Sign-in to MCP server "${server.name}" failed`, {
+        server: server.name,
+        error: errorMessage(error),
+      });
+      return { status: 502, text: `Signing in to ${server.name} failed. Nobody was signed in.` };
+    }
+    this.options.logger.info(`Signed in to MCP server "${server.name}"`, {
+      server: server.name,
+      platform: claimed.person.platform,
+      user: claimed.person.user,
+    });
+    await this.options.onSignedIn(claimed.toolCallId);
+    return {
+      status: 200,
+      text: `You are signed in to ${server.name}. You can go back to the thread.`,
+    };
+  }
+
+  /** The sign-ins in a workspace: one person's, or everyone's. */
+  logins(where: { platform: string; workspace: string; user?: string }): Promise<SignInListing[]> {
+    return this.options.vault.list(where);
+  }
+
+  /** Ends a person's sign-in to `server`; false when there was none. */
+  logout(server: string, person: Person): Promise<boolean> {
+    return this.options.vault.remove(server, person);
+  }
+}
+
+/**
+ * GET SIGN_IN_CALLBACK_PATH on Spool's HTTP server, answered by `signIns` once the bot has started
+ * (503 before: the authorization server's redirect can be reloaded).
+ */
+export function signInRoute(signIns: () => SignIns | undefined): Route {
+  return {
+    path: SIGN_IN_CALLBACK_PATH,
+    method: 'GET',
+    handler: (req, res) => {
+      const send = ({ status, text }: SignInPage) =>
+        res
+          .writeHead(status, {
+            'content-type': 'text/plain; charset=utf-8',
+            'cache-control': 'no-store',
+            'referrer-policy': 'no-referrer',
+          })
+          .end(`${text}\n`);
+      const desk = signIns();
+      if (!desk) return send({ status: 503, text: 'Spool is starting; reload in a moment.' });
+      const query = new URL(req.url ?? '/', 'http://spool').searchParams;
+      desk.complete(query).then(send, () =>
+        send({ status: 500, text: 'Signing in failed. Nobody was signed in.' }),
+      );
+    },
+  };
+}
