@@ -32,7 +32,7 @@ import {
 } from './observability.ts';
 import { proxyFromEnv } from './proxy.ts';
 import { startTracing } from './tracing.ts';
-import { openDatabase } from './store/database.ts';
+import { openDatabase, type Database } from './store/database.ts';
 import { DeliveryLedger } from './store/delivery-ledger.ts';
 import { HistorySearch } from './store/history-search.ts';
 import { ResultIndexer } from './store/result-index.ts';
@@ -110,17 +110,17 @@ async function main(): Promise<number> {
   const readiness = new Readiness(['database', ...platformNames]);
   const httpPort = httpPortOf(config, platformNames);
   // People's sign-ins land on this server; they are completed once the database is open.
-  let signIns: SignIns | undefined;
+  const opened: { spool?: Spool } = {};
   const endpoint =
     httpPort === undefined
       ? undefined
       : await serveRoutes(httpPort, [
           ...httpRoutes(config, registry, readiness),
-          signInRoute(() => signIns),
+          signInRoute(() => opened.spool?.signIns),
         ]);
 
   const spool = await openSpool(config, mcp, registry, logger);
-  signIns = spool.signIns;
+  opened.spool = spool;
   readiness.details = spool.mcpStatus;
   readiness.set('database', () =>
     spool.db.pool.query('SELECT 1').then(
@@ -212,18 +212,8 @@ async function openSpool(
     ]),
   ];
   let mcpSource: McpToolSource | undefined;
-  const { signInRedirectUrl, clientMetadataUrl } = config.tools.oauth;
-  const people = mcp ? personServers(mcp) : [];
   // A person's sign-in wakes the call parked on it, on whichever replica takes its lane.
-  const signIns: SignIns | undefined =
-    signInRedirectUrl && people.length > 0
-      ? new SignIns(people, {
-          vault: new SealedPersonVault(db.prisma, config.tools.oauth.key),
-          identity: { redirectUrl: signInRedirectUrl, clientMetadataUrl },
-          onSignedIn: (toolCallId): Promise<void> => delivery.wake(toolCallId),
-          logger,
-        })
-      : undefined;
+  const signIns = personSignIns(config, mcp, db, logger, (toolCallId) => delivery.wake(toolCallId));
   if (mcp) {
     try {
       mcpSource = await McpToolSource.start(mcp, logger, config.tools, {
@@ -286,6 +276,28 @@ async function openSpool(
 }
 
 type Spool = Awaited<ReturnType<typeof openSpool>>;
+
+/**
+ * People's sign-ins to the servers of mcp.json used with each person's own account; none without
+ * such a server or without PUBLIC_URL (the address their browser comes back to).
+ */
+function personSignIns(
+  config: Config,
+  mcp: McpConfig | undefined,
+  db: Database,
+  logger: Logger,
+  onSignedIn: (toolCallId: string) => Promise<void>,
+): SignIns | undefined {
+  const { signInRedirectUrl, clientMetadataUrl, key } = config.tools.oauth;
+  const people = mcp ? personServers(mcp) : [];
+  if (!signInRedirectUrl || people.length === 0) return undefined;
+  return new SignIns(people, {
+    vault: new SealedPersonVault(db.prisma, key),
+    identity: { redirectUrl: signInRedirectUrl, clientMetadataUrl },
+    onSignedIn,
+    logger,
+  });
+}
 
 /**
  * The console chat, to the end of its input; the exit status says whether every turn was answered.

@@ -66,9 +66,11 @@ export class SealedPersonVault implements PersonVault {
       },
       orderBy: [{ server: 'asc' }, { userId: 'asc' }],
     });
-    return rows.map(
-      (row): SignInListing => ({ server: row.server, user: row.userId, updatedAt: row.updatedAt }),
-    );
+    return rows.map((row): SignInListing => ({
+      server: row.server,
+      user: row.userId,
+      updatedAt: row.updatedAt,
+    }));
   }
 
   async pend(signIn: PendingSignIn): Promise<void> {

@@ -20,7 +20,6 @@ import {
   type OAuthIdentity,
 } from './oauth.ts';
 
-
 /** What Spool keeps of one person's sign-in to one server. The store seals it: it holds tokens. */
 export interface PersonRecord {
   /** The server it belongs to: a record kept for another URL is never used, nor sent anywhere. */
@@ -45,7 +44,6 @@ export interface PendingSignIn {
   record: PersonRecord;
   expiresAt: Date;
 }
-
 
 /** Where people's sign-ins and pending links live: the database, sealed (src/store/person-vault.ts). */
 export interface PersonVault {

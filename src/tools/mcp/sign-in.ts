@@ -170,9 +170,9 @@ export function signInRoute(signIns: () => SignIns | undefined): Route {
       const desk = signIns();
       if (!desk) return send({ status: 503, text: 'Spool is starting; reload in a moment.' });
       const query = new URL(req.url ?? '/', 'http://spool').searchParams;
-      desk.complete(query).then(send, () =>
-        send({ status: 500, text: 'Signing in failed. Nobody was signed in.' }),
-      );
+      desk
+        .complete(query)
+        .then(send, () => send({ status: 500, text: 'Signing in failed. Nobody was signed in.' }));
     },
   };
 }

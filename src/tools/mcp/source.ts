@@ -129,7 +129,7 @@ export class McpToolSource implements ToolSource, PromptPort {
       config.servers.map(async (server) => {
         try {
           if (server.kind === 'http' && server.identity === 'person' && !people.has(server.name))
-            throw new Error('is used with each person\'s own sign-in, which needs PUBLIC_URL');
+            throw new Error("is used with each person's own sign-in, which needs PUBLIC_URL");
           return new McpServerConnection(server, logger, CLIENT_INFO, limits, await authOf(server));
         } catch (error) {
           const problem = `MCP server "${server.name}": ${errorMessage(error)}; disabled`;
