@@ -40,7 +40,7 @@ import { TranscriptStore } from './store/transcript-store.ts';
 import { loadMcpConfig, McpConfigError, type McpConfig } from './tools/mcp/config.ts';
 import { login, terminalOperator } from './tools/mcp/login.ts';
 import { clientMetadataDocument } from './tools/mcp/oauth.ts';
-import { CLIENT_INFO, McpToolSource } from './tools/mcp/source.ts';
+import { CLIENT_INFO, McpToolSource, type McpOAuthOptions } from './tools/mcp/source.ts';
 import { SealedOAuthVault } from './store/oauth-vault.ts';
 import { SealedPersonVault } from './store/person-vault.ts';
 import { personServers, signInRoute, SignIns } from './tools/mcp/sign-in.ts';
@@ -212,15 +212,11 @@ async function openSpool(
     ]),
   ];
   let mcpSource: McpToolSource | undefined;
-  // A person's sign-in wakes the call parked on it, on whichever replica takes its lane.
-  const signIns = personSignIns(config, mcp, db, logger, (toolCallId) => delivery.wake(toolCallId));
+  const oauth = mcpOAuth(config, mcp, db, logger, (id) => delivery.wake(id));
+  const { signIns } = oauth;
   if (mcp) {
     try {
-      mcpSource = await McpToolSource.start(mcp, logger, config.tools, {
-        vault: new SealedOAuthVault(db.prisma, config.tools.oauth.key),
-        identity: config.tools.oauth,
-        signIns,
-      });
+      mcpSource = await McpToolSource.start(mcp, logger, config.tools, oauth);
       sources.push(mcpSource);
     } catch (error) {
       logger.error(`MCP tools disabled: ${errorMessage(error)}`);
@@ -278,25 +274,30 @@ async function openSpool(
 type Spool = Awaited<ReturnType<typeof openSpool>>;
 
 /**
- * People's sign-ins to the servers of mcp.json used with each person's own account; none without
- * such a server or without PUBLIC_URL (the address their browser comes back to).
+ * Where MCP servers' OAuth state is kept, and people's sign-ins to the servers used with each
+ * person's own account (none without such a server or without PUBLIC_URL, the address their
+ * browser comes back to). A sign-in wakes the call parked on it (`onSignedIn`), on whichever replica
+ * takes its lane.
  */
-function personSignIns(
+function mcpOAuth(
   config: Config,
   mcp: McpConfig | undefined,
   db: Database,
   logger: Logger,
   onSignedIn: (toolCallId: string) => Promise<void>,
-): SignIns | undefined {
+): McpOAuthOptions {
   const { signInRedirectUrl, clientMetadataUrl, key } = config.tools.oauth;
   const people = mcp ? personServers(mcp) : [];
-  if (!signInRedirectUrl || people.length === 0) return undefined;
-  return new SignIns(people, {
-    vault: new SealedPersonVault(db.prisma, key),
-    identity: { redirectUrl: signInRedirectUrl, clientMetadataUrl },
-    onSignedIn,
-    logger,
-  });
+  const signIns =
+    signInRedirectUrl && people.length > 0
+      ? new SignIns(people, {
+          vault: new SealedPersonVault(db.prisma, key),
+          identity: { redirectUrl: signInRedirectUrl, clientMetadataUrl },
+          onSignedIn,
+          logger,
+        })
+      : undefined;
+  return { vault: new SealedOAuthVault(db.prisma, key), identity: config.tools.oauth, signIns };
 }
 
 /**
