@@ -33,7 +33,7 @@ import { Answerer } from './answer.ts';
 import { followEdit } from './edits.ts';
 import { promptText } from './prompt-text.ts';
 import { PROMPT_REFUSED } from './replies.ts';
-import { loginsText, logoutArguments, logoutText } from './sign-ins.ts';
+import { loginsText, logoutArguments, logoutText, NO_PERSONAL_SERVERS } from './sign-ins.ts';
 
 export type { DeliveryDeps, DeliveryOptions } from './engine-options.ts';
 export {
@@ -168,7 +168,8 @@ export class DeliveryEngine implements Delivery {
    */
   async logins(who: Asker, names: Naming): Promise<string | 'refused'> {
     const { signIns } = this.deps;
-    if (!signIns || !this.platforms.permits(who)) return 'refused';
+    if (!this.platforms.permits(who)) return 'refused';
+    if (!signIns) return NO_PERSONAL_SERVERS;
     const everyone = this.isAdmin(who);
     const { platform, workspace } = who.lane;
     const listings = await signIns.logins({
@@ -185,7 +186,8 @@ export class DeliveryEngine implements Delivery {
    */
   async logout(who: Asker, command: string, names: Naming): Promise<string | 'refused'> {
     const { signIns } = this.deps;
-    if (!signIns || !this.platforms.permits(who)) return 'refused';
+    if (!this.platforms.permits(who)) return 'refused';
+    if (!signIns) return NO_PERSONAL_SERVERS;
     const asked = logoutArguments(command);
     if (!asked) return 'Which server? logout <server>, or logout <server> <person> for an admin.';
     const { server, whose } = asked;

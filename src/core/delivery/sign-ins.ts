@@ -1,6 +1,9 @@
 import type { SignInListing } from '../ports/sign-ins.ts';
 import type { Naming } from '../ports/spend.ts';
 
+/** Where no tool server is used with each person's own sign-in (or PUBLIC_URL is not set). */
+export const NO_PERSONAL_SERVERS = "No tool server here is used with each person's own sign-in.";
+
 /** `/spool logins`: the person's sign-ins, or everyone's for an operator, as text. */
 export function loginsText(
   listings: SignInListing[],

@@ -13,6 +13,9 @@ export type TypedCommand =
   | { verb: 'prompt'; command: string }
   /** With `problem`, the words were not understood: that line is the answer, not the report. */
   | { verb: 'usage'; chart: boolean; problem?: string }
+  /** Sign-ins to tool servers used with each person's own account: to list, and to end one. */
+  | { verb: 'logins' }
+  | { verb: 'logout'; command: string }
   | { verb: 'help' };
 
 /** `<verb> <argument…>`: what the words of a command mean. */
@@ -26,6 +29,8 @@ export function typedCommand(text: string): TypedCommand {
     return 'problem' in asked ? { verb, chart: false, ...asked } : { verb, ...asked };
   }
   if (verb === 'recall' && argument) return { verb, query: argument };
+  if (verb === 'logins') return { verb };
+  if (verb === 'logout') return { verb, command: argument };
   return { verb: 'help' };
 }
 
