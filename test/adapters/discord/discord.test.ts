@@ -129,6 +129,8 @@ describe('startup', () => {
     expect(discord.commands.map((c) => c.name).sort()).toEqual([
       'ask',
       'help',
+      'logins',
+      'logout',
       'new',
       'prompt',
       'recall',
