@@ -11,6 +11,8 @@ describe('typedCommand', () => {
       command: 'git review x=1',
     });
     expect(typedCommand('usage')).toEqual({ verb: 'usage', chart: false });
+    expect(typedCommand('logins')).toEqual({ verb: 'logins' });
+    expect(typedCommand('logout notes <@U1>')).toEqual({ verb: 'logout', command: 'notes <@U1>' });
     expect(typedCommand('usage chart')).toEqual({ verb: 'usage', chart: true });
   });
 
