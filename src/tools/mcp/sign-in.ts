@@ -132,7 +132,13 @@ export class SignIns implements SignInPort {
       platform: claimed.person.platform,
       user: claimed.person.user,
     });
-    await this.options.onSignedIn(claimed.toolCallId);
+    // The sign-in is kept whatever happens next: a call not woken now is taken up at its deadline.
+    await Promise.resolve(this.options.onSignedIn(claimed.toolCallId)).catch((error: unknown) =>
+      this.options.logger.warn('A signed-in call could not be woken', {
+        toolCallId: claimed.toolCallId,
+        error: errorMessage(error),
+      }),
+    );
     return {
       status: 200,
       text: `You are signed in to ${server.name}. You can go back to the thread.`,
