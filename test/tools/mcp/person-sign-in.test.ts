@@ -8,7 +8,7 @@ import { serveRoutes, type HttpEndpoint } from '../../../src/observability.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { SealedOAuthVault, open } from '../../../src/store/oauth-vault.ts';
 import { SealedPersonVault } from '../../../src/store/person-vault.ts';
-import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
+import { parseMcpConfig, type McpConfig } from '../../../src/tools/mcp/config.ts';
 import type { Person, PersonRecord } from '../../../src/tools/mcp/person-oauth.ts';
 import { personServers, signInRoute, SignIns } from '../../../src/tools/mcp/sign-in.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';
@@ -24,6 +24,7 @@ let server: PersonMcpServer;
 let endpoint: HttpEndpoint;
 let source: McpToolSource;
 let signIns: SignIns;
+let config: McpConfig;
 /** The calls woken by a sign-in, in order. */
 const woken: string[] = [];
 
@@ -50,7 +51,7 @@ beforeAll(async () => {
   const port = await freePort();
   const redirectUrl = `http://127.0.0.1:${port}/mcp/oauth/callback`;
   endpoint = await serveRoutes(port, [signInRoute(() => signIns)]);
-  const config = parseMcpConfig(
+  config = parseMcpConfig(
     JSON.stringify({ mcpServers: { notes: { url: server.url, identity: 'person' } } }),
     join(tmpdir(), 'mcp.json'),
     {},
@@ -232,6 +233,33 @@ describe("a server used with each person's own sign-in", () => {
     expect(await signIns.logout('notes', person('UBOB'))).toBe(true);
     expect(await signIns.logout('notes', person('UBOB'))).toBe(false);
     await signInAsked('UBOB');
+  });
+
+  it('wakes the call once when the same redirect reaches two replicas at once', async () => {
+    // A second replica: its own pool, its own HTTP server, the same database.
+    const other = await testDatabase();
+    const otherWoken: string[] = [];
+    const replica = new SignIns(personServers(config), {
+      vault: new SealedPersonVault(other.prisma, key),
+      identity: signIns.identity,
+      onSignedIn: (toolCallId) => void otherWoken.push(toolCallId),
+      logger,
+    });
+    const port = await freePort();
+    const otherEndpoint = await serveRoutes(port, [signInRoute(() => replica)]);
+    try {
+      const { error, callId } = await signInAsked('UDAVE');
+      const redirect = new URL(await approve(error.url));
+      const before = woken.length;
+      const atOther = new URL(`${redirect.pathname}${redirect.search}`, `http://127.0.0.1:${port}`);
+      const pages = await Promise.all([land(redirect.href), land(atOther.href)]);
+      expect(pages.map((p) => p.status).sort()).toEqual([200, 400]);
+      expect([...woken.slice(before), ...otherWoken]).toEqual([callId]);
+      expect(await stored('UDAVE')).toBeDefined();
+    } finally {
+      otherEndpoint.server.close();
+      await other.close();
+    }
   });
 
   it('keeps no token in clear in any row or log line', async () => {
