@@ -19,7 +19,7 @@ const signInContext = (s: Pick<PendingSignIn, 'state' | 'server' | 'person' | 't
     s.person.platform,
     s.person.workspace,
     s.person.user,
-    s.toolCallId,
+    s.toolCallId ?? null,
   ]);
 
 /**
@@ -82,7 +82,7 @@ export class SealedPersonVault implements PersonVault {
         platform: signIn.person.platform,
         workspace: signIn.person.workspace,
         userId: signIn.person.user,
-        toolCallId: signIn.toolCallId,
+        toolCallId: signIn.toolCallId ?? null,
         sealed: seal(JSON.stringify(secrets), this.needKey(), signInContext(signIn)),
         expiresAt: signIn.expiresAt,
       },
@@ -103,7 +103,7 @@ export class SealedPersonVault implements PersonVault {
       state,
       server: row.server,
       person: { platform: row.platform, workspace: row.workspace, user: row.userId },
-      toolCallId: row.toolCallId,
+      ...(row.toolCallId === null ? {} : { toolCallId: row.toolCallId }),
       expiresAt: row.expiresAt,
     };
     const secrets = JSON.parse(open(row.sealed, this.key, signInContext(claimed))) as SealedSignIn;

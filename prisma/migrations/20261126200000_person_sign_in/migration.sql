@@ -14,15 +14,15 @@ CREATE TABLE "mcp_person_oauth" (
 );
 
 -- A sign-in link sent to one person: its random `state`, the person and the parked call it was sent
--- for, and (sealed) the PKCE verifier and what the flow discovered. Used at most once: the callback
--- claims it with a conditional UPDATE.
+-- for (none for a link asked for ahead of any call, /spool login), and (sealed) the PKCE verifier and
+-- what the flow discovered. Used at most once: the callback claims it with a conditional UPDATE.
 CREATE TABLE "mcp_sign_in" (
     "state" TEXT NOT NULL,
     "server" TEXT NOT NULL,
     "platform" TEXT NOT NULL,
     "workspace" TEXT NOT NULL,
     "user_id" TEXT NOT NULL,
-    "tool_call_id" TEXT NOT NULL,
+    "tool_call_id" TEXT,
     "sealed" TEXT NOT NULL,
     "created_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "expires_at" TIMESTAMPTZ(6) NOT NULL,

@@ -37,9 +37,9 @@ async function writeResult(
 }
 
 /**
- * What an input line asks for: a command's answer to print (`/result`, `/usage`, `/logins`,
- * `/logout SERVER`, a `/prompt` that cannot be given), or the text of a message to answer (the line
- * itself, or a prompt's text).
+ * What an input line asks for: a command's answer to print (`/result`, `/usage`, `/login SERVER`,
+ * `/logins`, `/logout SERVER`, a `/prompt` that cannot be given), or the text of a message to
+ * answer (the line itself, or a prompt's text).
  */
 export async function readLine(
   delivery: Delivery,
@@ -56,6 +56,11 @@ export async function readLine(
   if (/^\/logins\s*$/.test(text)) {
     const listed = await delivery.logins({ lane, user: 'local' }, namingFor('console'));
     return { print: listed === 'refused' ? NOT_KEPT : listed };
+  }
+  const login = /^\/login\s+(\S+)\s*$/.exec(text);
+  if (login) {
+    const said = await delivery.login({ lane, user: 'local' }, login[1]!);
+    return { print: said === 'refused' ? NOT_KEPT : said };
   }
   const logout = /^\/logout(?:\s+(.*))?$/.exec(text);
   if (logout) {

@@ -17,8 +17,8 @@ type Command = (parts: DiscordParts, interaction: ChatInputCommandInteraction) =
 
 /**
  * The slash commands by name: `/ask`, `/prompt` and `/new` become messages of the channel's lane
- * (inbound.ts); `/recall`, `/result`, `/usage`, `/logins` and `/logout` are answered at once, only
- * to the person.
+ * (inbound.ts); `/recall`, `/result`, `/usage`, `/login`, `/logins` and `/logout` are answered at
+ * once, only to the person.
  * Anything else gets the help.
  */
 const COMMANDS = new Map<string, Command>([
@@ -28,6 +28,7 @@ const COMMANDS = new Map<string, Command>([
   ['recall', recall],
   ['result', result],
   ['usage', usage],
+  ['login', login],
   ['logins', logins],
   ['logout', logout],
 ]);
@@ -113,6 +114,13 @@ async function usage({ delivery }: DiscordParts, interaction: ChatInputCommandIn
   await editThenFollowUp(interaction, discordChunks(report.text), [
     { attachment: usageChartPng(report.days, report.currency), name: 'usage.png' },
   ]);
+}
+
+/** `/login server:<server>`: a sign-in link only the person sees. */
+async function login({ delivery }: DiscordParts, interaction: ChatInputCommandInteraction) {
+  const server = interaction.options.getString('server', true);
+  const text = await inTime(interaction, delivery.login(askerOf(interaction), server));
+  await replyPrivately(interaction, { content: text === 'refused' ? DISCORD_REFUSAL : text });
 }
 
 /** `/logins`: the person's sign-ins to tool servers (everyone's, for an admin), only to them. */

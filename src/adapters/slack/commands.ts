@@ -59,6 +59,10 @@ async function spoolCommand(
       const text = await parts.delivery.logins({ lane, user }, namingFor('slack'));
       return respondAll(respond, text === 'refused' ? SLACK_REFUSAL : text);
     }
+    case 'login': {
+      const text = await parts.delivery.login({ lane, user }, asked.server);
+      return respondAll(respond, text === 'refused' ? SLACK_REFUSAL : text);
+    }
     case 'logout': {
       const text = await parts.delivery.logout({ lane, user }, asked.command, namingFor('slack'));
       return respondAll(respond, text === 'refused' ? SLACK_REFUSAL : text);

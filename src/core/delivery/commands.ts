@@ -61,6 +61,7 @@ export function answeringCommands(delivery: Delivery, withinMs = COMMAND_STORE_M
     result: (...args) => storeRead('result', () => delivery.result(...args), withinMs),
     usage: (...args) => storeRead('usage', () => delivery.usage(...args), withinMs),
     logins: (...args) => storeRead('logins', () => delivery.logins(...args), withinMs),
+    login: (...args) => delivery.login(...args),
     logout: (...args) => delivery.logout(...args),
     editIncoming: (...args) => delivery.editIncoming(...args),
     decideApproval: (...args) => delivery.decideApproval(...args),

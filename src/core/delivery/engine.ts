@@ -33,7 +33,13 @@ import { Answerer } from './answer.ts';
 import { followEdit } from './edits.ts';
 import { promptText } from './prompt-text.ts';
 import { PROMPT_REFUSED } from './replies.ts';
-import { loginsText, logoutArguments, logoutText, NO_PERSONAL_SERVERS } from './sign-ins.ts';
+import {
+  loginsText,
+  loginText,
+  logoutArguments,
+  logoutText,
+  NO_PERSONAL_SERVERS,
+} from './sign-ins.ts';
 
 export type { DeliveryDeps, DeliveryOptions } from './engine-options.ts';
 export {
@@ -178,6 +184,19 @@ export class DeliveryEngine implements Delivery {
       ...(everyone ? {} : { user: who.user }),
     });
     return loginsText(listings, { everyone, names });
+  }
+
+  /**
+   * `/spool login SERVER`: a link for `who` to sign in to the server as themselves ahead of any
+   * call, for the adapter to show them alone; or what to tell them instead.
+   */
+  async login(who: Asker, server: string): Promise<string | 'refused'> {
+    const { signIns } = this.deps;
+    if (!this.platforms.permits(who)) return 'refused';
+    if (!signIns) return NO_PERSONAL_SERVERS;
+    const { platform, workspace } = who.lane;
+    const link = await signIns.link(server.trim(), { platform, workspace, user: who.user });
+    return loginText(server.trim(), link);
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { SignInListing } from '../ports/sign-ins.ts';
+import type { SignInLink, SignInListing } from '../ports/sign-ins.ts';
 import type { Naming } from '../ports/spend.ts';
 
 /** Where no tool server is used with each person's own sign-in (or PUBLIC_URL is not set). */
@@ -42,4 +42,12 @@ export function logoutText(
   return ended
     ? `${who} signed out of ${server}; a later call asks to sign in again.`
     : `${who} not signed in to ${server}.`;
+}
+
+/** What `/spool login SERVER` answers, to the person alone: the link, or why there is none. */
+export function loginText(server: string, link: SignInLink): string {
+  if (link === 'unknown')
+    return `${server || 'That'} is not a tool server used with each person's own sign-in here.`;
+  if (link === 'signed_in') return `You are signed in to ${server} already.`;
+  return `Sign in to ${server} as yourself (this link is yours alone: it works once, for 15 minutes; do not forward it): ${link.url}`;
 }

@@ -12,6 +12,8 @@ describe('typedCommand', () => {
     });
     expect(typedCommand('usage')).toEqual({ verb: 'usage', chart: false });
     expect(typedCommand('logins')).toEqual({ verb: 'logins' });
+    expect(typedCommand('login notes')).toEqual({ verb: 'login', server: 'notes' });
+    expect(typedCommand('login')).toEqual({ verb: 'help' });
     expect(typedCommand('logout notes <@U1>')).toEqual({ verb: 'logout', command: 'notes <@U1>' });
     expect(typedCommand('usage chart')).toEqual({ verb: 'usage', chart: true });
   });

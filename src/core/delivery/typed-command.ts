@@ -15,6 +15,7 @@ export type TypedCommand =
   | { verb: 'usage'; chart: boolean; problem?: string }
   /** Sign-ins to tool servers used with each person's own account: to list, and to end one. */
   | { verb: 'logins' }
+  | { verb: 'login'; server: string }
   | { verb: 'logout'; command: string }
   | { verb: 'help' };
 
@@ -30,6 +31,7 @@ export function typedCommand(text: string): TypedCommand {
   }
   if (verb === 'recall' && argument) return { verb, query: argument };
   if (verb === 'logins') return { verb };
+  if (verb === 'login' && argument) return { verb, server: argument };
   if (verb === 'logout') return { verb, command: argument };
   return { verb: 'help' };
 }

@@ -185,6 +185,11 @@ export interface Delivery {
    */
   logins(who: Asker, names: Naming): Promise<string | 'refused'>;
   /**
+   * A link for `who` to sign in to `server` as themselves, to be shown to them alone; or what to
+   * tell them instead; 'refused' where they may not talk to Spool.
+   */
+  login(who: Asker, server: string): Promise<string | 'refused'>;
+  /**
    * `<server> [person]`: ends `who`'s own sign-in to the server, or (an admin) the person's; what to
    * tell them, or 'refused'.
    */

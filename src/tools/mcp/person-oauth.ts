@@ -37,8 +37,8 @@ export interface PendingSignIn {
   state: string;
   server: string;
   person: Person;
-  /** The parked call that is woken once the person has signed in. */
-  toolCallId: string;
+  /** The parked call that is woken once the person has signed in; none for `/spool login`. */
+  toolCallId?: string;
   codeVerifier: string;
   /** The record as the flow left it: the client it registered, what discovery found. */
   record: PersonRecord;

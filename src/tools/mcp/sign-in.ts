@@ -5,7 +5,7 @@ import type { Route } from '../../observability.ts';
 import type { HttpServerConfig, McpConfig, OAuthConfig } from './config.ts';
 import { SIGN_IN_CALLBACK_PATH } from '../settings.ts';
 import type { OAuthIdentity } from './oauth.ts';
-import type { Person, SignInListing, SignInPort } from '../../core/ports/sign-ins.ts';
+import type { Person, SignInLink, SignInListing, SignInPort } from '../../core/ports/sign-ins.ts';
 import { PersonOAuthProvider, type AskedSignIn, type PersonVault } from './person-oauth.ts';
 
 /** How long a sign-in link can be followed. */
@@ -72,16 +72,43 @@ export class SignIns implements SignInPort {
     asked: AskedSignIn,
     toolCallId: string,
   ): Promise<SignInRequiredError> {
+    await this.pend(server, provider, asked, toolCallId);
+    return new SignInRequiredError(server.name, asked.url, asked.reason);
+  }
+
+  /**
+   * A link for `person` to sign in to `server` ahead of any call (`/spool login`): 'signed_in' when
+   * they are already, 'unknown' for a server not used with each person's own sign-in.
+   */
+  async link(serverName: string, person: Person): Promise<SignInLink> {
+    const server = this.servers.find((s) => s.name === serverName);
+    if (!server) return 'unknown';
+    const { vault, identity } = this.options;
+    const provider = await PersonOAuthProvider.open(server, person, vault, identity);
+    if (provider.tokens()) return 'signed_in';
+    // Discovery, registration where needed, and the authorization URL, as a call's 401 would.
+    await auth(provider, { serverUrl: server.url });
+    const { asked } = provider;
+    if (!asked) return 'signed_in';
+    await this.pend(server, provider, asked);
+    return { url: asked.url };
+  }
+
+  private async pend(
+    server: PersonServer,
+    provider: PersonOAuthProvider,
+    asked: AskedSignIn,
+    toolCallId?: string,
+  ): Promise<void> {
     await this.options.vault.pend({
       state: asked.state,
       server: server.name,
       person: provider.person,
-      toolCallId,
+      ...(toolCallId ? { toolCallId } : {}),
       codeVerifier: asked.codeVerifier,
       record: provider.current,
       expiresAt: new Date(Date.now() + (this.options.linkMs ?? SIGN_IN_LINK_MS)),
     });
-    return new SignInRequiredError(server.name, asked.url, asked.reason);
   }
 
   /**
@@ -132,13 +159,15 @@ export class SignIns implements SignInPort {
       platform: claimed.person.platform,
       user: claimed.person.user,
     });
+    const { toolCallId } = claimed;
     // The sign-in is kept whatever happens next: a call not woken now is taken up at its deadline.
-    await Promise.resolve(this.options.onSignedIn(claimed.toolCallId)).catch((error: unknown) =>
-      this.options.logger.warn('A signed-in call could not be woken', {
-        toolCallId: claimed.toolCallId,
-        error: errorMessage(error),
-      }),
-    );
+    if (toolCallId)
+      await Promise.resolve(this.options.onSignedIn(toolCallId)).catch((error: unknown) =>
+        this.options.logger.warn('A signed-in call could not be woken', {
+          toolCallId,
+          error: errorMessage(error),
+        }),
+      );
     return {
       status: 200,
       text: `You are signed in to ${server.name}. You can go back to the thread.`,

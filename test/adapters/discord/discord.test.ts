@@ -129,6 +129,7 @@ describe('startup', () => {
     expect(discord.commands.map((c) => c.name).sort()).toEqual([
       'ask',
       'help',
+      'login',
       'logins',
       'logout',
       'new',

@@ -97,4 +97,10 @@ describe('/spool logins and /spool logout', () => {
     expect(await signedIn('UBOB', 'notes')).toBeUndefined();
     expect(await engine.logout(asker('UALICE'), '', names)).toMatch(/^Which server\?/);
   });
+
+  it("answers a login for a server not used with each person's sign-in plainly", async () => {
+    expect(await engine.login(asker('UALICE'), 'notes')).toBe(
+      "notes is not a tool server used with each person's own sign-in here.",
+    );
+  });
 });

@@ -262,6 +262,21 @@ describe("a server used with each person's own sign-in", () => {
     }
   });
 
+  it('gives a link ahead of any call (/spool login), which signs the person in and wakes nothing', async () => {
+    expect(await signIns.link('elsewhere', person('UERIN'))).toBe('unknown');
+    const link = await signIns.link('notes', person('UERIN'));
+    if (typeof link !== 'object') throw new Error(`no link: ${link}`);
+    const before = woken.length;
+    expect((await land(await approve(link.url))).status).toBe(200);
+    expect(woken.length).toBe(before);
+    expect(await signIns.link('notes', person('UERIN'))).toBe('signed_in');
+    server.calls.length = 0;
+    expect((await tool('whoami').run({}, context('UERIN'))).isError).toBeFalsy();
+    expect(server.calls).toEqual([
+      { tool: 'whoami', token: (await stored('UERIN'))!.tokens!.access_token },
+    ]);
+  });
+
   it('keeps no token in clear in any row or log line', async () => {
     const tokens = [...new Set(server.calls.map((c) => c.token))];
     expect(tokens.length).toBeGreaterThanOrEqual(1);
