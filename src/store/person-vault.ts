@@ -52,6 +52,19 @@ export class SealedPersonVault implements PersonVault {
     });
   }
 
+  async latest(server: string) {
+    const row = await this.prisma.mcpPersonOAuth.findFirst({
+      where: { server },
+      orderBy: { updatedAt: 'desc' },
+    });
+    if (!row || !this.key) return undefined;
+    const person = { platform: row.platform, workspace: row.workspace, user: row.userId };
+    const record = JSON.parse(
+      open(row.sealed, this.key, recordContext(server, person)),
+    ) as PersonRecord;
+    return { person, record };
+  }
+
   async remove(server: string, person: Person): Promise<boolean> {
     const { count } = await this.prisma.mcpPersonOAuth.deleteMany({ where: idOf(server, person) });
     return count > 0;

@@ -7,10 +7,12 @@ import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotoc
  * An MCP server behind its own authorization server (one origin), in this process, so that a test
  * sees which token each call carried. The authorization server approves whoever opens its page (no
  * login screen), registers clients (DCR), checks PKCE and issues a fresh token per code. Listing
- * needs no token; calls do. `whoami` answers "hello"; `write_note` needs the `write` scope and
- * answers 403 insufficient_scope without it.
+ * needs no token (or, with `listing` 'token', one too); calls do. `whoami` answers "hello";
+ * `write_note` needs the `write` scope and answers 403 insufficient_scope without it.
  */
 export class PersonMcpServer {
+  constructor(private readonly listing: 'open' | 'token' = 'open') {}
+
   /** The token each call carried, in order, with the tool it called. */
   readonly calls: Array<{ tool: string; token: string }> = [];
   private readonly tokens = new Map<string, { scope: string }>();
@@ -155,7 +157,7 @@ export class PersonMcpServer {
       body.length > 0
         ? (JSON.parse(body.toString()) as { method?: string; params?: { name?: string } })
         : {};
-    if (message.method !== 'tools/call') return handler.fetch(request);
+    if (message.method !== 'tools/call' && this.listing === 'open') return handler.fetch(request);
     const metadata = `${this.origin}/.well-known/oauth-protected-resource/mcp`;
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
     const granted = this.tokens.get(token);

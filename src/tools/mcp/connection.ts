@@ -77,6 +77,8 @@ export class McpServerConnection {
   private retryMs = FIRST_RETRY_MS;
   private retryTimer?: NodeJS.Timeout;
   private opening?: Promise<void>;
+  /** The OAuth client of the connection up now. */
+  private authInUse?: OAuthClientProvider;
   private readonly running = new Set<RunningCall>();
 
   constructor(
@@ -84,8 +86,12 @@ export class McpServerConnection {
     private readonly logger: Logger,
     private readonly clientInfo: { name: string; version: string },
     private readonly limits: McpLimits,
-    /** An HTTP server's OAuth client; none for stdio or a static Authorization header. */
-    private readonly auth?: OAuthClientProvider,
+    /**
+     * An HTTP server's OAuth client, or how to choose one at each connection (the listing
+     * connection of a server used with each person's sign-in); none for stdio or a static
+     * Authorization header.
+     */
+    private readonly auth?: OAuthClientProvider | (() => Promise<OAuthClientProvider>),
     /**
      * One person's connection (`"identity": "person"`): opened when a call needs it, never retried
      * on its own, and a refused authorization is thrown to the caller, who asks the person to sign in.
@@ -199,16 +205,18 @@ export class McpServerConnection {
   private async attempt(): Promise<void> {
     const client = this.newClient();
     try {
+      const auth = typeof this.auth === 'function' ? await this.auth() : this.auth;
       // Another process (mcp login) may have logged in since the last attempt.
-      if (this.auth instanceof StoredOAuthProvider) await this.auth.reload();
+      if (auth instanceof StoredOAuthProvider) await auth.reload();
       await connectTransport(
         client,
         this.config,
         this.limits.maxMessageBytes,
         (line) => this.logger.debug(`[mcp:${this.config.name}] ${line}`),
-        this.auth,
+        auth,
       );
       this.client = client;
+      this.authInUse = auth;
       this.offer((await client.listTools()).tools);
       this.resources = client.getServerCapabilities()?.resources
         ? await this.listResources(client)
@@ -234,6 +242,13 @@ export class McpServerConnection {
       await client.close().catch(() => {});
       throw error;
     }
+  }
+
+  /** Someone has just signed in: a server waiting for a login is tried again now. */
+  retryLogin(): void {
+    if (this.state !== 'needs_login') return;
+    clearTimeout(this.retryTimer);
+    void this.connect();
   }
 
   /**
@@ -314,8 +329,9 @@ export class McpServerConnection {
     const call: RunningCall = { askForm: context.askForm, clock, pages: new Map() };
     this.running.add(call);
     try {
-      if (this.auth instanceof StoredOAuthProvider || this.auth instanceof PersonOAuthProvider)
-        await this.auth.refreshIfExpiring();
+      const auth = this.authInUse;
+      if (auth instanceof StoredOAuthProvider || auth instanceof PersonOAuthProvider)
+        await auth.refreshIfExpiring();
       // With `onprogress` the SDK sends a progressToken; each progress notification restarts the
       // call's idle time.
       const options = {

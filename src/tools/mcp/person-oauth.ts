@@ -52,6 +52,8 @@ export interface PersonVault {
   write(server: string, person: Person, record: PersonRecord, issuer?: string): Promise<void>;
   /** Forgets a sign-in; false when there was none. */
   remove(server: string, person: Person): Promise<boolean>;
+  /** The sign-in to `server` kept last, of anyone: what Spool lists its tools with. */
+  latest(server: string): Promise<{ person: Person; record: PersonRecord } | undefined>;
   /** The sign-ins in a workspace: one person's, or everyone's when `user` is not given. */
   list(where: { platform: string; workspace: string; user?: string }): Promise<SignInListing[]>;
   /** Keeps a link about to be sent. */

@@ -1,10 +1,10 @@
-import { auth, IssuerMismatchError } from '@modelcontextprotocol/client';
+import { auth, IssuerMismatchError, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { errorMessage, SignInRequiredError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { Route } from '../../observability.ts';
 import type { HttpServerConfig, McpConfig, OAuthConfig } from './config.ts';
 import { SIGN_IN_CALLBACK_PATH } from '../settings.ts';
-import type { OAuthIdentity } from './oauth.ts';
+import type { OAuthIdentity, StoredOAuthProvider } from './oauth.ts';
 import type { Person, SignInLink, SignInListing, SignInPort } from '../../core/ports/sign-ins.ts';
 import { PersonOAuthProvider, type AskedSignIn, type PersonVault } from './person-oauth.ts';
 
@@ -49,6 +49,8 @@ const NOT_A_LINK: SignInPage = {
  * redirect that completes one, and the sign-ins each person (or an operator) can list and end.
  */
 export class SignIns implements SignInPort {
+  private readonly signedIn: Array<(server: string) => void> = [];
+
   constructor(
     private readonly servers: PersonServer[],
     private readonly options: SignInOptions,
@@ -60,6 +62,24 @@ export class SignIns implements SignInPort {
 
   get vault(): PersonVault {
     return this.options.vault;
+  }
+
+  /** Told the server's name each time someone signs in to it here. */
+  onSignIn(listener: (server: string) => void): void {
+    this.signedIn.push(listener);
+  }
+
+  /**
+   * The OAuth client Spool lists `server`'s tools with: an operator's login where there is one,
+   * else the sign-in of whoever signed in to it last (its tools as that person sees them). It is
+   * never used for a call.
+   */
+  async lister(server: PersonServer, operator: StoredOAuthProvider): Promise<OAuthClientProvider> {
+    if (operator.tokens()) return operator;
+    const latest = await this.options.vault.latest(server.name);
+    if (!latest || latest.record.serverUrl !== server.url.href) return operator;
+    const { vault, identity } = this.options;
+    return new PersonOAuthProvider(server, latest.person, vault, identity, latest.record);
   }
 
   /**
@@ -159,6 +179,7 @@ export class SignIns implements SignInPort {
       platform: claimed.person.platform,
       user: claimed.person.user,
     });
+    for (const listener of this.signedIn) listener(server.name);
     const { toolCallId } = claimed;
     // The sign-in is kept whatever happens next: a call not woken now is taken up at its deadline.
     if (toolCallId)

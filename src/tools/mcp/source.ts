@@ -6,7 +6,12 @@ import type { ToolSource } from '../registry.ts';
 import type { McpConfig, McpServerConfig } from './config.ts';
 import { McpServerConnection, type McpLimits } from './connection.ts';
 import { exposedToolNames } from './naming.ts';
-import { oauthProvider, type OAuthIdentity, type OAuthVault } from './oauth.ts';
+import {
+  oauthProvider,
+  StoredOAuthProvider,
+  type OAuthIdentity,
+  type OAuthVault,
+} from './oauth.ts';
 import { PersonConnections } from './person-connections.ts';
 import { personServers, type SignIns } from './sign-in.ts';
 
@@ -112,10 +117,18 @@ export class McpToolSource implements ToolSource, PromptPort {
     oauth?: McpOAuthOptions,
   ): Promise<McpToolSource> {
     for (const problem of config.problems) logger.error(`${problem} (skipped)`);
-    const authOf = (server: McpServerConfig) =>
-      server.kind === 'http' && server.oauth && oauth
-        ? oauthProvider({ ...server, oauth: server.oauth }, oauth.vault, oauth.identity)
-        : undefined;
+    const authOf = (server: McpServerConfig) => {
+      if (server.kind !== 'http' || !server.oauth || !oauth) return undefined;
+      const config = { ...server, oauth: server.oauth };
+      const { vault, identity, signIns } = oauth;
+      // Chosen anew at each connection: an operator's login, or the last person's sign-in.
+      if (server.identity === 'person' && signIns)
+        return () =>
+          StoredOAuthProvider.open(config, vault, identity).then((operator) =>
+            signIns.lister(config, operator),
+          );
+      return oauthProvider(config, vault, identity);
+    };
     const disabled: string[] = [];
     const people = new Map<string, PersonConnections>();
     const signIns = oauth?.signIns;
@@ -140,6 +153,8 @@ export class McpToolSource implements ToolSource, PromptPort {
       }),
     );
     const connections = opened.filter((c): c is McpServerConnection => c !== undefined);
+    // A first sign-in lets Spool list the tools of a server that lists nothing without a token.
+    signIns?.onSignIn((name) => connections.find((c) => c.config.name === name)?.retryLogin());
     await Promise.all(connections.map((c) => c.start()));
     return new McpToolSource(connections, disabled, people);
   }

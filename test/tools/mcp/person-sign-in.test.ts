@@ -12,7 +12,7 @@ import { parseMcpConfig, type McpConfig } from '../../../src/tools/mcp/config.ts
 import type { Person, PersonRecord } from '../../../src/tools/mcp/person-oauth.ts';
 import { personServers, signInRoute, SignIns } from '../../../src/tools/mcp/sign-in.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';
-import { freePort } from '../../support/process.ts';
+import { freePort, until } from '../../support/process.ts';
 import { testDatabase } from '../../support/db.ts';
 import { RecordingLogger } from '../../support/logger.ts';
 import { PersonMcpServer } from '../../support/person-mcp-server.ts';
@@ -286,3 +286,60 @@ describe("a server used with each person's own sign-in", () => {
     expect(await everyRow()).toMatch(/v1\./);
   });
 });
+
+describe("a server used with each person's own sign-in that lists nothing without a token", () => {
+  it('lists its tools with the first sign-in, and still calls as each person', async () => {
+    const strict = await new PersonMcpServer('token').start();
+    const strictConfig = parseMcpConfig(
+      JSON.stringify({ mcpServers: { vault: { url: strict.url, identity: 'person' } } }),
+      join(tmpdir(), 'mcp.json'),
+      {},
+      new Set(),
+    );
+    const port = await freePort();
+    const identity = { redirectUrl: `http://127.0.0.1:${port}/mcp/oauth/callback` };
+    const desk = new SignIns(personServers(strictConfig), {
+      vault: new SealedPersonVault(db.prisma, key),
+      identity,
+      onSignedIn: () => {},
+      logger,
+    });
+    const route = await serveRoutes(port, [signInRoute(() => desk)]);
+    const strictSource = await McpToolSource.start(
+      strictConfig,
+      logger,
+      { maxMessageBytes: 10_485_760, binaryMaxBytes: 1_000_000 },
+      { vault: new SealedOAuthVault(db.prisma, key), identity, signIns: desk },
+    );
+    try {
+      expect(strictSource.tools()).toEqual([]);
+      expect(strictSource.problems()).toEqual([
+        'MCP server "vault": needs login (npm start -- mcp login vault)',
+      ]);
+      const link = await desk.link('vault', person('UFRANK'));
+      if (typeof link !== 'object') throw new Error(`no link: ${link}`);
+      expect((await land(await approve(link.url))).status).toBe(200);
+      // Listed at once with that sign-in, not at the next check 30 s later.
+      const whoami = await until(() =>
+        strictSource.tools().find((t) => t.spec.name === 'vault__whoami'),
+      );
+      expect(strictSource.problems()).toEqual([]);
+      const frank = await vaultToken(desk, 'UFRANK');
+      strict.calls.length = 0;
+      expect((await whoami.run({}, context('UFRANK'))).isError).toBeFalsy();
+      expect(strict.calls).toEqual([{ tool: 'whoami', token: frank }]);
+      // Listing with Frank's sign-in lends it to nobody: Gina is asked to sign in.
+      const gina = await whoami.run({}, context('UGINA')).catch((e: unknown) => e);
+      expect(gina).toBeInstanceOf(SignInRequiredError);
+      expect(strict.calls).toHaveLength(1);
+    } finally {
+      await strictSource.close();
+      route.server.close();
+      await strict.stop();
+    }
+  });
+});
+
+async function vaultToken(desk: SignIns, user: string): Promise<string> {
+  return (await desk.vault.read('vault', person(user)))!.tokens!.access_token;
+}
