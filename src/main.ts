@@ -41,8 +41,10 @@ import { TranscriptStore } from './store/transcript-store.ts';
 import { loadMcpConfig, McpConfigError, type McpConfig } from './tools/mcp/config.ts';
 import { login, terminalOperator } from './tools/mcp/login.ts';
 import { clientMetadataDocument } from './tools/mcp/oauth.ts';
-import { CLIENT_INFO, McpToolSource } from './tools/mcp/source.ts';
+import { CLIENT_INFO, McpToolSource, type McpOAuthOptions } from './tools/mcp/source.ts';
 import { SealedOAuthVault } from './store/oauth-vault.ts';
+import { SealedPersonVault } from './store/person-vault.ts';
+import { personServers, signInRoute, SignIns } from './tools/mcp/sign-in.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
 import { searchHistoryTool } from './core/builtins/search-history.ts';
 import { loadToolsTool } from './core/builtins/load-tools.ts';
@@ -108,12 +110,18 @@ async function main(): Promise<number> {
       );
   const readiness = new Readiness(['database', ...platformNames]);
   const httpPort = httpPortOf(config, platformNames);
+  // People's sign-ins land on this server; they are completed once the database is open.
+  const opened: { spool?: Spool } = {};
   const endpoint =
     httpPort === undefined
       ? undefined
-      : await serveRoutes(httpPort, httpRoutes(config, registry, readiness));
+      : await serveRoutes(httpPort, [
+          ...httpRoutes(config, registry, readiness),
+          signInRoute(() => opened.spool?.signIns),
+        ]);
 
   const spool = await openSpool(config, mcp, registry, logger);
+  opened.spool = spool;
   readiness.details = spool.mcpStatus;
   readiness.set('database', () =>
     spool.db.pool.query('SELECT 1').then(
@@ -154,12 +162,14 @@ async function main(): Promise<number> {
 }
 
 /**
- * Slack's Events API needs the port (3000 unless PORT says otherwise); without it, PORT alone asks
- * for one.
+ * Slack's Events API and people's sign-ins (PUBLIC_URL) need the port (3000 unless PORT says
+ * otherwise); without them, PORT alone asks for one.
  */
 function httpPortOf(config: Config, platformNames: string[]): number | undefined {
   const slackOverHttp = platformNames.includes('slack') && !config.slack?.appToken;
-  return config.server.port ?? (slackOverHttp ? 3000 : undefined);
+  // People's sign-ins come back to PUBLIC_URL, served here.
+  const signIns = !!config.tools.oauth.signInRedirectUrl;
+  return config.server.port ?? (slackOverHttp || signIns ? 3000 : undefined);
 }
 
 /** Health, readiness and metrics; Spool's OAuth client metadata document where it has an address. */
@@ -181,18 +191,10 @@ async function startMcp(
   db: Database,
   config: Config,
   logger: Logger,
+  oauth: McpOAuthOptions,
 ): Promise<McpToolSource | undefined> {
   try {
-    return await McpToolSource.start(
-      mcp,
-      logger,
-      config.tools,
-      {
-        vault: new SealedOAuthVault(db.prisma, config.tools.oauth.key),
-        identity: config.tools.oauth,
-      },
-      new TaskLedger(db.prisma),
-    );
+    return await McpToolSource.start(mcp, logger, config.tools, oauth, new TaskLedger(db.prisma));
   } catch (error) {
     logger.error(`MCP tools disabled: ${errorMessage(error)}`);
     return undefined;
@@ -226,7 +228,9 @@ async function openSpool(
       loadToolsTool(() => tools.list()),
     ]),
   ];
-  const mcpSource = mcp && (await startMcp(mcp, db, config, logger));
+  const oauth = mcpOAuth(config, mcp, db, logger, (id) => delivery.wake(id));
+  const { signIns } = oauth;
+  const mcpSource = mcp && (await startMcp(mcp, db, config, logger, oauth));
   if (mcpSource) sources.push(mcpSource);
   const tools = new ToolRegistry(sources);
   const llm = new OpenAiChatClient({ ...config.openai, dispatcher: proxyFromEnv() });
@@ -261,6 +265,7 @@ async function openSpool(
       questions: new QuestionLedger(db.prisma),
       prompts: mcpSource,
       spend: new PostgresSpendLedger(db.pool),
+      signIns,
       mask: secretMasker(secretsOf()),
       logger,
       onAnswered: replyMetrics(registry),
@@ -274,10 +279,37 @@ async function openSpool(
     await tracing.shutdown();
   };
   const mcpStatus = () => mcpSource?.status() ?? [];
-  return { db, agent, ledger, delivery, mcpStatus, close };
+  return { db, agent, ledger, delivery, mcpStatus, signIns, close };
 }
 
 type Spool = Awaited<ReturnType<typeof openSpool>>;
+
+/**
+ * Where MCP servers' OAuth state is kept, and people's sign-ins to the servers used with each
+ * person's own account (none without such a server or without PUBLIC_URL, the address their
+ * browser comes back to). A sign-in wakes the call parked on it (`onSignedIn`), on whichever replica
+ * takes its lane.
+ */
+function mcpOAuth(
+  config: Config,
+  mcp: McpConfig | undefined,
+  db: Database,
+  logger: Logger,
+  onSignedIn: (toolCallId: string) => Promise<void>,
+): McpOAuthOptions {
+  const { signInRedirectUrl, clientMetadataUrl, key } = config.tools.oauth;
+  const people = mcp ? personServers(mcp) : [];
+  const signIns =
+    signInRedirectUrl && people.length > 0
+      ? new SignIns(people, {
+          vault: new SealedPersonVault(db.prisma, key),
+          identity: { redirectUrl: signInRedirectUrl, clientMetadataUrl },
+          onSignedIn,
+          logger,
+        })
+      : undefined;
+  return { vault: new SealedOAuthVault(db.prisma, key), identity: config.tools.oauth, signIns };
+}
 
 /**
  * The console chat, to the end of its input; the exit status says whether every turn was answered.

@@ -24,6 +24,12 @@ export interface McpOAuthSettings {
   redirectUrl: string;
   /** An https address serving Spool's client metadata document (CIMD). */
   clientMetadataUrl?: string;
+  /**
+   * Where a person's browser is sent back after signing in to a server used with each person's own
+   * account: PUBLIC_URL + /mcp/oauth/callback, on Spool's HTTP server (PORT). None without
+   * PUBLIC_URL, and such servers are left off.
+   */
+  signInRedirectUrl?: string;
 }
 
 /** A loopback address `mcp login` listens on itself; any port is allowed for one (RFC 8252). */
@@ -41,12 +47,22 @@ function oauthSettings(r: SettingsReader): McpOAuthSettings {
     (!clientMetadataUrl.startsWith('https://') || new URL(clientMetadataUrl).pathname === '/')
   )
     r.problem('MCP_OAUTH_CLIENT_METADATA_URL must be an https URL with a path');
+  const publicUrl = r.url('PUBLIC_URL');
   return {
     key: key?.length === 32 ? key : undefined,
     redirectUrl: r.url('MCP_OAUTH_REDIRECT_URL') ?? DEFAULT_OAUTH_REDIRECT_URL,
     clientMetadataUrl,
+    ...(publicUrl
+      ? { signInRedirectUrl: new URL(SIGN_IN_CALLBACK_PATH.slice(1), withSlash(publicUrl)).href }
+      : {}),
   };
 }
+
+/** Where the authorization server sends a person back, on Spool's own HTTP server (PORT). */
+export const SIGN_IN_CALLBACK_PATH = '/mcp/oauth/callback';
+
+/** A base address whose path is kept when a path is resolved against it. */
+const withSlash = (url: string) => (url.endsWith('/') ? url : `${url}/`);
 
 /** `storeMaxChars`: the longest result the store keeps (the agent's section). */
 export function toolSettings(r: SettingsReader, storeMaxChars: number): ToolSettings {

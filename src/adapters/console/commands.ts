@@ -8,6 +8,8 @@ import type { Delivery } from '../../core/ports/platform.ts';
 
 type Lane = InboundMessage['lane'];
 
+const NOT_KEPT = 'Sign-ins are not kept here.';
+
 /** `/usage`: what was spent in the console, today, this week and this month. */
 async function usageText(delivery: Delivery, lane: Lane): Promise<string> {
   const report = await delivery.usage({ lane, user: 'local' }, namingFor('console'));
@@ -35,8 +37,9 @@ async function writeResult(
 }
 
 /**
- * What an input line asks for: a command's answer to print (`/result`, `/usage`, a `/prompt` that
- * cannot be given), or the text of a message to answer (the line itself, or a prompt's text).
+ * What an input line asks for: a command's answer to print (`/result`, `/usage`, `/login SERVER`,
+ * `/logins`, `/logout SERVER`, a `/prompt` that cannot be given), or the text of a message to
+ * answer (the line itself, or a prompt's text).
  */
 export async function readLine(
   delivery: Delivery,
@@ -49,6 +52,24 @@ export async function readLine(
   if (usage) {
     const asked = usageArguments(usage[1] ?? '', { command: '/usage', accepted: [] });
     return { print: 'problem' in asked ? asked.problem : await usageText(delivery, lane) };
+  }
+  if (/^\/logins\s*$/.test(text)) {
+    const listed = await delivery.logins({ lane, user: 'local' }, namingFor('console'));
+    return { print: listed === 'refused' ? NOT_KEPT : listed };
+  }
+  const login = /^\/login\s+(\S+)\s*$/.exec(text);
+  if (login) {
+    const said = await delivery.login({ lane, user: 'local' }, login[1]!);
+    return { print: said === 'refused' ? NOT_KEPT : said };
+  }
+  const logout = /^\/logout(?:\s+(.*))?$/.exec(text);
+  if (logout) {
+    const said = await delivery.logout(
+      { lane, user: 'local' },
+      logout[1] ?? '',
+      namingFor('console'),
+    );
+    return { print: said === 'refused' ? NOT_KEPT : said };
   }
   const prompted = /^\/prompt(?:\s+(.*))?$/.exec(text);
   if (!prompted) return { say: text };

@@ -17,7 +17,8 @@ type Command = (parts: DiscordParts, interaction: ChatInputCommandInteraction) =
 
 /**
  * The slash commands by name: `/ask`, `/prompt` and `/new` become messages of the channel's lane
- * (inbound.ts); `/recall`, `/result` and `/usage` are answered at once, only to the person.
+ * (inbound.ts); `/recall`, `/result`, `/usage`, `/login`, `/logins` and `/logout` are answered at
+ * once, only to the person.
  * Anything else gets the help.
  */
 const COMMANDS = new Map<string, Command>([
@@ -27,6 +28,9 @@ const COMMANDS = new Map<string, Command>([
   ['recall', recall],
   ['result', result],
   ['usage', usage],
+  ['login', login],
+  ['logins', logins],
+  ['logout', logout],
 ]);
 
 /** Never throws: whatever fails, the person hears about it and other channels carry on. */
@@ -110,6 +114,31 @@ async function usage({ delivery }: DiscordParts, interaction: ChatInputCommandIn
   await editThenFollowUp(interaction, discordChunks(report.text), [
     { attachment: usageChartPng(report.days, report.currency), name: 'usage.png' },
   ]);
+}
+
+/** `/login server:<server>`: a sign-in link only the person sees. */
+async function login({ delivery }: DiscordParts, interaction: ChatInputCommandInteraction) {
+  const server = interaction.options.getString('server', true);
+  const text = await inTime(interaction, delivery.login(askerOf(interaction), server));
+  await replyPrivately(interaction, { content: text === 'refused' ? DISCORD_REFUSAL : text });
+}
+
+/** `/logins`: the person's sign-ins to tool servers (everyone's, for an admin), only to them. */
+async function logins({ delivery }: DiscordParts, interaction: ChatInputCommandInteraction) {
+  const text = await inTime(
+    interaction,
+    delivery.logins(askerOf(interaction), namingFor('discord')),
+  );
+  await replyPrivately(interaction, { content: text === 'refused' ? DISCORD_REFUSAL : text });
+}
+
+/** `/logout server:<server> [person:<user>]`: ends the person's sign-in (an admin: anyone's). */
+async function logout({ delivery }: DiscordParts, interaction: ChatInputCommandInteraction) {
+  const server = interaction.options.getString('server', true);
+  const whose = interaction.options.getUser('person')?.id ?? '';
+  const asked = delivery.logout(askerOf(interaction), `${server} ${whose}`, namingFor('discord'));
+  const text = await inTime(interaction, asked);
+  await replyPrivately(interaction, { content: text === 'refused' ? DISCORD_REFUSAL : text });
 }
 
 /** `/result id:<tool_call_id>`: the whole stored result as a file only the person sees. */

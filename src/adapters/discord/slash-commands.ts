@@ -69,6 +69,27 @@ export const DISCORD_COMMANDS: RESTPostAPIChatInputApplicationCommandsJSONBody[]
     .setDescription('What you spent here today, this week and this month, only to you')
     .toJSON(),
   new SlashCommandBuilder()
+    .setName('login')
+    .setDescription('A link, only to you, to sign in to a tool server as yourself')
+    .addStringOption((o) =>
+      o.setName('server').setDescription('The tool server, as mcp.json names it').setRequired(true),
+    )
+    .toJSON(),
+  new SlashCommandBuilder()
+    .setName('logins')
+    .setDescription('The tool servers you are signed in to as yourself, only to you')
+    .toJSON(),
+  new SlashCommandBuilder()
+    .setName('logout')
+    .setDescription("End your sign-in to a tool server (an admin: anyone's)")
+    .addStringOption((o) =>
+      o.setName('server').setDescription('The tool server, as mcp.json names it').setRequired(true),
+    )
+    .addUserOption((o) =>
+      o.setName('person').setDescription('Whose sign-in (admins only)').setRequired(false),
+    )
+    .toJSON(),
+  new SlashCommandBuilder()
     .setName('new')
     .setDescription('Start a fresh conversation in this channel or thread')
     .toJSON(),

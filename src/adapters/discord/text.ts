@@ -24,4 +24,5 @@ export const DISCORD_HELP = [
   '• `/result id:<tool_call_id>`: the whole result of a tool run /recall found, as a file only you see.',
   '• `/prompt server:<server> name:<prompt> arguments:<name=value …>`: ask with a prompt a tool server offers (a wrong name lists them).',
   '• `/new`: start a fresh conversation here; the old one stays searchable.',
+  "• `/logins`: the tool servers you are signed in to as yourself (everyone's, for an admin); `/logout server:<server>` ends yours (an admin adds `person:`).",
 ].join('\n');

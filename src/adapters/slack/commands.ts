@@ -55,6 +55,18 @@ async function spoolCommand(
       if (asked.problem)
         return void (await respond({ response_type: 'ephemeral', text: asked.problem }));
       return sendUsage(parts, lane, user, asked.chart, respond);
+    case 'logins': {
+      const text = await parts.delivery.logins({ lane, user }, namingFor('slack'));
+      return respondAll(respond, text === 'refused' ? SLACK_REFUSAL : text);
+    }
+    case 'login': {
+      const text = await parts.delivery.login({ lane, user }, asked.server);
+      return respondAll(respond, text === 'refused' ? SLACK_REFUSAL : text);
+    }
+    case 'logout': {
+      const text = await parts.delivery.logout({ lane, user }, asked.command, namingFor('slack'));
+      return respondAll(respond, text === 'refused' ? SLACK_REFUSAL : text);
+    }
     case 'help':
       return void (await respond({ response_type: 'ephemeral', text: SLACK_HELP }));
     case 'recall': {

@@ -1,4 +1,5 @@
 import type { ConversationKey } from '../ports/conversation.ts';
+import type { SignInPort } from '../ports/sign-ins.ts';
 import type { Answered } from '../ports/platform.ts';
 import type { DeliveryPort } from '../ports/delivery.ts';
 import type { FileReader } from '../ports/files.ts';
@@ -49,6 +50,8 @@ export interface DeliveryDeps {
   spend?: SpendLedger;
   /** Cancels what calls made in a conversation still run as tasks: a Stop there ends them too. */
   cancelTasks?(conversation: ConversationKey): Promise<void>;
+  /** People's sign-ins to servers used with each person's own account; no `/logins` without. */
+  signIns?: SignInPort;
   /** Masks the bot's own secrets in what a prompt shows of a call's arguments. */
   mask?: (text: string) => string;
   logger: Logger;

@@ -34,6 +34,13 @@ import { Answerer } from './answer.ts';
 import { followEdit } from './edits.ts';
 import { promptText } from './prompt-text.ts';
 import { PROMPT_REFUSED } from './replies.ts';
+import {
+  loginsText,
+  loginText,
+  logoutArguments,
+  logoutText,
+  NO_PERSONAL_SERVERS,
+} from './sign-ins.ts';
 
 export type { DeliveryDeps, DeliveryOptions } from './engine-options.ts';
 export {
@@ -160,6 +167,68 @@ export class DeliveryEngine implements Delivery {
       ...(everyone ? {} : { user: who.user }),
     });
     return usageReport(rows, { now, everyone, currency, ...names });
+  }
+
+  /**
+   * `who`'s sign-ins to servers used with each person's own account (everyone's here, for an admin
+   * the policy names), as text; 'refused' for someone who may not talk to Spool here.
+   */
+  async logins(who: Asker, names: Naming): Promise<string | 'refused'> {
+    const { signIns } = this.deps;
+    if (!this.platforms.permits(who)) return 'refused';
+    if (!signIns) return NO_PERSONAL_SERVERS;
+    const everyone = this.isAdmin(who);
+    const { platform, workspace } = who.lane;
+    const listings = await signIns.logins({
+      platform,
+      workspace,
+      ...(everyone ? {} : { user: who.user }),
+    });
+    return loginsText(listings, { everyone, names });
+  }
+
+  /**
+   * `/spool login SERVER`: a link for `who` to sign in to the server as themselves ahead of any
+   * call, for the adapter to show them alone; or what to tell them instead.
+   */
+  async login(who: Asker, server: string): Promise<string | 'refused'> {
+    const { signIns } = this.deps;
+    if (!this.platforms.permits(who)) return 'refused';
+    if (!signIns) return NO_PERSONAL_SERVERS;
+    const { platform, workspace } = who.lane;
+    const link = await signIns.link(server.trim(), { platform, workspace, user: who.user });
+    return loginText(server.trim(), link);
+  }
+
+  /**
+   * Ends a sign-in: `who`'s own, or (for an admin) `whose`; `/spool logout SERVER [@person]`. What
+   * to tell them, or 'refused'.
+   */
+  async logout(who: Asker, command: string, names: Naming): Promise<string | 'refused'> {
+    const { signIns } = this.deps;
+    if (!this.platforms.permits(who)) return 'refused';
+    if (!signIns) return NO_PERSONAL_SERVERS;
+    const asked = logoutArguments(command);
+    if (!asked) return 'Which server? logout <server>, or logout <server> <person> for an admin.';
+    const { server, whose } = asked;
+    if (whose && whose !== who.user && !this.isAdmin(who))
+      return "Only an admin can end someone else's sign-in.";
+    const { platform, workspace } = who.lane;
+    const ended = await signIns.logout(server, { platform, workspace, user: whose ?? who.user });
+    return logoutText(ended, server, whose === who.user ? undefined : whose, names);
+  }
+
+  /** Whether the policy names `who` an admin. */
+  private isAdmin(who: Asker): boolean {
+    return this.options.policy?.admins?.includes(who.user) ?? false;
+  }
+
+  /**
+   * Lets the message parked on this call go on (its person signed in, say), here if this process
+   * can take its lane.
+   */
+  wake(toolCallId: string): Promise<void> {
+    return this.parking.wake(toolCallId);
   }
 
   async result(who: Asker, toolCallId: string): Promise<StoredResult | 'refused' | undefined> {

@@ -11,6 +11,10 @@ describe('typedCommand', () => {
       command: 'git review x=1',
     });
     expect(typedCommand('usage')).toEqual({ verb: 'usage', chart: false });
+    expect(typedCommand('logins')).toEqual({ verb: 'logins' });
+    expect(typedCommand('login notes')).toEqual({ verb: 'login', server: 'notes' });
+    expect(typedCommand('login')).toEqual({ verb: 'help' });
+    expect(typedCommand('logout notes <@U1>')).toEqual({ verb: 'logout', command: 'notes <@U1>' });
     expect(typedCommand('usage chart')).toEqual({ verb: 'usage', chart: true });
   });
 

@@ -13,6 +13,10 @@ export type TypedCommand =
   | { verb: 'prompt'; command: string }
   /** With `problem`, the words were not understood: that line is the answer, not the report. */
   | { verb: 'usage'; chart: boolean; problem?: string }
+  /** Sign-ins to tool servers used with each person's own account: to list, and to end one. */
+  | { verb: 'logins' }
+  | { verb: 'login'; server: string }
+  | { verb: 'logout'; command: string }
   | { verb: 'help' };
 
 /** `<verb> <argument…>`: what the words of a command mean. */
@@ -26,6 +30,9 @@ export function typedCommand(text: string): TypedCommand {
     return 'problem' in asked ? { verb, chart: false, ...asked } : { verb, ...asked };
   }
   if (verb === 'recall' && argument) return { verb, query: argument };
+  if (verb === 'logins') return { verb };
+  if (verb === 'login' && argument) return { verb, server: argument };
+  if (verb === 'logout') return { verb, command: argument };
   return { verb: 'help' };
 }
 

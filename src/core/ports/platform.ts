@@ -188,6 +188,21 @@ export interface Delivery {
    * the platform shows them; 'refused' where they may not talk to Spool.
    */
   usage(who: Asker, names: Naming): Promise<UsageReport | 'refused'>;
+  /**
+   * `who`'s sign-ins to tool servers used with each person's own account (everyone's, for an
+   * admin), as text; 'refused' where they may not talk to Spool.
+   */
+  logins(who: Asker, names: Naming): Promise<string | 'refused'>;
+  /**
+   * A link for `who` to sign in to `server` as themselves, to be shown to them alone; or what to
+   * tell them instead; 'refused' where they may not talk to Spool.
+   */
+  login(who: Asker, server: string): Promise<string | 'refused'>;
+  /**
+   * `<server> [person]`: ends `who`'s own sign-in to the server, or (an admin) the person's; what to
+   * tell them, or 'refused'.
+   */
+  logout(who: Asker, command: string, names: Naming): Promise<string | 'refused'>;
   /** The open question's form, for `who` to fill in (a platform that shows it on a click). */
   form(who: Asker, questionId: string): Promise<FormRequest | FormClickOutcome>;
 }

@@ -44,6 +44,7 @@ describe('parseMcpConfig', () => {
         url: new URL('https://example.test/mcp'),
         headers: { Authorization: 'Bearer none' },
         transport: 'streamable-http',
+        identity: 'spool',
         timeoutMs: 60_000,
         maxTimeoutMs: 600_000,
         allowedTools: undefined,
@@ -56,6 +57,7 @@ describe('parseMcpConfig', () => {
         headers: {},
         transport: 'sse',
         oauth: { grant: 'authorization_code' },
+        identity: 'spool',
         timeoutMs: 60_000,
         maxTimeoutMs: 600_000,
         allowedTools: undefined,
@@ -104,6 +106,31 @@ describe('parseMcpConfig', () => {
       'MCP server "nosecret": "oauth.grant" client_credentials needs "clientSecret" or "privateKey" (one)',
       'MCP server "noid": "oauth.clientSecret" and "oauth.privateKey" need "oauth.clientId"',
       'MCP server "typo": unknown "oauth" key "clientID" (allowed: grant, clientId, clientSecret, privateKey, signingAlgorithm, scope)',
+    ]);
+  });
+
+  it("reads servers used with each person's own sign-in, and refuses one that cannot be", () => {
+    const config = parse({
+      notes: { url: 'https://notes.test/mcp', identity: 'person', oauth: { scope: 'read' } },
+      shared: {
+        url: 'https://a.test/mcp',
+        identity: 'person',
+        headers: { Authorization: 'Bearer x' },
+      },
+      machine: {
+        url: 'https://a.test/mcp',
+        identity: 'person',
+        oauth: { grant: 'client_credentials', clientId: 'spool', clientSecret: 's' },
+      },
+      odd: { url: 'https://a.test/mcp', identity: 'everyone' },
+    });
+    expect(config.servers).toMatchObject([
+      { name: 'notes', identity: 'person', oauth: { grant: 'authorization_code', scope: 'read' } },
+    ]);
+    expect(config.problems).toEqual([
+      'MCP server "shared": "identity": "person" needs each person to sign in: no Authorization header, and "oauth.grant" authorization_code',
+      'MCP server "machine": "identity": "person" needs each person to sign in: no Authorization header, and "oauth.grant" authorization_code',
+      'MCP server "odd": "identity" must be person or spool',
     ]);
   });
 

@@ -33,6 +33,12 @@ export interface HttpServerConfig extends ServerCommon {
   transport: 'streamable-http' | 'sse';
   /** How Spool authorizes itself; absent when a static `Authorization` header does it. */
   oauth?: OAuthConfig;
+  /**
+   * `person`: each call is made with the signed-in account of the person whose message the turn
+   * answers (`"identity": "person"`); `spool` (the default): with Spool's own (an operator's login,
+   * client credentials or a header), for everyone.
+   */
+  identity: 'spool' | 'person';
 }
 
 /**
@@ -65,7 +71,7 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 export const DEFAULT_MAX_TOOL_TIMEOUT_MS = 600_000;
 
 const STDIO_KEYS = ['type', 'command', 'args', 'env', 'cwd'];
-const HTTP_KEYS = ['type', 'url', 'headers', 'oauth'];
+const HTTP_KEYS = ['type', 'url', 'headers', 'oauth', 'identity'];
 const OAUTH_KEYS = ['grant', 'clientId', 'clientSecret', 'privateKey', 'signingAlgorithm', 'scope'];
 const COMMON_KEYS = [
   'enabled',
@@ -195,13 +201,22 @@ function httpServer(
   const staticAuthorization = Object.keys(headers).some((h) => h.toLowerCase() === 'authorization');
   if (staticAuthorization && raw.oauth !== undefined)
     throw new McpConfigError('give "oauth" or an Authorization header, not both');
+  const identity = raw.identity ?? 'spool';
+  if (identity !== 'spool' && identity !== 'person')
+    throw new McpConfigError('"identity" must be person or spool');
+  const oauth = staticAuthorization ? undefined : oauthConfig(raw.oauth ?? {}, env, secrets);
+  if (identity === 'person' && oauth?.grant !== 'authorization_code')
+    throw new McpConfigError(
+      '"identity": "person" needs each person to sign in: no Authorization header, and "oauth.grant" authorization_code',
+    );
   return {
     kind: 'http',
     ...common,
     url,
     headers,
     transport: raw.type === 'sse' ? 'sse' : 'streamable-http',
-    ...(staticAuthorization ? {} : { oauth: oauthConfig(raw.oauth ?? {}, env, secrets) }),
+    ...(oauth ? { oauth } : {}),
+    identity,
   };
 }
 

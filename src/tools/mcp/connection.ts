@@ -22,6 +22,7 @@ import { formOf, pageOf } from './elicitation.ts';
 import { errorResult } from '../../core/ports/tools.ts';
 import type { McpServerConfig } from './config.ts';
 import { loginCommand, StoredOAuthProvider } from './oauth.ts';
+import { PersonOAuthProvider } from './person-oauth.ts';
 import { toOutcome } from './result.ts';
 import {
   cancelTask,
@@ -88,6 +89,9 @@ export class McpServerConnection {
   private client?: Client;
   private retryMs = FIRST_RETRY_MS;
   private retryTimer?: NodeJS.Timeout;
+  private opening?: Promise<void>;
+  /** The OAuth client of the connection up now. */
+  private authInUse?: OAuthClientProvider;
   private readonly running = new Set<RunningCall>();
 
   constructor(
@@ -95,8 +99,17 @@ export class McpServerConnection {
     private readonly logger: Logger,
     private readonly clientInfo: { name: string; version: string },
     private readonly limits: McpLimits,
-    /** An HTTP server's OAuth client; none for stdio or a static Authorization header. */
-    private readonly auth?: OAuthClientProvider,
+    /**
+     * An HTTP server's OAuth client, or how to choose one at each connection (the listing
+     * connection of a server used with each person's sign-in); none for stdio or a static
+     * Authorization header.
+     */
+    private readonly auth?: OAuthClientProvider | (() => Promise<OAuthClientProvider>),
+    /**
+     * One person's connection (`"identity": "person"`): opened when a call needs it, never retried
+     * on its own, and a refused authorization is thrown to the caller, who asks the person to sign in.
+     */
+    private readonly personal = false,
     /** Where the tasks calls became are kept; without it no call runs as a task. */
     private readonly tasks?: TaskPort,
   ) {}
@@ -178,18 +191,47 @@ export class McpServerConnection {
 
   private async connect(): Promise<void> {
     if (this.closed()) return;
+    try {
+      await this.attempt();
+    } catch (error) {
+      if (error instanceof UnauthorizedError) this.waitForLogin();
+      else this.scheduleReconnect(`could not start: ${errorMessage(error)}`);
+    }
+  }
+
+  /**
+   * A person's connection, opened now if it is not: throws what stopped it (UnauthorizedError when
+   * the person has to sign in).
+   */
+  async open(): Promise<void> {
+    if (this.state === 'ready' && this.client) return;
+    if (this.closed()) throw new Error(`MCP server "${this.config.name}": connection closed`);
+    // Two calls at once share one attempt.
+    this.opening ??= this.attempt()
+      .catch((error: unknown) => {
+        if (!this.closed()) this.state = 'down';
+        throw error;
+      })
+      .finally(() => (this.opening = undefined));
+    return this.opening;
+  }
+
+  /** One attempt to connect and list; throws what stopped it, leaving nothing open. */
+  private async attempt(): Promise<void> {
     const client = this.newClient();
     try {
+      const auth = typeof this.auth === 'function' ? await this.auth() : this.auth;
       // Another process (mcp login) may have logged in since the last attempt.
-      if (this.auth instanceof StoredOAuthProvider) await this.auth.reload();
+      if (auth instanceof StoredOAuthProvider) await auth.reload();
       await connectTransport(
         client,
         this.config,
         this.limits.maxMessageBytes,
         (line) => this.logger.debug(`[mcp:${this.config.name}] ${line}`),
-        this.auth,
+        auth,
       );
       this.client = client;
+      this.authInUse = auth;
       this.offer((await client.listTools()).tools);
       this.resources = client.getServerCapabilities()?.resources
         ? await this.listResources(client)
@@ -213,9 +255,15 @@ export class McpServerConnection {
       client.onclose = undefined;
       // The connection never came up: closing what is left of it has nothing to report.
       await client.close().catch(() => {});
-      if (error instanceof UnauthorizedError) this.waitForLogin();
-      else this.scheduleReconnect(`could not start: ${errorMessage(error)}`);
+      throw error;
     }
+  }
+
+  /** Someone has just signed in: a server waiting for a login is tried again now. */
+  retryLogin(): void {
+    if (this.state !== 'needs_login') return;
+    clearTimeout(this.retryTimer);
+    void this.connect();
   }
 
   /**
@@ -270,7 +318,9 @@ export class McpServerConnection {
   private lost(client: Client): void {
     if (this.client !== client || this.closed()) return;
     this.client = undefined;
-    this.scheduleReconnect('stopped');
+    // A person's connection is opened again by their next call.
+    if (this.personal) this.state = 'down';
+    else this.scheduleReconnect('stopped');
   }
 
   private scheduleReconnect(reason: string): void {
@@ -299,7 +349,9 @@ export class McpServerConnection {
     const call: RunningCall = { askForm: context.askForm, clock, pages: new Map() };
     this.running.add(call);
     try {
-      if (this.auth instanceof StoredOAuthProvider) await this.auth.refreshIfExpiring();
+      const auth = this.authInUse;
+      if (auth instanceof StoredOAuthProvider || auth instanceof PersonOAuthProvider)
+        await auth.refreshIfExpiring();
       // With `onprogress` the SDK sends a progressToken; each progress notification restarts the
       // call's idle time.
       const options = {
@@ -324,32 +376,42 @@ export class McpServerConnection {
       );
       return toOutcome(result, this.limits.binaryMaxBytes);
     } catch (error) {
-      // The turn was stopped (a person's Stop, shutdown, a lost lease): the server was told to
-      // cancel, but it had the call, so whether it took effect is unknown.
-      if (context.signal.aborted)
-        return {
-          ...errorResult(
-            `${tool} on MCP server "${this.config.name}" was stopped before it finished.`,
-          ),
-          cutShort: true,
-        };
-      if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
-        return errorResult(
-          `${tool} on MCP server "${this.config.name}" did not finish within ${this.config.timeoutMs / 1000} s of its last word (or ${this.config.maxTimeoutMs / 1000} s in all) and was cancelled.`,
-        );
-      }
-      if (error instanceof UnauthorizedError)
-        return errorResult(
-          `${tool} on MCP server "${this.config.name}" needs more access than Spool was given: an operator has to log in again (${loginCommand(this.config.name)}).`,
-        );
-      return errorResult(
-        `${tool} on MCP server "${this.config.name}" failed: ${errorMessage(error)}`,
-      );
+      return this.failed(tool, error, context.signal);
     } finally {
       for (const done of call.pages.values()) done();
       clock.stop();
       this.running.delete(call);
     }
+  }
+
+  /**
+   * What the model reads of a call that failed; a person's connection that needs them to sign in
+   * throws, for its owner to ask them.
+   */
+  private failed(tool: string, error: unknown, signal: AbortSignal): ToolOutcome {
+    // The turn was stopped (a person's Stop, shutdown, a lost lease): the server was told to
+    // cancel, but it had the call, so whether it took effect is unknown.
+    if (signal.aborted)
+      return {
+        ...errorResult(
+          `${tool} on MCP server "${this.config.name}" was stopped before it finished.`,
+        ),
+        cutShort: true,
+      };
+    if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
+      return errorResult(
+        `${tool} on MCP server "${this.config.name}" did not finish within ${this.config.timeoutMs / 1000} s of its last word (or ${this.config.maxTimeoutMs / 1000} s in all) and was cancelled.`,
+      );
+    }
+    // The person is asked to sign in (again, or more widely), by whoever opened the connection.
+    if (error instanceof UnauthorizedError && this.personal) throw error;
+    if (error instanceof UnauthorizedError)
+      return errorResult(
+        `${tool} on MCP server "${this.config.name}" needs more access than Spool was given: an operator has to log in again (${loginCommand(this.config.name)}).`,
+      );
+    return errorResult(
+      `${tool} on MCP server "${this.config.name}" failed: ${errorMessage(error)}`,
+    );
   }
 
   /**

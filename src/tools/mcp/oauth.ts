@@ -39,7 +39,7 @@ export interface OAuthIdentity {
 }
 
 /** A token this close to its expiry is refreshed before it is used. */
-const REFRESH_MARGIN_MS = 60_000;
+export const REFRESH_MARGIN_MS = 60_000;
 
 /**
  * The MCP SDK's OAuth client, for an operator's login (authorization code with PKCE), with every
@@ -86,34 +86,15 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    const { clientSecret, scope } = this.server.oauth;
-    return {
-      client_name: 'Spool',
-      redirect_uris: [this.identity.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: clientSecret ? 'client_secret_basic' : 'none',
-      ...(scope ? { scope } : {}),
-    };
+    return clientMetadataOf(this.server.oauth, this.identity.redirectUrl);
   }
 
   clientInformation(): OAuthClientInformationMixed | undefined {
-    const { clientId, clientSecret } = this.server.oauth;
-    if (!clientId) return this.record.client;
-    // Pre-registered: the SDK stamps it with its issuer once used; that stamp is kept.
-    const stamped = this.record.client?.client_id === clientId ? this.record.client : undefined;
-    return {
-      ...stamped,
-      client_id: clientId,
-      ...(clientSecret ? { client_secret: clientSecret } : {}),
-    };
+    return clientInformationOf(this.server.oauth, this.record.client);
   }
 
   saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
-    // A pre-registered secret stays in the config; only the registration's stamp is kept.
-    const kept = { ...client };
-    if (this.server.oauth.clientSecret) delete kept.client_secret;
-    return this.save({ client: kept });
+    return this.save({ client: keptClient(this.server.oauth, client) });
   }
 
   tokens(): OAuthTokens | undefined {
@@ -196,6 +177,45 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 }
 
+/** How Spool describes itself when it registers (DCR) with an authorization server. */
+export function clientMetadataOf(oauth: OAuthConfig, redirectUrl: string): OAuthClientMetadata {
+  const { clientSecret, scope } = oauth;
+  return {
+    client_name: 'Spool',
+    redirect_uris: [redirectUrl],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: clientSecret ? 'client_secret_basic' : 'none',
+    ...(scope ? { scope } : {}),
+  };
+}
+
+/** The client Spool is to a server: the one pre-registered in mcp.json, else the one registered. */
+export function clientInformationOf(
+  oauth: OAuthConfig,
+  stored: OAuthClientInformationMixed | undefined,
+): OAuthClientInformationMixed | undefined {
+  const { clientId, clientSecret } = oauth;
+  if (!clientId) return stored;
+  // Pre-registered: the SDK stamps it with its issuer once used; that stamp is kept.
+  const stamped = stored?.client_id === clientId ? stored : undefined;
+  return {
+    ...stamped,
+    client_id: clientId,
+    ...(clientSecret ? { client_secret: clientSecret } : {}),
+  };
+}
+
+/** What is stored of a client: a pre-registered secret stays in the config. */
+export function keptClient(
+  oauth: OAuthConfig,
+  client: OAuthClientInformationMixed,
+): OAuthClientInformationMixed {
+  const kept = { ...client };
+  if (oauth.clientSecret) delete kept.client_secret;
+  return kept;
+}
+
 /** The SDK's provider for the configured grant: a machine client, or an operator's login. */
 export async function oauthProvider(
   server: HttpServerConfig & { oauth: OAuthConfig },
@@ -240,11 +260,17 @@ export function callbackFromPaste(pasted: string): LoginCallback | undefined {
 export const loginCommand = (server: string): string => `npm start -- mcp login ${server}`;
 
 /** Spool's client metadata document (CIMD): its client id is the address that serves it. */
-export function clientMetadataDocument(identity: OAuthIdentity & { clientMetadataUrl: string }) {
+export function clientMetadataDocument(
+  identity: OAuthIdentity & { clientMetadataUrl: string; signInRedirectUrl?: string },
+) {
   return {
     client_id: identity.clientMetadataUrl,
     client_name: 'Spool',
-    redirect_uris: [identity.redirectUrl],
+    // An operator's login, and people's sign-ins where Spool has a public address.
+    redirect_uris: [
+      identity.redirectUrl,
+      ...(identity.signInRedirectUrl ? [identity.signInRedirectUrl] : []),
+    ],
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
     token_endpoint_auth_method: 'none',

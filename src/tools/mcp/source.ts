@@ -8,7 +8,14 @@ import type { ToolSource } from '../registry.ts';
 import type { McpConfig, McpServerConfig } from './config.ts';
 import { McpServerConnection, type McpLimits } from './connection.ts';
 import { exposedToolNames } from './naming.ts';
-import { oauthProvider, type OAuthIdentity, type OAuthVault } from './oauth.ts';
+import {
+  oauthProvider,
+  StoredOAuthProvider,
+  type OAuthIdentity,
+  type OAuthVault,
+} from './oauth.ts';
+import { PersonConnections } from './person-connections.ts';
+import { personServers, type SignIns } from './sign-in.ts';
 
 export const CLIENT_INFO = { name: 'spool', version: '0.1.0' };
 
@@ -16,6 +23,11 @@ export const CLIENT_INFO = { name: 'spool', version: '0.1.0' };
 export interface McpOAuthOptions {
   vault: OAuthVault;
   identity: OAuthIdentity;
+  /**
+   * People's sign-ins, for the servers used with each person's own account; without it (no
+   * PUBLIC_URL) such servers are left off.
+   */
+  signIns?: SignIns;
 }
 /** The tool Spool adds for a server that serves resources: `<server>__read_resource`. */
 const READ_RESOURCE = 'read_resource';
@@ -44,6 +56,7 @@ function repeatFlags(
 function serverTool(
   connection: McpServerConnection,
   tool: McpServerConnection['tools'][number],
+  people: PersonConnections | undefined,
 ): Tool {
   return {
     spec: {
@@ -53,7 +66,9 @@ function serverTool(
       parameters: { ...tool.inputSchema, type: 'object' },
       flags: repeatFlags(tool, connection.config),
     },
-    run: (args, context) => connection.call(tool.name, args, context),
+    // A server used with each person's own sign-in is only listed with Spool's connection.
+    run: (args, context) =>
+      people ? people.call(tool.name, args, context) : connection.call(tool.name, args, context),
   };
 }
 
@@ -88,6 +103,8 @@ export class McpToolSource implements ToolSource, PromptPort {
     private readonly connections: McpServerConnection[],
     /** Servers left off for good, each with why (its OAuth record does not open, most often). */
     private readonly disabled: string[],
+    /** The per-person connections of each server used with each person's own sign-in, by name. */
+    private readonly people: Map<string, PersonConnections>,
     private readonly tasks: TaskPort | undefined,
     private readonly logger: Logger,
   ) {}
@@ -106,16 +123,40 @@ export class McpToolSource implements ToolSource, PromptPort {
     tasks?: TaskPort,
   ): Promise<McpToolSource> {
     for (const problem of config.problems) logger.error(`${problem} (skipped)`);
-    const authOf = (server: McpServerConfig) =>
-      server.kind === 'http' && server.oauth && oauth
-        ? oauthProvider({ ...server, oauth: server.oauth }, oauth.vault, oauth.identity)
-        : undefined;
+    const authOf = (server: McpServerConfig) => {
+      if (server.kind !== 'http' || !server.oauth || !oauth) return undefined;
+      const config = { ...server, oauth: server.oauth };
+      const { vault, identity, signIns } = oauth;
+      // Chosen anew at each connection: an operator's login, or the last person's sign-in.
+      if (server.identity === 'person' && signIns)
+        return () =>
+          StoredOAuthProvider.open(config, vault, identity).then((operator) =>
+            signIns.lister(config, operator),
+          );
+      return oauthProvider(config, vault, identity);
+    };
     const disabled: string[] = [];
+    const people = new Map<string, PersonConnections>();
+    const signIns = oauth?.signIns;
+    for (const server of personServers(config))
+      if (signIns)
+        people.set(
+          server.name,
+          new PersonConnections(server, {
+            logger,
+            limits,
+            clientInfo: CLIENT_INFO,
+            signIns,
+            tasks,
+          }),
+        );
     const opened = await Promise.all(
       config.servers.map(async (server) => {
         try {
+          if (server.kind === 'http' && server.identity === 'person' && !people.has(server.name))
+            throw new Error("is used with each person's own sign-in, which needs PUBLIC_URL");
           const auth = await authOf(server);
-          return new McpServerConnection(server, logger, CLIENT_INFO, limits, auth, tasks);
+          return new McpServerConnection(server, logger, CLIENT_INFO, limits, auth, false, tasks);
         } catch (error) {
           const problem = `MCP server "${server.name}": ${errorMessage(error)}; disabled`;
           logger.error(problem, { server: server.name });
@@ -125,8 +166,10 @@ export class McpToolSource implements ToolSource, PromptPort {
       }),
     );
     const connections = opened.filter((c): c is McpServerConnection => c !== undefined);
+    // A first sign-in lets Spool list the tools of a server that lists nothing without a token.
+    signIns?.onSignIn((name) => connections.find((c) => c.config.name === name)?.retryLogin());
     await Promise.all(connections.map((c) => c.start()));
-    return new McpToolSource(connections, disabled, tasks, logger);
+    return new McpToolSource(connections, disabled, people, tasks, logger);
   }
 
   /** Each server, with the protocol version it speaks or why it cannot be used (/readyz). */
@@ -148,16 +191,21 @@ export class McpToolSource implements ToolSource, PromptPort {
   }
 
   tools(): Tool[] {
-    const entries = this.connections.flatMap((connection) => [
-      ...connection.tools.map((tool) => ({
-        connection,
-        name: tool.name,
-        tool: serverTool(connection, tool),
-      })),
-      ...(connection.resources
-        ? [{ connection, name: READ_RESOURCE, tool: resourceReader(connection) }]
-        : []),
-    ]);
+    const entries = this.connections.flatMap((connection) => {
+      const people = this.people.get(connection.config.name);
+      return [
+        ...connection.tools.map((tool) => ({
+          connection,
+          name: tool.name,
+          tool: serverTool(connection, tool, people),
+        })),
+        // Resources read with Spool's own connection would lend it to everyone: not for a server
+        // used with each person's own sign-in.
+        ...(connection.resources && !people
+          ? [{ connection, name: READ_RESOURCE, tool: resourceReader(connection) }]
+          : []),
+      ];
+    });
     const names = exposedToolNames(
       entries.map((e) => ({ server: e.connection.config.name, tool: e.name })),
     );
@@ -168,7 +216,9 @@ export class McpToolSource implements ToolSource, PromptPort {
   }
 
   list(): PromptSpec[] {
-    return this.connections.flatMap((connection) =>
+    // A prompt rendered with Spool's own connection would lend it to everyone (see tools()).
+    const shared = this.connections.filter((c) => !this.people.has(c.config.name));
+    return shared.flatMap((connection) =>
       connection.prompts.map((prompt) => ({
         server: connection.config.name,
         name: prompt.name,
@@ -184,7 +234,7 @@ export class McpToolSource implements ToolSource, PromptPort {
 
   async render(server: string, name: string, args: Record<string, string>): Promise<string> {
     const connection = this.connections.find((c) => c.config.name === server);
-    if (!connection) throw new Error(`no MCP server "${server}"`);
+    if (!connection || this.people.has(server)) throw new Error(`no MCP server "${server}"`);
     return connection.prompt(name, args);
   }
 
@@ -211,6 +261,9 @@ export class McpToolSource implements ToolSource, PromptPort {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled(this.connections.map((c) => c.close()));
+    await Promise.allSettled([
+      ...this.connections.map((c) => c.close()),
+      ...[...this.people.values()].map((p) => p.close()),
+    ]);
   }
 }

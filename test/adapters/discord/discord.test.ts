@@ -143,6 +143,9 @@ describe('startup', () => {
     expect(discord.commands.map((c) => c.name).sort()).toEqual([
       'ask',
       'help',
+      'login',
+      'logins',
+      'logout',
       'new',
       'prompt',
       'recall',

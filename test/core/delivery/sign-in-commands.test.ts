@@ -1,0 +1,106 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveryEngine } from '../../../src/core/delivery/engine.ts';
+import { namingFor } from '../../../src/core/delivery/naming.ts';
+import type { Asker } from '../../../src/core/ports/platform.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { SealedPersonVault } from '../../../src/store/person-vault.ts';
+import { SignIns } from '../../../src/tools/mcp/sign-in.ts';
+import { testAgent } from '../../support/agent.ts';
+import { testDatabase, testEngine, testStore } from '../../support/db.ts';
+import { FakeOpenAi } from '../../support/fake-openai.ts';
+import { silentLogger } from '../../support/logger.ts';
+
+let db: Database;
+let llm: FakeOpenAi;
+let engine: DeliveryEngine;
+let vault: SealedPersonVault;
+const workspace = `T-${randomUUID()}`;
+const names = namingFor('slack');
+const asker = (user: string): Asker => ({
+  lane: { platform: 'slack', workspace, channel: 'C1', thread: '' },
+  user,
+});
+const person = (user: string) => ({ platform: 'slack', workspace, user });
+const signedIn = async (user: string, server: string) =>
+  (await vault.read(server, person(user)))?.tokens?.access_token;
+
+beforeAll(async () => {
+  db = await testDatabase();
+  llm = await new FakeOpenAi().start();
+  vault = new SealedPersonVault(db.prisma, randomBytes(32));
+  const signIns = new SignIns([], {
+    vault,
+    identity: { redirectUrl: 'https://spool.example/mcp/oauth/callback' },
+    onSignedIn: () => {},
+    logger: silentLogger,
+  });
+  engine = testEngine(
+    db,
+    testAgent({ fake: llm, store: testStore(db) }),
+    { policy: { rules: [], admins: ['UADMIN'] } },
+    { signIns },
+  );
+  // Nothing is posted: commands answer the person who asked, through the adapter.
+  engine.register(
+    'slack',
+    {
+      render: (text) => [text],
+      post: async () => 'posted',
+      refuse: async () => {},
+      showWorking: async () => async () => {},
+    },
+    {},
+  );
+  const record = (token: string) => ({
+    serverUrl: 'https://notes.example/mcp',
+    tokens: { access_token: token, token_type: 'Bearer' },
+  });
+  await vault.write('notes', person('UALICE'), record('alice-token'), 'https://auth.example');
+  await vault.write('tracker', person('UALICE'), record('alice-tracker'), 'https://auth.example');
+  await vault.write('notes', person('UBOB'), record('bob-token'), 'https://auth.example');
+});
+afterAll(async () => {
+  await llm?.stop();
+  await db?.close();
+});
+
+describe('/spool logins and /spool logout', () => {
+  it("lists a person their own sign-ins, and an admin everyone's", async () => {
+    const own = await engine.logins(asker('UALICE'), names);
+    expect(own).toMatch(/^You are signed in to:\n• notes, since .+ UTC\n• tracker, since .+ UTC$/);
+    expect(await engine.logins(asker('UCAROL'), names)).toBe(
+      'You are not signed in to any tool server.',
+    );
+    const all = await engine.logins(asker('UADMIN'), names);
+    expect(all).toContain('• notes: <@UALICE>');
+    expect(all).toContain('• notes: <@UBOB>');
+    expect(all).toContain('• tracker: <@UALICE>');
+  });
+
+  it("lets a person end their own sign-in, not someone else's; an admin ends anyone's", async () => {
+    expect(await engine.logout(asker('UBOB'), 'notes <@UALICE>', names)).toBe(
+      "Only an admin can end someone else's sign-in.",
+    );
+    expect(await signedIn('UALICE', 'notes')).toBe('alice-token');
+    expect(await engine.logout(asker('UALICE'), 'notes', names)).toBe(
+      'You are signed out of notes; a later call asks to sign in again.',
+    );
+    expect(await signedIn('UALICE', 'notes')).toBeUndefined();
+    expect(await signedIn('UALICE', 'tracker')).toBe('alice-tracker');
+    expect(await engine.logout(asker('UALICE'), 'notes', names)).toBe(
+      'You are not signed in to notes.',
+    );
+    expect(await engine.logout(asker('UADMIN'), 'notes <@UBOB|bob>', names)).toBe(
+      '<@UBOB> is signed out of notes; a later call asks to sign in again.',
+    );
+    expect(await signedIn('UBOB', 'notes')).toBeUndefined();
+    expect(await engine.logout(asker('UALICE'), '', names)).toMatch(/^Which server\?/);
+  });
+
+  it("answers a login for a server not used with each person's sign-in plainly", async () => {
+    expect(await engine.login(asker('UALICE'), 'notes')).toBe(
+      "notes is not a tool server used with each person's own sign-in here.",
+    );
+  });
+});

@@ -1,0 +1,352 @@
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SignInRequiredError } from '../../../src/core/errors.ts';
+import { isParked, type ToolContext } from '../../../src/core/ports/tools.ts';
+import { serveRoutes, type HttpEndpoint } from '../../../src/observability.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { SealedOAuthVault, open } from '../../../src/store/oauth-vault.ts';
+import { SealedPersonVault } from '../../../src/store/person-vault.ts';
+import { parseMcpConfig, type McpConfig } from '../../../src/tools/mcp/config.ts';
+import type { Person, PersonRecord } from '../../../src/tools/mcp/person-oauth.ts';
+import { personServers, signInRoute, SignIns } from '../../../src/tools/mcp/sign-in.ts';
+import { McpToolSource } from '../../../src/tools/mcp/source.ts';
+import { freePort, until } from '../../support/process.ts';
+import { testDatabase } from '../../support/db.ts';
+import { RecordingLogger } from '../../support/logger.ts';
+import { PersonMcpServer } from '../../support/person-mcp-server.ts';
+
+const key = randomBytes(32);
+const logger = new RecordingLogger();
+let db: Database;
+let server: PersonMcpServer;
+let endpoint: HttpEndpoint;
+let source: McpToolSource;
+let signIns: SignIns;
+let config: McpConfig;
+/** The calls woken by a sign-in, in order. */
+const woken: string[] = [];
+
+const person = (user: string): Person => ({ platform: 'slack', workspace: 'T1', user });
+let calls = 0;
+const context = (user: string): ToolContext & { callId: string } => ({
+  conversation: {
+    id: '00000000-0000-0000-0000-000000000000',
+    platform: 'slack',
+    workspace: 'T1',
+    channel: 'C1',
+    thread: '1.0',
+  },
+  turn: 1,
+  callId: `call_${String(++calls).padStart(32, '0')}`,
+  user,
+  signal: new AbortController().signal,
+  reading: { transcript: [], viewChars: 200_000 },
+});
+
+beforeAll(async () => {
+  db = await testDatabase();
+  server = await new PersonMcpServer().start();
+  const port = await freePort();
+  const redirectUrl = `http://127.0.0.1:${port}/mcp/oauth/callback`;
+  endpoint = await serveRoutes(port, [signInRoute(() => signIns)]);
+  config = parseMcpConfig(
+    JSON.stringify({ mcpServers: { notes: { url: server.url, identity: 'person' } } }),
+    join(tmpdir(), 'mcp.json'),
+    {},
+    new Set(),
+  );
+  expect(config.problems).toEqual([]);
+  signIns = new SignIns(personServers(config), {
+    vault: new SealedPersonVault(db.prisma, key),
+    identity: { redirectUrl },
+    onSignedIn: (toolCallId) => void woken.push(toolCallId),
+    logger,
+  });
+  source = await McpToolSource.start(
+    config,
+    logger,
+    { maxMessageBytes: 10_485_760, binaryMaxBytes: 1_000_000 },
+    { vault: new SealedOAuthVault(db.prisma, key), identity: { redirectUrl }, signIns },
+  );
+});
+afterAll(async () => {
+  await source?.close();
+  endpoint?.server.close();
+  await server?.stop();
+  await db?.close();
+});
+
+const tool = (name: string) => {
+  const found = source.tools().find((t) => t.spec.name === `notes__${name}`);
+  if (!found) throw new Error(`no tool ${name} among ${source.tools().map((t) => t.spec.name)}`);
+  // These servers run no tasks: a call ends or asks for a sign-in (a throw).
+  return {
+    run: async (...args: Parameters<typeof found.run>) => {
+      const outcome = await found.run(...args);
+      if (isParked(outcome)) throw new Error(`${name} parked`);
+      return outcome;
+    },
+  };
+};
+
+/** The call's SignInRequiredError (it must throw one). */
+async function signInAsked(user: string, name = 'whoami') {
+  const ctx = context(user);
+  const error = await tool(name)
+    .run({}, ctx)
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+  expect(error).toBeInstanceOf(SignInRequiredError);
+  return { error: error as SignInRequiredError, callId: ctx.callId };
+}
+
+/** Where the authorization server sends the browser back: Spool's redirect address with the code. */
+async function approve(url: string): Promise<string> {
+  const approved = await fetch(url, { redirect: 'manual' });
+  expect(approved.status).toBe(302);
+  return approved.headers.get('location')!;
+}
+
+async function land(redirect: string): Promise<{ status: number; text: string }> {
+  const page = await fetch(redirect);
+  return { status: page.status, text: await page.text() };
+}
+
+/** The person's sign-in as the table holds it, opened with the key. */
+async function stored(user: string): Promise<PersonRecord | undefined> {
+  const { rows } = await db.pool.query<{ sealed: string }>(
+    `SELECT sealed FROM mcp_person_oauth WHERE server = 'notes' AND platform = 'slack' AND workspace = 'T1' AND user_id = $1`,
+    [user],
+  );
+  if (!rows[0]) return undefined;
+  const context = JSON.stringify(['person', 'notes', 'slack', 'T1', user]);
+  return JSON.parse(open(rows[0].sealed, key, context)) as PersonRecord;
+}
+
+async function everyRow(): Promise<string> {
+  const tables = ['mcp_person_oauth', 'mcp_sign_in', 'mcp_oauth'];
+  const dumps = await Promise.all(
+    tables.map((t) => db.pool.query<{ row: string }>(`SELECT t::text AS row FROM ${t} t`)),
+  );
+  return dumps.flatMap((d) => d.rows.map((r) => r.row)).join('\n');
+}
+
+async function signIn(user: string): Promise<string> {
+  const { error, callId } = await signInAsked(user);
+  const before = woken.length;
+  const page = await land(await approve(error.url));
+  expect(page).toEqual({
+    status: 200,
+    text: 'You are signed in to notes. You can go back to the thread.\n',
+  });
+  expect(woken.slice(before)).toEqual([callId]);
+  return (await stored(user))!.tokens!.access_token;
+}
+
+describe("a server used with each person's own sign-in", () => {
+  it('lists its tools, and asks a person who has not signed in for a link bound to them and the call', async () => {
+    expect(
+      source
+        .tools()
+        .map((t) => t.spec.name)
+        .sort(),
+    ).toEqual(['notes__whoami', 'notes__write_note']);
+    const { error } = await signInAsked('UALICE');
+    expect(error.server).toBe('notes');
+    expect(error.reason).toBe('none');
+    const url = new URL(error.url);
+    expect(url.origin).toBe(server.origin);
+    expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+    const state = url.searchParams.get('state')!;
+    expect(state.length).toBeGreaterThanOrEqual(43);
+    const { rows } = await db.pool.query(
+      'SELECT server, platform, workspace, user_id, used_at FROM mcp_sign_in WHERE state = $1',
+      [state],
+    );
+    expect(rows).toEqual([
+      { server: 'notes', platform: 'slack', workspace: 'T1', user_id: 'UALICE', used_at: null },
+    ]);
+    // Nothing reached the server's tool.
+    expect(server.calls).toEqual([]);
+  });
+
+  it('signs the person in once from the link, wakes that call exactly once, and a second use signs in nobody', async () => {
+    const { error, callId } = await signInAsked('UBOB');
+    const redirect = await approve(error.url);
+    const before = woken.length;
+    expect((await land(redirect)).status).toBe(200);
+    const again = await land(redirect);
+    expect(again.status).toBe(400);
+    expect(again.text).toContain('Nobody was signed in');
+    expect(woken.slice(before)).toEqual([callId]);
+    expect((await stored('UBOB'))?.tokens?.access_token).toMatch(/^[0-9a-f]{48}$/);
+  });
+
+  it("calls with each person's own token, never another's", async () => {
+    const alice = await signIn('UALICE');
+    const bob = (await stored('UBOB'))!.tokens!.access_token;
+    expect(alice).not.toBe(bob);
+    server.calls.length = 0;
+    for (const user of ['UALICE', 'UBOB', 'UALICE', 'UBOB']) {
+      const outcome = await tool('whoami').run({}, context(user));
+      expect(outcome.isError).toBeFalsy();
+    }
+    expect(server.calls.map((c) => c.token)).toEqual([alice, bob, alice, bob]);
+  });
+
+  it('refuses an answer naming another authorization server (RFC 9207 iss), and the link is spent', async () => {
+    const { error } = await signInAsked('UCAROL');
+    const redirect = await approve(error.url);
+    const before = woken.length;
+    const forged = new URL(redirect);
+    forged.searchParams.set('iss', 'https://evil.example');
+    const refused = await land(forged.href);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('did not come from the authorization server of notes');
+    expect((await land(redirect)).status).toBe(400);
+    expect(woken.length).toBe(before);
+    expect(await stored('UCAROL')).toBeUndefined();
+  });
+
+  it('asks again, with the wider scope, when the server answers 403 insufficient_scope', async () => {
+    const { error } = await signInAsked('UALICE', 'write_note');
+    expect(error.reason).toBe('insufficient_scope');
+    expect(new URL(error.url).searchParams.get('scope')?.split(' ')).toContain('write');
+    await land(await approve(error.url));
+    server.calls.length = 0;
+    const outcome = await tool('write_note').run({}, context('UALICE'));
+    expect(outcome.isError).toBeFalsy();
+    expect(server.calls).toEqual([
+      { tool: 'write_note', token: (await stored('UALICE'))!.tokens!.access_token },
+    ]);
+  });
+
+  it('asks again when a token is revoked, and after the person signs out', async () => {
+    server.revoke((await stored('UBOB'))!.tokens!.access_token);
+    const revoked = await signInAsked('UBOB');
+    expect(revoked.error.reason).toBe('revoked');
+    const fresh = await signIn('UBOB');
+    server.calls.length = 0;
+    expect((await tool('whoami').run({}, context('UBOB'))).isError).toBeFalsy();
+    expect(server.calls).toEqual([{ tool: 'whoami', token: fresh }]);
+    expect(await signIns.logins({ platform: 'slack', workspace: 'T1' })).toEqual([
+      expect.objectContaining({ server: 'notes', user: 'UALICE' }),
+      expect.objectContaining({ server: 'notes', user: 'UBOB' }),
+    ]);
+    expect(await signIns.logout('notes', person('UBOB'))).toBe(true);
+    expect(await signIns.logout('notes', person('UBOB'))).toBe(false);
+    await signInAsked('UBOB');
+  });
+
+  it('wakes the call once when the same redirect reaches two replicas at once', async () => {
+    // A second replica: its own pool, its own HTTP server, the same database.
+    const other = await testDatabase();
+    const otherWoken: string[] = [];
+    const replica = new SignIns(personServers(config), {
+      vault: new SealedPersonVault(other.prisma, key),
+      identity: signIns.identity,
+      onSignedIn: (toolCallId) => void otherWoken.push(toolCallId),
+      logger,
+    });
+    const port = await freePort();
+    const otherEndpoint = await serveRoutes(port, [signInRoute(() => replica)]);
+    try {
+      const { error, callId } = await signInAsked('UDAVE');
+      const redirect = new URL(await approve(error.url));
+      const before = woken.length;
+      const atOther = new URL(`${redirect.pathname}${redirect.search}`, `http://127.0.0.1:${port}`);
+      const pages = await Promise.all([land(redirect.href), land(atOther.href)]);
+      expect(pages.map((p) => p.status).sort()).toEqual([200, 400]);
+      expect([...woken.slice(before), ...otherWoken]).toEqual([callId]);
+      expect(await stored('UDAVE')).toBeDefined();
+    } finally {
+      otherEndpoint.server.close();
+      await other.close();
+    }
+  });
+
+  it('gives a link ahead of any call (/spool login), which signs the person in and wakes nothing', async () => {
+    expect(await signIns.link('elsewhere', person('UERIN'))).toBe('unknown');
+    const link = await signIns.link('notes', person('UERIN'));
+    if (typeof link !== 'object') throw new Error(`no link: ${link}`);
+    const before = woken.length;
+    expect((await land(await approve(link.url))).status).toBe(200);
+    expect(woken.length).toBe(before);
+    expect(await signIns.link('notes', person('UERIN'))).toBe('signed_in');
+    server.calls.length = 0;
+    expect((await tool('whoami').run({}, context('UERIN'))).isError).toBeFalsy();
+    expect(server.calls).toEqual([
+      { tool: 'whoami', token: (await stored('UERIN'))!.tokens!.access_token },
+    ]);
+  });
+
+  it('keeps no token in clear in any row or log line', async () => {
+    const tokens = [...new Set(server.calls.map((c) => c.token))];
+    expect(tokens.length).toBeGreaterThanOrEqual(1);
+    const seen = (await everyRow()) + JSON.stringify(logger.lines);
+    for (const token of tokens) expect(seen).not.toContain(token);
+    // And no PKCE verifier either: the sign-in rows hold them sealed.
+    expect(await everyRow()).toMatch(/v1\./);
+  });
+});
+
+describe("a server used with each person's own sign-in that lists nothing without a token", () => {
+  it('lists its tools with the first sign-in, and still calls as each person', async () => {
+    const strict = await new PersonMcpServer('token').start();
+    const strictConfig = parseMcpConfig(
+      JSON.stringify({ mcpServers: { vault: { url: strict.url, identity: 'person' } } }),
+      join(tmpdir(), 'mcp.json'),
+      {},
+      new Set(),
+    );
+    const port = await freePort();
+    const identity = { redirectUrl: `http://127.0.0.1:${port}/mcp/oauth/callback` };
+    const desk = new SignIns(personServers(strictConfig), {
+      vault: new SealedPersonVault(db.prisma, key),
+      identity,
+      onSignedIn: () => {},
+      logger,
+    });
+    const route = await serveRoutes(port, [signInRoute(() => desk)]);
+    const strictSource = await McpToolSource.start(
+      strictConfig,
+      logger,
+      { maxMessageBytes: 10_485_760, binaryMaxBytes: 1_000_000 },
+      { vault: new SealedOAuthVault(db.prisma, key), identity, signIns: desk },
+    );
+    try {
+      expect(strictSource.tools()).toEqual([]);
+      expect(strictSource.problems()).toEqual([
+        'MCP server "vault": needs login (npm start -- mcp login vault)',
+      ]);
+      const link = await desk.link('vault', person('UFRANK'));
+      if (typeof link !== 'object') throw new Error(`no link: ${link}`);
+      expect((await land(await approve(link.url))).status).toBe(200);
+      // Listed at once with that sign-in, not at the next check 30 s later.
+      const whoami = await until(() =>
+        strictSource.tools().find((t) => t.spec.name === 'vault__whoami'),
+      );
+      expect(strictSource.problems()).toEqual([]);
+      const frank = await vaultToken(desk, 'UFRANK');
+      strict.calls.length = 0;
+      expect(await whoami.run({}, context('UFRANK'))).toMatchObject({ isError: false });
+      expect(strict.calls).toEqual([{ tool: 'whoami', token: frank }]);
+      // Listing with Frank's sign-in lends it to nobody: Gina is asked to sign in.
+      const gina = await whoami.run({}, context('UGINA')).catch((e: unknown) => e);
+      expect(gina).toBeInstanceOf(SignInRequiredError);
+      expect(strict.calls).toHaveLength(1);
+    } finally {
+      await strictSource.close();
+      route.server.close();
+      await strict.stop();
+    }
+  });
+});
+
+async function vaultToken(desk: SignIns, user: string): Promise<string> {
+  return (await desk.vault.read('vault', person(user)))!.tokens!.access_token;
+}
