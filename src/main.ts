@@ -306,6 +306,8 @@ function mcpOAuth(
           identity: { redirectUrl: signInRedirectUrl, clientMetadataUrl },
           onSignedIn,
           logger,
+          // A link lasts as long as the call waits for it.
+          linkMs: config.delivery.questionTimeoutMs,
         })
       : undefined;
   return { vault: new SealedOAuthVault(db.prisma, key), identity: config.tools.oauth, signIns };

@@ -49,5 +49,5 @@ export function loginText(server: string, link: SignInLink): string {
   if (link === 'unknown')
     return `${server || 'That'} is not a tool server used with each person's own sign-in here.`;
   if (link === 'signed_in') return `You are signed in to ${server} already.`;
-  return `Sign in to ${server} as yourself (this link is yours alone: it works once, for 15 minutes; do not forward it): ${link.url}`;
+  return `Sign in to ${server} as yourself (this link is yours alone: it works once, and only for a few minutes; do not forward it): ${link.url}`;
 }
