@@ -39,7 +39,8 @@ export function signInGate(
           declined: `The call was not made: ${who} was asked to sign in to ${server} as themselves and did not within ${duration(timeoutMs)}. Tell them, and that asking again sends a new link.`,
         };
       return {
-        declined: `The call was not made: ${who} signed in to ${server}, but the server still refuses it (${reason}). Tell them what access it needs.`,
+        // Already decided (an approval, or a sign-in that did not serve): not asked twice.
+        declined: `The call was not made: ${who} has no sign-in to ${server} that serves it (${reason}). Tell them to sign in with /spool login ${server} (Discord and console: /login), then ask again.`,
       };
     },
     waiting: (ids) => approvals.waiting(scope, ids),
