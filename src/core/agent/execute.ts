@@ -122,7 +122,7 @@ async function signInWait(
     return errorResult(
       `${call.name} needs the person who asked to sign in to ${server} as themselves, and they cannot be asked here.`,
     );
-  const wait = await turn.signIn.wait(call, { server, url, reason });
+  const wait = await turn.signIn.wait(call, { server, reason });
   if ('declined' in wait) return errorResult(wait.declined);
-  return { parked: 'sign_in', until: wait.until, signIn: { server, url } };
+  return { parked: 'sign_in', until: wait.until, signIn: { server, url, reason } };
 }

@@ -4,6 +4,7 @@ import type { PendingCall } from '../ports/turns.ts';
 import type { ApprovalDesk } from './approvals.ts';
 import { policyFor, type Policy } from './policy.ts';
 import { person } from './approval-text.ts';
+import { signInRequest } from './sign-in-gate.ts';
 import { waitingForApproval, waitingForSignIn, waitingForTask } from './status.ts';
 
 export interface ParkingDeps {
@@ -36,6 +37,15 @@ export class Parking {
     // message posted in the thread clears a Slack status.
     await outbound.showStatus?.(entry, this.waiting(entry, calls, asked)).catch(() => {});
     await ledger.awaitDecision(entry.id, new Date(Math.min(...dues)));
+    // Only once the message waits: a sign-in landing any sooner would find nothing to wake.
+    for (const { parked } of calls)
+      if (parked?.signIn) {
+        const { server, url, reason } = parked.signIn;
+        const text = signInRequest(server, reason, parked.until.getTime() - Date.now());
+        await outbound
+          .showPrivately?.(entry, text, { label: `Sign in to ${server}`, url })
+          .catch(() => {});
+      }
     // A click between the prompt and the line above found nothing waiting to wake.
     if (asked.length > 0 && (await desk.anyDecided(entry.lane, asked)))
       await ledger.wake(asked[0]!.id);

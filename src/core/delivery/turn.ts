@@ -87,7 +87,7 @@ export async function replyTo(
     onActivity: status && ((activity: TurnActivity) => status.set(statusText(activity))),
     spend: turnSpend({ ...entry.lane, user: entry.user }, options.policy ?? {}, deps.spend),
     user: entry.user,
-    signIn: signInGate(deps.approvals, entry, outbound, options.questionTimeoutMs),
+    signIn: signInGate(deps.approvals, entry, options.questionTimeoutMs),
   };
   let result = await deps.agent.runTurn(conversation, text, turn);
   // Where the person is at hand (the console), they are asked now and the turn goes on at once.

@@ -152,8 +152,8 @@ export interface ParkedCall {
   until: Date;
   /** What the people in the thread read meanwhile (a task's progress). */
   status?: string;
-  /** A sign-in: the page the person who asked must open, shown to them alone. */
-  signIn?: { server: string; url: string };
+  /** A sign-in: the page the person who asked must open, shown to them alone, and why. */
+  signIn?: { server: string; url: string; reason: string };
 }
 
 /**

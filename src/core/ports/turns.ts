@@ -150,12 +150,12 @@ export interface ApprovalGate {
  */
 export interface SignInGate {
   /**
-   * The call needs its person's sign-in: until when it waits (the first look sets the deadline and
-   * sends them the link, to them alone), or why it goes no further, for the model to read.
+   * The call needs its person's sign-in to `server`: until when it waits (the first look sets the
+   * deadline), or why it goes no further, for the model to read.
    */
   wait(
     call: PendingCall,
-    signIn: { server: string; url: string; reason: string },
+    signIn: { server: string; reason: string },
   ): Promise<{ until: Date } | { declined: string }>;
   /** Among these calls, those that waited for a sign-in and have not been sent since. */
   waiting(toolCallIds: string[]): Promise<Set<string>>;

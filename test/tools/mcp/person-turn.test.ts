@@ -51,6 +51,8 @@ beforeAll(async () => {
     // Every sign-in lands on the first replica.
     PUBLIC_URL: `http://127.0.0.1:${ports[0]}`,
     DATA_DIR: dir,
+    // Time enough to follow a link in a test, short enough to see a link left unused.
+    QUESTION_TIMEOUT_MS: '4000',
   };
   bots.push(...(await Promise.all(ports.map((port) => startSlackBot(port, env)))));
 }, 90_000);
@@ -105,13 +107,15 @@ describe('a server used with each person’s own sign-in, in a thread', () => {
       });
       expect(await deliver(ports[1], asked)).toBe(true);
       const url = await linkFor(user, channel);
-      // Parked: the message waits, and nobody holds its lane.
-      const [parked] = await queryAt<{ status: string }>(
-        fileDatabaseUrl(),
-        'SELECT status FROM inbox WHERE message_key = $1',
-        [`${channel}:${ts}`],
-      );
-      expect(parked?.status).toBe('waiting');
+      // Parked: the link is sent before the message is set to wait for it.
+      await until(async () => {
+        const [row] = await queryAt<{ status: string }>(
+          fileDatabaseUrl(),
+          'SELECT status FROM inbox WHERE message_key = $1',
+          [`${channel}:${ts}`],
+        );
+        return row?.status === 'waiting' ? true : undefined;
+      });
       expect(answerIn(channel)).toBeUndefined();
       const landed = await signIn(url);
       expect(landed.status).toBe(200);
@@ -128,5 +132,26 @@ describe('a server used with each person’s own sign-in, in a thread', () => {
     const posted = JSON.stringify(slack.callsTo('chat.postMessage'));
     expect(posted).not.toContain('state=');
     expect(posted).not.toContain(notes.origin);
+    // Nor does anything the model read: neither the link nor a token.
+    const asked = JSON.stringify(llm.requests);
+    expect(asked).not.toContain('state=');
+    for (const { token } of notes.calls) expect(asked).not.toContain(token);
+  });
+
+  it('declines the call of a person who does not sign in in time, and the model says so', async () => {
+    const [channel, ts] = ['CPEOPLE3', '4300.1'];
+    const calls = notes.calls.length;
+    const asked = eventBody({
+      type: 'app_mention',
+      user: 'UEVE',
+      text: `<@${BOT_USER}> who am I there?`,
+      ts,
+      channel,
+    });
+    expect(await deliver(ports[0], asked)).toBe(true);
+    await linkFor('UEVE', channel);
+    const answer = await until(() => answerIn(channel), 30_000);
+    expect(answer.text).toContain('did not within 4 seconds');
+    expect(notes.calls).toHaveLength(calls);
   });
 });
