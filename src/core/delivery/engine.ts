@@ -31,6 +31,7 @@ import { Parking } from './parking.ts';
 import { replyTo } from './turn.ts';
 import { Answerer } from './answer.ts';
 import { followEdit } from './edits.ts';
+import { closeStoppedPrompts } from './stopped-prompts.ts';
 import { promptText } from './prompt-text.ts';
 import { PROMPT_REFUSED } from './replies.ts';
 
@@ -111,6 +112,8 @@ export class DeliveryEngine implements Delivery {
       cutShort,
       parking: this.parking,
       reply: (entry, outbound, run) => replyTo(turns, options, entry, outbound, run),
+      stopped: (entry, outbound) =>
+        closeStoppedPrompts({ ledger: deps.ledger, approvals: deps.approvals }, entry, outbound),
       answered: (entry, outcome: Answered) => {
         deps.onAnswered?.(entry.lane.platform, outcome);
         this.intake.settled(entry, outcome);

@@ -237,11 +237,14 @@ export interface DeliveryPort {
    */
   supersede(inboxId: string, by: string): Promise<string | undefined>;
   /**
-   * A recorded message, where it stands, and whether it is its lane's last answered one (no later
-   * message there is answered).
+   * A recorded message as it now stands: the newest of it and the messages its edits became (those
+   * whose `delivery.original` is its inbox id), where that stands, and whether the message is its
+   * lane's last answered one (no other message after it there is answered).
    */
   findMessage(
     platform: string,
     messageKey: string,
   ): Promise<{ entry: InboxEntry; status: string; latest: boolean } | undefined>;
+  /** The approval prompts a message's turn posted (or saved to post), in order. */
+  promptsOf(inboxId: string): Promise<ReplyChunk[]>;
 }
