@@ -423,8 +423,9 @@ export class DeliveryLedger implements DeliveryPort {
   }
 
   async awaitDecision(inboxId: string, until: Date): Promise<void> {
+    // A Stop (or an edit) taken while the prompts were posted keeps the message due, to end now.
     await this.prisma
-      .$executeRaw`UPDATE inbox SET status = 'waiting', available_at = ${until} WHERE id = ${BigInt(inboxId)}`;
+      .$executeRaw`UPDATE inbox SET status = 'waiting', available_at = ${until} WHERE id = ${BigInt(inboxId)} AND stop_requested_at IS NULL`;
   }
 
   async wake(toolCallId: string): Promise<string | undefined> {

@@ -267,6 +267,7 @@ export class MemoryLedger implements DeliveryPort {
 
   async awaitDecision(inboxId: string, until: Date): Promise<void> {
     const row = this.row(inboxId);
+    if (row.stoppedBy) return;
     row.status = 'waiting';
     row.availableAt = until.getTime();
   }

@@ -212,7 +212,8 @@ export interface DeliveryPort {
   retryLater(inboxId: string, delayMs: number): Promise<void>;
   /**
    * The message's turn stopped at calls awaiting a decision: it waits, holding its lane's later
-   * messages back, until woken or `until` (when it is due again, to expire them).
+   * messages back, until woken or `until` (when it is due again, to expire them). One stopped
+   * meanwhile stays due, to end.
    */
   awaitDecision(inboxId: string, until: Date): Promise<void>;
   /**
