@@ -16,6 +16,7 @@ import { secretMasker } from './core/redact.ts';
 import { ApprovalLedger } from './store/approval-ledger.ts';
 import { QuestionLedger } from './store/question-ledger.ts';
 import { PostgresSpendLedger } from './store/spend-ledger.ts';
+import { FeedbackLedger } from './store/feedback-ledger.ts';
 import { getContinuationTool } from './core/builtins/get-continuation.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
 import { windowLine } from './llm/context-window.ts';
@@ -32,7 +33,7 @@ import {
 } from './observability.ts';
 import { proxyFromEnv } from './proxy.ts';
 import { startTracing } from './tracing.ts';
-import { openDatabase } from './store/database.ts';
+import { openDatabase, type Database } from './store/database.ts';
 import { DeliveryLedger } from './store/delivery-ledger.ts';
 import { HistorySearch } from './store/history-search.ts';
 import { ResultIndexer } from './store/result-index.ts';
@@ -174,6 +175,14 @@ function httpRoutes(config: Config, registry: Registry, readiness: Readiness) {
 }
 
 /** The database, the tools, the model, the agent and the delivery engine over them. */
+/** Where the engine keeps approvals, questions, spend and ratings of answers. */
+const decisionLedgers = (db: Database) => ({
+  approvals: new ApprovalLedger(db.prisma),
+  questions: new QuestionLedger(db.prisma),
+  spend: new PostgresSpendLedger(db.pool),
+  feedback: new FeedbackLedger(db.prisma),
+});
+
 async function openSpool(
   config: Config,
   mcp: McpConfig | undefined,
@@ -241,10 +250,8 @@ async function openSpool(
       ledger,
       search,
       files: fileReader({ binaryMaxBytes: config.tools.binaryMaxBytes }),
-      approvals: new ApprovalLedger(db.prisma),
-      questions: new QuestionLedger(db.prisma),
+      ...decisionLedgers(db),
       prompts: mcpSource,
-      spend: new PostgresSpendLedger(db.pool),
       mask: secretMasker(secretsOf()),
       logger,
       onAnswered: replyMetrics(registry),

@@ -5,6 +5,7 @@ import { policyFor, type Policy } from '../../core/delivery/policy.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import { approvalBlocks } from './approval-blocks.ts';
+import { answerBlocks } from './feedback.ts';
 import { deleteFile, fetchSlackFile, uploadFile } from './files.ts';
 import { formBlocks } from './form-blocks.ts';
 import { slackText } from './message.ts';
@@ -31,9 +32,10 @@ export function slackOutbound({ app, config, logger }: SlackParts): Outbound {
     render: toSlackMessages,
     postsFiles: true,
     post: ({ lane }, chunk) => post(client, config.policy, lane, chunk),
-    // The text alone, with no blocks: the buttons go.
+    // The text alone, with no blocks (the buttons go), but for an answer's 👍 and 👎.
     edit: async ({ lane }, ts, chunk) => {
-      await client.chat.update({ channel: lane.channel, ts, text: chunk.text, blocks: [] });
+      const blocks = chunk.feedback && chunk.inboxId ? answerBlocks(chunk.text, chunk.inboxId) : [];
+      await client.chat.update({ channel: lane.channel, ts, text: chunk.text, blocks });
     },
     removeFile: (_message, fileId) => deleteFile(client, fileId),
     findPosted: (message, chunk) => findPosted(client, message, chunk),
@@ -73,7 +75,9 @@ async function post(
     ? approvalBlocks(toSlackMessages(chunk.text)[0]!, chunk.approval)
     : chunk.form
       ? formBlocks(toSlackMessages(chunk.text)[0]!, chunk.form)
-      : undefined;
+      : chunk.feedback && chunk.inboxId
+        ? answerBlocks(chunk.text, chunk.inboxId)
+        : undefined;
   // No previews of the links a reply carries, unless the channel's policy allows them.
   const unfurl = policyFor(policy, lane).unfurl === true;
   const sent = await client.chat.postMessage({

@@ -63,6 +63,7 @@ export function answeringCommands(delivery: Delivery, withinMs = COMMAND_STORE_M
     editIncoming: (...args) => delivery.editIncoming(...args),
     decideApproval: (...args) => delivery.decideApproval(...args),
     stopTurn: (...args) => delivery.stopTurn(...args),
+    rateAnswer: (...args) => delivery.rateAnswer(...args),
     answerForm: (...args) => delivery.answerForm(...args),
     promptText: (...args) => delivery.promptText(...args),
     form: (...args) => delivery.form(...args),

@@ -1,5 +1,6 @@
 import type { Answered } from '../ports/platform.ts';
 import type { DeliveryPort } from '../ports/delivery.ts';
+import type { FeedbackPort } from '../ports/feedback.ts';
 import type { FileReader } from '../ports/files.ts';
 import type { QuestionPort } from '../ports/forms.ts';
 import type { HistorySearchPort } from '../ports/history.ts';
@@ -46,6 +47,8 @@ export interface DeliveryDeps {
   prompts?: PromptPort;
   /** Usage by person and channel, and the spend caps' holds; no caps and no `/usage` without. */
   spend?: SpendLedger;
+  /** People's ratings of answers; no feedback buttons' clicks are kept without. */
+  feedback?: FeedbackPort;
   /** Masks the bot's own secrets in what a prompt shows of a call's arguments. */
   mask?: (text: string) => string;
   logger: Logger;

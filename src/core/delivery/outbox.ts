@@ -59,6 +59,8 @@ export class Outbox {
     const { ledger } = this.deps;
     const queue = chunks.filter((chunk) => !chunk.platformMessageId);
     const { replaced, files } = await this.replacedAnswer(entry, outbound);
+    // An answer's last message carries its 👍 and 👎 (not the note on a new conversation).
+    const last = entry.kind === 'message' ? Math.max(...chunks.map((c) => c.seq)) : undefined;
     for (let chunk = queue.shift(); chunk; chunk = queue.shift()) {
       if (!(await ledger.claimPost(chunk.id, lease, this.options.leaseMs))) continue;
       const outgoing = {
@@ -66,6 +68,7 @@ export class Outbox {
         seq: chunk.seq,
         text: chunk.text,
         ...(chunk.file ? { file: chunk.file } : {}),
+        ...(chunk.seq === last ? { feedback: true } : {}),
       };
       // An edited question's answer: a message of the old answer is edited to it (again, after a
       // crash: the same text).

@@ -5,6 +5,7 @@
  */
 import type { RequestListener } from 'node:http';
 import type { ClickOutcome } from './approvals.ts';
+import type { Rating } from './feedback.ts';
 import type { FormAnswer, FormRequest, QuestionState, RawForm } from './forms.ts';
 import type { HistoryHit, StoredResult } from './history.ts';
 import type { Naming, UsageReport } from './spend.ts';
@@ -16,6 +17,8 @@ import type { InboundEdit, InboundFile, InboundMessage, ReplyPart } from './deli
 export interface OutgoingChunk extends ReplyPart {
   inboxId?: string;
   seq: number;
+  /** The last message of an answer: it carries 👍 and 👎 for the answer (to inbox row `inboxId`). */
+  feedback?: boolean;
 }
 
 /** What a platform does for the delivery engine. */
@@ -113,6 +116,16 @@ export interface ApprovalClick extends Asker {
   approve: boolean;
 }
 
+/** A click on 👍 or 👎 under an answer (the reply to inbox row `inboxId`), or the reason after 👎. */
+export interface FeedbackClick extends Asker {
+  inboxId: string;
+  rating: Rating;
+  reason?: string;
+}
+
+/** `unknown`: no answer to that message here (pruned, or not Spool's); `refused`: not allowed. */
+export type FeedbackOutcome = 'recorded' | 'unknown' | 'refused';
+
 /** A click on a question's Submit, Decline or Cancel, with what was typed for Submit. */
 export interface FormClick extends Asker {
   questionId: string;
@@ -179,6 +192,8 @@ export interface Delivery {
    * the platform shows them; 'refused' where they may not talk to Spool.
    */
   usage(who: Asker, names: Naming): Promise<UsageReport | 'refused'>;
+  /** A 👍 or 👎 on an answer, or the reason for a 👎 (see feedback.ts). */
+  rateAnswer(click: FeedbackClick): Promise<FeedbackOutcome>;
   /** The open question's form, for `who` to fill in (a platform that shows it on a click). */
   form(who: Asker, questionId: string): Promise<FormRequest | FormClickOutcome>;
 }

@@ -28,6 +28,7 @@ import {
   buttonClick,
   eventBody,
   FakeSlack,
+  isPrompt,
   signedRequest,
   TEAM,
 } from '../../support/fake-slack.ts';
@@ -1562,7 +1563,7 @@ describe('approvals in Slack threads', () => {
     );
   };
   const replyIn = (ch: string) =>
-    slack.callsTo('chat.postMessage').find((m) => m.channel === ch && !m.blocks);
+    slack.callsTo('chat.postMessage').find((m) => m.channel === ch && !isPrompt(m));
   /** Asks in a new channel and waits for the approval prompt there. */
   async function ask(ts: string): Promise<string> {
     const ch = channel();
@@ -1616,14 +1617,14 @@ describe('approvals in Slack threads', () => {
     expect((await click(first, 'U9', 'spool_approve')).status).toBe(200);
     await slack.waitFor(
       () =>
-        slack.callsTo('chat.postMessage').filter((m) => m.channel === first && !m.blocks).length ===
-        1,
+        slack.callsTo('chat.postMessage').filter((m) => m.channel === first && !isPrompt(m))
+          .length === 1,
     );
     expect(replyIn(first)!.text).toContain('tool said: inventory for SKU-9');
     // Only then is the later message taken up: its turn asks for approval in turn.
     await slack.waitFor(() => slack.prompts(first).length === 2);
     const posts = slack.callsTo('chat.postMessage').filter((m) => m.channel === first);
-    expect(posts.map((m) => (m.blocks ? 'prompt' : 'reply'))).toEqual([
+    expect(posts.map((m) => (isPrompt(m) ? 'prompt' : 'reply'))).toEqual([
       'prompt',
       'reply',
       'prompt',
