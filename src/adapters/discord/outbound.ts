@@ -5,7 +5,7 @@ import type { Logger } from '../../core/logger.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import { isExpired, refusesFile } from './api-errors.ts';
 import { attached, postToChannel } from './channel-post.ts';
-import { approvalComponents, stopComponents } from './components.ts';
+import { approvalComponents, feedbackComponents, stopComponents } from './components.ts';
 import { formComponents } from './form-modal.ts';
 import type { DiscordAdapterConfig, DiscordParts } from './parts.ts';
 import { DISCORD_REFUSAL, discordChunks, NO_MENTIONS, workingLine } from './text.ts';
@@ -40,9 +40,10 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
         throw error;
       }
     },
-    // The text alone: the buttons go.
+    // The text alone: the buttons go, but for an answer's 👍 and 👎.
     edit: async (message, messageId, chunk) => {
-      const body = { content: chunk.text, components: [], allowed_mentions: NO_MENTIONS };
+      const components = chunk.feedback && chunk.inboxId ? feedbackComponents(chunk.inboxId) : [];
+      const body = { content: chunk.text, components, allowed_mentions: NO_MENTIONS };
       await rest.patch(webhookMessage(message, messageId), { body, auth: false });
     },
     refuse: async ({ delivery }) => {
@@ -98,6 +99,7 @@ async function postChunk(
     ...attachments,
     ...(chunk.approval ? { components: approvalComponents(chunk.approval) } : {}),
     ...(chunk.form ? { components: formComponents(chunk.form) } : {}),
+    ...(chunk.feedback && chunk.inboxId ? { components: feedbackComponents(chunk.inboxId) } : {}),
   };
   try {
     // The first follow-up of a deferred response takes the response's place: the prompt
