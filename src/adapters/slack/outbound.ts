@@ -51,6 +51,15 @@ export function slackOutbound({ app, config, logger }: SlackParts): Outbound {
     showStatus: (message, text) => status.showStatus(message, text),
     fetchFile: (_message, file, maxBytes, signal) =>
       fetchSlackFile(client, config, file, maxBytes, signal),
+    // An agent-view thread (the app's DM) is named after its first question.
+    titleThread: async ({ lane, text }) => {
+      if (!lane.channel.startsWith('D')) return;
+      await client.assistant.threads
+        .setTitle({ channel_id: lane.channel, thread_ts: lane.thread, title: threadTitle(text) })
+        .catch((error: unknown) =>
+          logger.debug('Slack: could not title the thread', { error: errorMessage(error) }),
+        );
+    },
     // Mentioned into a thread that already has messages: what was said before, so it has the
     // context.
     threadContext: (message) =>
@@ -58,6 +67,19 @@ export function slackOutbound({ app, config, logger }: SlackParts): Outbound {
         ? Promise.resolve(undefined)
         : threadHistory(client, logger, message),
   };
+}
+
+/** A thread's title: the question's first line, cut at a word near 60 characters. */
+const TITLE_CHARS = 60;
+function threadTitle(question: string): string {
+  const line =
+    question
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim() ?? 'New chat';
+  if (line.length <= TITLE_CHARS) return line;
+  const cut = line.slice(0, TITLE_CHARS);
+  return `${cut.slice(0, cut.lastIndexOf(' ') > 20 ? cut.lastIndexOf(' ') : TITLE_CHARS)}…`;
 }
 
 /** One chunk of a reply as a message in the thread (or a file, with its text). */

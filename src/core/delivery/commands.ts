@@ -64,6 +64,7 @@ export function answeringCommands(delivery: Delivery, withinMs = COMMAND_STORE_M
     decideApproval: (...args) => delivery.decideApproval(...args),
     stopTurn: (...args) => delivery.stopTurn(...args),
     rateAnswer: (...args) => delivery.rateAnswer(...args),
+    suggestedPrompts: (...args) => delivery.suggestedPrompts(...args),
     answerForm: (...args) => delivery.answerForm(...args),
     promptText: (...args) => delivery.promptText(...args),
     form: (...args) => delivery.form(...args),

@@ -35,6 +35,7 @@ import { Answerer } from './answer.ts';
 import { followEdit } from './edits.ts';
 import { closeStoppedPrompts } from './stopped-prompts.ts';
 import { monthStart, REASON_MAX_CHARS } from './feedback.ts';
+import { agentView } from './greeting.ts';
 import { promptText } from './prompt-text.ts';
 import { PROMPT_REFUSED } from './replies.ts';
 
@@ -174,6 +175,11 @@ export class DeliveryEngine implements Delivery {
       }),
     ]);
     return usageReport(rows, { now, everyone, currency, ...names, ...(feedback && { feedback }) });
+  }
+
+  suggestedPrompts(who: Asker, contextChannel?: string) {
+    if (!this.platforms.permits(who)) return 'refused' as const;
+    return agentView(this.options.policy, who.lane, contextChannel).prompts;
   }
 
   /**

@@ -13,7 +13,8 @@ import type { Conversation, ConversationKey } from './conversation.ts';
  */
 export type LaneKey = ConversationKey;
 
-export type InboundKind = 'message' | 'new_conversation';
+/** `greeting`: a person opened Spool's agent view (Slack's assistant thread): Spool greets them. */
+export type InboundKind = 'message' | 'new_conversation' | 'greeting';
 
 export interface InboundMessage {
   lane: LaneKey;

@@ -74,6 +74,11 @@ export interface Outbound {
    * the turn is taken up again (`showWorking`).
    */
   showStatus?(message: InboundMessage, status: string): Promise<void>;
+  /**
+   * Names the lane's thread after its first question, where the platform titles threads (Slack's
+   * agent view). Never throws.
+   */
+  titleThread?(message: InboundMessage): Promise<void>;
   /** What was said in the lane before Spool joined it, for a fresh conversation. */
   threadContext?(message: InboundMessage): Promise<string | undefined>;
   /**
@@ -192,6 +197,14 @@ export interface Delivery {
    * the platform shows them; 'refused' where they may not talk to Spool.
    */
   usage(who: Asker, names: Naming): Promise<UsageReport | 'refused'>;
+  /**
+   * The agent view's prompts for `who`, looking at `contextChannel` (see greeting.ts); 'refused'
+   * where they may not talk to Spool. Its greeting is a message of kind `greeting`.
+   */
+  suggestedPrompts(
+    who: Asker,
+    contextChannel?: string,
+  ): Array<{ title: string; message: string }> | undefined | 'refused';
   /** A 👍 or 👎 on an answer, or the reason for a 👎 (see feedback.ts). */
   rateAnswer(click: FeedbackClick): Promise<FeedbackOutcome>;
   /** The open question's form, for `who` to fill in (a platform that shows it on a click). */
