@@ -174,8 +174,8 @@ export interface Delivery {
   result(who: Asker, toolCallId: string): Promise<StoredResult | 'refused' | undefined>;
   /**
    * A person's edit (or deletion) of a message Spool recorded: the turn runs again with the new
-   * words and its answer replaces the old one; `ignored` for anyone else's edit, an unknown message
-   * or one older than the thread's last answer.
+   * words and its answer replaces the old one (with a note when later answers may be stale; see
+   * edits.ts); `ignored` for anyone else's edit, an unknown message, or an edit already followed.
    */
   editIncoming(edit: InboundEdit): Promise<'edited' | 'deleted' | 'ignored'>;
   /** Only an approver's click counts, and only the first decision. */
