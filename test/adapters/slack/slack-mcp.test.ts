@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -674,6 +675,56 @@ describe('edits and deletions', () => {
     await bot.event(changed(ch, '3301.7', 'and now?', 'and then?', '3301.9'));
     await slack.waitFor(() => later().length === 1);
     expect(later()[0]!.text).toBe('answer to: and then?');
+  });
+
+  it("follows Slack's real message_changed (fixture 30, bolt-python's recorded shape) twice in a row for the same message", async () => {
+    const ch = channel();
+    llm.enqueue(echo);
+    await bot.mention(ch, '3701.1');
+    await slack.waitFor(() => posts(ch).length === 1);
+    const ts = slack.tsOf(posts(ch)[0]!);
+    const updates = () => slack.callsTo('chat.update').filter((u) => u.ts === ts);
+    const recorded = JSON.parse(
+      readFileSync(
+        new URL('../../fixtures/slack-payloads/30-message-changed.json', import.meta.url),
+        'utf8',
+      ),
+    ).payload.event as Record<string, Record<string, unknown>>;
+    /** The recorded event, as U1's edit of the mention at 3701.1 to `now` (edited at `at`). */
+    const edit = (was: string, now: string, at: string) => ({
+      ...recorded,
+      channel: ch,
+      ts: at,
+      event_ts: at,
+      message: {
+        ...recorded.message,
+        user: 'U1',
+        text: now,
+        ts: '3701.1',
+        blocks: undefined,
+        edited: { user: 'U1', ts: at },
+      },
+      previous_message: {
+        ...recorded.previous_message,
+        user: 'U1',
+        text: was,
+        ts: '3701.1',
+        blocks: undefined,
+      },
+    });
+    llm.enqueue(echo);
+    await bot.event(edit(`<@${BOT_USER}> sign me up`, `<@${BOT_USER}> updated message`, '3701.5'));
+    await slack.waitFor(() => updates().length === 1);
+    llm.enqueue(echo);
+    await bot.event(
+      edit(`<@${BOT_USER}> updated message`, `<@${BOT_USER}> updated again`, '3701.6'),
+    );
+    await slack.waitFor(() => updates().length === 2);
+    expect(updates().map((u) => u.text)).toEqual([
+      'answer to: updated message',
+      'answer to: updated again',
+    ]);
+    expect(posts(ch)).toHaveLength(1);
   });
 
   it('runs a running turn again with the edited words, posting only the new answer; a deletion ends a turn with nothing posted', async () => {
