@@ -28,7 +28,7 @@ async function answered(asker = 'U1') {
 }
 
 describe('ratings of answers', () => {
-  it('keeps one rating per person per answer when clicks race, the last one winning; a reason stays with its 👎 only', async () => {
+  it('keeps one rating per person per answer when clicks race; a later click replaces it, and a reason stays with its 👎 only', async () => {
     const { inboxId, scope } = await answered();
     const clicks = ['up', 'down', 'up', 'down', 'up'] as const;
     const outcomes = await Promise.all(
