@@ -38,7 +38,10 @@ export interface AnswerDeps {
     outbound: Outbound,
     run: { signal: AbortSignal; lease: AcquiredLease; status?: StatusLine },
   ): Promise<TurnReply>;
-  /** A turn a person stopped: the approval prompts it left are closed (see stopped-prompts.ts). */
+  /**
+   * A turn a person stopped (or an edit ended): the approval prompts it left are closed (see
+   * stopped-prompts.ts).
+   */
   stopped(entry: InboxEntry, outbound: Outbound): Promise<void>;
   /** Told once a reply (or the failure reply) is delivered. */
   answered(entry: InboxEntry, outcome: Answered): void;
@@ -80,7 +83,9 @@ export class Answerer {
             this.deps.reply(entry, outbound, { signal: both, lease, status }),
           );
           if ('awaiting' in reply) awaiting = reply.awaiting;
-          else if (!('superseded' in reply)) {
+          // An edit or a deletion ended the turn: its approval prompts are closed as a Stop's are.
+          else if ('superseded' in reply) await this.deps.stopped(entry, outbound);
+          else {
             outcome = reply.outcome;
             if ('stopped' in reply) await this.deps.stopped(entry, outbound);
             const text = 'stopped' in reply ? reply.text : editedReply(entry, reply.text);

@@ -267,6 +267,25 @@ describe('approvals through the pipeline and the agent', () => {
     await pipeline.stop(0);
   });
 
+  it('closes the approval prompt of a parked message its author edits, as a Stop does', async () => {
+    const shared = fresh();
+    const { outbound, posted, edits } = platform();
+    const { pipeline } = bot(shared, outbound);
+    await pipeline.handleIncoming(message('m7'));
+    await whenTrue(() => posted.length === 1);
+    const id = posted[0]!.approval!.toolCallId;
+    const edit = { lane: message('x').lane, messageKey: 'm7', user: 'U1', text: 'deploy it now' };
+    expect(await pipeline.editIncoming({ ...edit, editKey: 'm7:edited:1' })).toBe('edited');
+    // The old prompt says it was stopped (the edited words' turn is the next in the lane).
+    await whenTrue(() => edits.length > 0);
+    expect(edits).toEqual([{ id: 'msg-1', text: STOPPED_PROMPT }]);
+    expect(clickReply(await pipeline.decideApproval(click(id, 'U9')), 'test')).toBe(
+      STOPPED_CLICK_REPLY,
+    );
+    expect(shared.runs).toEqual([]);
+    await pipeline.stop(0);
+  });
+
   it('ends a message parked for an approval when someone stops it: the call never runs, its prompt says so without buttons, and a late click is told why it changes nothing', async () => {
     const shared = fresh();
     const { outbound, posted, edits } = platform();
