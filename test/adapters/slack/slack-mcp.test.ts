@@ -658,6 +658,11 @@ describe('edits and deletions', () => {
     await slack.waitFor(() => posts(ch).length === 2);
     expect(posts(ch)[1]!.args.text).toBe('answer to: and now?');
     expect(updates()).toHaveLength(2);
+    // Marked answered just after its post: only then is it an answer after the first question.
+    await until(async () => {
+      const row = await db.prisma.inboxEntry.findFirst({ where: { messageKey: `${ch}:3301.7` } });
+      return row?.status === 'answered' || undefined;
+    });
     // The first question is no longer the thread's last answered one: it is answered again in
     // place, with a note that the answer below it came before the edit; nothing is posted.
     llm.enqueue(echo);
