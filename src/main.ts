@@ -17,6 +17,7 @@ import { ApprovalLedger } from './store/approval-ledger.ts';
 import { TaskLedger } from './store/task-ledger.ts';
 import { QuestionLedger } from './store/question-ledger.ts';
 import { PostgresSpendLedger } from './store/spend-ledger.ts';
+import { FeedbackLedger } from './store/feedback-ledger.ts';
 import { getContinuationTool } from './core/builtins/get-continuation.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
 import { windowLine } from './llm/context-window.ts';
@@ -201,6 +202,14 @@ async function startMcp(
   }
 }
 
+/** Where the engine keeps approvals, questions, spend and ratings of answers. */
+const decisionLedgers = (db: Database) => ({
+  approvals: new ApprovalLedger(db.prisma),
+  questions: new QuestionLedger(db.prisma),
+  spend: new PostgresSpendLedger(db.pool),
+  feedback: new FeedbackLedger(db.prisma),
+});
+
 async function openSpool(
   config: Config,
   mcp: McpConfig | undefined,
@@ -260,11 +269,9 @@ async function openSpool(
       ledger,
       search,
       files: fileReader({ binaryMaxBytes: config.tools.binaryMaxBytes }),
-      approvals: new ApprovalLedger(db.prisma),
+      ...decisionLedgers(db),
       cancelTasks: (conversation) => tools.cancelTasks(conversation),
-      questions: new QuestionLedger(db.prisma),
       prompts: mcpSource,
-      spend: new PostgresSpendLedger(db.pool),
       signIns,
       mask: secretMasker(secretsOf()),
       logger,

@@ -423,8 +423,9 @@ export class DeliveryLedger implements DeliveryPort {
   }
 
   async awaitDecision(inboxId: string, until: Date): Promise<void> {
+    // A Stop (or an edit) taken while the prompts were posted keeps the message due, to end now.
     await this.prisma
-      .$executeRaw`UPDATE inbox SET status = 'waiting', available_at = ${until} WHERE id = ${BigInt(inboxId)}`;
+      .$executeRaw`UPDATE inbox SET status = 'waiting', available_at = ${until} WHERE id = ${BigInt(inboxId)} AND stop_requested_at IS NULL`;
   }
 
   async wake(toolCallId: string): Promise<string | undefined> {
@@ -487,15 +488,29 @@ export class DeliveryLedger implements DeliveryPort {
     platform: string,
     messageKey: string,
   ): Promise<{ entry: InboxEntry; status: string; latest: boolean } | undefined> {
+    // The message's newest form: itself, or the last of the messages its edits became. It is the
+    // latest when no message after it in the lane is answered, an edited one standing where its
+    // first form does.
     const [row] = await this.prisma.$queryRaw<
       Array<InboxRow & { status: string; latest: boolean }>
     >`
+      WITH root AS (SELECT id, lane_id FROM inbox WHERE platform = ${platform} AND message_key = ${messageKey})
       SELECT i.id, i.lane_id, l.platform, l.workspace, l.channel, l.thread, i.message_key, i.kind, i.user_id, i.text,
              i.delivery, i.files, i.attempts, i.status,
-             NOT EXISTS (SELECT 1 FROM inbox later WHERE later.lane_id = i.lane_id AND later.id > i.id AND later.status = 'answered') AS latest
-        FROM inbox i JOIN lanes l ON l.id = i.lane_id
-       WHERE i.platform = ${platform} AND i.message_key = ${messageKey}`;
+             NOT EXISTS (SELECT 1 FROM inbox later WHERE later.lane_id = root.lane_id AND later.status = 'answered'
+                           AND coalesce((later.delivery->>'original')::bigint, later.id) > root.id) AS latest
+        FROM root JOIN inbox i ON i.lane_id = root.lane_id AND (i.id = root.id OR i.delivery->>'original' = root.id::text)
+        JOIN lanes l ON l.id = i.lane_id
+       ORDER BY i.id DESC LIMIT 1`;
     return row && { entry: toEntry(row), status: row.status, latest: row.latest };
+  }
+
+  async promptsOf(inboxId: string): Promise<ReplyChunk[]> {
+    const rows = await this.prisma.outboxChunk.findMany({
+      where: { inboxId: BigInt(inboxId), seq: { lt: 0 }, toolCallId: { not: null } },
+      orderBy: { seq: 'desc' },
+    });
+    return rows.map(toChunk);
   }
 
   /** Unanswered messages, and how long the oldest has waited: for the metrics. */

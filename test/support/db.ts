@@ -10,6 +10,7 @@ import {
 import type { ConversationKey } from '../../src/core/ports/conversation.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
 import { ApprovalLedger } from '../../src/store/approval-ledger.ts';
+import { FeedbackLedger } from '../../src/store/feedback-ledger.ts';
 import { PostgresSpendLedger } from '../../src/store/spend-ledger.ts';
 import { QuestionLedger } from '../../src/store/question-ledger.ts';
 import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
@@ -80,6 +81,7 @@ export function testEngine(
       approvals: new ApprovalLedger(db.prisma),
       questions: new QuestionLedger(db.prisma),
       spend: new PostgresSpendLedger(db.pool),
+      feedback: new FeedbackLedger(db.prisma),
       logger: silentLogger,
       ...deps,
     },

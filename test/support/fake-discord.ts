@@ -150,6 +150,14 @@ export class FakeDiscord {
     return `http://127.0.0.1:${this.port}${pathname}${search}`;
   }
 
+  /** The intents each client identified with, in order. */
+  readonly intents: number[] = [];
+
+  /** Dispatches a MESSAGE_CREATE exactly as given, as the gateway would. */
+  dispatchMessage(d: Record<string, unknown>): void {
+    this.dispatch('MESSAGE_CREATE', d);
+  }
+
   /** Dispatches an INTERACTION_CREATE exactly as given, as the gateway would. */
   dispatchInteraction(d: Record<string, unknown>): void {
     this.dispatch('INTERACTION_CREATE', d);
@@ -340,6 +348,7 @@ export class FakeDiscord {
       const { op } = JSON.parse(raw.toString()) as { op: number };
       if (op === 1) ws.send(JSON.stringify({ op: 11 }));
       if (op === 2) {
+        this.intents.push((JSON.parse(raw.toString()) as { d: { intents: number } }).d.intents);
         this.sessions.push(ws);
         ws.on('close', () => this.sessions.splice(this.sessions.indexOf(ws), 1));
         void this.identified.then(() =>
@@ -460,6 +469,10 @@ export class FakeDiscord {
       if (nonce) this.byNonce.set(nonce, created);
       return { status: 200, body: created };
     }
+    const edited = /^\/channels\/(\d+)\/messages\/(\d+)$/.exec(path);
+    if (method === 'PATCH' && edited)
+      return { status: 200, body: { ...this.message(edited[1]!, body), id: edited[2] } };
+    if (method === 'POST' && /^\/channels\/\d+\/typing$/.test(path)) return { status: 204 };
     return { status: 404, body: { message: `no route ${method} ${path}`, code: 0 } };
   }
 }

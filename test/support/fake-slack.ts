@@ -323,11 +323,9 @@ export class FakeSlack {
     blocks: Array<Record<string, unknown>>;
   }> {
     return this.calls.flatMap((c, i) => {
-      if (c.method !== 'chat.postMessage' || c.args.channel !== channel || !c.args.blocks)
+      if (c.method !== 'chat.postMessage' || c.args.channel !== channel || !isPrompt(c.args))
         return [];
-      const blocks = (
-        typeof c.args.blocks === 'string' ? JSON.parse(c.args.blocks) : c.args.blocks
-      ) as Array<{ elements?: Array<{ value?: string }> }>;
+      const blocks = blocksOf(c.args) as Array<{ elements?: Array<{ value?: string }> }>;
       const toolCallId = blocks.flatMap((b) => b.elements ?? [])[0]?.value ?? '';
       return [
         {
@@ -478,6 +476,16 @@ export function signedRequest(
 let eventCounter = 0;
 
 /** An event_callback envelope around `event`, with a fresh event id unless one is given. */
+/** A posted message's blocks, however the client sent them. */
+export const blocksOf = (args: Record<string, unknown>): Array<Record<string, unknown>> =>
+  (typeof args.blocks === 'string' ? JSON.parse(args.blocks) : (args.blocks ?? [])) as Array<
+    Record<string, unknown>
+  >;
+
+/** A prompt (buttons in an `actions` block), not an answer (which carries 👍/👎 at most). */
+export const isPrompt = (args: Record<string, unknown>): boolean =>
+  blocksOf(args).some((b) => b.type === 'actions');
+
 export function eventBody(
   event: Record<string, unknown>,
   eventId = `Ev${++eventCounter}-${Date.now()}`,

@@ -267,6 +267,7 @@ export class MemoryLedger implements DeliveryPort {
 
   async awaitDecision(inboxId: string, until: Date): Promise<void> {
     const row = this.row(inboxId);
+    if (row.stoppedBy) return;
     row.status = 'waiting';
     row.availableAt = until.getTime();
   }
@@ -310,12 +311,23 @@ export class MemoryLedger implements DeliveryPort {
   }
 
   async findMessage(platform: string, messageKey: string) {
-    const row = this.rows.find((r) => r.lane.platform === platform && r.messageKey === messageKey);
-    if (!row) return undefined;
+    const root = this.rows.find((r) => r.lane.platform === platform && r.messageKey === messageKey);
+    if (!root?.laneId) return undefined;
+    const edited = (r: Row) => r.delivery.original === root.id;
+    const row = this.rows.filter((r) => r === root || edited(r)).at(-1)!;
     const latest = !this.rows.some(
-      (r) => r.laneId === row.laneId && Number(r.id) > Number(row.id) && r.status === 'answered',
+      (r) =>
+        r.laneId === root.laneId &&
+        r.status === 'answered' &&
+        Number(r.delivery.original ?? r.id) > Number(root.id),
     );
     return { entry: { ...row }, status: row.status, latest };
+  }
+
+  async promptsOf(inboxId: string): Promise<ReplyChunk[]> {
+    return [...this.prompts]
+      .filter(([key, prompt]) => key.startsWith(`${inboxId}:`) && prompt.approval)
+      .map(([, prompt]) => ({ ...prompt }));
   }
 
   private lane(id: string) {

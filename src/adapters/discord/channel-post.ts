@@ -63,3 +63,36 @@ export async function postToChannel(
     );
   return (await post(chunk.text, String(chunk.seq), chunk.file)).id;
 }
+
+/**
+ * A chunk of the answer to a message that mentioned Spool (no interaction token): posted in its
+ * channel, the first as a reply to the message, each with a nonce so that a repeat after a crash
+ * is the message already created.
+ */
+export async function replyInChannel(
+  rest: REST,
+  message: InboundMessage,
+  chunk: OutgoingChunk,
+  components: unknown[] | undefined,
+): Promise<string> {
+  const { files, attachments } = attached(chunk.file);
+  const nonce = chunk.inboxId
+    ? { nonce: channelNonce(chunk.inboxId, String(chunk.seq)), enforce_nonce: true }
+    : {};
+  const reference =
+    chunk.seq <= 0 && message.delivery.messageId
+      ? { message_reference: { message_id: message.delivery.messageId, fail_if_not_exists: false } }
+      : {};
+  const sent = (await rest.post(Routes.channelMessages(message.lane.channel), {
+    body: {
+      content: chunk.text,
+      allowed_mentions: { parse: [] },
+      ...nonce,
+      ...reference,
+      ...attachments,
+      ...(components ? { components } : {}),
+    },
+    files,
+  })) as { id: string };
+  return sent.id;
+}

@@ -35,3 +35,13 @@ export const approvalComponents = ({ toolCallId }: ApprovalButtons) =>
       id: buttonId({ kind: 'approval', toolCallId, approve }),
     })),
   );
+
+/** 👍 and 👎 under an answer's last message: the answer is the reply to inbox row `inboxId`. */
+export const feedbackComponents = (inboxId: string) =>
+  row(
+    (['up', 'down'] as const).map((rating) => ({
+      label: rating === 'up' ? '👍' : '👎',
+      style: ButtonStyle.Secondary,
+      id: buttonId({ kind: 'feedback', inboxId, rating }),
+    })),
+  );

@@ -1,10 +1,11 @@
-import { Client, Events, GatewayIntentBits, type Interaction, type RESTOptions } from 'discord.js';
+import { Client, Events, type Interaction, type RESTOptions } from 'discord.js';
 import type { Delivery, PlatformAdapter } from '../../core/ports/platform.ts';
 import type { Logger } from '../../core/logger.ts';
 import { answeringCommands } from '../../core/delivery/commands.ts';
 import { answerCommand } from './commands.ts';
 import { guardGateway } from './gateway.ts';
 import { answerComponent } from './interactions.ts';
+import { intentsFor, listenForMentions } from './mentions.ts';
 import { discordOutbound } from './outbound.ts';
 import type { DiscordAdapterConfig, DiscordParts } from './parts.ts';
 import { discordRequest } from './rest-request.ts';
@@ -41,7 +42,7 @@ export class DiscordAdapter implements PlatformAdapter {
       ...(agent ? { agent } : {}),
     };
     const client = new Client({
-      intents: [GatewayIntentBits.Guilds],
+      intents: intentsFor(config.messageContent),
       rest,
       allowedMentions: NO_MENTIONS,
     });
@@ -49,6 +50,7 @@ export class DiscordAdapter implements PlatformAdapter {
     this.parts = { client, config, delivery: answeringCommands(delivery), logger };
     guardGateway(client, config.applicationId, logger);
     client.on(Events.InteractionCreate, (interaction) => void this.interacted(interaction));
+    listenForMentions(this.parts);
     client.on(Events.Error, (error) =>
       logger.error('Discord client error', { error: error.message }),
     );

@@ -1,7 +1,9 @@
 import { MessageFlags, type ButtonInteraction, type ModalSubmitInteraction } from 'discord.js';
 import { answerClick, clickOf, type SpoolClick } from '../../core/delivery/clicks.ts';
+import { feedbackReply } from '../../core/delivery/feedback.ts';
 import { formClickReply } from '../../core/delivery/forms.ts';
 import { errorMessage } from '../../core/errors.ts';
+import { reasonModal, reasonOf, REASON_MODAL } from './feedback-modal.ts';
 import { FORM_MODAL, formModal, MODAL_FIELDS, modalValues, tooManyFields } from './form-modal.ts';
 import { askerOf } from './inbound.ts';
 import type { DiscordParts } from './parts.ts';
@@ -28,11 +30,31 @@ async function clicked(parts: DiscordParts, interaction: ButtonInteraction): Pro
   if (!click) return;
   if (click.kind === 'form' && click.action === 'accept')
     return showForm(parts, interaction, click.questionId);
+  if (click.kind === 'feedback' && click.rating === 'down')
+    return thumbsDown(parts, interaction, click.inboxId);
   await answer(parts, interaction, click);
 }
 
-/** A question's modal, submitted: the answer, for the delivery engine to check and record. */
+/** A 👎, stored at once; then a modal asks why (closing it keeps the 👎 without a reason). */
+async function thumbsDown(
+  { delivery }: DiscordParts,
+  interaction: ButtonInteraction,
+  inboxId: string,
+): Promise<void> {
+  const click = { ...askerOf(interaction), inboxId, rating: 'down' as const };
+  const outcome = await delivery.rateAnswer(click);
+  if (outcome !== 'recorded') return respond(interaction, feedbackReply(outcome, click));
+  await interaction.showModal(reasonModal(inboxId));
+}
+
+/** A modal submitted: a question's answer, or a 👎's reason, for the delivery engine to record. */
 async function submitted(parts: DiscordParts, interaction: ModalSubmitInteraction): Promise<void> {
+  const [, inboxId] = REASON_MODAL.exec(interaction.customId) ?? [];
+  if (inboxId) {
+    const reason = reasonOf(interaction.fields);
+    const click = { ...askerOf(interaction), inboxId, rating: 'down' as const, reason };
+    return respond(interaction, feedbackReply(await parts.delivery.rateAnswer(click), click));
+  }
   const [, questionId] = FORM_MODAL.exec(interaction.customId) ?? [];
   if (!questionId) return;
   const values = modalValues(interaction.fields.fields);

@@ -11,8 +11,8 @@ import type { OutgoingChunk, Outbound } from '../../core/ports/platform.ts';
 import type { Logger } from '../../core/logger.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import { isExpired, refusesFile } from './api-errors.ts';
-import { attached, postToChannel } from './channel-post.ts';
-import { approvalComponents, stopComponents } from './components.ts';
+import { attached, postToChannel, replyInChannel } from './channel-post.ts';
+import { approvalComponents, feedbackComponents, stopComponents } from './components.ts';
 import { formComponents } from './form-modal.ts';
 import type { DiscordAdapterConfig, DiscordParts } from './parts.ts';
 import { DISCORD_REFUSAL, discordChunks, NO_MENTIONS, workingLine } from './text.ts';
@@ -39,6 +39,8 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
     postsFiles: true,
     post: async (message, chunk) => {
       try {
+        if (!message.delivery.token)
+          return await replyInChannel(rest, message, chunk, componentsOf(chunk));
         return await postChunk(rest, logger, message, chunk);
       } catch (error) {
         // The file is what Discord will not take: the delivery engine posts the reply as messages
@@ -47,12 +49,18 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
         throw error;
       }
     },
-    // The text alone: the buttons go.
+    // The text alone: the buttons go, but for an answer's 👍 and 👎.
     edit: async (message, messageId, chunk) => {
-      const body = { content: chunk.text, components: [], allowed_mentions: NO_MENTIONS };
-      await rest.patch(webhookMessage(message, messageId), { body, auth: false });
+      const components = chunk.feedback && chunk.inboxId ? feedbackComponents(chunk.inboxId) : [];
+      const body = { content: chunk.text, components, allowed_mentions: NO_MENTIONS };
+      // The answer to a mention is the bot's own channel message; an /ask's, the webhook's.
+      if (!message.delivery.token)
+        await rest.patch(Routes.channelMessage(message.lane.channel, messageId), { body });
+      else await rest.patch(webhookMessage(message, messageId), { body, auth: false });
     },
     refuse: async ({ delivery }) => {
+      // A mention has no private way back: not answering is the refusal.
+      if (!delivery.interactionId) return;
       const body = {
         type: InteractionResponseType.ChannelMessageWithSource,
         data: { content: DISCORD_REFUSAL, flags: MessageFlags.Ephemeral },
@@ -62,8 +70,10 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
         auth: false,
       });
     },
-    // An ephemeral follow-up of the interaction: only the person who asked sees it.
+    // An ephemeral follow-up of the interaction: only the person who asked sees it. A mention has
+    // no interaction, and Discord no other private message in a channel: nothing is shown.
     showPrivately: async ({ delivery }, text, link) => {
+      if (!delivery.token) return;
       const body = {
         content: text,
         flags: MessageFlags.Ephemeral,
@@ -87,11 +97,17 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
         auth: false,
       });
     },
-    // The deferral already shows "Spool is thinking…" until the reply replaces it.
-    showWorking: async () => async () => {},
+    // The deferral already shows "Spool is thinking…" until the reply replaces it; a mention
+    // gets Discord's typing indicator (it lasts ten seconds, or until Spool posts).
+    showWorking: async (message) => {
+      if (!message.delivery.token)
+        await rest.post(Routes.channelTyping(message.lane.channel)).catch(() => {});
+      return async () => {};
+    },
     // The deferred response ("thinking…") says what Spool is doing, with Stop, until the reply
     // replaces it.
     showStatus: async (message, status) => {
+      if (!message.delivery.token) return;
       await rest.patch(webhookMessage(message), {
         body: { content: workingLine(status), components: stopComponents(message.messageKey) },
         auth: false,
@@ -114,6 +130,14 @@ const cdnOrigins = (config: DiscordAdapterConfig) => [
   ...(config.apiUrl ? [new URL(config.apiUrl).origin] : []),
 ];
 
+/** A chunk's buttons: a prompt's, or an answer's 👍 and 👎. */
+function componentsOf(chunk: OutgoingChunk): unknown[] | undefined {
+  if (chunk.approval) return approvalComponents(chunk.approval);
+  if (chunk.form) return formComponents(chunk.form);
+  if (chunk.feedback && chunk.inboxId) return feedbackComponents(chunk.inboxId);
+  return undefined;
+}
+
 /** One chunk, by the interaction's token: the deferred response first, then follow-ups. */
 async function postChunk(
   rest: REST,
@@ -124,12 +148,12 @@ async function postChunk(
   const { applicationId, token } = message.delivery;
   // A file replaces the message's attachments: editing the original again never adds a second.
   const { files, attachments } = attached(chunk.file);
+  const components = componentsOf(chunk);
   const body = {
     content: chunk.text,
     allowed_mentions: NO_MENTIONS,
     ...attachments,
-    ...(chunk.approval ? { components: approvalComponents(chunk.approval) } : {}),
-    ...(chunk.form ? { components: formComponents(chunk.form) } : {}),
+    ...(components ? { components } : {}),
   };
   try {
     // The first follow-up of a deferred response takes the response's place: the prompt

@@ -9,6 +9,12 @@ export interface DiscordSettings {
   apiUrl?: string;
   allowedGuilds?: string[];
   allowedRoles?: string[];
+  /**
+   * DISCORD_MESSAGE_CONTENT=1: Spool asks for the privileged Message Content intent (switched on in
+   * the Developer Portal, Bot → Privileged Gateway Intents) and answers a message that mentions it
+   * or replies to it, like `/ask`. Off: slash commands only.
+   */
+  messageContent?: boolean;
 }
 
 export function discordSettings(r: SettingsReader): DiscordSettings | undefined {
@@ -18,12 +24,13 @@ export function discordSettings(r: SettingsReader): DiscordSettings | undefined 
   const apiUrl = r.url('DISCORD_API_URL');
   const allowedGuilds = r.list('DISCORD_ALLOWED_GUILDS');
   const allowedRoles = r.list('DISCORD_ALLOWED_ROLES');
+  const messageContent = r.flag('DISCORD_MESSAGE_CONTENT', false);
   // Set together or not at all: one of the pair alone is a mistake worth naming.
   if (token && !applicationId)
     r.problem('DISCORD_APPLICATION_ID must be set when DISCORD_TOKEN is set');
   if (applicationId && !token)
     r.problem('DISCORD_TOKEN must be set when DISCORD_APPLICATION_ID is set');
   return token && applicationId
-    ? { token, applicationId, guildId, apiUrl, allowedGuilds, allowedRoles }
+    ? { token, applicationId, guildId, apiUrl, allowedGuilds, allowedRoles, messageContent }
     : undefined;
 }

@@ -5,6 +5,7 @@ import { policyFor, type Policy } from '../../core/delivery/policy.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import { approvalBlocks } from './approval-blocks.ts';
+import { answerBlocks } from './feedback.ts';
 import { deleteFile, fetchSlackFile, uploadFile } from './files.ts';
 import { formBlocks } from './form-blocks.ts';
 import { slackText } from './message.ts';
@@ -31,9 +32,10 @@ export function slackOutbound({ app, config, logger }: SlackParts): Outbound {
     render: toSlackMessages,
     postsFiles: true,
     post: ({ lane }, chunk) => post(client, config.policy, lane, chunk),
-    // The text alone, with no blocks: the buttons go.
+    // The text alone, with no blocks (the buttons go), but for an answer's 👍 and 👎.
     edit: async ({ lane }, ts, chunk) => {
-      await client.chat.update({ channel: lane.channel, ts, text: chunk.text, blocks: [] });
+      const blocks = chunk.feedback && chunk.inboxId ? answerBlocks(chunk.text, chunk.inboxId) : [];
+      await client.chat.update({ channel: lane.channel, ts, text: chunk.text, blocks });
     },
     removeFile: (_message, fileId) => deleteFile(client, fileId),
     findPosted: (message, chunk) => findPosted(client, message, chunk),
@@ -72,6 +74,15 @@ export function slackOutbound({ app, config, logger }: SlackParts): Outbound {
     showStatus: (message, text) => status.showStatus(message, text),
     fetchFile: (_message, file, maxBytes, signal) =>
       fetchSlackFile(client, config, file, maxBytes, signal),
+    // An agent-view thread (the app's DM) is named after its first question.
+    titleThread: async ({ lane, text }) => {
+      if (!lane.channel.startsWith('D')) return;
+      await client.assistant.threads
+        .setTitle({ channel_id: lane.channel, thread_ts: lane.thread, title: threadTitle(text) })
+        .catch((error: unknown) =>
+          logger.debug('Slack: could not title the thread', { error: errorMessage(error) }),
+        );
+    },
     // Mentioned into a thread that already has messages: what was said before, so it has the
     // context.
     threadContext: (message) =>
@@ -79,6 +90,19 @@ export function slackOutbound({ app, config, logger }: SlackParts): Outbound {
         ? Promise.resolve(undefined)
         : threadHistory(client, logger, message),
   };
+}
+
+/** A thread's title: the question's first line, cut at a word near 60 characters. */
+const TITLE_CHARS = 60;
+function threadTitle(question: string): string {
+  const line =
+    question
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim() ?? 'New chat';
+  if (line.length <= TITLE_CHARS) return line;
+  const cut = line.slice(0, TITLE_CHARS);
+  return `${cut.slice(0, cut.lastIndexOf(' ') > 20 ? cut.lastIndexOf(' ') : TITLE_CHARS)}…`;
 }
 
 /** One chunk of a reply as a message in the thread (or a file, with its text). */
@@ -96,7 +120,9 @@ async function post(
     ? approvalBlocks(toSlackMessages(chunk.text)[0]!, chunk.approval)
     : chunk.form
       ? formBlocks(toSlackMessages(chunk.text)[0]!, chunk.form)
-      : undefined;
+      : chunk.feedback && chunk.inboxId
+        ? answerBlocks(chunk.text, chunk.inboxId)
+        : undefined;
   // No previews of the links a reply carries, unless the channel's policy allows them.
   const unfurl = policyFor(policy, lane).unfurl === true;
   const sent = await client.chat.postMessage({

@@ -10,6 +10,8 @@ import { AckAfterListenerReceiver } from './socket-receiver.ts';
 import { AckingHttpReceiver } from './acknowledge.ts';
 import { listenForCommands } from './commands.ts';
 import { listenForMessages } from './events.ts';
+import { listenForAgentThreads } from './assistant.ts';
+import { listenForFeedback } from './feedback.ts';
 import { listenForClicks } from './interactions.ts';
 import { slackOutbound } from './outbound.ts';
 import type { SlackAdapterConfig, SlackParts } from './parts.ts';
@@ -120,6 +122,8 @@ export class SlackAdapter implements PlatformAdapter {
     });
     listenForMessages(parts);
     listenForClicks(parts);
+    listenForFeedback(parts);
+    listenForAgentThreads(parts);
     listenForCommands(parts);
   }
 

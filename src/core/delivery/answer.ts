@@ -15,6 +15,7 @@ import { WorkCut } from './lanes.ts';
 import type { Outbox } from './outbox.ts';
 import type { Parking } from './parking.ts';
 import type { Platforms } from './platforms.ts';
+import { editedReply } from './edits.ts';
 import { FAILURE_REPLY } from './replies.ts';
 import { StatusLine } from './status.ts';
 import type { RunningTurns } from './stops.ts';
@@ -37,6 +38,11 @@ export interface AnswerDeps {
     outbound: Outbound,
     run: { signal: AbortSignal; lease: AcquiredLease; status?: StatusLine },
   ): Promise<TurnReply>;
+  /**
+   * A turn a person stopped (or an edit ended): the approval prompts it left are closed (see
+   * stopped-prompts.ts).
+   */
+  stopped(entry: InboxEntry, outbound: Outbound): Promise<void>;
   /** Told once a reply (or the failure reply) is delivered. */
   answered(entry: InboxEntry, outcome: Answered): void;
   /**
@@ -77,9 +83,13 @@ export class Answerer {
             this.deps.reply(entry, outbound, { signal: both, lease, status }),
           );
           if ('awaiting' in reply) awaiting = reply.awaiting;
-          else if (!('superseded' in reply)) {
+          // An edit or a deletion ended the turn: its approval prompts are closed as a Stop's are.
+          else if ('superseded' in reply) await this.deps.stopped(entry, outbound);
+          else {
             outcome = reply.outcome;
-            const parts = this.deps.outbox.parts(entry, outbound, reply.text);
+            if ('stopped' in reply) await this.deps.stopped(entry, outbound);
+            const text = 'stopped' in reply ? reply.text : editedReply(entry, reply.text);
+            const parts = this.deps.outbox.parts(entry, outbound, text);
             chunks = await ledger.saveReply(entry.id, parts, lease);
           }
         }

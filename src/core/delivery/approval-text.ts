@@ -3,6 +3,9 @@ import type { PendingCall } from '../ports/turns.ts';
 import { redactSecretPatterns } from '../redact.ts';
 import { headAtLineBreak, tailAtLineBreak } from '../text.ts';
 
+/** The note on a call whose turn a Stop ended (see stopped-prompts.ts). */
+export const STOPPED_NOTE = 'stopped';
+
 /** What of a call's arguments a prompt shows: enough to judge, never a wall of text. */
 const ARGS_PREVIEW_CHARS = 1_200;
 
@@ -53,6 +56,8 @@ export const duration = (ms: number) => {
  */
 export function refusalReason(state: ApprovalState, platform: string, timeoutMs: number): string {
   const by = state.by ? ` ${person(platform, state.by)}` : ' the approver';
+  if (state.note === STOPPED_NOTE)
+    return 'The call was not run: the turn was stopped before anyone decided.';
   if (state.status === 'denied')
     return `The call was not run:${by} denied it${state.note ? ` (${state.note})` : ''}.`;
   const given = state.requestedAt
@@ -63,10 +68,15 @@ export function refusalReason(state: ApprovalState, platform: string, timeoutMs:
   return 'The call was approved, but Spool restarted while it was running, so whether it finished is unknown; it was not run again. Check before calling it again.';
 }
 
+export const STOPPED_CLICK_REPLY =
+  'This request was stopped: its turn ended, so nothing waits for a decision and the call will not run.';
+
 /** What the person who clicked is told, only when their click changed nothing. */
 export function clickReply(outcome: ClickOutcome, platform: string): string | undefined {
   if (outcome.status === 'not_allowed') return 'You are not allowed to approve this call.';
   if (outcome.status === 'unknown') return 'This call is not waiting for a decision.';
+  if (outcome.status === 'already' && outcome.state.note === STOPPED_NOTE)
+    return STOPPED_CLICK_REPLY;
   if (outcome.status === 'already')
     return `This call was already ${outcome.state.status}${outcome.state.by ? ` by ${person(platform, outcome.state.by)}` : ''}.`;
   return undefined;

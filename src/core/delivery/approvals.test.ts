@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DeliveryEngine, STOPPED_REPLY } from './engine.ts';
+import { clickReply, STOPPED_CLICK_REPLY } from './approval-text.ts';
+import { STOPPED_PROMPT } from './replies.ts';
 import { Agent } from '../agent/agent.ts';
 import type { LlmPort, LlmRequest } from '../ports/llm.ts';
 import type { InboundMessage } from '../ports/delivery.ts';
@@ -265,9 +267,28 @@ describe('approvals through the pipeline and the agent', () => {
     await pipeline.stop(0);
   });
 
-  it('ends a message parked for an approval when someone stops it: the call never runs, and a late click changes nothing', async () => {
+  it('closes the approval prompt of a parked message its author edits, as a Stop does', async () => {
     const shared = fresh();
-    const { outbound, posted } = platform();
+    const { outbound, posted, edits } = platform();
+    const { pipeline } = bot(shared, outbound);
+    await pipeline.handleIncoming(message('m7'));
+    await whenTrue(() => posted.length === 1);
+    const id = posted[0]!.approval!.toolCallId;
+    const edit = { lane: message('x').lane, messageKey: 'm7', user: 'U1', text: 'deploy it now' };
+    expect(await pipeline.editIncoming({ ...edit, editKey: 'm7:edited:1' })).toBe('edited');
+    // The old prompt says it was stopped (the edited words' turn is the next in the lane).
+    await whenTrue(() => edits.length > 0);
+    expect(edits).toEqual([{ id: 'msg-1', text: STOPPED_PROMPT }]);
+    expect(clickReply(await pipeline.decideApproval(click(id, 'U9')), 'test')).toBe(
+      STOPPED_CLICK_REPLY,
+    );
+    expect(shared.runs).toEqual([]);
+    await pipeline.stop(0);
+  });
+
+  it('ends a message parked for an approval when someone stops it: the call never runs, its prompt says so without buttons, and a late click is told why it changes nothing', async () => {
+    const shared = fresh();
+    const { outbound, posted, edits } = platform();
     const { pipeline, requests } = bot(shared, outbound);
     const handled = await pipeline.handleIncoming(message('m9'), { waitForReply: true });
     await whenTrue(() => posted.length === 1);
@@ -276,7 +297,11 @@ describe('approvals through the pipeline and the agent', () => {
     expect(handled.status === 'accepted' && (await handled.answered)).toBe('ok');
     expect(posted.at(-1)!.text).toBe(STOPPED_REPLY);
     expect(requests).toHaveLength(1);
-    await pipeline.decideApproval(click(id, 'U9'));
+    // The prompt (the first message posted) is edited: an edit carries no buttons.
+    expect(edits).toEqual([{ id: 'msg-1', text: STOPPED_PROMPT }]);
+    const late = await pipeline.decideApproval(click(id, 'U9'));
+    expect(late).toMatchObject({ status: 'already', state: { status: 'denied' } });
+    expect(clickReply(late, 'test')).toBe(STOPPED_CLICK_REPLY);
     // The lane's next message is answered; the stopped call has not run.
     await pipeline.handleIncoming(message('m10'), { waitForReply: true });
     await whenTrue(() => posted.filter((c) => c.approval).length === 2);

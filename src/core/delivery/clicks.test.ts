@@ -16,6 +16,8 @@ describe('button ids', () => {
       { kind: 'form', questionId: 'q1', action: 'accept' },
       { kind: 'form', questionId: 'q1', action: 'cancel' },
       { kind: 'stop', messageKey: '1234' },
+      { kind: 'feedback', inboxId: '42', rating: 'up' },
+      { kind: 'feedback', inboxId: '42', rating: 'down' },
     ];
     for (const click of clicks) expect(clickOf(buttonId(click))).toEqual(click);
     expect(buttonId(clicks[0]!)).toBe('spool:approve:call:1');

@@ -2,6 +2,7 @@ import type { ConversationKey } from '../ports/conversation.ts';
 import type { SignInPort } from '../ports/sign-ins.ts';
 import type { Answered } from '../ports/platform.ts';
 import type { DeliveryPort } from '../ports/delivery.ts';
+import type { FeedbackPort } from '../ports/feedback.ts';
 import type { FileReader } from '../ports/files.ts';
 import type { QuestionPort } from '../ports/forms.ts';
 import type { HistorySearchPort } from '../ports/history.ts';
@@ -52,6 +53,8 @@ export interface DeliveryDeps {
   cancelTasks?(conversation: ConversationKey): Promise<void>;
   /** People's sign-ins to servers used with each person's own account; no `/logins` without. */
   signIns?: SignInPort;
+  /** People's ratings of answers; no feedback buttons' clicks are kept without. */
+  feedback?: FeedbackPort;
   /** Masks the bot's own secrets in what a prompt shows of a call's arguments. */
   mask?: (text: string) => string;
   logger: Logger;

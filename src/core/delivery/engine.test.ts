@@ -142,9 +142,17 @@ describe('DeliveryEngine over an in-memory inbox', () => {
             seq: 0,
             text: expect.stringContaining('8,001 characters'),
             file: { name: 'reply-1.md', content: long, language: 'markdown' },
+            // The answer's last message, which carries its 👍 and 👎 where the platform shows them.
+            feedback: true,
           },
         ]);
-      else expect(posted.map((p) => p.text).join('')).toBe(long);
+      else {
+        expect(posted.map((p) => p.text).join('')).toBe(long);
+        expect(posted.map((p) => p.feedback ?? false)).toEqual([
+          ...posted.slice(1).map(() => false),
+          true,
+        ]);
+      }
     }
   });
 

@@ -12,6 +12,8 @@ import type {
   StopOutcome,
   HandleOptions,
   Outbound,
+  FeedbackClick,
+  FeedbackOutcome,
 } from '../ports/platform.ts';
 import type { HistoryHit, StoredResult } from '../ports/history.ts';
 import type { ClickOutcome } from '../ports/approvals.ts';
@@ -32,6 +34,9 @@ import { Parking } from './parking.ts';
 import { replyTo } from './turn.ts';
 import { Answerer } from './answer.ts';
 import { followEdit } from './edits.ts';
+import { closeStoppedPrompts } from './stopped-prompts.ts';
+import { monthStart, REASON_MAX_CHARS } from './feedback.ts';
+import { agentView } from './greeting.ts';
 import { promptText } from './prompt-text.ts';
 import { PROMPT_REFUSED } from './replies.ts';
 import {
@@ -119,6 +124,8 @@ export class DeliveryEngine implements Delivery {
       cutShort,
       parking: this.parking,
       reply: (entry, outbound, run) => replyTo(turns, options, entry, outbound, run),
+      stopped: (entry, outbound) =>
+        closeStoppedPrompts({ ledger: deps.ledger, approvals: deps.approvals }, entry, outbound),
       answered: (entry, outcome: Answered) => {
         deps.onAnswered?.(entry.lane.platform, outcome);
         this.intake.settled(entry, outcome);
@@ -160,13 +167,45 @@ export class DeliveryEngine implements Delivery {
     const { admins, currency } = this.options.policy ?? {};
     const everyone = admins?.includes(who.user) ?? false;
     const now = new Date();
-    const rows = await spend.usage({
-      platform: who.lane.platform,
-      workspace: who.lane.workspace,
-      since: reportStart(now),
-      ...(everyone ? {} : { user: who.user }),
+    const { platform, workspace } = who.lane;
+    const [rows, feedback] = await Promise.all([
+      spend.usage({
+        platform,
+        workspace,
+        since: reportStart(now),
+        ...(everyone ? {} : { user: who.user }),
+      }),
+      this.deps.feedback?.tally({
+        platform,
+        workspace,
+        since: monthStart(now),
+        ...(everyone ? {} : { askedBy: who.user }),
+      }),
+    ]);
+    return usageReport(rows, { now, everyone, currency, ...names, ...(feedback && { feedback }) });
+  }
+
+  suggestedPrompts(who: Asker, contextChannel?: string) {
+    if (!this.platforms.permits(who)) return 'refused' as const;
+    return agentView(this.options.policy, who.lane, contextChannel).prompts;
+  }
+
+  /**
+   * A person's 👍 or 👎 on an answer (or the reason for a 👎): one per person per answer, a
+   * second click replacing the first.
+   */
+  async rateAnswer(click: FeedbackClick): Promise<FeedbackOutcome> {
+    const { feedback } = this.deps;
+    if (!feedback || !this.platforms.permits(click)) return 'refused';
+    const { platform, workspace, channel } = click.lane;
+    const reason = click.reason?.trim().slice(0, REASON_MAX_CHARS);
+    return feedback.rate({
+      scope: { platform, workspace, channel },
+      inboxId: click.inboxId,
+      user: click.user,
+      rating: click.rating,
+      ...(reason ? { reason } : {}),
     });
-    return usageReport(rows, { now, everyone, currency, ...names });
   }
 
   /**

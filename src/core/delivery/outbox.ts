@@ -10,7 +10,7 @@ import type { Outbound } from '../ports/platform.ts';
 import type { Lease } from '../ports/store.ts';
 import type { Logger } from '../logger.ts';
 import { replyAsFile, replyOfFile } from './reply-file.ts';
-import { fileRefusedNote } from './replies.ts';
+import { fileRefusedNote, STOPPED_REPLY } from './replies.ts';
 
 export interface OutboxDeps {
   ledger: Pick<DeliveryPort, 'claimPost' | 'markPosted' | 'replaceFile' | 'replyOf'>;
@@ -22,6 +22,12 @@ export interface OutboxOptions {
   leaseMs: number;
   /** A longer reply is posted as a file, where the platform posts files. */
   replyFileChars: number;
+}
+
+/** The reply is the note a Stop leaves, as the platform renders it. */
+function isStopNote(outbound: Outbound, chunks: ReplyChunk[]): boolean {
+  const note = outbound.render(STOPPED_REPLY);
+  return chunks.length === note.length && chunks.every((chunk, i) => chunk.text === note[i]);
 }
 
 /**
@@ -59,6 +65,12 @@ export class Outbox {
     const { ledger } = this.deps;
     const queue = chunks.filter((chunk) => !chunk.platformMessageId);
     const { replaced, files } = await this.replacedAnswer(entry, outbound);
+    // An answer's last message carries its 👍 and 👎 (not a greeting, nor the note on a new
+    // conversation or a Stop).
+    const last =
+      entry.kind === 'message' && !isStopNote(outbound, chunks)
+        ? Math.max(...chunks.map((c) => c.seq))
+        : undefined;
     for (let chunk = queue.shift(); chunk; chunk = queue.shift()) {
       if (!(await ledger.claimPost(chunk.id, lease, this.options.leaseMs))) continue;
       const outgoing = {
@@ -66,6 +78,7 @@ export class Outbox {
         seq: chunk.seq,
         text: chunk.text,
         ...(chunk.file ? { file: chunk.file } : {}),
+        ...(chunk.seq === last ? { feedback: true } : {}),
       };
       // An edited question's answer: a message of the old answer is edited to it (again, after a
       // crash: the same text).

@@ -1,7 +1,7 @@
 import type { Policy, PolicyRule } from './policy.ts';
 import type { SpendPolicy } from './spend.ts';
 
-const STRINGS = ['systemPrompt', 'systemPromptAddition', 'model'] as const;
+const STRINGS = ['systemPrompt', 'systemPromptAddition', 'model', 'greeting'] as const;
 const LISTS = ['tools', 'users', 'roles', 'approve', 'approvers'] as const;
 const FLAGS = ['apps', 'unfurl'] as const;
 const MATCH = ['platform', 'workspace', 'channel'] as const;
@@ -112,7 +112,11 @@ function ruleProblems(rule: unknown, at: string): string[] {
   if (!isObject(rule)) return [`${at}: must be an object`];
   const problems: string[] = [];
   for (const key of Object.keys(rule)) {
-    if (key !== 'match' && ![...STRINGS, ...LISTS, ...FLAGS].includes(key as never))
+    if (
+      key !== 'match' &&
+      key !== 'suggestedPrompts' &&
+      ![...STRINGS, ...LISTS, ...FLAGS].includes(key as never)
+    )
       problems.push(`${at}.${key}: is not a setting of a rule`);
   }
   if (!isObject(rule.match))
@@ -124,6 +128,7 @@ function ruleProblems(rule: unknown, at: string): string[] {
   for (const key of FLAGS)
     if (key in rule && typeof rule[key] !== 'boolean')
       problems.push(`${at}.${key}: must be true or false`);
+  if ('suggestedPrompts' in rule) problems.push(...promptProblems(rule.suggestedPrompts, at));
   for (const key of LISTS) {
     if (!(key in rule)) continue;
     const list = rule[key];
@@ -148,4 +153,23 @@ function matchProblems(match: Record<string, unknown>, at: string): string[] {
   if (typeof match.platform === 'string' && !PLATFORMS.includes(match.platform))
     problems.push(`${at}.platform: must be one of ${PLATFORMS.join(', ')}`);
   return problems;
+}
+
+/** Slack offers at most four prompts, each a title and the message it sends. */
+const MAX_PROMPTS = 4;
+
+function promptProblems(prompts: unknown, at: string): string[] {
+  const where = `${at}.suggestedPrompts`;
+  if (!Array.isArray(prompts) || prompts.length > MAX_PROMPTS)
+    return [`${where}: must be a list of at most ${MAX_PROMPTS} { title, message }`];
+  return prompts.flatMap((prompt: unknown, i) =>
+    isObject(prompt) &&
+    Object.keys(prompt).every((key) => key === 'title' || key === 'message') &&
+    typeof prompt.title === 'string' &&
+    prompt.title &&
+    typeof prompt.message === 'string' &&
+    prompt.message
+      ? []
+      : [`${where}[${i}]: must be { title, message }, both non-empty strings`],
+  );
 }

@@ -160,6 +160,29 @@ describe('parsePolicy', () => {
       problems: ['rules[0].unfurl: must be true or false'],
     });
   });
+
+  it("takes a channel's agent-view greeting and up to four suggested prompts, naming bad ones", () => {
+    const prompts = [{ title: 'Open incidents', message: 'Which incidents are open?' }];
+    const good = {
+      rules: [{ match: { channel: 'C1' }, greeting: 'Hi', suggestedPrompts: prompts }],
+    };
+    expect(parsePolicy(good)).toEqual({ policy: good });
+    const five = Array.from({ length: 5 }, () => prompts[0]);
+    expect(
+      parsePolicy({
+        rules: [
+          { match: { channel: 'C1' }, suggestedPrompts: five },
+          { match: { channel: 'C2' }, greeting: '', suggestedPrompts: [{ title: 'x' }] },
+        ],
+      }),
+    ).toEqual({
+      problems: [
+        'rules[0].suggestedPrompts: must be a list of at most 4 { title, message }',
+        'rules[1].greeting: must be a non-empty string',
+        'rules[1].suggestedPrompts[0]: must be { title, message }, both non-empty strings',
+      ],
+    });
+  });
 });
 
 describe('serverAllowed', () => {

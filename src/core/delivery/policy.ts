@@ -33,6 +33,16 @@ export interface ChannelPolicy {
    * model chose, which a hostile document could have made carry the thread's content.
    */
   unfurl?: boolean;
+  /** What Spool says when a person opens its agent view here (Slack's assistant threads). */
+  greeting?: string;
+  /** Up to four prompts offered there, for this channel as the person's context. */
+  suggestedPrompts?: SuggestedPrompt[];
+}
+
+/** A prompt offered in the agent view: its title, and the message it sends. */
+export interface SuggestedPrompt {
+  title: string;
+  message: string;
 }
 
 export interface PolicyRule extends ChannelPolicy {

@@ -20,5 +20,10 @@ export const PROMPT_REFUSED = 'Spool is not enabled for you here.';
 /** The reply to a message whose turn a person stopped. */
 export const STOPPED_REPLY =
   'Stopped. What I did so far is kept: say "go on" and I will pick up from there.';
+/** Below the new answer to an edited message that has answers after it in the thread. */
+export const STALE_ANSWERS_NOTE =
+  'Answered again for the edited message. The answers after it in this thread were to its earlier words and may be out of date.';
+/** What an approval prompt says once a Stop ended its turn: its buttons are gone. */
+export const STOPPED_PROMPT = '⏹ Stopped before anyone decided: the call was not run.';
 export const NEW_CONVERSATION_REPLY =
   'Started a new conversation here. Earlier ones stay searchable with `/recall`.';

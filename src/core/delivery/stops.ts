@@ -6,7 +6,7 @@ import { STOPPED_REPLY } from './replies.ts';
 const STOP_POLL_MS = 500;
 
 /** What a turn ended by a person gives instead of its reply. */
-export type Ended = { superseded: true } | { text: string; outcome: Answered };
+export type Ended = { superseded: true } | { text: string; outcome: Answered; stopped: true };
 
 /**
  * The turns this process runs, by inbox row: a Stop (or an edit that supersedes the message) taken
@@ -35,7 +35,7 @@ export class RunningTurns {
     const ended = (why: StopKind): Ended =>
       why === 'superseded'
         ? ({ superseded: true } as const)
-        : { text: STOPPED_REPLY, outcome: 'ok' as const };
+        : { text: STOPPED_REPLY, outcome: 'ok' as const, stopped: true as const };
     if (entry.stopped) return ended(entry.stopped);
     const stop = new AbortController();
     this.running.set(entry.id, stop);

@@ -13,6 +13,7 @@ import type {
 } from '../ports/turns.ts';
 import type { ApprovalDesk } from './approvals.ts';
 import type { CutShort } from './cut-short.ts';
+import { greetingOf } from './greeting.ts';
 import { policyFor, toolAllowed, toolMatches, type Policy } from './policy.ts';
 import type { QuestionDesk } from './questions.ts';
 import { NEW_CONVERSATION_REPLY, NOTHING_TO_READ_REPLY } from './replies.ts';
@@ -55,6 +56,7 @@ export async function replyTo(
   run: { signal: AbortSignal; lease: AcquiredLease; status?: StatusLine },
 ): Promise<TurnReply> {
   const { signal, lease, status } = run;
+  if (entry.kind === 'greeting') return { text: greetingOf(options.policy, entry), outcome: 'ok' };
   if (entry.kind === 'new_conversation') {
     await deps.ledger.startConversation(entry);
     return { text: NEW_CONVERSATION_REPLY, outcome: 'ok' };
@@ -64,6 +66,7 @@ export async function replyTo(
   const { conversation, fresh } = entry.conversation
     ? { conversation: entry.conversation, fresh: false }
     : await deps.ledger.conversationFor(entry);
+  if (fresh) await outbound.titleThread?.(entry);
   const text = (fresh && (await outbound.threadContext?.(entry))) || entry.text;
   const notes: string[] = [];
   const files = entry.files?.length

@@ -1,4 +1,6 @@
 import type { Naming, UsageReport, UsageRow } from '../ports/spend.ts';
+import type { FeedbackTally } from '../ports/feedback.ts';
+import { feedbackLine } from './feedback.ts';
 import { amount } from './spend.ts';
 
 /** Totals of some rows. */
@@ -93,6 +95,8 @@ export interface ReportOptions extends Naming {
   /** Everyone's usage (an admin asked), or the asker's own. */
   everyone: boolean;
   currency?: string;
+  /** This month's ratings of the answers the report covers, where ratings are kept. */
+  feedback?: FeedbackTally;
 }
 
 /** Usage for today, this week and this month, by channel and (for an admin) by person. */
@@ -115,6 +119,7 @@ export function usageReport(rows: UsageRow[], o: ReportOptions): UsageReport {
     `Today: ${spent(sum(since(today)), o.currency)}`,
     `This week: ${spent(sum(since(monday)), o.currency)}`,
     `This month: ${spent(sum(thisMonth), o.currency)}`,
+    ...(o.feedback ? [feedbackLine(o.feedback)] : []),
     ...(thisMonth.length
       ? [
           '',

@@ -13,7 +13,8 @@ import type { Conversation, ConversationKey } from './conversation.ts';
  */
 export type LaneKey = ConversationKey;
 
-export type InboundKind = 'message' | 'new_conversation';
+/** `greeting`: a person opened Spool's agent view (Slack's assistant thread): Spool greets them. */
+export type InboundKind = 'message' | 'new_conversation' | 'greeting';
 
 export interface InboundMessage {
   lane: LaneKey;
@@ -212,7 +213,8 @@ export interface DeliveryPort {
   retryLater(inboxId: string, delayMs: number): Promise<void>;
   /**
    * The message's turn stopped at calls awaiting a decision: it waits, holding its lane's later
-   * messages back, until woken or `until` (when it is due again, to expire them).
+   * messages back, until woken or `until` (when it is due again, to expire them). One stopped
+   * meanwhile stays due, to end.
    */
   awaitDecision(inboxId: string, until: Date): Promise<void>;
   /**
@@ -237,11 +239,14 @@ export interface DeliveryPort {
    */
   supersede(inboxId: string, by: string): Promise<string | undefined>;
   /**
-   * A recorded message, where it stands, and whether it is its lane's last answered one (no later
-   * message there is answered).
+   * A recorded message as it now stands: the newest of it and the messages its edits became (those
+   * whose `delivery.original` is its inbox id), where that stands, and whether the message is its
+   * lane's last answered one (no other message after it there is answered).
    */
   findMessage(
     platform: string,
     messageKey: string,
   ): Promise<{ entry: InboxEntry; status: string; latest: boolean } | undefined>;
+  /** The approval prompts a message's turn posted (or saved to post), in order. */
+  promptsOf(inboxId: string): Promise<ReplyChunk[]>;
 }

@@ -5,6 +5,7 @@
  */
 import type { RequestListener } from 'node:http';
 import type { ClickOutcome } from './approvals.ts';
+import type { Rating } from './feedback.ts';
 import type { FormAnswer, FormRequest, QuestionState, RawForm } from './forms.ts';
 import type { HistoryHit, StoredResult } from './history.ts';
 import type { Naming, UsageReport } from './spend.ts';
@@ -16,6 +17,8 @@ import type { InboundEdit, InboundFile, InboundMessage, ReplyPart } from './deli
 export interface OutgoingChunk extends ReplyPart {
   inboxId?: string;
   seq: number;
+  /** The last message of an answer: it carries 👍 and 👎 for the answer (to inbox row `inboxId`). */
+  feedback?: boolean;
 }
 
 /** What a platform does for the delivery engine. */
@@ -80,6 +83,11 @@ export interface Outbound {
    * the turn is taken up again (`showWorking`).
    */
   showStatus?(message: InboundMessage, status: string): Promise<void>;
+  /**
+   * Names the lane's thread after its first question, where the platform titles threads (Slack's
+   * agent view). Never throws.
+   */
+  titleThread?(message: InboundMessage): Promise<void>;
   /** What was said in the lane before Spool joined it, for a fresh conversation. */
   threadContext?(message: InboundMessage): Promise<string | undefined>;
   /**
@@ -121,6 +129,16 @@ export interface ApprovalClick extends Asker {
   toolCallId: string;
   approve: boolean;
 }
+
+/** A click on 👍 or 👎 under an answer (the reply to inbox row `inboxId`), or the reason after 👎. */
+export interface FeedbackClick extends Asker {
+  inboxId: string;
+  rating: Rating;
+  reason?: string;
+}
+
+/** `unknown`: no answer to that message here (pruned, or not Spool's); `refused`: not allowed. */
+export type FeedbackOutcome = 'recorded' | 'unknown' | 'refused';
 
 /** A click on a question's Submit, Decline or Cancel, with what was typed for Submit. */
 export interface FormClick extends Asker {
@@ -165,8 +183,8 @@ export interface Delivery {
   result(who: Asker, toolCallId: string): Promise<StoredResult | 'refused' | undefined>;
   /**
    * A person's edit (or deletion) of a message Spool recorded: the turn runs again with the new
-   * words and its answer replaces the old one; `ignored` for anyone else's edit, an unknown message
-   * or one older than the thread's last answer.
+   * words and its answer replaces the old one (with a note when later answers may be stale; see
+   * edits.ts); `ignored` for anyone else's edit, an unknown message, or an edit already followed.
    */
   editIncoming(edit: InboundEdit): Promise<'edited' | 'deleted' | 'ignored'>;
   /** Only an approver's click counts, and only the first decision. */
@@ -203,6 +221,16 @@ export interface Delivery {
    * tell them, or 'refused'.
    */
   logout(who: Asker, command: string, names: Naming): Promise<string | 'refused'>;
+  /**
+   * The agent view's prompts for `who`, looking at `contextChannel` (see greeting.ts); 'refused'
+   * where they may not talk to Spool. Its greeting is a message of kind `greeting`.
+   */
+  suggestedPrompts(
+    who: Asker,
+    contextChannel?: string,
+  ): Array<{ title: string; message: string }> | undefined | 'refused';
+  /** A 👍 or 👎 on an answer, or the reason for a 👎 (see feedback.ts). */
+  rateAnswer(click: FeedbackClick): Promise<FeedbackOutcome>;
   /** The open question's form, for `who` to fill in (a platform that shows it on a click). */
   form(who: Asker, questionId: string): Promise<FormRequest | FormClickOutcome>;
 }

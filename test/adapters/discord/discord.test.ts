@@ -830,3 +830,91 @@ describe('approvals with Discord buttons', () => {
     }
   });
 });
+
+describe('feedback on answers with Discord buttons', () => {
+  it('puts 👍 and 👎 under an answer; a click is stored once per person per answer, a 👎 opens a modal for its reason, and /usage shows the ratings', async () => {
+    llm.fallback = () => ({ content: 'the answer' });
+    const ch = channel();
+    const { token } = ask(ch, 'help me');
+    await discord.waitFor(() => edits(token).some((e) => e.body?.content === 'the answer'));
+    const answer = edits(token).find((e) => e.body?.content === 'the answer')!;
+    const buttons = (
+      answer.body!.components as Array<{ components: Array<{ custom_id: string; label: string }> }>
+    )[0]!.components;
+    expect(buttons.map((b) => b.label)).toEqual(['👍', '👎']);
+    const [inbox] = await db.prisma.inboxEntry.findMany({
+      where: { platform: 'discord', lane: { channel: ch } },
+    });
+    expect(buttons.map((b) => b.custom_id)).toEqual([
+      `spool:feedback:up:${inbox!.id}`,
+      `spool:feedback:down:${inbox!.id}`,
+    ]);
+    const rows = () =>
+      db.prisma.answerFeedback.findMany({ where: { channel: ch }, orderBy: { userId: 'asc' } });
+    const click = (custom: string, userId: string) =>
+      discord.clickButton({
+        customId: custom,
+        messageId: nextId(),
+        guildId: GUILD,
+        channelId: ch,
+        userId,
+      });
+    const ALICE = '300000000000000001';
+    const BOB = '300000000000000002';
+
+    // Alice's 👍, twice: one row, and a private thanks each time.
+    const first = click(buttons[0]!.custom_id, ALICE);
+    const again = click(buttons[0]!.custom_id, ALICE);
+    await discord.waitFor(
+      () => callbacks(first.token).length === 1 && callbacks(again.token).length === 1,
+    );
+    expect(callbacks(again.token)[0]!.body).toMatchObject({ type: 4, data: { flags: 64 } });
+    // Bob's 👎: stored at once, and a modal asks why.
+    const down = click(buttons[1]!.custom_id, BOB);
+    await discord.waitFor(() => callbacks(down.token).length === 1);
+    expect(callbacks(down.token)[0]!.body).toMatchObject({
+      type: 9,
+      data: { custom_id: `spool:feedback-reason:${inbox!.id}` },
+    });
+    expect((await rows()).map((r) => [r.userId, r.rating, r.reason])).toEqual([
+      [ALICE, 'up', null],
+      [BOB, 'down', null],
+    ]);
+    const reason = discord.submitModal({
+      customId: `spool:feedback-reason:${inbox!.id}`,
+      messageId: nextId(),
+      values: { reason: 'It missed the second step' },
+      guildId: GUILD,
+      channelId: ch,
+      userId: BOB,
+    });
+    await discord.waitFor(() => callbacks(reason.token).length === 1);
+    expect(callbacks(reason.token)[0]!.body).toMatchObject({ type: 4, data: { flags: 64 } });
+    expect((await rows()).map((r) => [r.userId, r.rating, r.reason])).toEqual([
+      [ALICE, 'up', null],
+      [BOB, 'down', 'It missed the second step'],
+    ]);
+    // Alice changes her mind: still one row of hers, now a 👎.
+    const changed = click(buttons[1]!.custom_id, ALICE);
+    await discord.waitFor(() => callbacks(changed.token).length === 1);
+    expect((await rows()).map((r) => [r.userId, r.rating])).toEqual([
+      [ALICE, 'down'],
+      [BOB, 'down'],
+    ]);
+    // /usage, for Alice who asked: the ratings of the answers to her messages.
+    const usage = discord.sendCommand({
+      name: 'usage',
+      guildId: GUILD,
+      channelId: ch,
+      userId: ALICE,
+    });
+    await discord.waitFor(() =>
+      [...callbacks(usage.token), ...edits(usage.token)].some((c) =>
+        JSON.stringify(c.body).includes('Answers rated this month'),
+      ),
+    );
+    expect(
+      JSON.stringify([...callbacks(usage.token), ...edits(usage.token)].map((c) => c.body)),
+    ).toContain('Answers rated this month: 👍 0 · 👎 2');
+  });
+});

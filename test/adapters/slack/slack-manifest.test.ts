@@ -10,6 +10,8 @@ const SCOPES_BY_METHOD: Record<string, string[]> = {
   'chat.postEphemeral': ['chat:write'],
   'chat.update': ['chat:write'],
   'assistant.threads.setStatus': ['chat:write'],
+  'assistant.threads.setSuggestedPrompts': ['assistant:write'],
+  'assistant.threads.setTitle': ['assistant:write'],
   'agents.sessions.setStatus': ['chat:write', 'assistant:write'],
   'conversations.replies': ['channels:history', 'groups:history', 'im:history', 'mpim:history'],
   'reactions.add': ['reactions:write'],
@@ -69,7 +71,12 @@ describe("the README's Slack app manifest", () => {
 
   it('subscribes to the events the adapter handles, DMs and group DMs included, with the messages tab on', () => {
     const listened = [...adapterSource.matchAll(/\bapp\.event\('([a-z_]+)'/g)].map((m) => m[1]!);
-    expect(listened.sort()).toEqual(['agent_session_stopped', 'app_mention']);
+    expect(listened.sort()).toEqual([
+      'agent_session_stopped',
+      'app_mention',
+      'assistant_thread_context_changed',
+      'assistant_thread_started',
+    ]);
     expect(listUnder('bot_events').sort()).toEqual([
       ...listened,
       'message.channels',

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';
 import { testAgent } from '../../support/agent.ts';
 import { STOPPED_REPLY } from '../../../src/core/delivery/engine.ts';
+import { STALE_ANSWERS_NOTE } from '../../../src/core/delivery/replies.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import {
@@ -612,12 +614,13 @@ describe('edits and deletions', () => {
     content: `answer to: ${request.messages.filter((m) => m.role === 'user').at(-1)!.content}`,
   });
 
-  it("runs an answered question again when its author edits it, replacing the answer in place, once however often the edit arrives; others' edits and older messages are not followed", async () => {
+  it("runs an answered question again on each edit its author makes, replacing the answer in place, once however often an edit arrives; others' edits are not followed; an older question is answered again in place with a note that the later answers may be stale", async () => {
     const ch = channel();
     llm.enqueue(echo);
     await bot.mention(ch, '3301.1');
     await slack.waitFor(() => posts(ch).length === 1);
     const [answer] = posts(ch);
+    const updates = () => slack.callsTo('chat.update').filter((u) => u.ts === slack.tsOf(answer!));
     const edit = changed(
       ch,
       '3301.1',
@@ -628,17 +631,21 @@ describe('edits and deletions', () => {
     llm.enqueue(echo);
     await bot.event(edit);
     await bot.event(edit);
-    await slack.waitFor(() =>
-      slack.callsTo('chat.update').some((u) => u.ts === slack.tsOf(answer!)),
-    );
-    const update = slack.callsTo('chat.update').find((u) => u.ts === slack.tsOf(answer!))!;
-    expect(update).toMatchObject({ channel: ch, text: 'answer to: sign me out' });
+    await slack.waitFor(() => updates().length === 1);
+    expect(updates()[0]).toMatchObject({ channel: ch, text: 'answer to: sign me out' });
     expect(posts(ch)).toHaveLength(1);
     expect(
       await db.prisma.inboxEntry.count({ where: { messageKey: `${ch}:3301.1:edited:3301.5` } }),
     ).toBe(1);
+    // A second edit of the same message is followed too, from the answer now on screen.
+    llm.enqueue(echo);
+    await bot.event(
+      changed(ch, '3301.1', `<@${BOT_USER}> sign me out`, `<@${BOT_USER}> sign me in`, '3301.6'),
+    );
+    await slack.waitFor(() => updates().length === 2);
+    expect(updates()[1]).toMatchObject({ channel: ch, text: 'answer to: sign me in' });
     // Someone else's edit, and then a later message: only the later message is answered.
-    await bot.event(changed(ch, '3301.1', 'sign me out', 'sign her up', '3301.6', 'U2'));
+    await bot.event(changed(ch, '3301.1', 'sign me in', 'sign her up', '3301.65', 'U2'));
     llm.enqueue(echo);
     await bot.event({
       type: 'message',
@@ -650,20 +657,79 @@ describe('edits and deletions', () => {
     });
     await slack.waitFor(() => posts(ch).length === 2);
     expect(posts(ch)[1]!.args.text).toBe('answer to: and now?');
-    // The first question is no longer the thread's last answered one: its edit is not followed.
-    const asked = llm.requests.length;
-    await bot.event(changed(ch, '3301.1', 'sign me out', 'sign me in', '3301.8'));
-    llm.enqueue(echo);
-    await bot.event({
-      type: 'message',
-      user: 'U1',
-      text: 'last one',
-      ts: '3301.9',
-      thread_ts: '3301.1',
-      channel: ch,
+    expect(updates()).toHaveLength(2);
+    // Marked answered just after its post: only then is it an answer after the first question.
+    await until(async () => {
+      const row = await db.prisma.inboxEntry.findFirst({ where: { messageKey: `${ch}:3301.7` } });
+      return row?.status === 'answered' || undefined;
     });
-    await slack.waitFor(() => posts(ch).length === 3);
-    expect(llm.requests.length - asked).toBe(1);
+    // The first question is no longer the thread's last answered one: it is answered again in
+    // place, with a note that the answer below it came before the edit; nothing is posted.
+    llm.enqueue(echo);
+    await bot.event(
+      changed(ch, '3301.1', `<@${BOT_USER}> sign me in`, `<@${BOT_USER}> sign me over`, '3301.8'),
+    );
+    await slack.waitFor(() => updates().length === 3);
+    expect(String(updates()[2]!.text)).toMatch(/^answer to: sign me over\n\n/);
+    expect(updates()[2]!.text).toContain(STALE_ANSWERS_NOTE);
+    expect(posts(ch)).toHaveLength(2);
+    // The later question is still the thread's last: its edit is answered in place with no note.
+    const later = () =>
+      slack.callsTo('chat.update').filter((u) => u.ts === slack.tsOf(posts(ch)[1]!));
+    llm.enqueue(echo);
+    await bot.event(changed(ch, '3301.7', 'and now?', 'and then?', '3301.9'));
+    await slack.waitFor(() => later().length === 1);
+    expect(later()[0]!.text).toBe('answer to: and then?');
+  });
+
+  it("follows Slack's real message_changed (fixture 30, bolt-python's recorded shape) twice in a row for the same message", async () => {
+    const ch = channel();
+    llm.enqueue(echo);
+    await bot.mention(ch, '3701.1');
+    await slack.waitFor(() => posts(ch).length === 1);
+    const ts = slack.tsOf(posts(ch)[0]!);
+    const updates = () => slack.callsTo('chat.update').filter((u) => u.ts === ts);
+    const recorded = JSON.parse(
+      readFileSync(
+        new URL('../../fixtures/slack-payloads/30-message-changed.json', import.meta.url),
+        'utf8',
+      ),
+    ).payload.event as Record<string, Record<string, unknown>>;
+    /** The recorded event, as U1's edit of the mention at 3701.1 to `now` (edited at `at`). */
+    const edit = (was: string, now: string, at: string) => ({
+      ...recorded,
+      channel: ch,
+      ts: at,
+      event_ts: at,
+      message: {
+        ...recorded.message,
+        user: 'U1',
+        text: now,
+        ts: '3701.1',
+        blocks: undefined,
+        edited: { user: 'U1', ts: at },
+      },
+      previous_message: {
+        ...recorded.previous_message,
+        user: 'U1',
+        text: was,
+        ts: '3701.1',
+        blocks: undefined,
+      },
+    });
+    llm.enqueue(echo);
+    await bot.event(edit(`<@${BOT_USER}> sign me up`, `<@${BOT_USER}> updated message`, '3701.5'));
+    await slack.waitFor(() => updates().length === 1);
+    llm.enqueue(echo);
+    await bot.event(
+      edit(`<@${BOT_USER}> updated message`, `<@${BOT_USER}> updated again`, '3701.6'),
+    );
+    await slack.waitFor(() => updates().length === 2);
+    expect(updates().map((u) => u.text)).toEqual([
+      'answer to: updated message',
+      'answer to: updated again',
+    ]);
+    expect(posts(ch)).toHaveLength(1);
   });
 
   it('runs a running turn again with the edited words, posting only the new answer; a deletion ends a turn with nothing posted', async () => {

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
 import type { Database } from '../../../src/store/database.ts';
+import { DEFAULT_GREETING } from '../../../src/core/delivery/greeting.ts';
 import { testAgent } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
@@ -22,9 +23,9 @@ interface Fixture {
   kind: 'events_api' | 'interactive' | 'slash_command';
   /**
    * answered: one reply, with the person's words reaching the model; noted: the same, with a note
-   * below it.
+   * below it; greeted: the greeting of a new agent thread, and nothing asked of the model.
    */
-  expect: 'answered' | 'ignored' | 'noted' | 'acknowledged';
+  expect: 'answered' | 'ignored' | 'noted' | 'acknowledged' | 'greeted';
   words?: string[];
   /** A reply in a thread Spool must already take part in: the replay mentions Spool there first. */
   inThread?: boolean;
@@ -73,6 +74,7 @@ function remapped(fixture: Fixture): { payload: Record<string, unknown>; channel
     : [];
   const channelIds = [
     event.channel,
+    (event.assistant_thread as { channel_id?: unknown } | undefined)?.channel_id,
     (fixture.payload.channel as { id?: unknown } | undefined)?.id,
     fixture.payload.channel_id,
   ];
@@ -196,6 +198,12 @@ function runCorpus(transport: 'http' | 'socket') {
     const messageRows = async () =>
       (await inboxOf(channel)).filter((row) => row.messageKey === `${channel}:${String(event.ts)}`);
 
+    if (fixture.expect === 'greeted') {
+      await slack.waitFor(() => repliesIn(channel).length > before);
+      expect(repliesIn(channel).slice(before)).toEqual([DEFAULT_GREETING]);
+      expect(llm.requests.length).toBe(requestsBefore);
+      return;
+    }
     if (fixture.expect === 'ignored' || fixture.expect === 'acknowledged') {
       // Acknowledged only once handled: had it been taken, its row would be there now.
       expect(await messageRows()).toEqual([]);
@@ -221,7 +229,7 @@ describe('real Slack payloads', () => {
       expect([
         f.file,
         f.source.length > 10,
-        ['answered', 'ignored', 'noted', 'acknowledged'].includes(f.expect),
+        ['answered', 'ignored', 'noted', 'acknowledged', 'greeted'].includes(f.expect),
       ]).toEqual([f.file, true, true]);
   });
 

@@ -5,7 +5,13 @@ import {
   SLACK_REFUSAL,
   type SlackAdapterConfig,
 } from '../../../src/adapters/slack/slack-adapter.ts';
-import type { DeliveryEngine, DeliveryOptions } from '../../../src/core/delivery/engine.ts';
+import {
+  STOPPED_REPLY,
+  type DeliveryEngine,
+  type DeliveryOptions,
+} from '../../../src/core/delivery/engine.ts';
+import { STOPPED_CLICK_REPLY } from '../../../src/core/delivery/approval-text.ts';
+import { STOPPED_PROMPT } from '../../../src/core/delivery/replies.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { DeliveryLedger } from '../../../src/store/delivery-ledger.ts';
 import { searchHistoryTool } from '../../../src/core/builtins/search-history.ts';
@@ -22,6 +28,7 @@ import {
   buttonClick,
   eventBody,
   FakeSlack,
+  isPrompt,
   signedRequest,
   TEAM,
 } from '../../support/fake-slack.ts';
@@ -1556,7 +1563,7 @@ describe('approvals in Slack threads', () => {
     );
   };
   const replyIn = (ch: string) =>
-    slack.callsTo('chat.postMessage').find((m) => m.channel === ch && !m.blocks);
+    slack.callsTo('chat.postMessage').find((m) => m.channel === ch && !isPrompt(m));
   /** Asks in a new channel and waits for the approval prompt there. */
   async function ask(ts: string): Promise<string> {
     const ch = channel();
@@ -1613,14 +1620,14 @@ describe('approvals in Slack threads', () => {
     expect((await click(first, 'U9', 'spool_approve')).status).toBe(200);
     await slack.waitFor(
       () =>
-        slack.callsTo('chat.postMessage').filter((m) => m.channel === first && !m.blocks).length ===
-        1,
+        slack.callsTo('chat.postMessage').filter((m) => m.channel === first && !isPrompt(m))
+          .length === 1,
     );
     expect(replyIn(first)!.text).toContain('tool said: inventory for SKU-9');
     // Only then is the later message taken up: its turn asks for approval in turn.
     await slack.waitFor(() => slack.prompts(first).length === 2);
     const posts = slack.callsTo('chat.postMessage').filter((m) => m.channel === first);
-    expect(posts.map((m) => (m.blocks ? 'prompt' : 'reply'))).toEqual([
+    expect(posts.map((m) => (isPrompt(m) ? 'prompt' : 'reply'))).toEqual([
       'prompt',
       'reply',
       'prompt',
@@ -1761,6 +1768,40 @@ describe('approvals in Slack threads', () => {
       await quick.stop();
       await startWithPolicy();
     }
+  });
+
+  it('Stop ends a thread awaiting approval: its prompt says it was stopped, with no buttons, and a late click is told so privately; the call never runs', async () => {
+    const before = lookup.calls.length;
+    const ch = await ask('1904.1');
+    const prompt = slack.prompts(ch)[0]!;
+    await post(
+      eventBody({
+        type: 'agent_session_stopped',
+        channel: ch,
+        thread_ts: '1904.1',
+        user: 'U1',
+        streaming_message_ts: [],
+        ts: '1904.2',
+      } as never),
+    );
+    await slack.waitFor(() => slack.callsTo('chat.update').some((c) => c.ts === prompt.ts));
+    const update = slack.callsTo('chat.update').find((c) => c.ts === prompt.ts)!;
+    expect(update).toMatchObject({ channel: ch, text: STOPPED_PROMPT });
+    expect(JSON.parse(String(update.blocks))).toEqual([]);
+    await slack.waitFor(() => replyIn(ch) !== undefined);
+    expect(replyIn(ch)!.text).toBe(STOPPED_REPLY);
+    await click(ch, 'U9', 'spool_approve');
+    await slack.waitFor(() =>
+      slack.callsTo('response_url').some((c) => c.text === STOPPED_CLICK_REPLY),
+    );
+    expect(slack.callsTo('response_url').find((c) => c.text === STOPPED_CLICK_REPLY)).toMatchObject(
+      { response_type: 'ephemeral' },
+    );
+    expect(await approvalRow(prompt.toolCallId)).toMatchObject({
+      approval: 'denied',
+      runStartedAt: null,
+    });
+    expect(lookup.calls.length).toBe(before);
   });
 
   it('takes a click over Socket Mode', async () => {

@@ -1,0 +1,162 @@
+import { readFileSync } from 'node:fs';
+import { GatewayIntentBits } from 'discord.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { testAgent } from '../../support/agent.ts';
+import { testDatabase, testEngine, testStore } from '../../support/db.ts';
+import { APP_ID, BOT_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
+import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { silentLogger } from '../../support/logger.ts';
+
+/**
+ * Messages that mention Spool (a real MESSAGE_CREATE, test/fixtures/discord-payloads/messages),
+ * with DISCORD_MESSAGE_CONTENT on and off, through discord.js against the fake gateway.
+ */
+const GUILD = '400000000000000001';
+const FIXTURE = JSON.parse(
+  readFileSync(
+    new URL(
+      '../../fixtures/discord-payloads/messages/01-mention-message-create.json',
+      import.meta.url,
+    ),
+    'utf8',
+  ),
+) as { payload: Record<string, unknown> };
+
+let db: Database;
+let llm: FakeOpenAi;
+let discord: FakeDiscord;
+
+beforeAll(async () => {
+  db = await testDatabase();
+  llm = await new FakeOpenAi().start();
+  discord = await new FakeDiscord().start();
+  llm.fallback = (request: ChatRequest) => ({
+    content: `answer to: ${request.messages.filter((m) => m.role === 'user').at(-1)!.content}`,
+  });
+});
+afterAll(async () => {
+  await discord.stop();
+  await llm.stop();
+  await db.close();
+});
+
+async function startAdapter(messageContent: boolean) {
+  const pipeline = testEngine(db, testAgent({ fake: llm, store: testStore(db), tools: [] }));
+  const adapter = new DiscordAdapter(
+    {
+      token: 'bot-token',
+      applicationId: APP_ID,
+      guildId: GUILD,
+      apiUrl: discord.apiUrl,
+      messageContent,
+    },
+    pipeline,
+    silentLogger,
+  );
+  await adapter.start();
+  pipeline.start();
+  return async () => void (await Promise.all([adapter.stop(), pipeline.stop(0)]));
+}
+
+/** The fixture's message, sent anew in `channel` (its own id), with `changes`. */
+function mention(channel: string, changes: Record<string, unknown> = {}) {
+  const id = nextId();
+  discord.dispatchMessage({ ...FIXTURE.payload, id, channel_id: channel, ...changes });
+  return id;
+}
+const posts = (channel: string) =>
+  discord.calls.filter((c) => c.method === 'POST' && c.path === `/channels/${channel}/messages`);
+
+describe('Discord mentions', () => {
+  it('with DISCORD_MESSAGE_CONTENT, answers a mention and a reply to Spool in the channel, as replies to them, with 👍/👎; other messages are left alone', async () => {
+    const stop = await startAdapter(true);
+    try {
+      const wanted =
+        GatewayIntentBits.Guilds |
+        GatewayIntentBits.GuildMessages |
+        GatewayIntentBits.DirectMessages |
+        GatewayIntentBits.MessageContent;
+      expect(discord.intents.at(-1)).toBe(wanted);
+      const ch = nextId();
+      const first = mention(ch);
+      await discord.waitFor(() => posts(ch).length === 1);
+      expect(posts(ch)[0]!.body).toMatchObject({
+        content: 'answer to: Test',
+        message_reference: { message_id: first },
+        allowed_mentions: { parse: [] },
+        components: [
+          {
+            components: [
+              { label: '👍', custom_id: expect.stringMatching(/^spool:feedback:up:\d+$/) },
+              { label: '👎', custom_id: expect.stringMatching(/^spool:feedback:down:\d+$/) },
+            ],
+          },
+        ],
+      });
+      // Not for Spool (no mention, a reply to someone else), and a bot's: left alone.
+      mention(ch, { mentions: [], content: 'just chatting' });
+      mention(ch, {
+        mentions: [],
+        content: 'agreed',
+        referenced_message: { author: { id: '300000000000000009' } },
+      });
+      mention(ch, { author: { id: '300000000000000008', bot: true } });
+      // A reply to Spool's answer, without a mention: answered, in the same conversation.
+      const reply = mention(ch, {
+        mentions: [],
+        content: 'and then?',
+        referenced_message: { id: first, author: { id: BOT_ID, bot: true } },
+      });
+      await discord.waitFor(() => posts(ch).length === 2);
+      expect(posts(ch)[1]!.body).toMatchObject({
+        content: 'answer to: and then?',
+        message_reference: { message_id: reply },
+      });
+      // Answered once posted: the row is marked just after.
+      const rows = () =>
+        db.prisma.inboxEntry.findMany({
+          where: { platform: 'discord', lane: { channel: ch } },
+          orderBy: { id: 'asc' },
+        });
+      await expect
+        .poll(async () => (await rows()).map((r) => [r.messageKey, r.text, r.status]))
+        .toEqual([
+          [`message:${first}`, 'Test', 'answered'],
+          [`message:${reply}`, 'and then?', 'answered'],
+        ]);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('without it, asks for no message intents, and a mention changes nothing', async () => {
+    const stop = await startAdapter(false);
+    try {
+      expect(discord.intents.at(-1)).toBe(GatewayIntentBits.Guilds);
+      const ch = nextId();
+      mention(ch);
+      // An /ask in the same channel after it: answered, and the mention was not.
+      const { token } = discord.sendCommand({
+        name: 'ask',
+        options: [{ name: 'prompt', value: 'hello' }],
+        guildId: GUILD,
+        channelId: ch,
+      });
+      await discord.waitFor(() =>
+        discord.calls.some(
+          (c) =>
+            c.path.includes(`/${token}/messages/@original`) &&
+            c.body?.content === 'answer to: hello',
+        ),
+      );
+      expect(posts(ch)).toEqual([]);
+      expect(
+        await db.prisma.inboxEntry.count({ where: { platform: 'discord', lane: { channel: ch } } }),
+      ).toBe(1);
+    } finally {
+      await stop();
+    }
+  });
+});

@@ -1,0 +1,123 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { testAgent } from '../../support/agent.ts';
+import { testDatabase, testEngine, testStore } from '../../support/db.ts';
+import { FakeOpenAi } from '../../support/fake-openai.ts';
+import { FakeSlack, signedRequest } from '../../support/fake-slack.ts';
+import { silentLogger } from '../../support/logger.ts';
+import { freePort } from '../../support/process.ts';
+import { serveSlackEvents } from '../../support/slack-bot.ts';
+
+/**
+ * Slack's agent view: real assistant_thread_started / _context_changed payloads and a person's
+ * first question in the thread (fixtures 63, 64, 15), signed over HTTP.
+ */
+const SIGNING_SECRET = 'assistant-signing-secret';
+const fixture = (name: string) =>
+  readFileSync(new URL(`../../fixtures/slack-payloads/${name}`, import.meta.url), 'utf8');
+/** A fixture's payload with its DM channel made `channel`. */
+const payload = (name: string, channel: string) =>
+  JSON.parse(fixture(name).replaceAll('"D111"', `"${channel}"`)).payload as Record<string, unknown>;
+
+const INCIDENTS = 'C222';
+const DEPLOYS = 'C333';
+const policy = {
+  rules: [
+    { match: { platform: 'slack' }, greeting: 'Hello from Spool.' },
+    {
+      match: { platform: 'slack', channel: INCIDENTS },
+      greeting: 'Hi! Ask me about the incidents in this channel.',
+      suggestedPrompts: [
+        { title: 'Open incidents', message: 'Which incidents are open?' },
+        { title: 'Last postmortem', message: 'Summarise the last postmortem.' },
+      ],
+    },
+    {
+      match: { platform: 'slack', channel: DEPLOYS },
+      suggestedPrompts: [{ title: 'Deploys today', message: 'What was deployed today?' }],
+    },
+  ],
+};
+
+let db: Database;
+let llm: FakeOpenAi;
+let slack: FakeSlack;
+let port: number;
+let stop: () => Promise<void>;
+
+beforeAll(async () => {
+  db = await testDatabase();
+  llm = await new FakeOpenAi().start();
+  slack = await new FakeSlack().start();
+  llm.fallback = () => ({ content: 'Slack was released in 2013.' });
+  port = await freePort();
+  const pipeline = testEngine(db, testAgent({ fake: llm, store: testStore(db), tools: [] }), {
+    policy,
+  });
+  const adapter = new SlackAdapter(
+    { botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl },
+    pipeline,
+    silentLogger,
+  );
+  await adapter.start();
+  const server = await serveSlackEvents(adapter, port);
+  pipeline.start();
+  stop = async () =>
+    void (await Promise.all([
+      adapter.stop(),
+      pipeline.stop(0),
+      new Promise((resolve) => server.close(resolve)),
+    ]));
+});
+afterAll(async () => {
+  await stop();
+  await slack.stop();
+  await llm.stop();
+  await db.close();
+});
+
+const deliver = async (body: Record<string, unknown>) => {
+  const response = await fetch(
+    `http://127.0.0.1:${port}/slack/events`,
+    signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json'),
+  );
+  expect(response.status).toBe(200);
+};
+
+describe("Slack's agent view", () => {
+  it("greets a new thread with its context channel's greeting and prompts (once however often Slack sends it), sets another channel's prompts when the context changes, and titles the thread after the first question", async () => {
+    const dm = `D${Date.now()}`;
+    const posts = () => slack.callsTo('chat.postMessage').filter((m) => m.channel === dm);
+    const prompts = () =>
+      slack.callsTo('assistant.threads.setSuggestedPrompts').filter((c) => c.channel_id === dm);
+    const started = payload('63-assistant-thread-started.json', dm);
+    await deliver(started);
+    await deliver({ ...started, event_id: 'Ev-again' });
+    await slack.waitFor(() => posts().length === 1);
+    expect(posts()[0]).toMatchObject({
+      thread_ts: '1726133698.626339',
+      text: 'Hi! Ask me about the incidents in this channel.',
+    });
+    const parsed = (c: Record<string, unknown>) =>
+      typeof c.prompts === 'string' ? JSON.parse(c.prompts) : c.prompts;
+    expect(prompts()[0]).toMatchObject({ thread_ts: '1726133698.626339' });
+    expect(parsed(prompts()[0]!)).toEqual(policy.rules[1]!.suggestedPrompts);
+    // Looking at the deploys channel now: its prompts, and nothing posted.
+    await deliver(payload('64-assistant-thread-context-changed.json', dm));
+    await slack.waitFor(() => prompts().length >= 3);
+    expect(parsed(prompts().at(-1)!)).toEqual(policy.rules[2]!.suggestedPrompts);
+    // The first question: answered in the thread, which is named after it.
+    await deliver(payload('15-dm-assistant-thread-reply.json', dm));
+    await slack.waitFor(() => posts().length === 2);
+    expect(String(posts()[1]!.text)).toBe('Slack was released in 2013.');
+    expect(slack.callsTo('assistant.threads.setTitle').filter((c) => c.channel_id === dm)).toEqual([
+      expect.objectContaining({
+        thread_ts: '1726133698.626339',
+        title: 'When Slack was released?',
+      }),
+    ]);
+    expect(posts()).toHaveLength(2);
+  });
+});

@@ -1,0 +1,222 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
+import {
+  FEEDBACK_ACTION,
+  REASON_ACTION,
+  SKIP_ACTION,
+} from '../../../src/adapters/slack/feedback.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { testAgent } from '../../support/agent.ts';
+import { testDatabase, testEngine, testStore } from '../../support/db.ts';
+import { FakeOpenAi } from '../../support/fake-openai.ts';
+import {
+  BOT_USER,
+  blocksOf,
+  eventBody,
+  FakeSlack,
+  signedRequest,
+  TEAM,
+} from '../../support/fake-slack.ts';
+import { silentLogger } from '../../support/logger.ts';
+import { freePort } from '../../support/process.ts';
+import { serveSlackEvents } from '../../support/slack-bot.ts';
+
+/**
+ * 👍 and 👎 under Spool's answers in Slack (Block Kit feedback_buttons), clicked as Slack sends a
+ * click (fixture 80), stored once per person per answer and shown by /spool usage.
+ */
+const SIGNING_SECRET = 'feedback-signing-secret';
+const FIXTURE = JSON.parse(
+  readFileSync(
+    new URL(
+      '../../fixtures/slack-payloads/80-block-actions-feedback-buttons.json',
+      import.meta.url,
+    ),
+    'utf8',
+  ),
+) as { payload: Record<string, unknown> };
+
+let db: Database;
+let llm: FakeOpenAi;
+let slack: FakeSlack;
+let port: number;
+let stop: () => Promise<void>;
+
+beforeAll(async () => {
+  db = await testDatabase();
+  llm = await new FakeOpenAi().start();
+  slack = await new FakeSlack().start();
+  llm.fallback = () => ({ content: 'the answer' });
+  port = await freePort();
+  const pipeline = testEngine(db, testAgent({ fake: llm, store: testStore(db), tools: [] }), {
+    policy: { rules: [], admins: ['UADMIN'] },
+  });
+  const adapter = new SlackAdapter(
+    { botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl },
+    pipeline,
+    silentLogger,
+  );
+  await adapter.start();
+  const server = await serveSlackEvents(adapter, port);
+  pipeline.start();
+  stop = async () =>
+    void (await Promise.all([
+      adapter.stop(),
+      pipeline.stop(0),
+      new Promise((resolve) => server.close(resolve)),
+    ]));
+});
+afterAll(async () => {
+  await stop();
+  await slack.stop();
+  await llm.stop();
+  await db.close();
+});
+
+/** What was sent to `responseUrl(id)`, in order. */
+const responseArgs = (id: string) =>
+  slack.calls.filter((c) => c.method === 'response_url' && c.responseId === id).map((c) => c.args);
+const send = (body: string, type: string) =>
+  fetch(`http://127.0.0.1:${port}/slack/events`, signedRequest(body, SIGNING_SECRET, type));
+const interact = (payload: Record<string, unknown>) =>
+  send(
+    new URLSearchParams({ payload: JSON.stringify(payload) }).toString(),
+    'application/x-www-form-urlencoded',
+  );
+
+/** Fixture 80's click, as a click by `user` on the answer `ts` in `channel`. */
+function feedbackClick(
+  user: string,
+  channel: string,
+  ts: string,
+  action: Record<string, unknown>,
+  responseId: string,
+) {
+  const { payload } = FIXTURE;
+  const [recorded] = payload.actions as Array<Record<string, unknown>>;
+  return {
+    ...payload,
+    user: { ...(payload.user as object), id: user, team_id: TEAM },
+    team: { id: TEAM, domain: 'test' },
+    container: { ...(payload.container as object), channel_id: channel, message_ts: ts },
+    channel: { id: channel, name: 'ops' },
+    message: { ...(payload.message as object), ts },
+    response_url: slack.responseUrl(responseId),
+    actions: [{ ...recorded, ...action }],
+  };
+}
+
+describe('feedback on answers in Slack', () => {
+  it('puts 👍/👎 under an answer; stores one rating per person per answer (a second click replaces the first), with an optional reason for 👎; shows them in /spool usage', async () => {
+    const ch = `CFB${Date.now()}`;
+    await send(
+      JSON.stringify(
+        eventBody({
+          type: 'app_mention',
+          user: 'U1',
+          text: `<@${BOT_USER}> help`,
+          ts: '5100.1',
+          channel: ch,
+        }),
+      ),
+      'application/json',
+    );
+    const answerCall = () =>
+      slack.calls.find((c) => c.method === 'chat.postMessage' && c.args.channel === ch);
+    await slack.waitFor(() => answerCall() !== undefined);
+    const answer = answerCall()!;
+    const blocks = blocksOf(answer.args);
+    expect(blocks.map((b) => b.type)).toEqual(['section', 'context_actions']);
+    expect(blocks[0]).toMatchObject({ text: { type: 'mrkdwn', text: 'the answer' } });
+    const [buttons] = (blocks[1] as { elements: Array<Record<string, unknown>> }).elements;
+    expect(buttons).toMatchObject({ type: 'feedback_buttons', action_id: FEEDBACK_ACTION });
+    const up = (buttons!.positive_button as { value: string }).value;
+    const down = (buttons!.negative_button as { value: string }).value;
+    const [inbox] = await db.prisma.inboxEntry.findMany({
+      where: { messageKey: `${ch}:5100.1` },
+    });
+    expect([up, down]).toEqual([`up:${inbox!.id}`, `down:${inbox!.id}`]);
+    const ts = slack.tsOf(answer)!;
+    const rows = () =>
+      db.prisma.answerFeedback.findMany({ where: { channel: ch }, orderBy: { userId: 'asc' } });
+    const click = (user: string, value: string, id: string) =>
+      interact(feedbackClick(user, ch, ts, { action_id: FEEDBACK_ACTION, value }, id));
+
+    // 👍 by U1, then U1 changes their mind: one row, now 👎, and a private prompt for a reason.
+    await click('U1', up, 'u1-up');
+    await slack.waitFor(() => slack.responses('u1-up').length === 1);
+    await click('U1', down, 'u1-down');
+    await slack.waitFor(() => slack.responses('u1-down').length === 1);
+    const [prompt] = responseArgs('u1-down');
+    expect(prompt).toMatchObject({ response_type: 'ephemeral', replace_original: false });
+    const reasonBlock = blocksOf(prompt!).find((b) => b.type === 'input')!;
+    expect(reasonBlock).toMatchObject({ dispatch_action: true });
+    expect(await rows()).toMatchObject([
+      { userId: 'U1', rating: 'down', reason: null, askedBy: 'U1', inboxId: BigInt(inbox!.id) },
+    ]);
+    // The reason, typed and sent with Enter (a plain_text_input's dispatched action).
+    await interact(
+      feedbackClick(
+        'U1',
+        ch,
+        ts,
+        {
+          type: 'plain_text_input',
+          action_id: REASON_ACTION,
+          block_id: reasonBlock.block_id,
+          value: 'It cited the wrong runbook',
+        },
+        'u1-reason',
+      ),
+    );
+    await slack.waitFor(() => slack.responses('u1-reason').length === 1);
+    expect(await rows()).toMatchObject([
+      { userId: 'U1', rating: 'down', reason: 'It cited the wrong runbook' },
+    ]);
+    // U2's 👎, then Skip: the prompt goes, the rating stays, with no reason.
+    await click('U2', down, 'u2-down');
+    await slack.waitFor(() => slack.responses('u2-down').length === 1);
+    await interact(
+      feedbackClick(
+        'U2',
+        ch,
+        ts,
+        { type: 'button', action_id: SKIP_ACTION, value: String(inbox!.id) },
+        'u2-skip',
+      ),
+    );
+    await slack.waitFor(() => responseArgs('u2-skip').length === 1);
+    expect(responseArgs('u2-skip')[0]).toMatchObject({ delete_original: true });
+    // U3's 👍, clicked twice: still one row.
+    await click('U3', up, 'u3-up-1');
+    await click('U3', up, 'u3-up-2');
+    await slack.waitFor(() => slack.responses('u3-up-2').length === 1);
+    expect((await rows()).map((r) => [r.userId, r.rating, r.reason])).toEqual([
+      ['U1', 'down', 'It cited the wrong runbook'],
+      ['U2', 'down', null],
+      ['U3', 'up', null],
+    ]);
+    // A forged value naming no answer in this channel stores nothing, and says so.
+    await click('U4', 'up:999999999', 'forged');
+    await slack.waitFor(() => slack.responses('forged').length === 1);
+    expect(slack.responses('forged')[0]).toContain('not saved');
+    expect(await rows()).toHaveLength(3);
+
+    // /spool usage: the ratings of the answers to U1's messages, beside the cost.
+    await send(
+      new URLSearchParams({
+        command: '/spool',
+        text: 'usage',
+        team_id: TEAM,
+        channel_id: ch,
+        user_id: 'U1',
+        response_url: slack.responseUrl('usage-u1'),
+        trigger_id: 't',
+      }).toString(),
+      'application/x-www-form-urlencoded',
+    );
+    await slack.waitFor(() => slack.responses('usage-u1').length === 1);
+    expect(slack.responses('usage-u1')[0]).toContain('Answers rated this month: 👍 1 · 👎 2');
+  });
+});
