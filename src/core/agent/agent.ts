@@ -203,6 +203,7 @@ export class Agent implements TurnRunner {
       user: options.user,
       signIn: options.signIn,
       resumable: new Set(),
+      signInWaits: new Set(),
       onActivity: options.onActivity,
       spend: options.spend,
       fence: options.fence,
@@ -223,7 +224,7 @@ export class Agent implements TurnRunner {
         },
       ]);
     const asked = transcript.some((m) => m.turn === number && m.role !== 'user');
-    if (started) turn.resumable = await this.resumable(turn);
+    if (started) await this.takeUpWaits(turn);
     // A turn not yet past its shared files was reading them: nothing of the model's is redone.
     if (started && options.resumedAfter && (asked || !options.files))
       this.reportRedone(turn, options.resumedAfter);
@@ -261,16 +262,17 @@ export class Agent implements TurnRunner {
    * tools follow, and calls that waited for a sign-in (not those that wait for an approval: the
    * approval gate takes those up).
    */
-  private async resumable(turn: Turn): Promise<Set<string>> {
+  private async takeUpWaits(turn: Turn): Promise<void> {
     const unanswered = unansweredCalls(turn.transcript, turn.number)
       .filter((c) => !turn.approval?.needs(c.name))
       .map((c) => c.id);
-    if (unanswered.length === 0) return new Set();
+    if (unanswered.length === 0) return;
     const [tasks, signIns] = await Promise.all([
       this.deps.tools.resumable?.(unanswered),
       turn.signIn?.waiting(unanswered),
     ]);
-    return new Set([...(tasks ?? []), ...(signIns ?? [])]);
+    turn.signInWaits = signIns ?? new Set();
+    turn.resumable = new Set([...(tasks ?? []), ...turn.signInWaits]);
   }
 
   /** Tells the hooks what resuming `turn` starts again, if anything. */

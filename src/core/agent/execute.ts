@@ -102,7 +102,7 @@ async function beforeRun(
     if (answer === 'pending') return AWAITING;
     if (!answer.approved) return errorResult(answer.reason);
   }
-  if (turn.resumable.has(call.id) && turn.signIn) {
+  if (turn.signInWaits.has(call.id) && turn.signIn) {
     const start = await turn.signIn.start(pending);
     if (start !== true) return errorResult(start.declined);
   }

@@ -36,6 +36,8 @@ export interface Turn {
    * its id): a resumed turn runs them again.
    */
   resumable: Set<string>;
+  /** Those of them that waited for their person's sign-in: each is started once. */
+  signInWaits: Set<string>;
   onActivity?: TurnOptions['onActivity'];
   /** What the window can still take beside the newest request sent (see `LlmPort.room`). */
   roomTokens?: number;
