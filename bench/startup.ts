@@ -3,7 +3,7 @@
  * that answers at once, from a first-ever start (an empty DATA_DIR: the embedded server is
  * initialised and migrated) and from a warm one. Each is divided by an empty start of the same
  * kind, launched the same way, measured round-robin in the same run:
- * - `node dist/main.js` (build it first: `npm run build`) against `node` running an empty file;
+ * - `node dist/start.js` (build it first: `npm run build`) against `node` running an empty file;
  * - `npm start`, as users start it, against `npm start` in a package whose start script runs an
  *   empty file with the same node flags;
  * - the source through tsx (`npm run dev`, the tests) against tsx running an empty file.
@@ -82,7 +82,7 @@ await writeFile(
 
 const node: Launch = {
   command: process.execPath,
-  args: ['--enable-source-maps', 'dist/main.js'],
+  args: ['--enable-source-maps', 'dist/start.js'],
   cwd: REPO_ROOT,
 };
 const npm: Launch = { command: 'npm', args: ['--silent', 'start', '--'], cwd: REPO_ROOT };
@@ -111,16 +111,16 @@ const cases: Array<[string, string | undefined, (run: number) => Promise<number>
       }),
   ],
   [
-    'node dist/main.js, embedded, first-ever start',
+    'node dist/start.js, embedded, first-ever start',
     'empty node',
     (run) => toFirstReply(node, embedded(`node-fresh-${run}`)),
   ],
   [
-    'node dist/main.js, embedded, warm start',
+    'node dist/start.js, embedded, warm start',
     'empty node',
     () => toFirstReply(node, embedded('warm')),
   ],
-  ['node dist/main.js, PostgreSQL, warm start', 'empty node', () => toFirstReply(node, postgres)],
+  ['node dist/start.js, PostgreSQL, warm start', 'empty node', () => toFirstReply(node, postgres)],
   [
     'empty npm start',
     undefined,

@@ -18,11 +18,11 @@ export interface SpoolProcess {
 }
 
 /**
- * How Spool is started: `npm start` runs the compiled `dist/main.js`, which the run compiles from
+ * How Spool is started: `npm start` runs the compiled `dist/start.js`, which the run compiles from
  * the source as it is now (test/support/build.ts); `npm run dev` runs `src/main.ts` through tsx.
  */
 export const SPOOL_ENTRY = {
-  built: ['--enable-source-maps', 'dist/main.js'],
+  built: ['--enable-source-maps', 'dist/start.js'],
   source: ['--import', 'tsx', 'src/main.ts'],
 };
 
