@@ -11,6 +11,7 @@ import {
   buttonClick,
   eventBody,
   FakeSlack,
+  isPrompt,
   signedRequest,
 } from '../../support/fake-slack.ts';
 import { freePort, REPO_ROOT, type SpoolProcess } from '../../support/process.ts';
@@ -134,7 +135,7 @@ describe('an approval that outlives the process waiting for it', () => {
       );
     expect((await click('first')).status).toBe(200);
     const answer = () =>
-      slack.callsTo('chat.postMessage').find((m) => m.channel === ch && !m.blocks);
+      slack.callsTo('chat.postMessage').find((m) => m.channel === ch && !isPrompt(m));
     await slack.waitFor(() => answer() !== undefined, 30_000);
     expect(answer()!.text).toBe('answer: deployed prod (run 1)');
     expect(runs()).toBe(1);
