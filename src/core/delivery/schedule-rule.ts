@@ -176,7 +176,8 @@ function cronField(text: string, spec: FieldSpec): number[] | string {
 
 function cronValue(text: string, spec: FieldSpec): number | undefined {
   const named = 'names' in spec ? (spec.names as readonly string[]).indexOf(text) : -1;
-  const value = named >= 0 ? named + spec.offset : /^\d+$/.test(text) ? Number(text) : NaN;
+  const offset = 'offset' in spec ? spec.offset : 0;
+  const value = named >= 0 ? named + offset : /^\d+$/.test(text) ? Number(text) : NaN;
   return value >= spec.min && value <= spec.max ? value : undefined;
 }
 
