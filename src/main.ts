@@ -34,6 +34,7 @@ import { proxyFromEnv } from './proxy.ts';
 import { startTracing } from './tracing.ts';
 import { openDatabase } from './store/database.ts';
 import { DeliveryLedger } from './store/delivery-ledger.ts';
+import { ScheduleLedger } from './store/schedule-ledger.ts';
 import { HistorySearch } from './store/history-search.ts';
 import { ResultIndexer } from './store/result-index.ts';
 import { TranscriptStore } from './store/transcript-store.ts';
@@ -245,6 +246,7 @@ async function openSpool(
       questions: new QuestionLedger(db.prisma),
       prompts: mcpSource,
       spend: new PostgresSpendLedger(db.pool),
+      schedules: new ScheduleLedger(db.prisma),
       mask: secretMasker(secretsOf()),
       logger,
       onAnswered: replyMetrics(registry),

@@ -35,8 +35,8 @@ async function writeResult(
 }
 
 /**
- * What an input line asks for: a command's answer to print (`/result`, `/usage`, a `/prompt` that
- * cannot be given), or the text of a message to answer (the line itself, or a prompt's text).
+ * What an input line asks for: a command's answer to print (`/result`, `/usage`, `/schedule`, a
+ * `/prompt` that cannot be given), or the text of a message to answer (the line itself, or a prompt's text).
  */
 export async function readLine(
   delivery: Delivery,
@@ -49,6 +49,11 @@ export async function readLine(
   if (usage) {
     const asked = usageArguments(usage[1] ?? '', { command: '/usage', accepted: [] });
     return { print: 'problem' in asked ? asked.problem : await usageText(delivery, lane) };
+  }
+  const schedule = /^\/schedule(?:\s+([\s\S]*))?$/.exec(text);
+  if (schedule) {
+    const answer = await delivery.schedule({ lane, user: 'local' }, schedule[1] ?? '');
+    return { print: answer ?? 'Schedules are not available here.' };
   }
   const prompted = /^\/prompt(?:\s+(.*))?$/.exec(text);
   if (!prompted) return { say: text };

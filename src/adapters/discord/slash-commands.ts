@@ -72,6 +72,19 @@ export const DISCORD_COMMANDS: RESTPostAPIChatInputApplicationCommandsJSONBody[]
     .setName('new')
     .setDescription('Start a fresh conversation in this channel or thread')
     .toJSON(),
+  new SlashCommandBuilder()
+    .setName('schedule')
+    .setDescription(
+      'Run a prompt on its own: "every weekday at 9:00" <prompt>, or list, or cancel <id>',
+    )
+    .addStringOption((o) =>
+      o
+        .setName('what')
+        .setDescription('"every day at 9:00" Summarize…, or list, or cancel 12')
+        .setRequired(false)
+        .setMaxLength(4000),
+    )
+    .toJSON(),
   new SlashCommandBuilder().setName('help').setDescription('What Spool can do').toJSON(),
 ];
 

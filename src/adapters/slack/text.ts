@@ -19,5 +19,6 @@ export const SLACK_HELP = [
   '• `/spool result <tool_call_id>`: the whole result of a tool run recall found, as a file in a direct message.',
   '• `/spool prompt <server> <prompt> name=value…`: ask with a prompt a tool server offers, in a thread of its own (`/spool prompt` lists them).',
   '• `/spool usage [chart]`: what you spent here today, this week and this month (everything, for an admin), only to you; `chart` adds the last 30 days in a direct message.',
+  '• `/spool schedule "every weekday at 9:00" <prompt>`: run a prompt on its own, each time in a new thread here (`/spool schedule list`, `/spool schedule cancel <id>`).',
   '• `/spool help`: this message.',
 ].join('\n');

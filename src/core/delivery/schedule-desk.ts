@@ -79,6 +79,8 @@ export class ScheduleDesk {
   }
 
   private async create(who: Asker, rule: string, prompt: string, asked?: string): Promise<string> {
+    if (!this.deps.platforms.get(who.lane.platform).outbound.startThread)
+      return 'Scheduled prompts cannot run here yet: Spool cannot start a thread of its own on this platform.';
     const timeZone = asked && validTimeZone(asked) ? asked : this.deps.defaultTimeZone;
     const { platform, workspace, channel } = who.lane;
     const schedule = await this.deps.schedules.create({

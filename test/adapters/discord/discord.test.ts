@@ -133,6 +133,7 @@ describe('startup', () => {
       'prompt',
       'recall',
       'result',
+      'schedule',
       'usage',
     ]);
     discord.calls.length = 0;
