@@ -32,7 +32,7 @@ import {
 } from './observability.ts';
 import { proxyFromEnv } from './proxy.ts';
 import { startTracing } from './tracing.ts';
-import { openDatabase } from './store/database.ts';
+import { openDatabase, type Database } from './store/database.ts';
 import { DeliveryLedger } from './store/delivery-ledger.ts';
 import { ScheduleLedger } from './store/schedule-ledger.ts';
 import { HistorySearch } from './store/history-search.ts';
@@ -175,6 +175,13 @@ function httpRoutes(config: Config, registry: Registry, readiness: Readiness) {
 }
 
 /** The database, the tools, the model, the agent and the delivery engine over them. */
+/** What the delivery engine keeps besides its inbox: approvals, questions, schedules. */
+const deliveryLedgers = (db: Database) => ({
+  approvals: new ApprovalLedger(db.prisma),
+  questions: new QuestionLedger(db.prisma),
+  schedules: new ScheduleLedger(db.prisma),
+});
+
 async function openSpool(
   config: Config,
   mcp: McpConfig | undefined,
@@ -242,11 +249,9 @@ async function openSpool(
       ledger,
       search,
       files: fileReader({ binaryMaxBytes: config.tools.binaryMaxBytes }),
-      approvals: new ApprovalLedger(db.prisma),
-      questions: new QuestionLedger(db.prisma),
+      ...deliveryLedgers(db),
       prompts: mcpSource,
       spend: new PostgresSpendLedger(db.pool),
-      schedules: new ScheduleLedger(db.prisma),
       mask: secretMasker(secretsOf()),
       logger,
       onAnswered: replyMetrics(registry),
