@@ -112,7 +112,11 @@ function ruleProblems(rule: unknown, at: string): string[] {
   if (!isObject(rule)) return [`${at}: must be an object`];
   const problems: string[] = [];
   for (const key of Object.keys(rule)) {
-    if (key !== 'match' && ![...STRINGS, ...LISTS, ...FLAGS].includes(key as never))
+    if (
+      key !== 'match' &&
+      key !== 'reactions' &&
+      ![...STRINGS, ...LISTS, ...FLAGS].includes(key as never)
+    )
       problems.push(`${at}.${key}: is not a setting of a rule`);
   }
   if (!isObject(rule.match))
@@ -124,6 +128,7 @@ function ruleProblems(rule: unknown, at: string): string[] {
   for (const key of FLAGS)
     if (key in rule && typeof rule[key] !== 'boolean')
       problems.push(`${at}.${key}: must be true or false`);
+  if ('reactions' in rule) problems.push(...reactionProblems(rule.reactions, `${at}.reactions`));
   for (const key of LISTS) {
     if (!(key in rule)) continue;
     const list = rule[key];
@@ -148,4 +153,17 @@ function matchProblems(match: Record<string, unknown>, at: string): string[] {
   if (typeof match.platform === 'string' && !PLATFORMS.includes(match.platform))
     problems.push(`${at}.platform: must be one of ${PLATFORMS.join(', ')}`);
   return problems;
+}
+
+/** `reactions` maps emoji names (`mag`, `+1`; no colons) to the prompts they ask. */
+function reactionProblems(reactions: unknown, at: string): string[] {
+  if (!isObject(reactions)) return [`${at}: must map emoji names to prompts`];
+  return Object.entries(reactions).flatMap(([emoji, prompt]) => [
+    ...(/^[a-z0-9_+'-]+$/.test(emoji)
+      ? []
+      : [`${at}.${emoji}: is not an emoji name as Slack writes it (mag, +1, eyes; no colons)`]),
+    ...(typeof prompt === 'string' && prompt.trim()
+      ? []
+      : [`${at}.${emoji}: must be a non-empty prompt`]),
+  ]);
 }
