@@ -49,6 +49,8 @@ export class FakeSlack {
     string,
     Array<{
       ts: string;
+      /** A reply's thread (Slack sets it on the root too, once it has replies). */
+      thread_ts?: string;
       user?: string;
       bot_id?: string;
       text: string;
@@ -390,8 +392,13 @@ export class FakeSlack {
         return { ok: true, message_ts: this.nextTs() };
       case 'conversations.replies': {
         const oldest = Number(args.oldest ?? 0);
-        const messages = (this.threads.get(String(args.ts)) ?? []).filter(
-          (m) => Number(m.ts) >= oldest,
+        const latest = args.latest === undefined ? Infinity : Number(args.latest);
+        // As Slack does, the ts of a reply finds its whole thread.
+        const thread =
+          this.threads.get(String(args.ts)) ??
+          [...this.threads.values()].find((t) => t.some((m) => m.ts === String(args.ts)));
+        const messages = (thread ?? []).filter(
+          (m) => Number(m.ts) >= oldest && Number(m.ts) <= latest,
         );
         return {
           ok: true,

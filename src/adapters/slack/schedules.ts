@@ -45,15 +45,17 @@ export async function scheduleCommand(
   words: string,
   respond: Respond,
 ): Promise<void> {
-  const timeZone = await app.client.users
-    .info({ user })
-    .then((info) => info.user?.tz)
-    .catch((error: unknown) => {
-      // Without users:read the setting's zone stands in.
-      logger.warn('Slack: could not read a person’s time zone', { error: errorMessage(error) });
-      return undefined;
-    });
+  const timeZone = await timeZoneOf(app.client, user).catch((error: unknown) => {
+    // Without users:read, SCHEDULE_TIME_ZONE stands in.
+    logger.warn('Slack: could not read a person’s time zone', { error: errorMessage(error) });
+    return undefined;
+  });
   const answer = await delivery.schedule({ lane, user }, words, timeZone);
   for (const chunk of slackChunks(answer ?? SLACK_REFUSAL))
     await respond({ response_type: 'ephemeral', text: chunk });
+}
+
+/** The person's time zone as their Slack profile says it (`Europe/Paris`). */
+async function timeZoneOf(client: WebClient, user: string): Promise<string | undefined> {
+  return (await client.users.info({ user })).user?.tz;
 }

@@ -12,6 +12,7 @@ import { listenForCommands } from './commands.ts';
 import { listenForMessages } from './events.ts';
 import { listenForClicks } from './interactions.ts';
 import { slackOutbound } from './outbound.ts';
+import { listenForReactions } from './reactions.ts';
 import type { SlackAdapterConfig, SlackParts } from './parts.ts';
 
 export type { SlackAdapterConfig } from './parts.ts';
@@ -121,6 +122,7 @@ export class SlackAdapter implements PlatformAdapter {
     listenForMessages(parts);
     listenForClicks(parts);
     listenForCommands(parts);
+    listenForReactions(parts);
   }
 
   /**

@@ -18,6 +18,7 @@ const SCOPES_BY_METHOD: Record<string, string[]> = {
   'files.info': ['files:read'],
   'files.delete': ['files:write'],
   'conversations.open': ['im:write'],
+  'users.info': ['users:read'],
 };
 
 /** The adapter's source, every file of it (its unit tests aside): a method called anywhere counts. */
@@ -69,15 +70,18 @@ describe("the README's Slack app manifest", () => {
 
   it('subscribes to the events the adapter handles, DMs and group DMs included, with the messages tab on', () => {
     const listened = [...adapterSource.matchAll(/\bapp\.event\('([a-z_]+)'/g)].map((m) => m[1]!);
-    expect(listened.sort()).toEqual(['agent_session_stopped', 'app_mention']);
-    expect(listUnder('bot_events').sort()).toEqual([
-      ...listened,
-      'message.channels',
-      'message.groups',
-      'message.im',
-      'message.mpim',
+    expect(listened.sort()).toEqual([
+      'agent_session_stopped',
+      'app_mention',
+      'reaction_added',
+      'reaction_removed',
     ]);
-    expect(listUnder('bot')).toEqual(expect.arrayContaining(['app_mentions:read', 'commands']));
+    expect(listUnder('bot_events').sort()).toEqual(
+      [...listened, 'message.channels', 'message.groups', 'message.im', 'message.mpim'].sort(),
+    );
+    expect(listUnder('bot')).toEqual(
+      expect.arrayContaining(['app_mentions:read', 'commands', 'reactions:read']),
+    );
     expect(manifest).toMatch(/messages_tab_enabled: true/);
     expect(manifest).toMatch(/messages_tab_read_only_enabled: false/);
   });
