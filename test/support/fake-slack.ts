@@ -60,6 +60,8 @@ export class FakeSlack {
   >();
   /** Whether the app is declared as an agent: agents.sessions.* answer. */
   agentApp = true;
+  /** The time zone users.info gives each person (none for anyone else). */
+  readonly timeZones = new Map<string, string>();
   /** Whether assistant.threads.setStatus is allowed for this app. */
   statusApi = true;
   /**
@@ -411,6 +413,10 @@ export class FakeSlack {
       case 'files.info': {
         const file = this.fileInfo.get(String(args.file));
         return file ? { ok: true, file } : { ok: false, error: 'file_not_found' };
+      }
+      case 'users.info': {
+        const tz = this.timeZones.get(String(args.user));
+        return { ok: true, user: { id: args.user, ...(tz ? { tz } : {}) } };
       }
       case 'conversations.open':
         return { ok: true, channel: { id: `D${String(args.users)}` } };
