@@ -66,25 +66,34 @@ export class Scheduler {
     clearInterval(this.timer);
   }
 
-  /** Puts each active schedule's due tick in the inbox (a tick another replica put there: no-op). */
+  /**
+   * Puts each active schedule's due tick in the inbox (a tick another replica put there: no-op).
+   * One schedule that fails is tried again at the next poll; the others go on.
+   */
   async poll(): Promise<void> {
-    const { schedules, ledger, platforms } = this.deps;
     const now = this.deps.now();
-    for (const schedule of await schedules.active(platforms.names())) {
-      const parsed = parseRule(schedule.rule);
-      if ('problem' in parsed) continue;
-      const after = schedule.lastTick ?? schedule.createdAt;
-      const tick = latestTick(parsed.rule, schedule.timeZone, after, now);
-      if (!tick) continue;
-      const lane = { ...tickLane(schedule), thread: '' };
-      if (!platforms.permits({ lane, user: schedule.owner, roles: schedule.ownerRoles })) {
-        await this.pause(schedule, OWNER_NOT_ALLOWED);
-        continue;
-      }
-      const entry = await ledger.record(tickMessage(schedule, tick), false);
-      await schedules.ticked(schedule.id, tick);
-      if (entry) this.deps.work(entry.laneId);
-    }
+    for (const schedule of await this.deps.schedules.active(this.deps.platforms.names()))
+      await this.tick(schedule, now).catch((error: unknown) =>
+        this.deps.logger.warn('Schedules: could not put a tick in the inbox', {
+          schedule: schedule.id,
+          error: errorMessage(error),
+        }),
+      );
+  }
+
+  private async tick(schedule: Schedule, now: Date): Promise<void> {
+    const { schedules, ledger, platforms } = this.deps;
+    const parsed = parseRule(schedule.rule);
+    if ('problem' in parsed) return;
+    const after = schedule.lastTick ?? schedule.createdAt;
+    const tick = latestTick(parsed.rule, schedule.timeZone, after, now);
+    if (!tick) return;
+    const lane = { ...tickLane(schedule), thread: '' };
+    if (!platforms.permits({ lane, user: schedule.owner, roles: schedule.ownerRoles }))
+      return this.pause(schedule, OWNER_NOT_ALLOWED);
+    const entry = await ledger.record(tickMessage(schedule, tick), false);
+    await schedules.ticked(schedule.id, tick);
+    if (entry) this.deps.work(entry.laneId);
   }
 
   /** Whether the row is a tick whose header is not posted yet (`open` takes it). */
