@@ -36,8 +36,8 @@ export function scheduleCommand(words: string): ScheduleCommand {
     const rule = all.slice(0, n).join(' ');
     if ('rule' in parseRule(rule)) return created(rule, all.slice(n).join(' '));
   }
-  const parsed = parseRule(all.slice(0, MAX_RULE_WORDS).join(' '));
-  return { verb: 'help', problem: 'problem' in parsed ? parsed.problem : undefined };
+  // No rule with a prompt after it: what is wrong with the rule, or that the prompt is missing.
+  return created(all.slice(0, MAX_RULE_WORDS).join(' '), '');
 }
 
 function created(rule: string, prompt: string): ScheduleCommand {
