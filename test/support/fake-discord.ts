@@ -460,6 +460,12 @@ export class FakeDiscord {
       if (nonce) this.byNonce.set(nonce, created);
       return { status: 200, body: created };
     }
+    const thread = /^\/channels\/(\d+)\/messages\/(\d+)\/threads$/.exec(path);
+    if (method === 'POST' && thread)
+      return {
+        status: 201,
+        body: { id: nextId(), type: 11, parent_id: thread[1], name: body?.name },
+      };
     return { status: 404, body: { message: `no route ${method} ${path}`, code: 0 } };
   }
 }

@@ -142,7 +142,10 @@ async function result({ delivery }: DiscordParts, interaction: ChatInputCommandI
   }
 }
 
-/** `/schedule what:<"rule" prompt | list | cancel id>`, only to the person (times in SCHEDULE_TIME_ZONE). */
+/**
+ * `/schedule what:<"rule" prompt | list | cancel id>`, only to the person (times in
+ * SCHEDULE_TIME_ZONE).
+ */
 async function schedule({ delivery }: DiscordParts, interaction: ChatInputCommandInteraction) {
   const words = interaction.options.getString('what') ?? '';
   const answer = await inTime(interaction, delivery.schedule(askerOf(interaction), words));

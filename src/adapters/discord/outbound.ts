@@ -7,6 +7,7 @@ import { isExpired, refusesFile } from './api-errors.ts';
 import { attached, postToChannel } from './channel-post.ts';
 import { approvalComponents, stopComponents } from './components.ts';
 import { formComponents } from './form-modal.ts';
+import { postInThread, startThread } from './threads.ts';
 import type { DiscordAdapterConfig, DiscordParts } from './parts.ts';
 import { DISCORD_REFUSAL, discordChunks, NO_MENTIONS, workingLine } from './text.ts';
 
@@ -32,6 +33,8 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
     postsFiles: true,
     post: async (message, chunk) => {
       try {
+        // A scheduled run has no interaction: it answers in the thread its header started.
+        if (!message.delivery.token) return await postInThread(rest, message, chunk);
         return await postChunk(rest, logger, message, chunk);
       } catch (error) {
         // The file is what Discord will not take: the delivery engine posts the reply as messages
@@ -43,8 +46,13 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
     // The text alone: the buttons go.
     edit: async (message, messageId, chunk) => {
       const body = { content: chunk.text, components: [], allowed_mentions: NO_MENTIONS };
+      if (!message.delivery.token)
+        return void (await rest.patch(Routes.channelMessage(message.lane.thread, messageId), {
+          body,
+        }));
       await rest.patch(webhookMessage(message, messageId), { body, auth: false });
     },
+    startThread: (message, text) => startThread(rest, message, text),
     refuse: async ({ delivery }) => {
       const body = {
         type: InteractionResponseType.ChannelMessageWithSource,
@@ -60,6 +68,7 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
     // The deferred response ("thinking…") says what Spool is doing, with Stop, until the reply
     // replaces it.
     showStatus: async (message, status) => {
+      if (!message.delivery.token) return;
       await rest.patch(webhookMessage(message), {
         body: { content: workingLine(status), components: stopComponents(message.messageKey) },
         auth: false,

@@ -7,14 +7,16 @@ import {
 import type { DiscordParts } from './parts.ts';
 
 /**
- * Only for replies that outlive an interaction, posted to the channel: View Channel (which a
- * private channel needs before anything can be posted there), Send Messages, Send Messages in
- * Threads.
+ * Only for what no interaction carries, posted to the channel: replies that outlive an
+ * interaction and scheduled runs. View Channel (which a private channel needs before anything can
+ * be posted there), Send Messages, Send Messages in Threads, Create Public Threads (a run's
+ * thread).
  */
 const INVITE_PERMISSIONS =
   PermissionFlagsBits.ViewChannel |
   PermissionFlagsBits.SendMessages |
-  PermissionFlagsBits.SendMessagesInThreads;
+  PermissionFlagsBits.SendMessagesInThreads |
+  PermissionFlagsBits.CreatePublicThreads;
 
 export const DISCORD_COMMANDS: RESTPostAPIChatInputApplicationCommandsJSONBody[] = [
   new SlashCommandBuilder()
