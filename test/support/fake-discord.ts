@@ -460,6 +460,11 @@ export class FakeDiscord {
       if (nonce) this.byNonce.set(nonce, created);
       return { status: 200, body: created };
     }
+    if (method === 'POST' && path === '/users/@me/channels')
+      return {
+        status: 200,
+        body: { id: nextId(), type: 1, recipients: [{ id: body?.recipient_id }] },
+      };
     const thread = /^\/channels\/(\d+)\/messages\/(\d+)\/threads$/.exec(path);
     if (method === 'POST' && thread)
       return {

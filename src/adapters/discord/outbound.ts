@@ -7,7 +7,7 @@ import { isExpired, refusesFile } from './api-errors.ts';
 import { attached, postToChannel } from './channel-post.ts';
 import { approvalComponents, stopComponents } from './components.ts';
 import { formComponents } from './form-modal.ts';
-import { postInThread, startThread } from './threads.ts';
+import { postInThread, startThread, tell } from './threads.ts';
 import type { DiscordAdapterConfig, DiscordParts } from './parts.ts';
 import { DISCORD_REFUSAL, discordChunks, NO_MENTIONS, workingLine } from './text.ts';
 
@@ -53,6 +53,7 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
       await rest.patch(webhookMessage(message, messageId), { body, auth: false });
     },
     startThread: (message, text) => startThread(rest, message, text),
+    tell: ({ user }, text) => tell(rest, user, text),
     refuse: async ({ delivery }) => {
       const body = {
         type: InteractionResponseType.ChannelMessageWithSource,

@@ -57,3 +57,13 @@ export async function postInThread(
   })) as { id: string };
   return sent.id;
 }
+
+/** A direct message to a person (a schedule of theirs paused). */
+export async function tell(rest: REST, user: string, text: string): Promise<void> {
+  const dm = (await rest.post(Routes.userChannels(), { body: { recipient_id: user } })) as {
+    id: string;
+  };
+  await rest.post(Routes.channelMessages(dm.id), {
+    body: { content: text, allowed_mentions: NO_MENTIONS },
+  });
+}

@@ -97,4 +97,30 @@ describe('/schedule on Discord', () => {
     const listed = await schedule(channel, 'list');
     expect(listed).toContain('Next run: Tue, 4 Mar 2031, 10:00 CET.');
   });
+
+  it('pauses a schedule in a channel Spool lost access to, and tells its owner in a direct message', async () => {
+    const channel = nextId();
+    discord.refuse = (call) =>
+      call.method === 'POST' && call.path === `/channels/${channel}/messages`
+        ? { status: 403, code: 50001, message: 'Missing Access' }
+        : undefined;
+    try {
+      const answer = await schedule(channel, 'every hour Count the open tickets');
+      const id = /#(\d+)/.exec(answer)![1]!;
+      now = new Date('2031-03-03T10:00:05Z');
+      const dm = await until(() =>
+        discord
+          .callsTo('POST', /^\/channels\/\d+\/messages$/)
+          .find((c) => String(c.body?.content).startsWith(`Your schedule #${id} `)),
+      );
+      expect(dm.body?.content).toBe(
+        `Your schedule #${id} ("every hour": Count the open tickets) is paused: Spool can no longer post in the channel (Missing Access).`,
+      );
+      expect(await schedule(channel, 'list')).toContain(
+        'Paused: Spool can no longer post in the channel (Missing Access).',
+      );
+    } finally {
+      discord.refuse = undefined;
+    }
+  });
 });
