@@ -36,6 +36,7 @@ import { proxyFromEnv } from './proxy.ts';
 import { startTracing } from './tracing.ts';
 import { openDatabase, type Database } from './store/database.ts';
 import { DeliveryLedger } from './store/delivery-ledger.ts';
+import { ScheduleLedger } from './store/schedule-ledger.ts';
 import { HistorySearch } from './store/history-search.ts';
 import { ResultIndexer } from './store/result-index.ts';
 import { TranscriptStore } from './store/transcript-store.ts';
@@ -202,12 +203,13 @@ async function startMcp(
   }
 }
 
-/** Where the engine keeps approvals, questions, spend and ratings of answers. */
-const decisionLedgers = (db: Database) => ({
+/** What the delivery engine keeps besides its inbox: approvals, questions, spend, ratings, schedules. */
+const deliveryLedgers = (db: Database) => ({
   approvals: new ApprovalLedger(db.prisma),
   questions: new QuestionLedger(db.prisma),
   spend: new PostgresSpendLedger(db.pool),
   feedback: new FeedbackLedger(db.prisma),
+  schedules: new ScheduleLedger(db.prisma),
 });
 
 async function openSpool(
@@ -269,7 +271,7 @@ async function openSpool(
       ledger,
       search,
       files: fileReader({ binaryMaxBytes: config.tools.binaryMaxBytes }),
-      ...decisionLedgers(db),
+      ...deliveryLedgers(db),
       cancelTasks: (conversation) => tools.cancelTasks(conversation),
       prompts: mcpSource,
       signIns,

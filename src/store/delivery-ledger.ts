@@ -94,7 +94,7 @@ const toChunk = (r: ChunkRow): ReplyChunk => ({
  * before it, and the condition is false, or wholly after it, and the new holder reads what it
  * wrote.
  */
-const fence = (lease: Lease | undefined): Prisma.Sql =>
+export const fence = (lease: Lease | undefined): Prisma.Sql =>
   lease
     ? Prisma.sql`EXISTS (SELECT 1 FROM lanes WHERE id = ${BigInt(lease.laneId)} AND generation = ${BigInt(lease.generation)} FOR SHARE)`
     : Prisma.sql`true`;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
-import type { Agent } from '../../src/core/agent/agent.ts';
+import type { TurnRunner } from '../../src/core/ports/turns.ts';
 import { fileReader } from '../../src/files/file-reader.ts';
 import {
   DeliveryEngine,
@@ -68,7 +68,7 @@ export function uniqueKey(overrides: Partial<ConversationKey> = {}): Conversatio
  */
 export function testEngine(
   db: Database,
-  agent: Agent,
+  agent: TurnRunner,
   options: Partial<DeliveryOptions> = {},
   deps: Partial<DeliveryDeps> = {},
 ): DeliveryEngine {

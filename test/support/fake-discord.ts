@@ -473,6 +473,17 @@ export class FakeDiscord {
     if (method === 'PATCH' && edited)
       return { status: 200, body: { ...this.message(edited[1]!, body), id: edited[2] } };
     if (method === 'POST' && /^\/channels\/\d+\/typing$/.test(path)) return { status: 204 };
+    if (method === 'POST' && path === '/users/@me/channels')
+      return {
+        status: 200,
+        body: { id: nextId(), type: 1, recipients: [{ id: body?.recipient_id }] },
+      };
+    const thread = /^\/channels\/(\d+)\/messages\/(\d+)\/threads$/.exec(path);
+    if (method === 'POST' && thread)
+      return {
+        status: 201,
+        body: { id: nextId(), type: 11, parent_id: thread[1], name: body?.name },
+      };
     return { status: 404, body: { message: `no route ${method} ${path}`, code: 0 } };
   }
 }

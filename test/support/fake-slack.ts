@@ -49,6 +49,8 @@ export class FakeSlack {
     string,
     Array<{
       ts: string;
+      /** A reply's thread (Slack sets it on the root too, once it has replies). */
+      thread_ts?: string;
       user?: string;
       bot_id?: string;
       text: string;
@@ -58,6 +60,8 @@ export class FakeSlack {
   >();
   /** Whether the app is declared as an agent: agents.sessions.* answer. */
   agentApp = true;
+  /** The time zone users.info gives each person (none for anyone else). */
+  readonly timeZones = new Map<string, string>();
   /** Whether assistant.threads.setStatus is allowed for this app. */
   statusApi = true;
   /**
@@ -388,8 +392,13 @@ export class FakeSlack {
         return { ok: true, message_ts: this.nextTs() };
       case 'conversations.replies': {
         const oldest = Number(args.oldest ?? 0);
-        const messages = (this.threads.get(String(args.ts)) ?? []).filter(
-          (m) => Number(m.ts) >= oldest,
+        const latest = args.latest === undefined ? Infinity : Number(args.latest);
+        // As Slack does, the ts of a reply finds its whole thread.
+        const thread =
+          this.threads.get(String(args.ts)) ??
+          [...this.threads.values()].find((t) => t.some((m) => m.ts === String(args.ts)));
+        const messages = (thread ?? []).filter(
+          (m) => Number(m.ts) >= oldest && Number(m.ts) <= latest,
         );
         return {
           ok: true,
@@ -402,6 +411,10 @@ export class FakeSlack {
       case 'files.info': {
         const file = this.fileInfo.get(String(args.file));
         return file ? { ok: true, file } : { ok: false, error: 'file_not_found' };
+      }
+      case 'users.info': {
+        const tz = this.timeZones.get(String(args.user));
+        return { ok: true, user: { id: args.user, ...(tz ? { tz } : {}) } };
       }
       case 'conversations.open':
         return { ok: true, channel: { id: `D${String(args.users)}` } };

@@ -37,9 +37,9 @@ async function writeResult(
 }
 
 /**
- * What an input line asks for: a command's answer to print (`/result`, `/usage`, `/login SERVER`,
- * `/logins`, `/logout SERVER`, a `/prompt` that cannot be given), or the text of a message to
- * answer (the line itself, or a prompt's text).
+ * What an input line asks for: a command's answer to print (`/result`, `/usage`, `/schedule`,
+ * `/login SERVER`, `/logins`, `/logout SERVER`, a `/prompt` that cannot be given), or the text of
+ * a message to answer (the line itself, or a prompt's text).
  */
 export async function readLine(
   delivery: Delivery,
@@ -70,6 +70,11 @@ export async function readLine(
       namingFor('console'),
     );
     return { print: said === 'refused' ? NOT_KEPT : said };
+  }
+  const schedule = /^\/schedule(?:\s+([\s\S]*))?$/.exec(text);
+  if (schedule) {
+    const answer = await delivery.schedule({ lane, user: 'local' }, schedule[1] ?? '');
+    return { print: answer ?? 'Schedules are not available here.' };
   }
   const prompted = /^\/prompt(?:\s+(.*))?$/.exec(text);
   if (!prompted) return { say: text };

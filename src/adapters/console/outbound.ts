@@ -13,6 +13,12 @@ export function consoleOutbound(options: { output: Writable; screen?: ConsoleScr
       options.output.write(`${chunk.text}\n`);
       return `console-${chunk.seq}`;
     },
+    // A scheduled run: its header, then its answer, each its own conversation.
+    startThread: async (message, text) => {
+      options.output.write(`${text}\n`);
+      return `scheduled-${message.messageKey}`;
+    },
+    tell: async (_person, text) => void options.output.write(`${text}\n`),
     refuse: async () => {},
     // The terminal is the person's own.
     showPrivately: async (_message, text, link) => {

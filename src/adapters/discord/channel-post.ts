@@ -20,7 +20,7 @@ export function attached(file: ReplyFile | undefined): {
 }
 
 /** A channel message's nonce: Discord takes at most 25 characters. */
-const channelNonce = (inboxId: string, part: string) =>
+export const channelNonce = (inboxId: string, part: string) =>
   createHash('sha256').update(`${inboxId}:${part}`).digest('base64url').slice(0, 25);
 
 /**

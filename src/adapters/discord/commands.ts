@@ -17,8 +17,8 @@ type Command = (parts: DiscordParts, interaction: ChatInputCommandInteraction) =
 
 /**
  * The slash commands by name: `/ask`, `/prompt` and `/new` become messages of the channel's lane
- * (inbound.ts); `/recall`, `/result`, `/usage`, `/login`, `/logins` and `/logout` are answered at
- * once, only to the person.
+ * (inbound.ts); `/recall`, `/result`, `/usage`, `/schedule`, `/login`, `/logins` and `/logout`
+ * are answered at once, only to the person.
  * Anything else gets the help.
  */
 const COMMANDS = new Map<string, Command>([
@@ -31,6 +31,7 @@ const COMMANDS = new Map<string, Command>([
   ['login', login],
   ['logins', logins],
   ['logout', logout],
+  ['schedule', schedule],
 ]);
 
 /** Never throws: whatever fails, the person hears about it and other channels carry on. */
@@ -167,4 +168,14 @@ async function result({ delivery }: DiscordParts, interaction: ChatInputCommandI
     for (const content of rest)
       await interaction.followUp({ content, flags: MessageFlags.Ephemeral });
   }
+}
+
+/**
+ * `/schedule what:<"rule" prompt | list | cancel id>`, only to the person (times in
+ * SCHEDULE_TIME_ZONE).
+ */
+async function schedule({ delivery }: DiscordParts, interaction: ChatInputCommandInteraction) {
+  const words = interaction.options.getString('what') ?? '';
+  const answer = await inTime(interaction, delivery.schedule(askerOf(interaction), words));
+  await replyPrivately(interaction, { content: discordChunks(answer ?? DISCORD_REFUSAL)[0]! });
 }

@@ -14,6 +14,7 @@ import { isExpired, refusesFile } from './api-errors.ts';
 import { attached, postToChannel, replyInChannel } from './channel-post.ts';
 import { approvalComponents, feedbackComponents, stopComponents } from './components.ts';
 import { formComponents } from './form-modal.ts';
+import { postInThread, startThread, tell } from './threads.ts';
 import type { DiscordAdapterConfig, DiscordParts } from './parts.ts';
 import { DISCORD_REFUSAL, discordChunks, NO_MENTIONS, workingLine } from './text.ts';
 
@@ -39,8 +40,12 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
     postsFiles: true,
     post: async (message, chunk) => {
       try {
+        // A mention is answered in its channel; a scheduled run, with no interaction either, in
+        // the thread its header started.
         if (!message.delivery.token)
-          return await replyInChannel(rest, message, chunk, componentsOf(chunk));
+          return message.delivery.messageId
+            ? await replyInChannel(rest, message, chunk, componentsOf(chunk))
+            : await postInThread(rest, message, chunk);
         return await postChunk(rest, logger, message, chunk);
       } catch (error) {
         // The file is what Discord will not take: the delivery engine posts the reply as messages
@@ -53,11 +58,15 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
     edit: async (message, messageId, chunk) => {
       const components = chunk.feedback && chunk.inboxId ? feedbackComponents(chunk.inboxId) : [];
       const body = { content: chunk.text, components, allowed_mentions: NO_MENTIONS };
-      // The answer to a mention is the bot's own channel message; an /ask's, the webhook's.
-      if (!message.delivery.token)
-        await rest.patch(Routes.channelMessage(message.lane.channel, messageId), { body });
-      else await rest.patch(webhookMessage(message, messageId), { body, auth: false });
+      // The answer to a mention is the bot's own channel message, a scheduled run's its thread's;
+      // an /ask's, the webhook's.
+      if (!message.delivery.token) {
+        const where = message.delivery.messageId ? message.lane.channel : message.lane.thread;
+        await rest.patch(Routes.channelMessage(where, messageId), { body });
+      } else await rest.patch(webhookMessage(message, messageId), { body, auth: false });
     },
+    startThread: (message, text) => startThread(rest, message, text),
+    tell: ({ user }, text) => tell(rest, user, text),
     refuse: async ({ delivery }) => {
       // A mention has no private way back: not answering is the refusal.
       if (!delivery.interactionId) return;
@@ -72,31 +81,7 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
     },
     // An ephemeral follow-up of the interaction: only the person who asked sees it. A mention has
     // no interaction, and Discord no other private message in a channel: nothing is shown.
-    showPrivately: async ({ delivery }, text, link) => {
-      if (!delivery.token) return;
-      const body = {
-        content: text,
-        flags: MessageFlags.Ephemeral,
-        allowed_mentions: NO_MENTIONS,
-        components: [
-          {
-            type: ComponentType.ActionRow,
-            components: [
-              {
-                type: ComponentType.Button,
-                style: ButtonStyle.Link,
-                label: link.label.slice(0, 80),
-                url: link.url,
-              },
-            ],
-          },
-        ],
-      };
-      await rest.post(Routes.webhook(delivery.applicationId!, delivery.token!), {
-        body,
-        auth: false,
-      });
-    },
+    showPrivately: (message, text, link) => showPrivately(rest, message, text, link),
     // The deferral already shows "Spool is thinking…" until the reply replaces it; a mention
     // gets Discord's typing indicator (it lasts ten seconds, or until Spool posts).
     showWorking: async (message) => {
@@ -182,4 +167,27 @@ async function postChunk(
     if (!isExpired(error) || message.kind !== 'message') throw error;
     return postToChannel(rest, logger, message, chunk);
   }
+}
+
+/** An ephemeral follow-up with a link button, where the message came with an interaction. */
+async function showPrivately(
+  rest: REST,
+  { delivery }: InboundMessage,
+  text: string,
+  link: { label: string; url: string },
+): Promise<void> {
+  if (!delivery.token) return;
+  const button = {
+    type: ComponentType.Button,
+    style: ButtonStyle.Link,
+    label: link.label.slice(0, 80),
+    url: link.url,
+  };
+  const body = {
+    content: text,
+    flags: MessageFlags.Ephemeral,
+    allowed_mentions: NO_MENTIONS,
+    components: [{ type: ComponentType.ActionRow, components: [button] }],
+  };
+  await rest.post(Routes.webhook(delivery.applicationId!, delivery.token), { body, auth: false });
 }

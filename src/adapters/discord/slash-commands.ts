@@ -7,14 +7,16 @@ import {
 import type { DiscordParts } from './parts.ts';
 
 /**
- * Only for replies that outlive an interaction, posted to the channel: View Channel (which a
- * private channel needs before anything can be posted there), Send Messages, Send Messages in
- * Threads.
+ * Only for what no interaction carries, posted to the channel: replies that outlive an
+ * interaction and scheduled runs. View Channel (which a private channel needs before anything can
+ * be posted there), Send Messages, Send Messages in Threads, Create Public Threads (a run's
+ * thread).
  */
 const INVITE_PERMISSIONS =
   PermissionFlagsBits.ViewChannel |
   PermissionFlagsBits.SendMessages |
-  PermissionFlagsBits.SendMessagesInThreads;
+  PermissionFlagsBits.SendMessagesInThreads |
+  PermissionFlagsBits.CreatePublicThreads;
 
 export const DISCORD_COMMANDS: RESTPostAPIChatInputApplicationCommandsJSONBody[] = [
   new SlashCommandBuilder()
@@ -92,6 +94,19 @@ export const DISCORD_COMMANDS: RESTPostAPIChatInputApplicationCommandsJSONBody[]
   new SlashCommandBuilder()
     .setName('new')
     .setDescription('Start a fresh conversation in this channel or thread')
+    .toJSON(),
+  new SlashCommandBuilder()
+    .setName('schedule')
+    .setDescription(
+      'Run a prompt on its own: "every weekday at 9:00" <prompt>, or list, or cancel <id>',
+    )
+    .addStringOption((o) =>
+      o
+        .setName('what')
+        .setDescription('"every day at 9:00" Summarize…, or list, or cancel 12')
+        .setRequired(false)
+        .setMaxLength(4000),
+    )
     .toJSON(),
   new SlashCommandBuilder().setName('help').setDescription('What Spool can do').toJSON(),
 ];

@@ -13,6 +13,7 @@ import { errorMessage } from '../../core/errors.ts';
 import { usageChartPng } from '../shared/chart.ts';
 import { uploadFile } from './files.ts';
 import type { Respond, SlackParts } from './parts.ts';
+import { scheduleCommand } from './schedules.ts';
 import { SLACK_HELP, SLACK_REFUSAL, slackChunks } from './text.ts';
 
 type Lane = InboundMessage['lane'];
@@ -67,6 +68,8 @@ async function spoolCommand(
       const text = await parts.delivery.logout({ lane, user }, asked.command, namingFor('slack'));
       return respondAll(respond, text === 'refused' ? SLACK_REFUSAL : text);
     }
+    case 'schedule':
+      return scheduleCommand(parts, lane, user, asked.words, respond);
     case 'help':
       return void (await respond({ response_type: 'ephemeral', text: SLACK_HELP }));
     case 'recall': {

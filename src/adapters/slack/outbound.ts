@@ -10,6 +10,7 @@ import { deleteFile, fetchSlackFile, uploadFile } from './files.ts';
 import { formBlocks } from './form-blocks.ts';
 import { slackText } from './message.ts';
 import type { SlackParts } from './parts.ts';
+import { startThread, tell } from './schedules.ts';
 import { SlackStatus } from './status.ts';
 import { SLACK_REFUSAL, toSlackMessages } from './text.ts';
 
@@ -39,6 +40,8 @@ export function slackOutbound({ app, config, logger }: SlackParts): Outbound {
     },
     removeFile: (_message, fileId) => deleteFile(client, fileId),
     findPosted: (message, chunk) => findPosted(client, message, chunk),
+    startThread: (message, text) => startThread(client, message, text),
+    tell: ({ user }, text) => tell(client, user, text),
     refuse: async ({ lane, user }) => {
       await client.chat.postEphemeral({
         channel: lane.channel,

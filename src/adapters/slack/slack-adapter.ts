@@ -14,6 +14,7 @@ import { listenForAgentThreads } from './assistant.ts';
 import { listenForFeedback } from './feedback.ts';
 import { listenForClicks } from './interactions.ts';
 import { slackOutbound } from './outbound.ts';
+import { listenForReactions } from './reactions.ts';
 import type { SlackAdapterConfig, SlackParts } from './parts.ts';
 
 export type { SlackAdapterConfig } from './parts.ts';
@@ -125,6 +126,7 @@ export class SlackAdapter implements PlatformAdapter {
     listenForFeedback(parts);
     listenForAgentThreads(parts);
     listenForCommands(parts);
+    listenForReactions(parts);
   }
 
   /**

@@ -20,5 +20,6 @@ export const SLACK_HELP = [
   '• `/spool prompt <server> <prompt> name=value…`: ask with a prompt a tool server offers, in a thread of its own (`/spool prompt` lists them).',
   '• `/spool usage [chart]`: what you spent here today, this week and this month (everything, for an admin), only to you; `chart` adds the last 30 days in a direct message.',
   "• `/spool logins`: the tool servers you are signed in to as yourself (everyone's, for an admin); `/spool logout <server>` ends yours (an admin: `/spool logout <server> @person`).",
+  '• `/spool schedule "every weekday at 9:00" <prompt>`: run a prompt on its own, each time in a new thread here (`/spool schedule list`, `/spool schedule cancel <id>`).',
   '• `/spool help`: this message.',
 ].join('\n');

@@ -71,6 +71,7 @@ export function answeringCommands(delivery: Delivery, withinMs = COMMAND_STORE_M
     answerForm: (...args) => delivery.answerForm(...args),
     promptText: (...args) => delivery.promptText(...args),
     form: (...args) => delivery.form(...args),
+    schedule: (...args) => delivery.schedule(...args),
   };
 }
 

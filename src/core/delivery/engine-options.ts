@@ -8,6 +8,7 @@ import type { QuestionPort } from '../ports/forms.ts';
 import type { HistorySearchPort } from '../ports/history.ts';
 import type { ApprovalPort } from '../ports/approvals.ts';
 import type { PromptPort } from '../ports/prompts.ts';
+import type { SchedulePort } from '../ports/schedules.ts';
 import type { SpendLedger } from '../ports/spend.ts';
 import type { TurnRunner } from '../ports/turns.ts';
 import type { Logger } from '../logger.ts';
@@ -30,6 +31,10 @@ export interface DeliveryOptions extends LaneOptions {
    * tools).
    */
   policy?: Policy;
+  /** Where the platform does not say a person's time zone: what their schedules are read in. */
+  scheduleTimeZone?: string;
+  /** The scheduler's clock (tests move it on); the system's without. */
+  now?: () => Date;
   /** A call that needs approval and is not decided within this long is denied. */
   approvalTimeoutMs: number;
   /** A tool's question not answered within this long is declined. */
@@ -55,6 +60,8 @@ export interface DeliveryDeps {
   signIns?: SignInPort;
   /** People's ratings of answers; no feedback buttons' clicks are kept without. */
   feedback?: FeedbackPort;
+  /** Scheduled prompts; none without. */
+  schedules?: SchedulePort;
   /** Masks the bot's own secrets in what a prompt shows of a call's arguments. */
   mask?: (text: string) => string;
   logger: Logger;

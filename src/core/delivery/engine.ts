@@ -46,6 +46,8 @@ import {
   logoutText,
   NO_PERSONAL_SERVERS,
 } from './sign-ins.ts';
+import { Scheduler } from './scheduler.ts';
+import { ScheduleDesk } from './schedule-desk.ts';
 
 export type { DeliveryDeps, DeliveryOptions } from './engine-options.ts';
 export {
@@ -78,6 +80,9 @@ export class DeliveryEngine implements Delivery {
   /** The turns this process runs, by inbox row: a Stop taken here ends one at once. */
   private readonly running: RunningTurns;
   private readonly parking: Parking;
+  /** Scheduled prompts' ticks, and the commands that make them; none without a schedule store. */
+  private readonly scheduler?: Scheduler;
+  private readonly scheduleDesk?: ScheduleDesk;
 
   constructor(
     private readonly deps: DeliveryDeps,
@@ -104,10 +109,33 @@ export class DeliveryEngine implements Delivery {
         ledger,
         logger,
         platforms: () => this.platforms.names(),
-        answer: (entry, signal, lease) => answerer.answer(entry, signal, lease),
+        // A scheduled tick starts its thread first, then is answered there.
+        answer: (entry, signal, lease) =>
+          this.scheduler?.opens(entry)
+            ? this.scheduler.open(entry, lease)
+            : answerer.answer(entry, signal, lease),
       },
       options,
     );
+    if (deps.schedules) {
+      const { schedules } = deps;
+      const now = options.now ?? (() => new Date());
+      this.scheduler = new Scheduler({
+        schedules,
+        ledger,
+        logger,
+        platforms: this.platforms,
+        work,
+        now,
+      });
+      this.scheduleDesk = new ScheduleDesk({
+        schedules,
+        platforms: this.platforms,
+        now,
+        defaultTimeZone: options.scheduleTimeZone ?? 'UTC',
+        admins: policy?.admins ?? [],
+      });
+    }
   }
 
   /** Answering one message: its turn, its reply posted, or the failure reply. */
@@ -339,9 +367,18 @@ export class DeliveryEngine implements Delivery {
     return promptText({ prompts, logger, policy: this.options.policy }, who, command);
   }
 
-  /** Starts taking over lanes: at once (what an earlier run left pending), then every `pollMs`. */
+  async schedule(who: Asker, words: string, timeZone?: string): Promise<string | undefined> {
+    if (!this.scheduleDesk) return 'Schedules are not available here.';
+    return this.scheduleDesk.command(who, words, timeZone);
+  }
+
+  /**
+   * Starts taking over lanes and putting due ticks in the inbox: at once (what an earlier run left
+   * pending), then every `pollMs`.
+   */
   start(): void {
     this.lanes.start();
+    this.scheduler?.start(this.options.pollMs);
   }
 
   /**
@@ -349,6 +386,7 @@ export class DeliveryEngine implements Delivery {
    * short and releases every lease. What is unfinished stays pending for the next holder.
    */
   stop(graceMs: number): Promise<void> {
+    this.scheduler?.stop();
     return this.lanes.stop(graceMs);
   }
 }

@@ -115,6 +115,7 @@ function ruleProblems(rule: unknown, at: string): string[] {
     if (
       key !== 'match' &&
       key !== 'suggestedPrompts' &&
+      key !== 'reactions' &&
       ![...STRINGS, ...LISTS, ...FLAGS].includes(key as never)
     )
       problems.push(`${at}.${key}: is not a setting of a rule`);
@@ -129,6 +130,7 @@ function ruleProblems(rule: unknown, at: string): string[] {
     if (key in rule && typeof rule[key] !== 'boolean')
       problems.push(`${at}.${key}: must be true or false`);
   if ('suggestedPrompts' in rule) problems.push(...promptProblems(rule.suggestedPrompts, at));
+  if ('reactions' in rule) problems.push(...reactionProblems(rule.reactions, `${at}.reactions`));
   for (const key of LISTS) {
     if (!(key in rule)) continue;
     const list = rule[key];
@@ -172,4 +174,17 @@ function promptProblems(prompts: unknown, at: string): string[] {
       ? []
       : [`${where}[${i}]: must be { title, message }, both non-empty strings`],
   );
+}
+
+/** `reactions` maps emoji names (`mag`, `+1`; no colons) to the prompts they ask. */
+function reactionProblems(reactions: unknown, at: string): string[] {
+  if (!isObject(reactions)) return [`${at}: must map emoji names to prompts`];
+  return Object.entries(reactions).flatMap(([emoji, prompt]) => [
+    ...(/^[a-z0-9_+'-]+$/.test(emoji)
+      ? []
+      : [`${at}.${emoji}: is not an emoji name as Slack writes it (mag, +1, eyes; no colons)`]),
+    ...(typeof prompt === 'string' && prompt.trim()
+      ? []
+      : [`${at}.${emoji}: must be a non-empty prompt`]),
+  ]);
 }

@@ -185,6 +185,42 @@ describe('parsePolicy', () => {
   });
 });
 
+describe('reactions', () => {
+  it('maps emoji to prompts per rule, the most specific rule’s map winning', () => {
+    const parsed = parsePolicy({
+      rules: [
+        { match: {}, reactions: { mag: 'Look into this message and say what you find' } },
+        { match: { platform: 'slack', channel: 'C0OPS' }, reactions: { '+1': 'Summarise it' } },
+      ],
+    });
+    expect('policy' in parsed).toBe(true);
+    if (!('policy' in parsed)) return;
+    const lane = { platform: 'slack', workspace: 'T1', channel: 'C0OPS' };
+    expect(policyFor(parsed.policy, lane).reactions).toEqual({ '+1': 'Summarise it' });
+    expect(policyFor(parsed.policy, { ...lane, channel: 'C0DEV' }).reactions).toEqual({
+      mag: 'Look into this message and say what you find',
+    });
+  });
+
+  it('names every bad reaction by its path', () => {
+    expect(
+      parsePolicy({
+        rules: [
+          { match: {}, reactions: ['mag'] },
+          { match: {}, reactions: { ':mag:': 'x', eyes: '', ok: 3 } },
+        ],
+      }),
+    ).toEqual({
+      problems: [
+        'rules[0].reactions: must map emoji names to prompts',
+        'rules[1].reactions.:mag:: is not an emoji name as Slack writes it (mag, +1, eyes; no colons)',
+        'rules[1].reactions.eyes: must be a non-empty prompt',
+        'rules[1].reactions.ok: must be a non-empty prompt',
+      ],
+    });
+  });
+});
+
 describe('serverAllowed', () => {
   it("reads a channel's tool patterns as the MCP servers they reach", () => {
     expect(serverAllowed(undefined, 'github')).toBe(true);

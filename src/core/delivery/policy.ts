@@ -33,6 +33,11 @@ export interface ChannelPolicy {
    * model chose, which a hostile document could have made carry the thread's content.
    */
   unfurl?: boolean;
+  /**
+   * Emoji (by Slack's name, without colons or skin tone) that ask Spool something when a person
+   * reacts with them to a message: the prompt, with the message as its subject.
+   */
+  reactions?: Record<string, string>;
   /** What Spool says when a person opens its agent view here (Slack's assistant threads). */
   greeting?: string;
   /** Up to four prompts offered there, for this channel as the person's context. */

@@ -3,6 +3,7 @@ import type { SettingsReader } from '../ports/settings.ts';
 import type { Policy } from './policy.ts';
 import { parsePolicy } from './policy-file.ts';
 import { errorMessage } from '../errors.ts';
+import { validTimeZone } from './schedule-rule.ts';
 
 export interface DeliverySettings extends Omit<DeliveryOptions, 'holder'> {
   /**
@@ -43,6 +44,17 @@ export function deliverySettings(r: SettingsReader): DeliverySettings {
     replyFileChars: r.int('REPLY_FILE_CHARS', 8_000),
     approvalTimeoutMs: r.int('APPROVAL_TIMEOUT_MS', 600_000, 1_000),
     questionTimeoutMs: r.int('QUESTION_TIMEOUT_MS', 600_000, 1_000),
+    scheduleTimeZone: scheduleTimeZone(r),
     ...policy(r),
   };
+}
+
+/** SCHEDULE_TIME_ZONE: where the platform does not say a person's, the zone schedules are read in. */
+function scheduleTimeZone(r: SettingsReader): string {
+  const zone = r.string('SCHEDULE_TIME_ZONE') ?? 'UTC';
+  if (validTimeZone(zone)) return zone;
+  r.problem(
+    `SCHEDULE_TIME_ZONE: "${zone}" is not a time zone (Europe/Paris, America/New_York, UTC)`,
+  );
+  return 'UTC';
 }

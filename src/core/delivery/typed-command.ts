@@ -11,6 +11,8 @@ export type TypedCommand =
   | { verb: 'recall'; query: string }
   | { verb: 'result'; toolCallId: string }
   | { verb: 'prompt'; command: string }
+  /** `schedule …`: the words after it (see schedule-desk.ts). */
+  | { verb: 'schedule'; words: string }
   /** With `problem`, the words were not understood: that line is the answer, not the report. */
   | { verb: 'usage'; chart: boolean; problem?: string }
   /** Sign-ins to tool servers used with each person's own account: to list, and to end one. */
@@ -23,6 +25,7 @@ export type TypedCommand =
 export function typedCommand(text: string): TypedCommand {
   const [verb = 'help', ...rest] = text.trim().split(/\s+/);
   const argument = rest.join(' ');
+  if (verb === 'schedule') return { verb, words: text.trim().slice(verb.length).trim() };
   if (verb === 'result' && argument) return { verb, toolCallId: argument };
   if (verb === 'prompt') return { verb, command: argument };
   if (verb === 'usage') {

@@ -68,6 +68,14 @@ export class FileRefusedError extends Error {
 }
 
 /**
+ * The platform will not let Spool post in the channel any more (it left it, or the channel is
+ * gone): what was to run there pauses. The message is the platform's reason.
+ */
+export class ChannelGoneError extends Error {
+  override readonly name = 'ChannelGoneError';
+}
+
+/**
  * A message that could not be stored (the database is away). The platform must not be told that
  * it arrived: Slack then sends it again, and a Discord user is told to. The `code` is what Bolt
  * keeps of an error it hands to the app's error handler.

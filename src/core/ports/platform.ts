@@ -60,6 +60,14 @@ export interface Outbound {
    * where nobody can be asked.
    */
   askForm?(message: InboundMessage, request: FormRequest): Promise<FormAnswer>;
+  /**
+   * Posts `text` in the message's channel as the start of a new thread (a scheduled run's header);
+   * returns the thread's key, the lane its turn runs in. ChannelGoneError when Spool can no longer
+   * post there.
+   */
+  startThread?(message: InboundMessage, text: string): Promise<string>;
+  /** Tells a person `text` privately (a direct message), outside any thread. */
+  tell?(place: { workspace: string; user: string }, text: string): Promise<void>;
   /** Tells the sender, privately, that Spool is not enabled for them here. */
   refuse(message: InboundMessage): Promise<void>;
   /**
@@ -231,6 +239,12 @@ export interface Delivery {
   ): Array<{ title: string; message: string }> | undefined | 'refused';
   /** A 👍 or 👎 on an answer, or the reason for a 👎 (see feedback.ts). */
   rateAnswer(click: FeedbackClick): Promise<FeedbackOutcome>;
+  /**
+   * `schedule …` (a new schedule, `list`, `cancel <id>`) for `who` in their channel, the rule read
+   * in `timeZone` where the platform says it: the answer's text, or undefined where they may not
+   * talk to Spool.
+   */
+  schedule(who: Asker, words: string, timeZone?: string): Promise<string | undefined>;
   /** The open question's form, for `who` to fill in (a platform that shows it on a click). */
   form(who: Asker, questionId: string): Promise<FormRequest | FormClickOutcome>;
 }

@@ -50,6 +50,29 @@ describe('npm run chat', () => {
     expect(run.stderr).toContain('Database:');
   });
 
+  it('schedules with /schedule in SCHEDULE_TIME_ZONE, lists and cancels, and sends no command to the model', async () => {
+    const asked = fake.requests.length;
+    const run = await runSpool(['chat', '--session', `schedule-${Date.now()}`], {
+      env: env({ SCHEDULE_TIME_ZONE: 'Europe/Paris' }),
+      input:
+        '/schedule "every weekday at 9:00" Summarize the incidents\n/schedule list\n/schedule\n',
+    });
+    expect(run.code).toBe(0);
+    const id =
+      /^Scheduled #(\d+): "every weekday at 9:00" \(Europe\/Paris\): Summarize the incidents$/m.exec(
+        run.stdout,
+      )?.[1];
+    expect(id).toBeDefined();
+    expect(run.stdout).toContain(`#${id} by <@local>: "every weekday at 9:00" (Europe/Paris)`);
+    expect(run.stdout).toContain('Schedule a prompt: `schedule "every weekday at 9:00"');
+    const cancel = await runSpool(['chat', '--session', `schedule-${Date.now()}`], {
+      env: env(),
+      input: `/schedule cancel ${id}\n`,
+    });
+    expect(cancel.stdout).toBe(`Cancelled schedule #${id}.\n`);
+    expect(fake.requests.length).toBe(asked);
+  });
+
   it('keeps the conversation across a restart, per session', async () => {
     const session = `restart-${Date.now()}`;
     await runSpool(['chat', '--session', session], { env: env(), input: 'one\n' });
@@ -231,6 +254,7 @@ describe('npm run chat', () => {
         TOOL_RESULT_MAX_CHARS: 'lots',
         MAX_CONTINUATIONS: '-1',
         DATABASE_URL: 'mysql://u:hunter2@h/db',
+        SCHEDULE_TIME_ZONE: 'Mars/Olympus',
       },
     });
     expect(run.code).toBe(2);
@@ -241,6 +265,7 @@ describe('npm run chat', () => {
       'MAX_CONTINUATIONS must be a whole number of at least 0 (got "-1")',
     );
     expect(run.stderr).toContain('DATABASE_URL must be a postgresql:// URL');
+    expect(run.stderr).toContain('SCHEDULE_TIME_ZONE: "Mars/Olympus" is not a time zone');
     expect(run.stderr).not.toContain('hunter2');
   });
 

@@ -20,6 +20,7 @@ const SCOPES_BY_METHOD: Record<string, string[]> = {
   'files.info': ['files:read'],
   'files.delete': ['files:write'],
   'conversations.open': ['im:write'],
+  'users.info': ['users:read'],
 };
 
 /** The adapter's source, every file of it (its unit tests aside): a method called anywhere counts. */
@@ -76,15 +77,15 @@ describe("the README's Slack app manifest", () => {
       'app_mention',
       'assistant_thread_context_changed',
       'assistant_thread_started',
+      'reaction_added',
+      'reaction_removed',
     ]);
-    expect(listUnder('bot_events').sort()).toEqual([
-      ...listened,
-      'message.channels',
-      'message.groups',
-      'message.im',
-      'message.mpim',
-    ]);
-    expect(listUnder('bot')).toEqual(expect.arrayContaining(['app_mentions:read', 'commands']));
+    expect(listUnder('bot_events').sort()).toEqual(
+      [...listened, 'message.channels', 'message.groups', 'message.im', 'message.mpim'].sort(),
+    );
+    expect(listUnder('bot')).toEqual(
+      expect.arrayContaining(['app_mentions:read', 'commands', 'reactions:read']),
+    );
     expect(manifest).toMatch(/messages_tab_enabled: true/);
     expect(manifest).toMatch(/messages_tab_read_only_enabled: false/);
   });

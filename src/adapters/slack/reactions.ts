@@ -1,0 +1,93 @@
+import type { WebClient } from '@slack/web-api';
+import { policyFor } from '../../core/delivery/policy.ts';
+import type { InboundMessage } from '../../core/ports/delivery.ts';
+import { slackText } from './message.ts';
+import type { SlackParts } from './parts.ts';
+
+/** A reaction event, as Slack sends it (reaction_added, reaction_removed). */
+interface ReactionEvent {
+  user?: string;
+  reaction?: string;
+  item?: { type?: string; channel?: string; ts?: string };
+}
+
+/** The message a reaction is on: its thread and what it says. */
+interface Reacted {
+  thread: string;
+  text: string;
+  author: string;
+}
+
+/**
+ * Reactions as requests: an emoji the channel's policy maps to a prompt (`reactions`), added to a
+ * message by a person who may talk to Spool there, is a message of theirs in that message's thread
+ * (the prompt, with the message quoted). One person's one emoji on one message is one request,
+ * however often Slack delivers it; taking the emoji off stops its turn if it still runs.
+ */
+export function listenForReactions(parts: SlackParts): void {
+  parts.app.event('reaction_added', async ({ event, body, context }) => {
+    // Spool's own ⏳ (its working sign, where the status API is refused) asks nothing.
+    if (event.user === context.botUserId) return;
+    const asked = await request(parts, event as ReactionEvent, body.team_id);
+    if (!asked) return;
+    const handled = await parts.delivery.handleIncoming(asked);
+    parts.logger.debug('Slack: a reaction', { outcome: handled.status });
+  });
+  parts.app.event('reaction_removed', async ({ event, body }) => {
+    const asked = await request(parts, event as ReactionEvent, body.team_id);
+    if (!asked) return;
+    const outcome = await parts.delivery.stopTurn(asked, asked.messageKey);
+    parts.logger.debug('Slack: a reaction taken back', { outcome });
+  });
+}
+
+/** The request a reaction makes, or none (an emoji no prompt is mapped to, not on a message). */
+async function request(
+  { app, config, logger }: SlackParts,
+  { user, reaction, item }: ReactionEvent,
+  workspace: string,
+): Promise<InboundMessage | undefined> {
+  if (!user || !reaction || item?.type !== 'message' || !item.channel || !item.ts) return undefined;
+  const { channel, ts } = item;
+  // Skin tones are one emoji: `+1::skin-tone-2` asks what `+1` asks.
+  const emoji = reaction.split('::')[0]!;
+  const prompt = policyFor(config.policy, { platform: 'slack', workspace, channel }).reactions?.[
+    emoji
+  ];
+  if (!prompt) return undefined;
+  const reacted = await reactedMessage(app.client, channel, ts);
+  if (!reacted) {
+    logger.warn('Slack: could not read the message a reaction is on', { channel });
+    return undefined;
+  }
+  const quoted = slackText(reacted.text)
+    .split('\n')
+    .map((line) => `> ${line}`)
+    .join('\n');
+  return {
+    lane: { platform: 'slack', workspace, channel, thread: reacted.thread },
+    messageKey: `reaction:${channel}:${ts}:${user}:${emoji}`,
+    kind: 'message',
+    user,
+    text: `${prompt}\n\nThe message (from <@${reacted.author}>):\n${quoted}`,
+    delivery: { ts },
+  };
+}
+
+/** The message at `ts` in the channel, top-level or in a thread. */
+async function reactedMessage(
+  client: WebClient,
+  channel: string,
+  ts: string,
+): Promise<Reacted | undefined> {
+  const found = await client.conversations
+    .replies({ channel, ts, latest: ts, inclusive: true, limit: 200 })
+    .catch(() => undefined);
+  const message = found?.messages?.find((m) => m.ts === ts);
+  if (!message) return undefined;
+  return {
+    thread: message.thread_ts ?? ts,
+    text: message.text ?? '',
+    author: message.user ?? message.bot_id ?? 'unknown',
+  };
+}
