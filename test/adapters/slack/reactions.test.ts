@@ -126,8 +126,15 @@ describe('reactions as requests', () => {
     expect(text).toBe(
       `${PROMPT}\n\nThe message (from <@U222222222>):\n> Disk usage on db-1 is at 97%`,
     );
-    const rows = await rowsOf(`reaction:${CHANNEL}:${TS}:U123ABC456:thumbsup`);
-    expect(rows.map((r) => [r.userId, r.status])).toEqual([['U123ABC456', 'answered']]);
+    // Answered once posted: the row is marked just after.
+    await expect
+      .poll(async () =>
+        (await rowsOf(`reaction:${CHANNEL}:${TS}:U123ABC456:thumbsup`)).map((r) => [
+          r.userId,
+          r.status,
+        ]),
+      )
+      .toEqual([['U123ABC456', 'answered']]);
   });
 
   it('answers a reaction on a reply in that reply’s thread; ignores emoji no prompt is mapped to', async () => {
