@@ -311,7 +311,7 @@ try {
                 DATA_DIR: join(dir, 'pg'),
                 DATABASE_URL: scratch.url,
               },
-              profiled('pg'),
+              { nodeArgs: profiled('pg') },
             )
           ).child,
       ],
@@ -332,7 +332,7 @@ try {
                 ...LEASE,
                 DATA_DIR: join(dir, 'embedded'),
               },
-              profiled('embedded'),
+              { nodeArgs: profiled('embedded') },
             )
           ).child,
       ],

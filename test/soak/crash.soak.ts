@@ -137,7 +137,7 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
     const crash = async () => {
       while (kills < KILLS) {
         startedAt.push(Date.now());
-        bot = await startSlackBot(port, env, [], GROUP);
+        bot = await startSlackBot(port, env, { group: GROUP });
         await pause(200, 3_000);
         if (GROUP) process.kill(-bot.child.pid!, 'SIGKILL');
         else bot.child.kill('SIGKILL');
@@ -147,7 +147,7 @@ describe(`the bot SIGKILLed ${KILLS} times (${GROUP ? 'its process group' : 'its
         kills++;
       }
       startedAt.push(Date.now());
-      bot = await startSlackBot(port, env, [], GROUP);
+      bot = await startSlackBot(port, env, { group: GROUP });
     };
     const [, ...roots] = await Promise.all([
       crash(),

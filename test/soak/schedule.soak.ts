@@ -6,9 +6,10 @@
  * latest of them, on return.
  *
  * SOAK_SCHEDULE_MINUTES (default 30; at least 6): how long the schedule runs. Run with
- * `npx vitest run --config vitest.soak.config.ts test/soak/schedule.soak.ts`.
+ * `npx vitest run --config vitest.soak.config.ts test/soak/schedule.soak.ts`; SOAK_LOG_FILE keeps
+ * the bots' output.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +39,12 @@ let slack: FakeSlack;
 let dir: string;
 let env: Record<string, string>;
 const bots: Array<SpoolProcess | undefined> = [];
+/** Each ended process's output, written to SOAK_LOG_FILE when it is set: what a red run needs. */
+const outputs: string[] = [];
+const keepOutput = async (bot: SpoolProcess | undefined) => {
+  const ended = await bot?.done.catch((error: Error) => ({ stdout: error.message, stderr: '' }));
+  if (ended) outputs.push(`--- pid ${bot!.child.pid}\n${ended.stdout}${ended.stderr}`);
+};
 
 beforeAll(async () => {
   llm = await new FakeOpenAi().start();
@@ -56,7 +63,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const bot of bots) bot?.child.kill('SIGKILL');
-  await Promise.all(bots.map((bot) => bot?.done.catch(() => {})));
+  await Promise.all(bots.map(keepOutput));
+  if (process.env.SOAK_LOG_FILE) writeFileSync(process.env.SOAK_LOG_FILE, outputs.join('\n'));
   await Promise.all([llm.stop(), slack.stop()]);
   await scratch.drop();
   await rm(dir, { recursive: true, force: true });
@@ -68,7 +76,7 @@ const midMinute = (second = 30) => sleep((second * 1000 - (Date.now() % MINUTE) 
 
 async function kill(i: number): Promise<void> {
   bots[i]?.child.kill('SIGKILL');
-  await bots[i]?.done.catch(() => {});
+  await keepOutput(bots[i]);
   bots[i] = undefined;
 }
 
@@ -77,7 +85,11 @@ describe(`a schedule every minute for ${MINUTES} minutes on two replicas, with a
     'runs each tick once, and the ticks missed during the outage once, as the latest',
     async () => {
       const ports = [await freePort(), await freePort()];
-      const start = (i: number) => startSlackBot(ports[i]!, env).then((bot) => (bots[i] = bot));
+      // Each process outlives the whole run unless killed (the default ten minutes would end it).
+      const start = (i: number) =>
+        startSlackBot(ports[i]!, env, { timeoutMs: (MINUTES + 10) * MINUTE }).then(
+          (bot) => (bots[i] = bot),
+        );
       await Promise.all([start(0), start(1)]);
       const body = new URLSearchParams({
         ...SLASH,

@@ -59,12 +59,14 @@ export async function deliver(
   }
 }
 
-/** `npm start` in Slack HTTP mode on `port`; resolves once it answers Slack's URL check. */
+/**
+ * `npm start` in Slack HTTP mode on `port`; resolves once it answers Slack's URL check. The
+ * process is killed after `timeoutMs` (ten minutes unless told): a run longer than that says so.
+ */
 export async function startSlackBot(
   port: number,
   env: Record<string, string>,
-  nodeArgs: string[] = [],
-  group = false,
+  options: { nodeArgs?: string[]; group?: boolean; timeoutMs?: number } = {},
 ): Promise<SpoolProcess> {
   const bot = startSpool([], {
     env: {
@@ -73,9 +75,9 @@ export async function startSlackBot(
       PORT: String(port),
       ...env,
     },
-    timeoutMs: 600_000,
-    nodeArgs,
-    group,
+    timeoutMs: options.timeoutMs ?? 600_000,
+    nodeArgs: options.nodeArgs ?? [],
+    group: options.group ?? false,
   });
   bot.done.catch(() => {});
   const deadline = Date.now() + 30_000;
