@@ -123,11 +123,15 @@ describe('scheduled prompts', () => {
     expect(platform.replies).toEqual(
       platform.headers.map(({ thread }) => ({ thread, text: 'done: Check the dashboard' })),
     );
-    const keys = await db.pool.query<{ message_key: string; status: string }>(
-      `SELECT message_key, status FROM inbox WHERE message_key LIKE $1 ORDER BY id`,
-      [`schedule:${scheduleId(reply)}:%`],
-    );
-    expect(keys.rows).toEqual(
+    // Answered once posted: each row is marked just after its reply.
+    const keys = async () =>
+      (
+        await db.pool.query<{ message_key: string; status: string }>(
+          `SELECT message_key, status FROM inbox WHERE message_key LIKE $1 ORDER BY id`,
+          [`schedule:${scheduleId(reply)}:%`],
+        )
+      ).rows;
+    await expect.poll(keys).toEqual(
       [0, 1, 2, 3, 4].map((i) => ({
         message_key: `schedule:${scheduleId(reply)}:2031-03-03T0${9}:0${i}:00.000Z`,
         status: 'answered',
