@@ -157,6 +157,11 @@ describe(`a schedule every minute for ${MINUTES} minutes on two replicas, with a
         ticks: iso([...new Set(expected)].sort((a, b) => a - b)),
       });
 
+      console.log(
+        `${ticks.length} runs for the ticks from ${iso([expected[0]!])[0]} to ${iso([lastTick])[0]}: ` +
+          `down ${iso([downAt])[0]} to ${iso([backAt])[0]}, the ticks missed meanwhile run once as ` +
+          `${iso([Math.floor(backAt / MINUTE) * MINUTE])[0]}; ${all.length} rows, all answered`,
+      );
       const posts = slack.calls.filter(
         (c) => c.method === 'chat.postMessage' && c.args.channel === CHANNEL,
       );
