@@ -258,17 +258,24 @@ export class DeliveryLedger implements DeliveryPort {
 
   /**
    * One statement for what a turn needs to start: the message, the lane's conversation, and whether
-   * a reply was saved.
+   * a reply was saved; with `holder`, and nothing due, the lane's release too.
    */
-  async nextPending(laneId: string): Promise<PendingEntry | undefined> {
+  async nextPending(laneId: string, holder?: string): Promise<PendingEntry | undefined> {
+    const lane = BigInt(laneId);
     const [row] = await this.prisma.$queryRaw<PendingRow[]>`
-      SELECT i.id, i.lane_id, l.platform, l.workspace, l.channel, l.thread, i.message_key, i.kind, i.user_id, i.text,
-             i.delivery, i.files, i.attempts, i.available_at <= now() AS due, CASE WHEN i.stop_requested_at IS NULL THEN NULL WHEN i.superseded THEN 'superseded' ELSE 'stop' END AS stopped,
-             EXISTS (SELECT 1 FROM outbox o WHERE o.inbox_id = i.id AND o.seq >= 0) AS reply_saved,
-             c.id::text AS conversation_id, c.platform AS c_platform, c.workspace AS c_workspace, c.channel AS c_channel, c.thread AS c_thread
-        FROM inbox i JOIN lanes l ON l.id = i.lane_id LEFT JOIN conversations c ON c.id = l.conversation_id
-       WHERE i.lane_id = ${BigInt(laneId)} AND i.status IN ('pending', 'waiting')
-       ORDER BY i.id LIMIT 1`;
+      WITH next AS (
+        SELECT i.id, i.lane_id, l.platform, l.workspace, l.channel, l.thread, i.message_key, i.kind, i.user_id, i.text,
+               i.delivery, i.files, i.attempts, i.available_at <= now() AS due, CASE WHEN i.stop_requested_at IS NULL THEN NULL WHEN i.superseded THEN 'superseded' ELSE 'stop' END AS stopped,
+               EXISTS (SELECT 1 FROM outbox o WHERE o.inbox_id = i.id AND o.seq >= 0) AS reply_saved,
+               c.id::text AS conversation_id, c.platform AS c_platform, c.workspace AS c_workspace, c.channel AS c_channel, c.thread AS c_thread
+          FROM inbox i JOIN lanes l ON l.id = i.lane_id LEFT JOIN conversations c ON c.id = l.conversation_id
+         WHERE i.lane_id = ${lane} AND i.status IN ('pending', 'waiting')
+         ORDER BY i.id LIMIT 1
+      ), released AS (
+        UPDATE lanes SET holder = NULL, lease_expires_at = NULL
+         WHERE id = ${lane} AND holder = ${holder ?? null} AND NOT EXISTS (SELECT 1 FROM next WHERE due)
+      )
+      SELECT * FROM next`;
     // The oldest message waits for its retry or a decision, and everything behind it waits too:
     // order first.
     if (!row?.due) return undefined;
@@ -292,16 +299,29 @@ export class DeliveryLedger implements DeliveryPort {
     };
   }
 
+  /**
+   * Called when the lane had no conversation as its message was read: creates (or finds) the one at
+   * the lane's key and links it, in one statement. Should the lane have been linked meanwhile, that
+   * link stands and is returned.
+   */
   async conversationFor(
     entry: InboxEntry,
   ): Promise<{ conversation: Conversation; fresh: boolean }> {
-    const id = BigInt(entry.laneId);
+    const { platform, workspace, channel, thread } = entry.lane;
+    const [row] = await this.prisma.$queryRaw<Array<{ id: string; fresh: boolean }>>`
+      WITH made AS (
+        INSERT INTO conversations (id, platform, workspace, channel, thread) VALUES (gen_random_uuid(), ${platform}, ${workspace}, ${channel}, ${thread})
+        ON CONFLICT (platform, workspace, channel, thread) DO UPDATE SET thread = EXCLUDED.thread
+        RETURNING id
+      ), linked AS (
+        UPDATE lanes SET conversation_id = coalesce(conversation_id, (SELECT id FROM made))
+         WHERE id = ${BigInt(entry.laneId)} RETURNING conversation_id
+      )
+      SELECT l.conversation_id::text AS id, l.conversation_id = m.id AS fresh FROM linked l, made m`;
+    if (row?.fresh) return { conversation: { id: row.id, ...entry.lane }, fresh: true };
     const [known] = await this.prisma.$queryRaw<Conversation[]>`
-      SELECT c.id::text, c.platform, c.workspace, c.channel, c.thread FROM lanes l JOIN conversations c ON c.id = l.conversation_id WHERE l.id = ${id}`;
-    if (known) return { conversation: known, fresh: false };
-    const conversation = await conversationAt(this.prisma, entry.lane);
-    await this.link(id, conversation);
-    return { conversation, fresh: true };
+      SELECT c.id::text, c.platform, c.workspace, c.channel, c.thread FROM lanes l JOIN conversations c ON c.id = l.conversation_id WHERE l.id = ${BigInt(entry.laneId)}`;
+    return { conversation: known!, fresh: false };
   }
 
   async startConversation(entry: InboxEntry): Promise<void> {
