@@ -27,7 +27,7 @@ import { freePort } from '../test/support/process.ts';
 import { deliver, SIGNING_SECRET, startSlackBot } from '../test/support/slack-bot.ts';
 import { renderChart } from './lib/chart.ts';
 import { startLlmProcess } from './lib/llm-process.ts';
-import { profileByOwner, topFunctions } from './lib/profile.ts';
+import { builtinsByCaller, profileByOwner, topFunctions } from './lib/profile.ts';
 import { percentile } from './lib/stats.ts';
 
 const THREADS = Number(process.env.THREADS ?? 200);
@@ -374,6 +374,9 @@ try {
         );
         profiles.push(
           `\nThe functions with the most self time:\n\n| function | called from | self time |\n|---|---|---|\n${topFunctions(profile).join('\n')}`,
+        );
+        profiles.push(
+          `\nNode's and V8's own work, by the package that asked for it:\n\n| package | self time |\n|---|---|\n${builtinsByCaller(profile).join('\n')}`,
         );
       }
     }

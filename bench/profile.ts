@@ -5,7 +5,7 @@
  * which prints the same tables): self time by the package that owns the code, then the functions
  * with the most self time.
  */
-import { profileByOwner, topFunctions } from './lib/profile.ts';
+import { builtinsByCaller, profileByOwner, topFunctions } from './lib/profile.ts';
 
 const dir = process.argv[3];
 if (!dir) {
@@ -15,4 +15,7 @@ if (!dir) {
 console.log(`| code | self time | share |\n|---|---|---|\n${profileByOwner(dir).join('\n')}\n`);
 console.log(
   `| function | called from | self time |\n|---|---|---|\n${topFunctions(dir).join('\n')}`,
+);
+console.log(
+  `\n| package | Node's and V8's own work it asked for |\n|---|---|\n${builtinsByCaller(dir).join('\n')}`,
 );

@@ -88,7 +88,7 @@ function replica(holder: string): DeliveryEngine {
   const engine = new DeliveryEngine(
     {
       agent,
-      ledger: new DeliveryLedger(db.prisma),
+      ledger: new DeliveryLedger(db),
       search: new HistorySearch(db.prisma, new ResultIndexer(db, silentLogger)),
       files: fileReader({ binaryMaxBytes: 1_000 }),
       approvals: new ApprovalLedger(db.prisma),

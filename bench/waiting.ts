@@ -54,7 +54,7 @@ try {
   const engine = new DeliveryEngine(
     {
       agent: testAgent({ fake: llm, store, tools: [deploy] }),
-      ledger: new DeliveryLedger(db.prisma),
+      ledger: new DeliveryLedger(db),
       search: new HistorySearch(db.prisma, new ResultIndexer(db, silentLogger)),
       files: fileReader({ binaryMaxBytes: 1_000 }),
       approvals: new ApprovalLedger(db.prisma),

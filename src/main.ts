@@ -250,7 +250,7 @@ async function openSpool(
   // The server's own word on its window, from the listing just fetched and its own routes; with
   // the check skipped, nothing is asked and the known model's window or the default stands.
   logger.info(windowLine(config.openai.startupCheck ? await llm.learnWindow() : llm.contextWindow));
-  const ledger = new DeliveryLedger(db.prisma, db.ackPrisma);
+  const ledger = new DeliveryLedger(db);
   const agent = new Agent(
     {
       llm: tracing.llm(llm, config.openai),

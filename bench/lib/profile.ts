@@ -15,7 +15,8 @@ interface CpuProfile {
 function owner({ functionName, url }: { functionName: string; url: string }): string {
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1]!;
-  if (url.includes('/src/')) return 'spool src/';
+  // Spool runs from its build (dist/) as `npm start` does, or from src/ through tsx.
+  if (url.includes('/src/') || url.includes('/dist/')) return 'spool';
   if (url.startsWith('node:')) return 'node internals';
   // The only WebAssembly in the process is Prisma's query compiler.
   if (url.startsWith('wasm://')) return 'WebAssembly (Prisma query compiler)';
@@ -45,14 +46,11 @@ export function profileByOwner(dir: string, top = 12): string[] {
     .map(([who, ms]) => `| ${who} | ${ms.toFixed(0)} ms | ${((100 * ms) / all).toFixed(1)}% |`);
 }
 
-/**
- * The functions with the most self time in every `.cpuprofile` under `dir`, as Markdown rows
- * `| function | called from | ms |`. A native function (a syscall such as `writev`, JSON.parse)
- * is named with the package of the nearest JavaScript frame that called it, so that the socket
- * writes of the database driver and of the HTTP client stand apart.
- */
-export function topFunctions(dir: string, top = 15): string[] {
-  const totals = new Map<string, number>();
+/** Each sample's frame, its owner, and the nearest caller that is not Node's or V8's own. */
+function eachSample(
+  dir: string,
+  visit: (frame: CpuProfile['nodes'][number]['callFrame'], caller: string, ms: number) => void,
+): void {
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
     const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -67,18 +65,49 @@ export function topFunctions(dir: string, top = 15): string[] {
       return '';
     };
     profile.samples.forEach((id, i) => {
-      const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
-      if (functionName === '(idle)') return;
-      const where =
-        url.startsWith('node:') || url === ''
-          ? caller(id)
-          : `${url.replace(/.*node_modules\//, '').replace(/.*\/src\//, 'src/')}:${lineNumber + 1}`;
-      const key = `| ${functionName || '(anonymous)'} | ${where} |`;
-      totals.set(key, (totals.get(key) ?? 0) + profile.timeDeltas[i]! / 1000);
+      const { callFrame } = byId.get(id)!;
+      if (callFrame.functionName !== '(idle)')
+        visit(callFrame, caller(id), profile.timeDeltas[i]! / 1000);
     });
   }
-  return [...totals.entries()]
+}
+
+const rowsOf = (totals: Map<string, number>, top: number) =>
+  [...totals.entries()]
     .sort((a, b) => b[1] - a[1])
     .slice(0, top)
     .map(([key, ms]) => `${key} ${ms.toFixed(0)} ms |`);
+
+/**
+ * The functions with the most self time in every `.cpuprofile` under `dir`, as Markdown rows
+ * `| function | called from | ms |`. A native function (a syscall such as `writev`, JSON.parse)
+ * is named with the package of the nearest JavaScript frame that called it, so that the socket
+ * writes of the database driver and of the HTTP client stand apart.
+ */
+export function topFunctions(dir: string, top = 15): string[] {
+  const totals = new Map<string, number>();
+  eachSample(dir, ({ functionName, url, lineNumber }, caller, ms) => {
+    const where =
+      url.startsWith('node:') || url === ''
+        ? caller
+        : `${url.replace(/.*node_modules\//, '').replace(/.*\/(src|dist)\//, '$1/')}:${lineNumber + 1}`;
+    const key = `| ${functionName || '(anonymous)'} | ${where} |`;
+    totals.set(key, (totals.get(key) ?? 0) + ms);
+  });
+  return rowsOf(totals, top);
+}
+
+/**
+ * Node's and V8's own self time (sockets, HTTP, JSON, RegExp) by the package whose code asked for
+ * it, as Markdown rows `| package | ms |`: whose work the largest rows of `profileByOwner` are.
+ */
+export function builtinsByCaller(dir: string, top = 12): string[] {
+  const totals = new Map<string, number>();
+  eachSample(dir, (frame, caller, ms) => {
+    const who = owner(frame);
+    if (who !== 'node internals' && !who.startsWith('V8')) return;
+    const key = `| ${caller || '(none: the event loop)'} |`;
+    totals.set(key, (totals.get(key) ?? 0) + ms);
+  });
+  return rowsOf(totals, top);
 }

@@ -17,11 +17,15 @@ import type { Conversation } from '../core/ports/conversation.ts';
 import { LeaseLostError, type Lease } from '../core/ports/store.ts';
 import { conversationAt } from './conversations.ts';
 import { GroupCommit } from './group-commit.ts';
+import type pg from 'pg';
+import type { Database } from './database.ts';
 import { Prisma, type OutboxChunk, type PrismaClient } from './generated/client.ts';
+import { queryOnPool, runOnPool } from './pool-statement.ts';
 
 interface InboxRow {
-  id: bigint;
-  lane_id: bigint;
+  /** int8: a bigint from Prisma, a string from the pool (see runOnPool). */
+  id: bigint | string;
+  lane_id: bigint | string;
   platform: string;
   workspace: string;
   channel: string;
@@ -123,10 +127,29 @@ export class DeliveryLedger implements DeliveryPort {
    * `ack` records inbound messages: a client on connections of its own (Database.ackPrisma), where
    * there is one.
    */
-  constructor(
-    private readonly prisma: PrismaClient,
-    private readonly ack: PrismaClient = prisma,
-  ) {}
+  private readonly prisma: PrismaClient;
+  private readonly pool: pg.Pool;
+  private readonly ack: PrismaClient;
+
+  /** `ackPrisma`: connections of the acks' own (see Database); the turns' pool when not given. */
+  constructor(db: Pick<Database, 'prisma' | 'pool'> & Partial<Pick<Database, 'ackPrisma'>>) {
+    this.prisma = db.prisma;
+    this.pool = db.pool;
+    this.ack = db.ackPrisma ?? db.prisma;
+  }
+
+  /**
+   * The delivery path's statements go to the pool directly (see runOnPool): a statement through
+   * Prisma's adapter costs a turn several times the CPU of the same statement through pg.
+   */
+  private rows<T extends pg.QueryResultRow[]>(statement: Prisma.Sql): Promise<T> {
+    return runOnPool(this.pool, statement) as Promise<T>;
+  }
+
+  /** How many rows the statement changed. */
+  private async changed(statement: Prisma.Sql): Promise<number> {
+    return (await queryOnPool(this.pool, statement)).rowCount ?? 0;
+  }
 
   /**
    * Messages arriving together are recorded in one statement (see GroupCommit): in a burst, an
@@ -200,11 +223,11 @@ export class DeliveryLedger implements DeliveryPort {
   }
 
   async claimableLanes(platforms: string[], limit: number): Promise<string[]> {
-    const rows = await this.prisma.$queryRaw<Array<{ lane_id: bigint }>>`
+    const rows = await this.rows<Array<{ lane_id: string }>>(Prisma.sql`
       SELECT DISTINCT i.lane_id FROM inbox i JOIN lanes l ON l.id = i.lane_id
        WHERE i.status IN ('pending', 'waiting') AND i.available_at <= now() AND i.platform = ANY(${platforms})
          AND (l.holder IS NULL OR l.lease_expires_at < now())
-       LIMIT ${limit}`;
+       LIMIT ${limit}`);
     return rows.map((r) => String(r.lane_id));
   }
 
@@ -215,12 +238,12 @@ export class DeliveryLedger implements DeliveryPort {
   ): Promise<AcquiredLease | undefined> {
     // Every acquisition is a new generation, even of a lease this holder had: its earlier work's
     // writes are stale from here on.
-    const [row] = await this.prisma.$queryRaw<Array<{ generation: bigint; taken_over: boolean }>>`
+    const [row] = await this.rows<Array<{ generation: string; taken_over: boolean }>>(Prisma.sql`
       UPDATE lanes l SET holder = ${holder}, lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond',
              generation = l.generation + 1
         FROM (SELECT id, holder FROM lanes WHERE id = ${BigInt(laneId)}) prev
        WHERE l.id = prev.id AND (l.holder IS NULL OR l.holder = ${holder} OR l.lease_expires_at < now())
-      RETURNING l.generation, prev.holder IS NOT NULL AS taken_over`;
+      RETURNING l.generation, prev.holder IS NOT NULL AS taken_over`);
     return row && { laneId, generation: String(row.generation), takenOver: row.taken_over };
   }
 
@@ -229,7 +252,7 @@ export class DeliveryLedger implements DeliveryPort {
     // By generation: a lease whose lane was taken over is not renewed, however briefly it ran out,
     // and one that ran out with no one taking it is ours again. Rows are locked in id order, as a
     // step's write locks them (see TranscriptStore.writeSteps), so the two never deadlock.
-    const rows = await this.prisma.$queryRaw<Array<{ id: bigint; generation: bigint }>>`
+    const rows = await this.rows<Array<{ id: string; generation: string }>>(Prisma.sql`
       WITH mine AS (
         SELECT id FROM lanes
          WHERE holder = ${holder}
@@ -237,13 +260,14 @@ export class DeliveryLedger implements DeliveryPort {
          ORDER BY id FOR UPDATE)
       UPDATE lanes SET lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond'
        WHERE id IN (SELECT id FROM mine)
-      RETURNING id, generation`;
+      RETURNING id, generation`);
     return rows.map((r) => ({ laneId: String(r.id), generation: String(r.generation) }));
   }
 
   async release(laneId: string, holder: string): Promise<void> {
-    await this.prisma
-      .$executeRaw`UPDATE lanes SET holder = NULL, lease_expires_at = NULL WHERE id = ${BigInt(laneId)} AND holder = ${holder}`;
+    await this.changed(
+      Prisma.sql`UPDATE lanes SET holder = NULL, lease_expires_at = NULL WHERE id = ${BigInt(laneId)} AND holder = ${holder}`,
+    );
   }
 
   /**
@@ -258,17 +282,24 @@ export class DeliveryLedger implements DeliveryPort {
 
   /**
    * One statement for what a turn needs to start: the message, the lane's conversation, and whether
-   * a reply was saved.
+   * a reply was saved; with `holder`, and nothing due, the lane's release too.
    */
-  async nextPending(laneId: string): Promise<PendingEntry | undefined> {
-    const [row] = await this.prisma.$queryRaw<PendingRow[]>`
-      SELECT i.id, i.lane_id, l.platform, l.workspace, l.channel, l.thread, i.message_key, i.kind, i.user_id, i.text,
-             i.delivery, i.files, i.attempts, i.available_at <= now() AS due, CASE WHEN i.stop_requested_at IS NULL THEN NULL WHEN i.superseded THEN 'superseded' ELSE 'stop' END AS stopped,
-             EXISTS (SELECT 1 FROM outbox o WHERE o.inbox_id = i.id AND o.seq >= 0) AS reply_saved,
-             c.id::text AS conversation_id, c.platform AS c_platform, c.workspace AS c_workspace, c.channel AS c_channel, c.thread AS c_thread
-        FROM inbox i JOIN lanes l ON l.id = i.lane_id LEFT JOIN conversations c ON c.id = l.conversation_id
-       WHERE i.lane_id = ${BigInt(laneId)} AND i.status IN ('pending', 'waiting')
-       ORDER BY i.id LIMIT 1`;
+  async nextPending(laneId: string, holder?: string): Promise<PendingEntry | undefined> {
+    const lane = BigInt(laneId);
+    const [row] = await this.rows<PendingRow[]>(Prisma.sql`
+      WITH next AS (
+        SELECT i.id, i.lane_id, l.platform, l.workspace, l.channel, l.thread, i.message_key, i.kind, i.user_id, i.text,
+               i.delivery, i.files, i.attempts, i.available_at <= now() AS due, CASE WHEN i.stop_requested_at IS NULL THEN NULL WHEN i.superseded THEN 'superseded' ELSE 'stop' END AS stopped,
+               EXISTS (SELECT 1 FROM outbox o WHERE o.inbox_id = i.id AND o.seq >= 0) AS reply_saved,
+               c.id::text AS conversation_id, c.platform AS c_platform, c.workspace AS c_workspace, c.channel AS c_channel, c.thread AS c_thread
+          FROM inbox i JOIN lanes l ON l.id = i.lane_id LEFT JOIN conversations c ON c.id = l.conversation_id
+         WHERE i.lane_id = ${lane} AND i.status IN ('pending', 'waiting')
+         ORDER BY i.id LIMIT 1
+      ), released AS (
+        UPDATE lanes SET holder = NULL, lease_expires_at = NULL
+         WHERE id = ${lane} AND holder = ${holder ?? null} AND NOT EXISTS (SELECT 1 FROM next WHERE due)
+      )
+      SELECT * FROM next`);
     // The oldest message waits for its retry or a decision, and everything behind it waits too:
     // order first.
     if (!row?.due) return undefined;
@@ -292,16 +323,29 @@ export class DeliveryLedger implements DeliveryPort {
     };
   }
 
+  /**
+   * Called when the lane had no conversation as its message was read: creates (or finds) the one at
+   * the lane's key and links it, in one statement. Should the lane have been linked meanwhile, that
+   * link stands and is returned.
+   */
   async conversationFor(
     entry: InboxEntry,
   ): Promise<{ conversation: Conversation; fresh: boolean }> {
-    const id = BigInt(entry.laneId);
-    const [known] = await this.prisma.$queryRaw<Conversation[]>`
-      SELECT c.id::text, c.platform, c.workspace, c.channel, c.thread FROM lanes l JOIN conversations c ON c.id = l.conversation_id WHERE l.id = ${id}`;
-    if (known) return { conversation: known, fresh: false };
-    const conversation = await conversationAt(this.prisma, entry.lane);
-    await this.link(id, conversation);
-    return { conversation, fresh: true };
+    const { platform, workspace, channel, thread } = entry.lane;
+    const [row] = await this.rows<Array<{ id: string; fresh: boolean }>>(Prisma.sql`
+      WITH made AS (
+        INSERT INTO conversations (id, platform, workspace, channel, thread) VALUES (gen_random_uuid(), ${platform}, ${workspace}, ${channel}, ${thread})
+        ON CONFLICT (platform, workspace, channel, thread) DO UPDATE SET thread = EXCLUDED.thread
+        RETURNING id
+      ), linked AS (
+        UPDATE lanes SET conversation_id = coalesce(conversation_id, (SELECT id FROM made))
+         WHERE id = ${BigInt(entry.laneId)} RETURNING conversation_id
+      )
+      SELECT l.conversation_id::text AS id, l.conversation_id = m.id AS fresh FROM linked l, made m`);
+    if (row?.fresh) return { conversation: { id: row.id, ...entry.lane }, fresh: true };
+    const [known] = await this.rows<Conversation[]>(Prisma.sql`
+      SELECT c.id::text, c.platform, c.workspace, c.channel, c.thread FROM lanes l JOIN conversations c ON c.id = l.conversation_id WHERE l.id = ${BigInt(entry.laneId)}`);
+    return { conversation: known!, fresh: false };
   }
 
   async startConversation(entry: InboxEntry): Promise<void> {
@@ -313,8 +357,9 @@ export class DeliveryLedger implements DeliveryPort {
   }
 
   private async link(laneId: bigint, conversation: Conversation): Promise<void> {
-    await this.prisma
-      .$executeRaw`UPDATE lanes SET conversation_id = ${conversation.id}::uuid WHERE id = ${laneId}`;
+    await this.changed(
+      Prisma.sql`UPDATE lanes SET conversation_id = ${conversation.id}::uuid WHERE id = ${laneId}`,
+    );
   }
 
   async replyOf(inboxId: string): Promise<ReplyChunk[]> {
@@ -334,10 +379,10 @@ export class DeliveryLedger implements DeliveryPort {
     const questionId = 'form' in prompt ? prompt.form.questionId : null;
     // One lane is worked by one holder at a time, so the next free seq below the others is this
     // one's.
-    await this.prisma.$executeRaw`
+    await this.changed(Prisma.sql`
       INSERT INTO outbox (inbox_id, seq, text, tool_call_id, question_id)
       SELECT ${id}, least(coalesce(min(seq), 0), 0) - 1, ${prompt.text}, ${toolCallId}, ${questionId} FROM outbox WHERE inbox_id = ${id}
-      ON CONFLICT DO NOTHING`;
+      ON CONFLICT DO NOTHING`);
     const row = await this.prisma.outboxChunk.findFirstOrThrow({
       where: toolCallId ? { inboxId: id, toolCallId } : { inboxId: id, questionId },
     });
@@ -355,13 +400,13 @@ export class DeliveryLedger implements DeliveryPort {
     // The message's row is locked while the reply is saved, so an edit's supersede (which locks it
     // too) comes wholly before, and nothing is saved, or wholly after, and finds the reply. Under a
     // lease, the lane's row is locked too (see `fence`).
-    const created = await this.prisma.$queryRaw<ChunkRow[]>`
+    const created = await this.rows<ChunkRow[]>(Prisma.sql`
       WITH open AS (SELECT id FROM inbox WHERE id = ${BigInt(inboxId)} AND NOT superseded AND ${fence(lease)} FOR UPDATE)
       INSERT INTO outbox (inbox_id, seq, text, file_name, file_content, file_language)
       SELECT open.id, seq, text, file_name, file_content, file_language
         FROM open, jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(seq int, text text, file_name text, file_content text, file_language text)
       ON CONFLICT DO NOTHING
-      RETURNING id, seq, text, file_name AS "fileName", file_content AS "fileContent", file_language AS "fileLanguage", tool_call_id AS "toolCallId", platform_message_id AS "platformMessageId"`;
+      RETURNING id, seq, text, file_name AS "fileName", file_content AS "fileContent", file_language AS "fileLanguage", tool_call_id AS "toolCallId", platform_message_id AS "platformMessageId"`);
     if (created.length === 0) await this.fenced(lease);
     // Another attempt saved some first: the reply is what is stored.
     return created.length === parts.length
@@ -375,69 +420,72 @@ export class DeliveryLedger implements DeliveryPort {
     // One statement: the file's row becomes the first message (its place, so the platform treats it
     // as the reply's start) and the rest follow it, or nothing changes (a repeat finds no file
     // row).
-    await this.prisma.$executeRaw`
+    await this.changed(Prisma.sql`
       WITH first AS (
         UPDATE outbox SET text = ${first?.text ?? ''}, file_name = NULL, file_content = NULL, file_language = NULL
          WHERE id = ${BigInt(chunkId)} AND file_name IS NOT NULL RETURNING inbox_id, seq)
       INSERT INTO outbox (inbox_id, seq, text)
-      SELECT first.inbox_id, first.seq + x.i, x.text FROM first, jsonb_to_recordset(${JSON.stringify(more)}::jsonb) AS x(i int, text text)`;
+      SELECT first.inbox_id, first.seq + x.i, x.text FROM first, jsonb_to_recordset(${JSON.stringify(more)}::jsonb) AS x(i int, text text)`);
     return this.replyOf(inboxId);
   }
 
   async claimPost(chunkId: string, lease: Lease, leaseMs: number): Promise<boolean> {
     // One statement on the lane's row: a takeover (which writes the row too) comes wholly before,
     // and the claim is refused, or after the lease it extends here has run out again.
-    const [row] = await this.prisma.$queryRaw<Array<{ held: boolean; unposted: boolean | null }>>`
+    const [row] = await this.rows<Array<{ held: boolean; unposted: boolean | null }>>(Prisma.sql`
       WITH held AS (
         UPDATE lanes SET lease_expires_at = greatest(lease_expires_at, now() + ${leaseMs}::int * interval '1 millisecond')
          WHERE id = ${BigInt(lease.laneId)} AND generation = ${BigInt(lease.generation)} AND holder IS NOT NULL
         RETURNING id)
       SELECT EXISTS (SELECT 1 FROM held) AS held,
-             (SELECT platform_message_id IS NULL FROM outbox WHERE id = ${BigInt(chunkId)}) AS unposted`;
+             (SELECT platform_message_id IS NULL FROM outbox WHERE id = ${BigInt(chunkId)}) AS unposted`);
     if (!row?.held) throw leaseLost(lease);
     return row.unposted !== false;
   }
 
   async markPosted(chunkId: string, platformMessageId: string): Promise<void> {
-    await this.prisma
-      .$executeRaw`UPDATE outbox SET platform_message_id = ${platformMessageId}, posted_at = now() WHERE id = ${BigInt(chunkId)}`;
+    await this.changed(
+      Prisma.sql`UPDATE outbox SET platform_message_id = ${platformMessageId}, posted_at = now() WHERE id = ${BigInt(chunkId)}`,
+    );
   }
 
   async finish(inboxId: string, status: 'answered' | 'failed', lease?: Lease): Promise<void> {
-    const done = await this.prisma
-      .$executeRaw`UPDATE inbox SET status = ${status}, answered_at = now() WHERE id = ${BigInt(inboxId)} AND ${fence(lease)}`;
+    const done = await this.changed(
+      Prisma.sql`UPDATE inbox SET status = ${status}, answered_at = now() WHERE id = ${BigInt(inboxId)} AND ${fence(lease)}`,
+    );
     if (done === 0) await this.fenced(lease);
   }
 
   /** Throws LeaseLostError when `lease` is no longer its lane's (another holder took it). */
   private async fenced(lease: Lease | undefined): Promise<void> {
     if (!lease) return;
-    const [row] = await this.prisma.$queryRaw<Array<{ held: boolean }>>`
-      SELECT EXISTS (SELECT 1 FROM lanes WHERE id = ${BigInt(lease.laneId)} AND generation = ${BigInt(lease.generation)}) AS held`;
+    const [row] = await this.rows<Array<{ held: boolean }>>(Prisma.sql`
+      SELECT EXISTS (SELECT 1 FROM lanes WHERE id = ${BigInt(lease.laneId)} AND generation = ${BigInt(lease.generation)}) AS held`);
     if (!row?.held) throw leaseLost(lease);
   }
 
   async retryLater(inboxId: string, delayMs: number): Promise<void> {
-    await this.prisma.$executeRaw`
-      UPDATE inbox SET attempts = attempts + 1, available_at = now() + ${delayMs}::int * interval '1 millisecond' WHERE id = ${BigInt(inboxId)}`;
+    await this.changed(Prisma.sql`
+      UPDATE inbox SET attempts = attempts + 1, available_at = now() + ${delayMs}::int * interval '1 millisecond' WHERE id = ${BigInt(inboxId)}`);
   }
 
   async awaitDecision(inboxId: string, until: Date): Promise<void> {
     // A Stop (or an edit) taken while the prompts were posted keeps the message due, to end now.
-    await this.prisma
-      .$executeRaw`UPDATE inbox SET status = 'waiting', available_at = ${until} WHERE id = ${BigInt(inboxId)} AND stop_requested_at IS NULL`;
+    await this.changed(
+      Prisma.sql`UPDATE inbox SET status = 'waiting', available_at = ${until} WHERE id = ${BigInt(inboxId)} AND stop_requested_at IS NULL`,
+    );
   }
 
   async wake(toolCallId: string): Promise<string | undefined> {
     // A prompt's call names its message in the outbox; any other (a sign-in's) its lane: a lane's
     // one waiting message is the one whose turn stopped at it.
-    const [row] = await this.prisma.$queryRaw<Array<{ lane_id: bigint }>>`
+    const [row] = await this.rows<Array<{ lane_id: string }>>(Prisma.sql`
       UPDATE inbox SET status = 'pending', available_at = now()
        WHERE status = 'waiting'
          AND (id IN (SELECT inbox_id FROM outbox WHERE tool_call_id = ${toolCallId})
               OR lane_id IN (SELECT l.id FROM tool_calls c JOIN lanes l ON l.conversation_id = c.conversation_id
                               WHERE c.tool_call_id = ${toolCallId}))
-      RETURNING lane_id`;
+      RETURNING lane_id`);
     return row && String(row.lane_id);
   }
 
@@ -448,7 +496,7 @@ export class DeliveryLedger implements DeliveryPort {
   ): Promise<{ inboxId: string; laneId: string } | undefined> {
     // One statement: the message is stopped once, whichever replica took the click; a waiting one
     // is due at once, to end. One whose reply is saved has finished its turn: nothing to stop.
-    const [row] = await this.prisma.$queryRaw<Array<{ id: bigint; lane_id: bigint }>>`
+    const [row] = await this.rows<Array<{ id: string; lane_id: string }>>(Prisma.sql`
       UPDATE inbox SET stop_requested_at = coalesce(stop_requested_at, now()), stopped_by = coalesce(stopped_by, ${by}),
              status = 'pending', available_at = least(available_at, now())
        WHERE id = (
@@ -457,14 +505,14 @@ export class DeliveryLedger implements DeliveryPort {
             AND i.status IN ('pending', 'waiting') AND (${messageKey ?? null}::text IS NULL OR i.message_key = ${messageKey ?? null})
             AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.inbox_id = i.id AND o.seq >= 0)
           ORDER BY i.id LIMIT 1)
-      RETURNING id, lane_id`;
+      RETURNING id, lane_id`);
     return row && { inboxId: String(row.id), laneId: String(row.lane_id) };
   }
 
   async stopsAmong(inboxIds: string[]): Promise<Map<string, StopKind>> {
-    const rows = await this.prisma.$queryRaw<Array<{ id: bigint; superseded: boolean }>>`
+    const rows = await this.rows<Array<{ id: string; superseded: boolean }>>(Prisma.sql`
       SELECT id, superseded FROM inbox
-       WHERE id = ANY(${inboxIds.map(BigInt)}::bigint[]) AND stop_requested_at IS NOT NULL`;
+       WHERE id = ANY(${inboxIds.map(BigInt)}::bigint[]) AND stop_requested_at IS NOT NULL`);
     return new Map(rows.map((r) => [String(r.id), r.superseded ? 'superseded' : 'stop']));
   }
 
@@ -491,9 +539,7 @@ export class DeliveryLedger implements DeliveryPort {
     // The message's newest form: itself, or the last of the messages its edits became. It is the
     // latest when no message after it in the lane is answered, an edited one standing where its
     // first form does.
-    const [row] = await this.prisma.$queryRaw<
-      Array<InboxRow & { status: string; latest: boolean }>
-    >`
+    const [row] = await this.rows<Array<InboxRow & { status: string; latest: boolean }>>(Prisma.sql`
       WITH root AS (SELECT id, lane_id FROM inbox WHERE platform = ${platform} AND message_key = ${messageKey})
       SELECT i.id, i.lane_id, l.platform, l.workspace, l.channel, l.thread, i.message_key, i.kind, i.user_id, i.text,
              i.delivery, i.files, i.attempts, i.status,
@@ -501,7 +547,7 @@ export class DeliveryLedger implements DeliveryPort {
                            AND coalesce((later.delivery->>'original')::bigint, later.id) > root.id) AS latest
         FROM root JOIN inbox i ON i.lane_id = root.lane_id AND (i.id = root.id OR i.delivery->>'original' = root.id::text)
         JOIN lanes l ON l.id = i.lane_id
-       ORDER BY i.id DESC LIMIT 1`;
+       ORDER BY i.id DESC LIMIT 1`);
     return row && { entry: toEntry(row), status: row.status, latest: row.latest };
   }
 
@@ -515,9 +561,9 @@ export class DeliveryLedger implements DeliveryPort {
 
   /** Unanswered messages, and how long the oldest has waited: for the metrics. */
   async depth(): Promise<{ pending: number; oldestSeconds: number }> {
-    const [row] = await this.prisma.$queryRaw<Array<{ pending: number; oldest_seconds: number }>>`
+    const [row] = await this.rows<Array<{ pending: number; oldest_seconds: number }>>(Prisma.sql`
       SELECT count(*)::int AS pending, coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8 AS oldest_seconds
-        FROM inbox WHERE status = 'pending'`;
+        FROM inbox WHERE status = 'pending'`);
     return { pending: row!.pending, oldestSeconds: row!.oldest_seconds };
   }
 

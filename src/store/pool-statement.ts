@@ -4,16 +4,18 @@ import { errorMessage } from '../core/errors.ts';
 import { StoreUnavailableError } from '../core/ports/store.ts';
 
 /**
- * Runs a statement written with `Prisma.sql` on the pg pool under Prisma's adapter, for statements
- * with large parameters (tool results, their index pieces). Prisma's driver adapter logs every
- * query with its parameters into @prisma/debug's history of the last 100 debug calls, kept even
- * with debugging off: each 2 MB parameter sent through `$executeRaw` stayed alive for about a
- * hundred statements after it. The statement is the same one, atomic on its own.
+ * Runs a statement written with `Prisma.sql` on the pg pool under Prisma's adapter, without
+ * Prisma's per-statement work: for statements with large parameters (tool results, their index
+ * pieces: Prisma's driver adapter logs every query with its parameters into @prisma/debug's
+ * history of the last 100 debug calls, kept even with debugging off, so each 2 MB parameter sent
+ * through `$executeRaw` stayed alive for about a hundred statements after it), and for the
+ * delivery path's many small ones. The statement is the same one, atomic on its own. Values come
+ * back as pg gives them: int8 as strings.
  */
-export async function runOnPool<R extends pg.QueryResultRow = pg.QueryResultRow>(
+export async function queryOnPool<R extends pg.QueryResultRow = pg.QueryResultRow>(
   pool: pg.Pool,
   statement: Prisma.Sql,
-): Promise<R[]> {
+): Promise<pg.QueryResult<R>> {
   // Connecting first tells a database that cannot be reached (nothing was sent: the statement can
   // be sent again as it is) from a statement that failed.
   const client = await pool.connect().catch((error: unknown) => {
@@ -26,13 +28,21 @@ export async function runOnPool<R extends pg.QueryResultRow = pg.QueryResultRow>
   const lost = () => {};
   client.on('error', lost);
   try {
-    const { rows } = await client.query<R>(statement.text, statement.values);
+    const result = await client.query<R>(statement.text, statement.values);
     client.release();
-    return rows;
+    return result;
   } catch (error) {
     client.release(error instanceof Error ? error : true);
     throw error;
   } finally {
     client.off('error', lost);
   }
+}
+
+/** The rows of `queryOnPool`. */
+export async function runOnPool<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  pool: pg.Pool,
+  statement: Prisma.Sql,
+): Promise<R[]> {
+  return (await queryOnPool<R>(pool, statement)).rows;
 }

@@ -12,14 +12,15 @@ import type { Database } from './database.ts';
 import { Prisma } from './generated/client.ts';
 import { runOnPool } from './pool-statement.ts';
 
+/** As the pool gives it (see runOnPool): int8 as strings. */
 interface MessageRow {
-  id: bigint;
+  id: string;
   turn: number;
   role: string;
   content: string;
   tool_calls: ToolCall[] | null;
   tool_call_id: string | null;
-  inbox_id: bigint | null;
+  inbox_id: string | null;
 }
 
 function toMessage(row: MessageRow): Message {
@@ -137,11 +138,14 @@ export class TranscriptStore implements StorePort {
    */
   async loadTranscript(conversation: Conversation): Promise<Message[]> {
     const cached = this.transcripts.get(conversation.id) ?? { messages: [], lastId: 0n };
-    const rows = await this.db.prisma.$queryRaw<MessageRow[]>`
+    const rows = await runOnPool<MessageRow>(
+      this.db.pool,
+      Prisma.sql`
       SELECT id, turn, role, content, tool_calls, tool_call_id, inbox_id FROM transcript_messages
-       WHERE conversation_id = ${conversation.id}::uuid AND id > ${cached.lastId} ORDER BY id`;
+       WHERE conversation_id = ${conversation.id}::uuid AND id > ${cached.lastId} ORDER BY id`,
+    );
     const next = rows.length
-      ? { messages: [...cached.messages, ...rows.map(toMessage)], lastId: rows.at(-1)!.id }
+      ? { messages: [...cached.messages, ...rows.map(toMessage)], lastId: BigInt(rows.at(-1)!.id) }
       : cached;
     this.remember(conversation.id, next);
     return [...next.messages];

@@ -10,7 +10,7 @@ let ledger: DeliveryLedger;
 
 beforeAll(async () => {
   db = await testDatabase();
-  ledger = new DeliveryLedger(db.prisma);
+  ledger = new DeliveryLedger(db);
 });
 afterAll(() => db.close());
 

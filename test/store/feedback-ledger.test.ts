@@ -11,7 +11,7 @@ let feedback: FeedbackLedger;
 
 beforeAll(async () => {
   db = await testDatabase();
-  inbox = new DeliveryLedger(db.prisma);
+  inbox = new DeliveryLedger(db);
   feedback = new FeedbackLedger(db.prisma);
 });
 afterAll(() => db.close());

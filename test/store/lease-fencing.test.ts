@@ -14,7 +14,7 @@ let store: TranscriptStore;
 
 beforeAll(async () => {
   db = await testDatabase();
-  ledger = new DeliveryLedger(db.prisma);
+  ledger = new DeliveryLedger(db);
   store = testStore(db);
 });
 afterAll(() => db.close());

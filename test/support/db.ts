@@ -75,7 +75,7 @@ export function testEngine(
   return new DeliveryEngine(
     {
       agent,
-      ledger: new DeliveryLedger(db.prisma),
+      ledger: new DeliveryLedger(db),
       search: testSearch(db),
       files: fileReader({ binaryMaxBytes: 1_000_000 }),
       approvals: new ApprovalLedger(db.prisma),

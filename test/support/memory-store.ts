@@ -166,11 +166,14 @@ export class MemoryLedger implements DeliveryPort {
     if (lane.holder === holder) Object.assign(lane, { holder: undefined, until: 0 });
   }
 
-  async nextPending(laneId: string): Promise<PendingEntry | undefined> {
+  async nextPending(laneId: string, holder?: string): Promise<PendingEntry | undefined> {
     const next = this.rows.find(
       (r) => r.laneId === laneId && (r.status === 'pending' || r.status === 'waiting'),
     );
-    if (!next || next.availableAt > Date.now()) return undefined;
+    if (!next || next.availableAt > Date.now()) {
+      if (holder) await this.release(laneId, holder);
+      return undefined;
+    }
     const { conversation } = this.lane(laneId);
     return {
       ...next,

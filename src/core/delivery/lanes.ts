@@ -167,13 +167,16 @@ export class Lanes {
     const lease = await ledger.acquire(laneId, this.options.holder, this.options.leaseMs);
     if (!lease) return;
     work.lease = lease;
+    let held = true;
     try {
       while (!this.draining && !work.abort.signal.aborted) {
         work.again = false;
         await this.acksFirst();
-        const entry = await ledger.nextPending(laneId);
+        // Nothing due: the lease is given up in the same statement. A message that arrived
+        // meanwhile (`again`) has the lane worked anew, from its acquisition.
+        const entry = await ledger.nextPending(laneId, this.options.holder);
         if (!entry) {
-          if (work.again) continue;
+          held = false;
           break;
         }
         const fields = { platform: entry.lane.platform, inbox: entry.id };
@@ -186,7 +189,7 @@ export class Lanes {
       }
     } finally {
       work.again &&= !this.draining;
-      await ledger.release(laneId, this.options.holder);
+      if (held) await ledger.release(laneId, this.options.holder);
     }
   }
 

@@ -183,8 +183,11 @@ export interface DeliveryPort {
    */
   renew(holder: string, leases: Lease[], leaseMs: number): Promise<Lease[]>;
   release(laneId: string, holder: string): Promise<void>;
-  /** The lane's oldest pending message, unless it waits (for a retry or a decision). */
-  nextPending(laneId: string): Promise<PendingEntry | undefined>;
+  /**
+   * The lane's oldest pending message, unless it waits (for a retry or a decision). With `holder`,
+   * a lane with nothing due is released by it in the same statement (see `release`).
+   */
+  nextPending(laneId: string, holder?: string): Promise<PendingEntry | undefined>;
   /** The lane's current conversation; `fresh` when it was created now. */
   conversationFor(entry: InboxEntry): Promise<{ conversation: Conversation; fresh: boolean }>;
   /** Points the lane at a new conversation. */

@@ -476,7 +476,7 @@ describe('Slack over the Events API (signed HTTP)', () => {
 
   it('finishes a reply a crashed process stored but only partly posted, posting no chunk twice', async () => {
     const ch = channel();
-    const ledger = new DeliveryLedger(db.prisma);
+    const ledger = new DeliveryLedger(db);
     const lane = { platform: 'slack', workspace: TEAM, channel: ch, thread: '1600.1' };
     const entry = (await ledger.record(
       {
@@ -1356,7 +1356,7 @@ describe('files shared in Slack', () => {
 
     // A process uploaded this reply and died before recording it: the next one finds it in the
     // thread.
-    const ledger = new DeliveryLedger(db.prisma);
+    const ledger = new DeliveryLedger(db);
     const lane = { platform: 'slack', workspace: TEAM, channel: ch, thread: '1700.1' };
     const entry = (await ledger.record(
       {

@@ -16,7 +16,7 @@ let client: pg.Client;
 
 beforeAll(async () => {
   db = await testDatabase();
-  ledger = new DeliveryLedger(db.prisma);
+  ledger = new DeliveryLedger(db);
   client = new pg.Client({ connectionString: fileDatabaseUrl() });
   await client.connect();
 });
