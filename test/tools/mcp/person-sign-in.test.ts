@@ -519,3 +519,41 @@ describe("a link sent on Discord, checked with Discord's own sign-in", () => {
     }
   });
 });
+
+describe('a link sent on the console, and one for a platform Spool cannot check', () => {
+  it("sends the console's person straight to the authorization server, and signs in nobody for a platform with no sign-in", async () => {
+    const port = await freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    const desk = new SignIns(personServers(config), {
+      vault: new SealedPersonVault(db.prisma, key),
+      identity: { redirectUrl: `${origin}/mcp/oauth/callback` },
+      linkUrl: `${origin}/mcp/sign-in`,
+      platforms: { console: 'local' },
+      onSignedIn: () => {},
+      logger,
+    });
+    const route = await serveRoutes(
+      port,
+      signInRoutes(() => desk),
+    );
+    const local = { platform: 'console', workspace: 'local', user: 'operator' };
+    const unchecked = { platform: 'discord', workspace: 'G1', user: '300000000000000009' };
+    try {
+      const authorizations = server.authorizations.length;
+      const other = await desk.link('notes', unchecked);
+      if (typeof other !== 'object') throw new Error(`no link: ${other}`);
+      const refused = await new Browser().open(other.url);
+      expect(refused.status).toBe(500);
+      expect(refused.text).toContain('Nobody was signed in');
+      expect(server.authorizations.length).toBe(authorizations);
+      const link = await desk.link('notes', local);
+      if (typeof link !== 'object') throw new Error(`no link: ${link}`);
+      expect((await new Browser().open(link.url)).status).toBe(200);
+      expect(server.authorizations.length).toBe(authorizations + 1);
+      expect((await desk.vault.read('notes', local))?.tokens?.access_token).toBeTruthy();
+      expect(await desk.vault.read('notes', unchecked)).toBeUndefined();
+    } finally {
+      route.server.close();
+    }
+  });
+});
