@@ -46,7 +46,8 @@ import { clientMetadataDocument } from './tools/mcp/oauth.ts';
 import { CLIENT_INFO, McpToolSource, type McpOAuthOptions } from './tools/mcp/source.ts';
 import { SealedOAuthVault } from './store/oauth-vault.ts';
 import { SealedPersonVault } from './store/person-vault.ts';
-import { personServers, signInRoute, SignIns } from './tools/mcp/sign-in.ts';
+import { personServers, signInRoutes, SignIns } from './tools/mcp/sign-in.ts';
+import type { PlatformSignIn } from './core/ports/platform-sign-in.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
 import { searchHistoryTool } from './core/builtins/search-history.ts';
 import { loadToolsTool } from './core/builtins/load-tools.ts';
@@ -110,6 +111,11 @@ async function main(): Promise<number> {
     : [config.slack && 'slack', config.discord && 'discord'].filter(
         (name): name is string => !!name,
       );
+  const unchecked = uncheckedSignIns(config, mcp, platformNames);
+  if (unchecked) {
+    logger.error(unchecked);
+    return 2;
+  }
   const readiness = new Readiness(['database', ...platformNames]);
   const httpPort = httpPortOf(config, platformNames);
   // People's sign-ins land on this server; they are completed once the database is open.
@@ -119,10 +125,10 @@ async function main(): Promise<number> {
       ? undefined
       : await serveRoutes(httpPort, [
           ...httpRoutes(config, registry, readiness),
-          signInRoute(() => opened.spool?.signIns),
+          ...signInRoutes(() => opened.spool?.signIns),
         ]);
 
-  const spool = await openSpool(config, mcp, registry, logger);
+  const spool = await openSpool(config, mcp, registry, logger, platformNames);
   opened.spool = spool;
   readiness.details = spool.mcpStatus;
   readiness.set('database', () =>
@@ -217,6 +223,7 @@ async function openSpool(
   mcp: McpConfig | undefined,
   registry: Registry,
   logger: Logger,
+  platformNames: string[],
 ) {
   // The embedded server lost for good: one line, and a non-zero exit for the supervisor to act on.
   const onLost = (reason: string) => {
@@ -239,7 +246,8 @@ async function openSpool(
       loadToolsTool(() => tools.list()),
     ]),
   ];
-  const oauth = mcpOAuth(config, mcp, db, logger, (id) => delivery.wake(id));
+  const platforms = await platformSignIns(config, platformNames);
+  const oauth = mcpOAuth(config, mcp, db, logger, platforms, (id) => delivery.wake(id));
   const { signIns } = oauth;
   const mcpSource = mcp && (await startMcp(mcp, db, config, logger, oauth));
   if (mcpSource) sources.push(mcpSource);
@@ -304,15 +312,18 @@ function mcpOAuth(
   mcp: McpConfig | undefined,
   db: Database,
   logger: Logger,
+  platforms: Record<string, PlatformSignIn | 'local'>,
   onSignedIn: (toolCallId: string) => Promise<void>,
 ): McpOAuthOptions {
-  const { signInRedirectUrl, clientMetadataUrl, key } = config.tools.oauth;
+  const { signInRedirectUrl, signInLinkUrl, clientMetadataUrl, key } = config.tools.oauth;
   const people = mcp ? personServers(mcp) : [];
   const signIns =
-    signInRedirectUrl && people.length > 0
+    signInRedirectUrl && signInLinkUrl && people.length > 0
       ? new SignIns(people, {
           vault: new SealedPersonVault(db.prisma, key),
           identity: { redirectUrl: signInRedirectUrl, clientMetadataUrl },
+          linkUrl: signInLinkUrl,
+          platforms,
           onSignedIn,
           logger,
           // A link lasts as long as the call waits for it.
@@ -320,6 +331,54 @@ function mcpOAuth(
         })
       : undefined;
   return { vault: new SealedOAuthVault(db.prisma, key), identity: config.tools.oauth, signIns };
+}
+
+/**
+ * Why servers used with each person's own sign-in cannot start: a platform that runs without its
+ * own sign-in, with which Spool checks who follows a link (else a forwarded link would sign in the
+ * person it was sent to with whoever opened it).
+ */
+function uncheckedSignIns(
+  config: Config,
+  mcp: McpConfig | undefined,
+  platformNames: string[],
+): string | undefined {
+  const people = mcp ? personServers(mcp).map((s) => s.name) : [];
+  if (!config.tools.oauth.signInRedirectUrl || people.length === 0) return undefined;
+  const missing = [
+    platformNames.includes('slack') &&
+      !config.slack?.clientSecret &&
+      'SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (Sign in with Slack)',
+    platformNames.includes('discord') &&
+      !config.discord?.clientSecret &&
+      "DISCORD_CLIENT_SECRET (Discord's OAuth2 sign-in)",
+  ].filter((m): m is string => !!m);
+  if (missing.length === 0) return undefined;
+  return `MCP servers used with each person's own sign-in (${people.join(', ')}) need ${missing.join(' and ')}: Spool checks with it who follows a sign-in link (README: Tools that act as each person).`;
+}
+
+/**
+ * Each running platform's own sign-in, that checks who follows a sign-in link; the console's one
+ * person is at this machine. Loaded only for a platform that runs.
+ */
+async function platformSignIns(
+  config: Config,
+  platformNames: string[],
+): Promise<Record<string, PlatformSignIn | 'local'>> {
+  const platforms: Record<string, PlatformSignIn | 'local'> = { console: 'local' };
+  const dispatcher = proxyFromEnv();
+  const { slack, discord } = config;
+  if (platformNames.includes('slack') && slack?.clientId && slack.clientSecret) {
+    const { SignInWithSlack } = await import('./adapters/slack/sign-in-with-slack.ts');
+    const { clientId, clientSecret, apiUrl } = slack;
+    platforms.slack = new SignInWithSlack({ clientId, clientSecret, apiUrl, dispatcher });
+  }
+  if (platformNames.includes('discord') && discord?.clientSecret) {
+    const { DiscordSignIn } = await import('./adapters/discord/discord-sign-in.ts');
+    const { applicationId, clientSecret, apiUrl } = discord;
+    platforms.discord = new DiscordSignIn({ applicationId, clientSecret, apiUrl, dispatcher });
+  }
+  return platforms;
 }
 
 /**

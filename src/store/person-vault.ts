@@ -1,12 +1,13 @@
 import type { Person, SignInListing } from '../core/ports/sign-ins.ts';
 import type { PendingSignIn, PersonRecord, PersonVault } from '../tools/mcp/person-oauth.ts';
-import type { PrismaClient } from './generated/client.ts';
+import type { McpSignIn, PrismaClient } from './generated/client.ts';
 import { open, seal } from './oauth-vault.ts';
 
 /** What a sealed sign-in row holds besides its columns. */
 interface SealedSignIn {
   codeVerifier: string;
   record: PersonRecord;
+  authorizationUrl: string;
 }
 
 const recordContext = (server: string, p: Person) =>
@@ -87,7 +88,8 @@ export class SealedPersonVault implements PersonVault {
   }
 
   async pend(signIn: PendingSignIn): Promise<void> {
-    const secrets: SealedSignIn = { codeVerifier: signIn.codeVerifier, record: signIn.record };
+    const { codeVerifier, record, authorizationUrl } = signIn;
+    const secrets: SealedSignIn = { codeVerifier, record, authorizationUrl };
     await this.prisma.mcpSignIn.create({
       data: {
         state: signIn.state,
@@ -104,6 +106,14 @@ export class SealedPersonVault implements PersonVault {
     await this.prisma.mcpSignIn.deleteMany({ where: { expiresAt: { lt: new Date() } } });
   }
 
+  async peek(state: string): Promise<PendingSignIn | undefined> {
+    if (!this.key) return undefined;
+    const row = await this.prisma.mcpSignIn.findFirst({
+      where: { state, usedAt: null, expiresAt: { gt: new Date() } },
+    });
+    return row ? this.opened(row, this.key) : undefined;
+  }
+
   async claim(state: string): Promise<PendingSignIn | undefined> {
     if (!this.key) return undefined;
     // One UPDATE decides: of two redirects with one state (two replicas, a reload), one claims it.
@@ -111,16 +121,19 @@ export class SealedPersonVault implements PersonVault {
       where: { state, usedAt: null, expiresAt: { gt: new Date() } },
       data: { usedAt: new Date() },
     });
-    if (!row) return undefined;
-    const claimed = {
-      state,
+    return row ? this.opened(row, this.key) : undefined;
+  }
+
+  private opened(row: McpSignIn, key: Buffer): PendingSignIn {
+    const link = {
+      state: row.state,
       server: row.server,
       person: { platform: row.platform, workspace: row.workspace, user: row.userId },
       ...(row.toolCallId === null ? {} : { toolCallId: row.toolCallId }),
       expiresAt: row.expiresAt,
     };
-    const secrets = JSON.parse(open(row.sealed, this.key, signInContext(claimed))) as SealedSignIn;
-    return { ...claimed, ...secrets };
+    const secrets = JSON.parse(open(row.sealed, key, signInContext(link))) as SealedSignIn;
+    return { ...link, ...secrets };
   }
 
   private needKey(): Buffer {

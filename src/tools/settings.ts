@@ -30,6 +30,8 @@ export interface McpOAuthSettings {
    * PUBLIC_URL, and such servers are left off.
    */
   signInRedirectUrl?: string;
+  /** Where the links sent to people point: PUBLIC_URL + /mcp/sign-in; set with signInRedirectUrl. */
+  signInLinkUrl?: string;
 }
 
 /** A loopback address `mcp login` listens on itself; any port is allowed for one (RFC 8252). */
@@ -53,13 +55,23 @@ function oauthSettings(r: SettingsReader): McpOAuthSettings {
     redirectUrl: r.url('MCP_OAUTH_REDIRECT_URL') ?? DEFAULT_OAUTH_REDIRECT_URL,
     clientMetadataUrl,
     ...(publicUrl
-      ? { signInRedirectUrl: new URL(SIGN_IN_CALLBACK_PATH.slice(1), withSlash(publicUrl)).href }
+      ? {
+          signInRedirectUrl: new URL(SIGN_IN_CALLBACK_PATH.slice(1), withSlash(publicUrl)).href,
+          signInLinkUrl: new URL(SIGN_IN_LINK_PATH.slice(1), withSlash(publicUrl)).href,
+        }
       : {}),
   };
 }
 
 /** Where the authorization server sends a person back, on Spool's own HTTP server (PORT). */
 export const SIGN_IN_CALLBACK_PATH = '/mcp/oauth/callback';
+
+/**
+ * Where a sign-in link sends a person first, on the same server: it checks who they are (with the
+ * chat platform's own sign-in) before the authorization server. Beside the callback, so that one
+ * cookie path serves both.
+ */
+export const SIGN_IN_LINK_PATH = '/mcp/sign-in';
 
 /** A base address whose path is kept when a path is resolved against it. */
 const withSlash = (url: string) => (url.endsWith('/') ? url : `${url}/`);

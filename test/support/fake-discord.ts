@@ -1,10 +1,15 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { answerWhenDone, readBytes } from './http.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 
 export const APP_ID = '100000000000000001';
 export const BOT_ID = '100000000000000002';
+/** The application's OAuth2 client secret (its client id is APP_ID). */
+export const DISCORD_CLIENT_SECRET = 'discord-client-secret';
+/** The cookie this fake's OAuth2 page reads a browser's Discord account from: the user id. */
+export const DISCORD_SESSION = 'discord_session';
 
 export interface DiscordCall {
   method: string;
@@ -72,6 +77,9 @@ export class FakeDiscord {
   /** Attachments served as Discord's CDN serves them, and every download asked for. */
   private readonly attachments = new Map<string, Buffer>();
   readonly downloads: Array<{ path: string; authorization?: string }> = [];
+  /** OAuth2 (scope identify): the codes given, and the user each Bearer token is for. */
+  private readonly oauthCodes = new Map<string, { user: string; redirectUri: string }>();
+  private readonly oauthTokens = new Map<string, string>();
   private server?: Server;
   private readonly gateway = new WebSocketServer({ noServer: true });
   private readonly byNonce = new Map<string, Record<string, unknown>>();
@@ -93,6 +101,9 @@ export class FakeDiscord {
     this.server = createServer((req, res) => {
       // Discord's CDN URLs are signed in their query: the path names the file.
       const path = decodeURI(req.url?.split('?')[0] ?? '');
+      const bearer = req.headers.authorization?.startsWith('Bearer ');
+      if (path.startsWith('/api/v10/oauth2/') || (bearer && path === '/api/v10/users/@me'))
+        return answerWhenDone(req, res, readBytes(req), (body) => this.oauth2(req, res, body));
       const file = path.startsWith('/attachments/') ? this.attachments.get(path) : undefined;
       if (file) {
         this.downloads.push({ path, authorization: req.headers.authorization });
@@ -399,6 +410,61 @@ export class FakeDiscord {
       pinned: false,
       flags: body?.flags ?? 0,
     };
+  }
+
+  /**
+   * Discord's OAuth2 with `identify`: its page sends the browser's Discord account (its session
+   * cookie) back with a code at once, as for a person who allowed the app before; the code is
+   * exchanged (form-encoded, with the client secret) for a Bearer token that /users/@me names.
+   */
+  private oauth2(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+    const url = new URL(req.url ?? '/', 'http://discord');
+    const json = (status: number, value: unknown) =>
+      void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+    this.calls.push({ method: req.method ?? 'GET', path: url.pathname.slice(7), body: undefined });
+    if (url.pathname.endsWith('/oauth2/authorize')) {
+      const q = url.searchParams;
+      const user = (req.headers.cookie ?? '')
+        .split(';')
+        .map((c) => c.trim())
+        .find((c) => c.startsWith(`${DISCORD_SESSION}=`))
+        ?.slice(DISCORD_SESSION.length + 1);
+      if (q.get('client_id') !== APP_ID || q.get('scope') !== 'identify')
+        return void res.writeHead(400).end('invalid client or scope');
+      if (!user) return void res.writeHead(200).end('Log in to Discord');
+      const code = randomUUID();
+      this.oauthCodes.set(code, { user, redirectUri: q.get('redirect_uri') ?? '' });
+      const back = new URL(q.get('redirect_uri') ?? '');
+      back.searchParams.set('code', code);
+      back.searchParams.set('state', q.get('state') ?? '');
+      return void res.writeHead(302, { location: back.href }).end();
+    }
+    if (url.pathname.endsWith('/oauth2/token')) {
+      const form = new URLSearchParams(body.toString());
+      const issued = this.oauthCodes.get(form.get('code') ?? '');
+      this.oauthCodes.delete(form.get('code') ?? '');
+      if (form.get('client_id') !== APP_ID || form.get('client_secret') !== DISCORD_CLIENT_SECRET)
+        return json(401, { error: 'invalid_client' });
+      if (!issued || issued.redirectUri !== form.get('redirect_uri'))
+        return json(400, { error: 'invalid_grant' });
+      const token = randomUUID();
+      this.oauthTokens.set(token, issued.user);
+      return json(200, {
+        access_token: token,
+        token_type: 'Bearer',
+        expires_in: 604800,
+        scope: 'identify',
+      });
+    }
+    const user = this.oauthTokens.get(req.headers.authorization?.slice('Bearer '.length) ?? '');
+    if (!user) return json(401, { message: '401: Unauthorized', code: 0 });
+    return json(200, {
+      id: user,
+      username: `user${user}`,
+      discriminator: '0',
+      avatar: null,
+      global_name: null,
+    });
   }
 
   private async route(

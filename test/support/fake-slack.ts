@@ -15,6 +15,19 @@ export interface SlackCall {
 
 export const BOT_USER = 'UBOT';
 export const TEAM = 'T1';
+/** The app's client credentials, for Sign in with Slack. */
+export const SLACK_CLIENT = { id: '1000.2000', secret: 'slack-client-secret' };
+/** The cookie this fake's sign-in reads a browser's Slack account from: `TEAM:USER`. */
+export const SLACK_SESSION = 'slack_session';
+
+/** A browser's cookies, by name. */
+const cookiesOf = (req: IncomingMessage): Map<string, string> =>
+  new Map(
+    (req.headers.cookie ?? '')
+      .split(';')
+      .map((c) => c.trim().split('=') as [string, string])
+      .filter(([name]) => name),
+  );
 
 /** The file a multipart upload carries (Slack's SDK posts it as a form), or the raw body. */
 /** An uploaded file's bytes: the whole body, or the file part of a multipart one. */
@@ -96,6 +109,12 @@ export class FakeSlack {
       completed?: Record<string, unknown>;
     }
   >();
+  /** Sign in with Slack: the codes given, and the access tokens they were exchanged for. */
+  private readonly oidcCodes = new Map<
+    string,
+    { team: string; user: string; redirectUri: string }
+  >();
+  private readonly oidcTokens = new Map<string, { team: string; user: string }>();
   private server?: Server;
   /** TCP connections accepted: a client that keeps them alive opens few. */
   connections = 0;
@@ -137,6 +156,7 @@ export class FakeSlack {
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
       if (req.url?.startsWith('/files/')) return this.download(req, res);
+      if (req.url?.startsWith('/openid/connect/authorize')) return this.authorize(req, res);
       if (req.url?.startsWith('/upload/')) {
         const upload = this.uploads.get(req.url.slice('/upload/'.length));
         return answerWhenDone(req, res, uploadedFile(req), (bytes) => {
@@ -256,6 +276,54 @@ export class FakeSlack {
       .end(bytes);
   }
 
+  /**
+   * Sign in with Slack's page: the browser's Slack account (its session cookie) is sent back with
+   * a code at once, as Slack does for a signed-in person who allowed the app before; a browser
+   * signed in to no workspace sees a sign-in form.
+   */
+  private authorize(req: IncomingMessage, res: import('node:http').ServerResponse): void {
+    const q = new URL(req.url ?? '/', 'http://slack').searchParams;
+    this.calls.push({
+      method: 'openid.connect.authorize',
+      args: Object.fromEntries(q),
+      at: Date.now(),
+    });
+    const [team, user] = (cookiesOf(req).get(SLACK_SESSION) ?? '').split(':');
+    const redirectUri = q.get('redirect_uri') ?? '';
+    if (q.get('client_id') !== SLACK_CLIENT.id || !q.get('scope')?.split(' ').includes('openid'))
+      return void res.writeHead(400).end('invalid_client or scope');
+    if (!team || !user) return void res.writeHead(200).end('Sign in to your workspace');
+    const code = randomUUID();
+    this.oidcCodes.set(code, { team, user, redirectUri });
+    const back = new URL(redirectUri);
+    back.searchParams.set('code', code);
+    back.searchParams.set('state', q.get('state') ?? '');
+    res.writeHead(302, { location: back.href }).end();
+  }
+
+  /** openid.connect.token and openid.connect.userInfo, as Slack answers them. */
+  private openId(method: string, args: Record<string, unknown>, authorization?: string): object {
+    if (method === 'openid.connect.token') {
+      const issued = this.oidcCodes.get(String(args.code));
+      this.oidcCodes.delete(String(args.code));
+      if (args.client_id !== SLACK_CLIENT.id || args.client_secret !== SLACK_CLIENT.secret)
+        return { ok: false, error: 'invalid_client_id' };
+      if (!issued || issued.redirectUri !== args.redirect_uri)
+        return { ok: false, error: 'invalid_code' };
+      const token = `xoxp-${randomUUID()}`;
+      this.oidcTokens.set(token, issued);
+      return { ok: true, access_token: token, token_type: 'Bearer', id_token: 'not.checked.here' };
+    }
+    const who = this.oidcTokens.get(/^Bearer (.+)$/.exec(authorization ?? '')?.[1] ?? '');
+    if (!who) return { ok: false, error: 'invalid_auth' };
+    return {
+      ok: true,
+      sub: who.user,
+      'https://slack.com/user_id': who.user,
+      'https://slack.com/team_id': who.team,
+    };
+  }
+
   callsTo(method: string): Array<Record<string, unknown>> {
     return this.calls.filter((c) => c.method === method).map((c) => c.args);
   }
@@ -362,6 +430,9 @@ export class FakeSlack {
     const error = this.platformError?.(call);
     if (error) return { ok: false, error };
     switch (method) {
+      case 'openid.connect.token':
+      case 'openid.connect.userInfo':
+        return this.openId(method, args, req.headers.authorization);
       case 'auth.test':
         return {
           ok: true,

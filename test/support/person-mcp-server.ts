@@ -15,6 +15,8 @@ export class PersonMcpServer {
 
   /** The token each call carried, in order, with the tool it called. */
   readonly calls: Array<{ tool: string; token: string }> = [];
+  /** The `state` of each authorization page opened, in order: who reached the server's sign-in. */
+  readonly authorizations: string[] = [];
   private readonly tokens = new Map<string, { scope: string }>();
   private readonly codes = new Map<
     string,
@@ -100,6 +102,7 @@ export class PersonMcpServer {
       }
       case '/authorize': {
         const q = url.searchParams;
+        this.authorizations.push(q.get('state') ?? '');
         const code = randomBytes(16).toString('hex');
         const redirectUri = q.get('redirect_uri')!;
         this.codes.set(code, {

@@ -15,6 +15,11 @@ export interface DiscordSettings {
    * or replies to it, like `/ask`. Off: slash commands only.
    */
   messageContent?: boolean;
+  /**
+   * The application's OAuth2 client secret (OAuth2 → Client Secret): Discord's sign-in, which
+   * checks who follows a link to sign in to a tool server as themselves.
+   */
+  clientSecret?: string;
 }
 
 export function discordSettings(r: SettingsReader): DiscordSettings | undefined {
@@ -25,12 +30,22 @@ export function discordSettings(r: SettingsReader): DiscordSettings | undefined 
   const allowedGuilds = r.list('DISCORD_ALLOWED_GUILDS');
   const allowedRoles = r.list('DISCORD_ALLOWED_ROLES');
   const messageContent = r.flag('DISCORD_MESSAGE_CONTENT', false);
+  const clientSecret = r.string('DISCORD_CLIENT_SECRET');
   // Set together or not at all: one of the pair alone is a mistake worth naming.
   if (token && !applicationId)
     r.problem('DISCORD_APPLICATION_ID must be set when DISCORD_TOKEN is set');
   if (applicationId && !token)
     r.problem('DISCORD_TOKEN must be set when DISCORD_APPLICATION_ID is set');
   return token && applicationId
-    ? { token, applicationId, guildId, apiUrl, allowedGuilds, allowedRoles, messageContent }
+    ? {
+        token,
+        applicationId,
+        guildId,
+        apiUrl,
+        allowedGuilds,
+        allowedRoles,
+        messageContent,
+        ...(clientSecret ? { clientSecret } : {}),
+      }
     : undefined;
 }

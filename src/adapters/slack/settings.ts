@@ -9,6 +9,12 @@ export interface SlackSettings {
   apiUrl?: string;
   allowedChannels?: string[];
   allowedUsers?: string[];
+  /**
+   * The app's client id and secret (Basic Information → App Credentials): Sign in with Slack, which
+   * checks who follows a link to sign in to a tool server as themselves.
+   */
+  clientId?: string;
+  clientSecret?: string;
 }
 
 export function slackSettings(r: SettingsReader): SlackSettings | undefined {
@@ -18,6 +24,10 @@ export function slackSettings(r: SettingsReader): SlackSettings | undefined {
   const apiUrl = r.url('SLACK_API_URL');
   const allowedChannels = r.list('SLACK_ALLOWED_CHANNELS');
   const allowedUsers = r.list('SLACK_ALLOWED_USERS');
+  const clientId = r.string('SLACK_CLIENT_ID');
+  const clientSecret = r.string('SLACK_CLIENT_SECRET');
+  if (!clientId !== !clientSecret)
+    r.problem('SLACK_CLIENT_ID and SLACK_CLIENT_SECRET are set together (Sign in with Slack)');
   if (!botToken) {
     if (appToken || signingSecret)
       r.problem('SLACK_BOT_TOKEN must be set when SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set');
@@ -27,5 +37,13 @@ export function slackSettings(r: SettingsReader): SlackSettings | undefined {
     r.problem(
       'SLACK_BOT_TOKEN needs SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (Events API over HTTP)',
     );
-  return { botToken, appToken, signingSecret, apiUrl, allowedChannels, allowedUsers };
+  return {
+    botToken,
+    appToken,
+    signingSecret,
+    apiUrl,
+    allowedChannels,
+    allowedUsers,
+    ...(clientId && clientSecret ? { clientId, clientSecret } : {}),
+  };
 }

@@ -42,6 +42,8 @@ export interface PendingSignIn {
   codeVerifier: string;
   /** The record as the flow left it: the client it registered, what discovery found. */
   record: PersonRecord;
+  /** The authorization server's page the browser is sent to, once it is known to be the person's. */
+  authorizationUrl: string;
   expiresAt: Date;
 }
 
@@ -58,6 +60,8 @@ export interface PersonVault {
   list(where: { platform: string; workspace: string; user?: string }): Promise<SignInListing[]>;
   /** Keeps a link about to be sent. */
   pend(signIn: PendingSignIn): Promise<void>;
+  /** The link with this `state`, unused and unexpired, left as it is. */
+  peek(state: string): Promise<PendingSignIn | undefined>;
   /**
    * The link with this `state`, marked used: once, across every replica. Undefined when there is
    * none, it was used already or it expired.

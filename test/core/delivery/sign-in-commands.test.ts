@@ -32,6 +32,8 @@ beforeAll(async () => {
   const signIns = new SignIns([], {
     vault,
     identity: { redirectUrl: 'https://spool.example/mcp/oauth/callback' },
+    linkUrl: 'https://spool.example/mcp/sign-in',
+    platforms: {},
     onSignedIn: () => {},
     logger: silentLogger,
   });

@@ -6,22 +6,32 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileDatabaseUrl } from '../../support/file-database.ts';
 import { queryAt } from '../../support/global-db.ts';
 import { FakeOpenAi, type ChatRequest, type ScriptedReply } from '../../support/fake-openai.ts';
-import { BOT_USER, eventBody, FakeSlack } from '../../support/fake-slack.ts';
+import { Browser } from '../../support/browser.ts';
+import {
+  BOT_USER,
+  eventBody,
+  FakeSlack,
+  SLACK_CLIENT,
+  SLACK_SESSION,
+  TEAM,
+} from '../../support/fake-slack.ts';
 import { PersonMcpServer } from '../../support/person-mcp-server.ts';
-import { freePort, until, type SpoolProcess } from '../../support/process.ts';
-import { deliver, startSlackBot } from '../../support/slack-bot.ts';
+import { freePort, runSpool, until, type SpoolProcess } from '../../support/process.ts';
+import { deliver, SIGNING_SECRET, startSlackBot } from '../../support/slack-bot.ts';
 
 /**
  * A tool server used with each person's own sign-in, in full turns on two replicas: a person who
  * has not signed in gets a link only they see, the turn parks (as for an approval), and their
- * sign-in, landing on the other replica, wakes it: the call is made once, as them, and the answer
- * comes in the thread.
+ * sign-in (Sign in with Slack, then the server's), landing on the other replica, wakes it: the call
+ * is made once, as them, and the answer comes in the thread. The link forwarded to someone else
+ * signs in nobody.
  */
 let llm: FakeOpenAi;
 let slack: FakeSlack;
 let notes: PersonMcpServer;
 let dir: string;
 let ports: [number, number];
+let env: Record<string, string>;
 const bots: SpoolProcess[] = [];
 
 /** A question gets one call of whoami; its result, the answer. */
@@ -42,10 +52,12 @@ beforeAll(async () => {
     JSON.stringify({ mcpServers: { notes: { url: notes.url, identity: 'person' } } }),
   );
   ports = [await freePort(), await freePort()];
-  const env = {
+  env = {
     OPENAI_BASE_URL: llm.baseURL,
     DATABASE_URL: fileDatabaseUrl(),
     SLACK_API_URL: slack.apiUrl,
+    SLACK_CLIENT_ID: SLACK_CLIENT.id,
+    SLACK_CLIENT_SECRET: SLACK_CLIENT.secret,
     MCP_CONFIG: join(dir, 'mcp.json'),
     MCP_OAUTH_KEY: randomBytes(32).toString('base64'),
     // Every sign-in lands on the first replica.
@@ -78,13 +90,21 @@ const linkFor = (user: string, channel: string) =>
     return blocks.flatMap((b) => b.elements ?? []).find((e) => e.url)?.url;
   }, 30_000);
 
-/** What a person does with the link: the authorization server approves, then redirects. */
-async function signIn(url: string): Promise<{ status: number; text: string }> {
-  const approved = await fetch(url, { redirect: 'manual' });
-  expect(approved.status).toBe(302);
-  const page = await fetch(approved.headers.get('location')!);
-  return { status: page.status, text: await page.text() };
-}
+/**
+ * What a person does with the link, in their browser signed in to Slack as `user`: Sign in with
+ * Slack, then the authorization server, which approves at once, and back to Spool.
+ */
+const openAs = (user: string, url: string) =>
+  new Browser({ [slack.apiUrl]: `${SLACK_SESSION}=${TEAM}:${user}` }).open(url);
+
+/** Rows of people's sign-ins: who is signed in, to anything. */
+const signedInUsers = async () =>
+  (
+    await queryAt<{ user_id: string }>(
+      fileDatabaseUrl(),
+      'SELECT user_id FROM mcp_person_oauth ORDER BY user_id',
+    )
+  ).map((r) => r.user_id);
 
 const answerIn = (channel: string) =>
   slack
@@ -117,7 +137,15 @@ describe('a server used with each person’s own sign-in, in a thread', () => {
         return row?.status === 'waiting' ? true : undefined;
       });
       expect(answerIn(channel)).toBeUndefined();
-      const landed = await signIn(url);
+      // Forwarded first: whoever opens it is not the person it was sent to, and nobody signs in.
+      const before = { authorizations: notes.authorizations.length, rows: await signedInUsers() };
+      const forwarded = await openAs('UMALLORY', url);
+      expect(forwarded.status).toBe(403);
+      expect(forwarded.text).toContain('This sign-in link was sent to someone else');
+      expect(notes.authorizations.length).toBe(before.authorizations);
+      expect(await signedInUsers()).toEqual(before.rows);
+      // The rightful person's browser, afterwards, with the same link.
+      const landed = await openAs(user, url);
       expect(landed.status).toBe(200);
       const signedIn = Date.now();
       const answer = await until(() => answerIn(channel), 30_000);
@@ -125,6 +153,7 @@ describe('a server used with each person’s own sign-in, in a thread', () => {
       expect(answer.thread_ts).toBe(ts);
       expect(answer.text).toContain('whoami: hello');
     }
+    expect(await signedInUsers()).toEqual(['UCARA', 'UDAN']);
     // One call each, with their own token: never the other's.
     expect(notes.calls).toHaveLength(2);
     expect(notes.calls[0]!.token).not.toBe(notes.calls[1]!.token);
@@ -153,5 +182,21 @@ describe('a server used with each person’s own sign-in, in a thread', () => {
     const answer = await until(() => answerIn(channel), 30_000);
     expect(answer.text).toContain('did not within 4 seconds');
     expect(notes.calls).toHaveLength(calls);
+  });
+
+  it('refuses to start a per-person server on Slack without Sign in with Slack', async () => {
+    const without = Object.fromEntries(
+      Object.entries(env).filter(([name]) => !name.startsWith('SLACK_CLIENT_')),
+    );
+    const run = await runSpool([], {
+      env: {
+        ...without,
+        SLACK_BOT_TOKEN: 'xoxb-bot-process',
+        SLACK_SIGNING_SECRET: SIGNING_SECRET,
+        PORT: String(await freePort()),
+      },
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('SLACK_CLIENT_ID and SLACK_CLIENT_SECRET');
   });
 });

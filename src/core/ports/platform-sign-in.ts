@@ -1,0 +1,15 @@
+import type { Person } from './sign-ins.ts';
+
+/**
+ * A chat platform's own sign-in (Sign in with Slack; Discord's OAuth2 with `identify`). It tells
+ * who holds a browser, so that a sign-in link is followed only by the person it was sent to.
+ */
+export interface PlatformSignIn {
+  /** Where the browser signs in with the platform; it comes back to `redirectUrl` with a code. */
+  authorizationUrl(options: { state: string; redirectUrl: string; person: Person }): string;
+  /**
+   * Whether whoever signed in with the platform, whose code this is, is `person` (of their
+   * workspace, where ids are a workspace's). Throws when the platform does not take the code.
+   */
+  isPerson(person: Person, code: string, redirectUrl: string): Promise<boolean>;
+}
