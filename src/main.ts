@@ -46,7 +46,8 @@ import { clientMetadataDocument } from './tools/mcp/oauth.ts';
 import { CLIENT_INFO, McpToolSource, type McpOAuthOptions } from './tools/mcp/source.ts';
 import { SealedOAuthVault } from './store/oauth-vault.ts';
 import { SealedPersonVault } from './store/person-vault.ts';
-import { personServers, signInRoute, SignIns } from './tools/mcp/sign-in.ts';
+import { signInServers } from './tools/mcp/cross-app.ts';
+import { signInRoute, SignIns } from './tools/mcp/sign-in.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
 import { searchHistoryTool } from './core/builtins/search-history.ts';
 import { loadToolsTool } from './core/builtins/load-tools.ts';
@@ -307,7 +308,7 @@ function mcpOAuth(
   onSignedIn: (toolCallId: string) => Promise<void>,
 ): McpOAuthOptions {
   const { signInRedirectUrl, clientMetadataUrl, key } = config.tools.oauth;
-  const people = mcp ? personServers(mcp) : [];
+  const people = mcp ? signInServers(mcp) : [];
   const signIns =
     signInRedirectUrl && people.length > 0
       ? new SignIns(people, {

@@ -1,0 +1,181 @@
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SignInRequiredError } from '../../../src/core/errors.ts';
+import { isParked, type ToolContext } from '../../../src/core/ports/tools.ts';
+import { serveRoutes, type HttpEndpoint } from '../../../src/observability.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { SealedOAuthVault } from '../../../src/store/oauth-vault.ts';
+import { SealedPersonVault } from '../../../src/store/person-vault.ts';
+import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
+import { signInServers } from '../../../src/tools/mcp/cross-app.ts';
+import { signInRoute, SignIns } from '../../../src/tools/mcp/sign-in.ts';
+import { McpToolSource } from '../../../src/tools/mcp/source.ts';
+import { testDatabase } from '../../support/db.ts';
+import { EnterpriseIdp } from '../../support/enterprise-idp.ts';
+import { RecordingLogger } from '../../support/logger.ts';
+import { PersonMcpServer } from '../../support/person-mcp-server.ts';
+import { freePort } from '../../support/process.ts';
+
+const key = randomBytes(32);
+const logger = new RecordingLogger();
+let db: Database;
+let idp: EnterpriseIdp;
+let server: PersonMcpServer;
+let endpoint: HttpEndpoint;
+let source: McpToolSource;
+let signIns: SignIns;
+const woken: string[] = [];
+
+let calls = 0;
+const context = (user: string): ToolContext & { callId: string } => ({
+  conversation: {
+    id: '00000000-0000-0000-0000-000000000000',
+    platform: 'slack',
+    workspace: 'T1',
+    channel: 'C1',
+    thread: '1.0',
+  },
+  turn: 1,
+  callId: `call_${String(++calls).padStart(32, '0')}`,
+  user,
+  signal: new AbortController().signal,
+  reading: { transcript: [], viewChars: 200_000 },
+});
+
+/** whoami, as the model would call it for `user`: its answer, or the sign-in it asks for. */
+async function whoami(user: string, ctx = context(user)) {
+  const tool = source.tools().find((t) => t.spec.name === 'notes__whoami');
+  if (!tool) throw new Error('notes__whoami is not offered');
+  try {
+    const outcome = await tool.run({}, ctx);
+    if (isParked(outcome)) throw new Error('whoami parked');
+    return outcome;
+  } catch (error) {
+    if (error instanceof SignInRequiredError) return error;
+    throw error;
+  }
+}
+
+/** The person approves at the identity provider; their browser lands on Spool's redirect. */
+async function signIn(user: string, link: string): Promise<Response> {
+  idp.signingInAs = user;
+  const approved = await fetch(link, { redirect: 'manual' });
+  return fetch(approved.headers.get('location')!);
+}
+
+beforeAll(async () => {
+  db = await testDatabase();
+  idp = await new EnterpriseIdp('spool-at-idp', 'idp-secret').start();
+  server = await new PersonMcpServer('open', idp).start();
+  const port = await freePort();
+  const redirectUrl = `http://127.0.0.1:${port}/mcp/oauth/callback`;
+  endpoint = await serveRoutes(port, [signInRoute(() => signIns)]);
+  const config = parseMcpConfig(
+    JSON.stringify({
+      identityProvider: {
+        name: 'okta',
+        issuer: idp.origin,
+        clientId: idp.clientId,
+        clientSecret: '${IDP_SECRET}',
+      },
+      mcpServers: {
+        notes: {
+          url: server.url,
+          identity: 'person',
+          oauth: { grant: 'cross_app_access', clientId: 'spool-mcp', clientSecret: 'mcp-secret' },
+        },
+      },
+    }),
+    join(tmpdir(), 'mcp.json'),
+    { IDP_SECRET: idp.clientSecret },
+    new Set(),
+  );
+  expect(config.problems).toEqual([]);
+  signIns = new SignIns(signInServers(config), {
+    vault: new SealedPersonVault(db.prisma, key),
+    identity: { redirectUrl },
+    onSignedIn: (toolCallId) => void woken.push(toolCallId),
+    logger,
+  });
+  source = await McpToolSource.start(
+    config,
+    logger,
+    { maxMessageBytes: 10_485_760, binaryMaxBytes: 1_000_000 },
+    { vault: new SealedOAuthVault(db.prisma, key), identity: { redirectUrl }, signIns },
+  );
+});
+afterAll(async () => {
+  await source?.close();
+  endpoint?.server.close();
+  await server?.stop();
+  await idp?.stop();
+  await db?.close();
+});
+
+describe('cross-app access: a person signed in to the enterprise identity provider', () => {
+  it('is sent a link to the identity provider, once, and then each call carries their own token', async () => {
+    const first = context('alice');
+    const asked = await whoami('alice', first);
+    expect(asked).toBeInstanceOf(SignInRequiredError);
+    const { server: to, url, reason } = asked as SignInRequiredError;
+    expect({ to, reason }).toEqual({ to: 'okta', reason: 'none' });
+    expect(new URL(url).origin).toBe(idp.origin);
+
+    const page = await signIn('alice', url);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('You are signed in to okta');
+    expect(woken).toEqual([first.callId]);
+
+    // The ID token is kept sealed: neither it nor any token is readable in the row.
+    const row = await db.prisma.mcpPersonOAuth.findFirstOrThrow({
+      where: { server: 'okta', userId: 'alice' },
+    });
+    expect(row.issuer).toBe(idp.origin);
+    expect(Buffer.from(row.sealed).toString('latin1')).not.toContain('eyJ');
+
+    const answer = await whoami('alice', first);
+    expect(answer).toMatchObject({ isError: false });
+    const token = server.calls.at(-1)!.token;
+    expect(server.subjects.get(token)).toBe('alice');
+    expect(idp.exchanges).toEqual([{ sub: 'alice', resource: server.url }]);
+
+    // The server's token is kept until it expires: the next call exchanges nothing.
+    await whoami('alice');
+    expect(server.calls.at(-1)!.token).toBe(token);
+    expect(idp.exchanges).toHaveLength(1);
+  });
+
+  it("never lends one person's token to another: Bob is asked to sign in himself", async () => {
+    const asked = await whoami('bob');
+    expect(asked).toBeInstanceOf(SignInRequiredError);
+    expect((asked as SignInRequiredError).server).toBe('okta');
+    await signIn('bob', (asked as SignInRequiredError).url);
+    await whoami('bob');
+    expect(server.subjects.get(server.calls.at(-1)!.token)).toBe('bob');
+  });
+
+  it('asks again when the identity provider no longer takes the sign-in kept', async () => {
+    const before = server.calls.at(-1)!.token;
+    // Alice's server token is revoked, and her ID token with it: the exchange is refused.
+    server.revoke([...server.subjects].find(([, sub]) => sub === 'alice')![0]);
+    idp.revoke('alice');
+    const asked = await whoami('alice');
+    expect(asked).toBeInstanceOf(SignInRequiredError);
+    expect((asked as SignInRequiredError).server).toBe('okta');
+    expect(server.calls.at(-1)!.token).toBe(before);
+    // The sign-in refused is forgotten: the link asks anew.
+    expect(
+      await db.prisma.mcpPersonOAuth.count({ where: { server: 'okta', userId: 'alice' } }),
+    ).toBe(0);
+  });
+
+  it('logs no token nor secret in clear', () => {
+    expect(logger.lines.length).toBeGreaterThan(0);
+    const logged = JSON.stringify(logger.lines);
+    expect(logged).not.toContain('eyJ');
+    expect(logged).not.toContain('mcp-secret');
+    expect(logged).not.toContain('idp-secret');
+  });
+});
