@@ -369,7 +369,7 @@ export function parseMcpConfig(
         throw new McpConfigError(
           '"oauth.grant" cross_app_access needs an "identityProvider" beside "mcpServers"',
         );
-      if (server?.name === config.identityProvider?.name)
+      if (server && server.name === config.identityProvider?.name)
         throw new McpConfigError('has the name of the "identityProvider": rename one of them');
       if (server) config.servers.push(server);
     } catch (error) {

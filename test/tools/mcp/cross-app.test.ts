@@ -156,6 +156,17 @@ describe('cross-app access: a person signed in to the enterprise identity provid
     expect(server.subjects.get(server.calls.at(-1)!.token)).toBe('bob');
   });
 
+  it('signs in ahead of any call (/spool login okta), and the next call asks nothing', async () => {
+    const carol = { platform: 'slack', workspace: 'T1', user: 'carol' };
+    const link = await signIns.link('okta', carol);
+    expect(link).toMatchObject({ url: expect.stringMatching(`^${idp.origin}/authorize`) });
+    const page = await signIn('carol', (link as { url: string }).url);
+    expect(page.status).toBe(200);
+    expect(await signIns.link('okta', carol)).toBe('signed_in');
+    expect(await whoami('carol')).toMatchObject({ isError: false });
+    expect(server.subjects.get(server.calls.at(-1)!.token)).toBe('carol');
+  });
+
   it('asks again when the identity provider no longer takes the sign-in kept', async () => {
     const before = server.calls.at(-1)!.token;
     // Alice's server token is revoked, and her ID token with it: the exchange is refused.
