@@ -105,7 +105,7 @@ describe('parseMcpConfig', () => {
       'MCP server "both": give "oauth" or an Authorization header, not both',
       'MCP server "nosecret": "oauth.grant" client_credentials needs "clientSecret" or "privateKey" (one)',
       'MCP server "noid": "oauth.clientSecret" and "oauth.privateKey" need "oauth.clientId"',
-      'MCP server "typo": unknown "oauth" key "clientID" (allowed: grant, clientId, clientSecret, privateKey, signingAlgorithm, scope)',
+      'MCP server "typo": unknown "oauth" key "clientID" (allowed: grant, clientId, clientSecret, privateKey, signingAlgorithm, scope, issuer)',
     ]);
   });
 
@@ -139,8 +139,14 @@ describe('parseMcpConfig', () => {
       docs: {
         url: 'https://docs.test/mcp',
         identity: 'person',
-        oauth: { grant: 'cross_app_access', clientId: 'spool', clientSecret: '${DOCS_SECRET}' },
+        oauth: {
+          grant: 'cross_app_access',
+          clientId: 'spool',
+          clientSecret: '${DOCS_SECRET}',
+          issuer: 'https://auth.docs.test',
+        },
       },
+      stray: { url: 'https://a.test/mcp', oauth: { issuer: 'https://auth.a.test' } },
       shared: {
         url: 'https://a.test/mcp',
         oauth: { grant: 'cross_app_access', clientId: 'spool', clientSecret: 's' },
@@ -178,10 +184,16 @@ describe('parseMcpConfig', () => {
       {
         name: 'docs',
         identity: 'person',
-        oauth: { grant: 'cross_app_access', clientId: 'spool', clientSecret: 'd' },
+        oauth: {
+          grant: 'cross_app_access',
+          clientId: 'spool',
+          clientSecret: 'd',
+          issuer: 'https://auth.docs.test',
+        },
       },
     ]);
     expect(config.problems).toEqual([
+      'MCP server "stray": "oauth.issuer" is for "oauth.grant" cross_app_access',
       'MCP server "shared": "oauth.grant" cross_app_access acts as each person: add "identity": "person"',
       'MCP server "nosecret": "oauth.grant" cross_app_access needs "clientSecret"',
       'MCP server "okta": has the name of the "identityProvider": rename one of them',

@@ -61,6 +61,11 @@ export interface OAuthConfig {
   signingAlgorithm?: string;
   scope?: string;
   /**
+   * cross_app_access: the issuer of the server's authorization server, the only one Spool's client
+   * secret is then sent to (without it, whichever the server names).
+   */
+  issuer?: string;
+  /**
    * The authorization server, where the server does not name one (the identity provider itself,
    * signed in to directly): never an mcp.json key.
    */
@@ -99,7 +104,15 @@ export const DEFAULT_MAX_TOOL_TIMEOUT_MS = 600_000;
 
 const STDIO_KEYS = ['type', 'command', 'args', 'env', 'cwd'];
 const HTTP_KEYS = ['type', 'url', 'headers', 'oauth', 'identity'];
-const OAUTH_KEYS = ['grant', 'clientId', 'clientSecret', 'privateKey', 'signingAlgorithm', 'scope'];
+const OAUTH_KEYS = [
+  'grant',
+  'clientId',
+  'clientSecret',
+  'privateKey',
+  'signingAlgorithm',
+  'scope',
+  'issuer',
+];
 const GRANTS: Array<OAuthConfig['grant']> = [
   'authorization_code',
   'client_credentials',
@@ -280,6 +293,8 @@ function oauthConfig(raw: unknown, env: Env, secrets: ReadonlySet<string>): OAut
     throw new McpConfigError(`"oauth.grant" ${config.grant} needs "clientId"`);
   if (config.grant === 'cross_app_access' && (!config.clientSecret || config.privateKey))
     throw new McpConfigError('"oauth.grant" cross_app_access needs "clientSecret"');
+  if (config.issuer !== undefined && config.grant !== 'cross_app_access')
+    throw new McpConfigError('"oauth.issuer" is for "oauth.grant" cross_app_access');
   if (config.grant === 'client_credentials' && !config.clientSecret === !config.privateKey)
     throw new McpConfigError(
       '"oauth.grant" client_credentials needs "clientSecret" or "privateKey" (one)',

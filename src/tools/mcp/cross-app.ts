@@ -185,11 +185,13 @@ export class CrossAppProvider extends CrossAppAccessProvider {
     readonly person: Person | undefined,
     idp: IdentityProvider,
   ) {
+    const { clientId, clientSecret, issuer } = server.oauth;
     super({
-      clientId: server.oauth.clientId!,
-      clientSecret: server.oauth.clientSecret!,
+      clientId: clientId!,
+      clientSecret: clientSecret!,
       clientName: 'Spool',
       assertion: (context) => idp.grant(person, context),
+      ...(issuer ? { expectedIssuer: issuer } : {}),
     });
   }
 

@@ -32,8 +32,8 @@ interface Check {
  * Every auth scenario of the suite but authorization-server-migration (SEP-2352: when a server
  * names a new authorization server, the client registers again with it; Spool keeps one registered
  * client per MCP server, and the SDK does not ask for another). enterprise-managed-authorization
- * (cross-app access, SEP-990; once named cross-app-access-complete-flow) is the exchange of a
- * person's sign-in to an enterprise identity provider for the server's token.
+ * (cross-app access, SEP-990: what was left out here as cross-app-access-complete-flow) is the
+ * exchange of a person's sign-in to an enterprise identity provider for the server's token.
  */
 const AUTH_SCENARIOS = [
   'metadata-default',

@@ -45,9 +45,9 @@ const context = (user: string): ToolContext & { callId: string } => ({
 });
 
 /** whoami, as the model would call it for `user`: its answer, or the sign-in it asks for. */
-async function whoami(user: string, ctx = context(user)) {
-  const tool = source.tools().find((t) => t.spec.name === 'notes__whoami');
-  if (!tool) throw new Error('notes__whoami is not offered');
+async function whoami(user: string, ctx = context(user), on = 'notes') {
+  const tool = source.tools().find((t) => t.spec.name === `${on}__whoami`);
+  if (!tool) throw new Error(`${on}__whoami is not offered`);
   try {
     const outcome = await tool.run({}, ctx);
     if (isParked(outcome)) throw new Error('whoami parked');
@@ -84,7 +84,23 @@ beforeAll(async () => {
         notes: {
           url: server.url,
           identity: 'person',
-          oauth: { grant: 'cross_app_access', clientId: 'spool-mcp', clientSecret: 'mcp-secret' },
+          oauth: {
+            grant: 'cross_app_access',
+            clientId: 'spool-mcp',
+            clientSecret: 'mcp-secret',
+            issuer: server.origin,
+          },
+        },
+        // The same server, said to be authorized by another: Spool's secret is sent to neither.
+        misnamed: {
+          url: server.url,
+          identity: 'person',
+          oauth: {
+            grant: 'cross_app_access',
+            clientId: 'spool-mcp',
+            clientSecret: 'mcp-secret',
+            issuer: 'https://auth.elsewhere.test',
+          },
         },
       },
     }),
@@ -165,6 +181,18 @@ describe('cross-app access: a person signed in to the enterprise identity provid
     expect(await signIns.link('okta', carol)).toBe('signed_in');
     expect(await whoami('carol')).toMatchObject({ isError: false });
     expect(server.subjects.get(server.calls.at(-1)!.token)).toBe('carol');
+  });
+
+  it('sends its client secret to no authorization server but the one mcp.json names', async () => {
+    const granted = server.subjects.size;
+    const exchanged = idp.exchanges.length;
+    const outcome = await whoami('carol', context('carol'), 'misnamed');
+    expect(outcome).toMatchObject({
+      isError: true,
+      content: expect.stringContaining('Authorization server mismatch'),
+    });
+    expect(server.subjects.size).toBe(granted);
+    expect(idp.exchanges).toHaveLength(exchanged);
   });
 
   it('asks again when the identity provider no longer takes the sign-in kept', async () => {
