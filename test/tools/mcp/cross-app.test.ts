@@ -23,6 +23,8 @@ const logger = new RecordingLogger();
 let db: Database;
 let idp: EnterpriseIdp;
 let server: PersonMcpServer;
+/** A server that lists its tools only with a token. */
+let closed: PersonMcpServer;
 let endpoint: HttpEndpoint;
 let source: McpToolSource;
 let signIns: SignIns;
@@ -69,6 +71,7 @@ beforeAll(async () => {
   db = await testDatabase();
   idp = await new EnterpriseIdp('spool-at-idp', 'idp-secret').start();
   server = await new PersonMcpServer('open', idp).start();
+  closed = await new PersonMcpServer('token', idp).start();
   const port = await freePort();
   const redirectUrl = `http://127.0.0.1:${port}/mcp/oauth/callback`;
   endpoint = await serveRoutes(port, [signInRoute(() => signIns)]);
@@ -89,6 +92,16 @@ beforeAll(async () => {
             clientId: 'spool-mcp',
             clientSecret: 'mcp-secret',
             issuer: server.origin,
+          },
+        },
+        closed: {
+          url: closed.url,
+          identity: 'person',
+          oauth: {
+            grant: 'cross_app_access',
+            clientId: 'spool-mcp',
+            clientSecret: 'mcp-secret',
+            issuer: closed.origin,
           },
         },
         // The same server, said to be authorized by another: Spool's secret is sent to neither.
@@ -126,11 +139,22 @@ afterAll(async () => {
   await source?.close();
   endpoint?.server.close();
   await server?.stop();
+  await closed?.stop();
   await idp?.stop();
   await db?.close();
 });
 
+/** The exchanges the identity provider answered for `on`. */
+const exchangesFor = (on: PersonMcpServer) => idp.exchanges.filter((e) => e.resource === on.url);
+
 describe('cross-app access: a person signed in to the enterprise identity provider', () => {
+  it('leaves a server that lists only with a token waiting until someone signs in', () => {
+    expect(source.problems()).toEqual([expect.stringMatching(/^MCP server "closed": needs login/)]);
+    expect(logger.messages()).toContain(
+      'MCP server "closed" lists its tools once someone has signed in to the identity provider',
+    );
+  });
+
   it('is sent a link to the identity provider, once, and then each call carries their own token', async () => {
     const first = context('alice');
     const asked = await whoami('alice', first);
@@ -155,12 +179,20 @@ describe('cross-app access: a person signed in to the enterprise identity provid
     expect(answer).toMatchObject({ isError: false });
     const token = server.calls.at(-1)!.token;
     expect(server.subjects.get(token)).toBe('alice');
-    expect(idp.exchanges).toEqual([{ sub: 'alice', resource: server.url }]);
+    expect(exchangesFor(server)).toEqual([{ sub: 'alice', resource: server.url }]);
 
     // The server's token is kept until it expires: the next call exchanges nothing.
     await whoami('alice');
     expect(server.calls.at(-1)!.token).toBe(token);
-    expect(idp.exchanges).toHaveLength(1);
+    expect(exchangesFor(server)).toHaveLength(1);
+  });
+
+  it("lists the other server's tools with that first sign-in, and calls it as each person", async () => {
+    await expect.poll(() => source.tools().map((t) => t.spec.name)).toContain('closed__whoami');
+    expect(source.problems()).toEqual([]);
+    expect(exchangesFor(closed)).toEqual([{ sub: 'alice', resource: closed.url }]);
+    expect(await whoami('alice', context('alice'), 'closed')).toMatchObject({ isError: false });
+    expect(closed.subjects.get(closed.calls.at(-1)!.token)).toBe('alice');
   });
 
   it("never lends one person's token to another: Bob is asked to sign in himself", async () => {
