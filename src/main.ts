@@ -46,7 +46,8 @@ import { clientMetadataDocument } from './tools/mcp/oauth.ts';
 import { CLIENT_INFO, McpToolSource, type McpOAuthOptions } from './tools/mcp/source.ts';
 import { SealedOAuthVault } from './store/oauth-vault.ts';
 import { SealedPersonVault } from './store/person-vault.ts';
-import { personServers, signInRoutes, SignIns } from './tools/mcp/sign-in.ts';
+import { signInServers } from './tools/mcp/cross-app.ts';
+import { signInRoutes, SignIns } from './tools/mcp/sign-in.ts';
 import type { PlatformSignIn } from './core/ports/platform-sign-in.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
 import { searchHistoryTool } from './core/builtins/search-history.ts';
@@ -316,7 +317,7 @@ function mcpOAuth(
   onSignedIn: (toolCallId: string) => Promise<void>,
 ): McpOAuthOptions {
   const { signInRedirectUrl, signInLinkUrl, clientMetadataUrl, key } = config.tools.oauth;
-  const people = mcp ? personServers(mcp) : [];
+  const people = mcp ? signInServers(mcp) : [];
   const signIns =
     signInRedirectUrl && signInLinkUrl && people.length > 0
       ? new SignIns(people, {
@@ -343,7 +344,7 @@ function uncheckedSignIns(
   mcp: McpConfig | undefined,
   platformNames: string[],
 ): string | undefined {
-  const people = mcp ? personServers(mcp).map((s) => s.name) : [];
+  const people = mcp ? signInServers(mcp).map((s) => s.name) : [];
   if (!config.tools.oauth.signInRedirectUrl || people.length === 0) return undefined;
   const missing = [
     platformNames.includes('slack') &&

@@ -2,16 +2,27 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
+import type { EnterpriseIdp } from './enterprise-idp.ts';
+
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 /**
  * An MCP server behind its own authorization server (one origin), in this process, so that a test
  * sees which token each call carried. The authorization server approves whoever opens its page (no
  * login screen), registers clients (DCR), checks PKCE and issues a fresh token per code. Listing
  * needs no token (or, with `listing` 'token', one too); calls do. `whoami` answers "hello";
- * `write_note` needs the `write` scope and answers 403 insufficient_scope without it.
+ * `write_note` needs the `write` scope and answers 403 insufficient_scope without it. With an
+ * enterprise identity provider it trusts (cross-app access), it also grants a token for an ID-JAG
+ * that provider issued for it (the jwt-bearer grant), to the client `spool-mcp`.
  */
 export class PersonMcpServer {
-  constructor(private readonly listing: 'open' | 'token' = 'open') {}
+  constructor(
+    private readonly listing: 'open' | 'token' = 'open',
+    private readonly idp?: EnterpriseIdp,
+  ) {}
+
+  /** Whom each token granted for an ID-JAG acts for. */
+  readonly subjects = new Map<string, string>();
 
   /** The token each call carried, in order, with the tool it called. */
   readonly calls: Array<{ tool: string; token: string }> = [];
@@ -91,9 +102,9 @@ export class PersonMcpServer {
           token_endpoint: `${this.origin}/token`,
           registration_endpoint: `${this.origin}/register`,
           response_types_supported: ['code'],
-          grant_types_supported: ['authorization_code'],
+          grant_types_supported: ['authorization_code', ...(this.idp ? [JWT_BEARER] : [])],
           code_challenge_methods_supported: ['S256'],
-          token_endpoint_auth_methods_supported: ['none'],
+          token_endpoint_auth_methods_supported: ['none', 'client_secret_basic'],
           scopes_supported: ['mcp', 'write'],
         });
       case '/register': {
@@ -117,6 +128,7 @@ export class PersonMcpServer {
       }
       case '/token': {
         const form = new URLSearchParams(body.toString());
+        if (form.get('grant_type') === JWT_BEARER) return json(...this.jwtBearer(form, req));
         const issued = this.codes.get(form.get('code') ?? '');
         this.codes.delete(form.get('code') ?? '');
         const verifier = form.get('code_verifier') ?? '';
@@ -141,6 +153,18 @@ export class PersonMcpServer {
       default:
         return new Response('not found', { status: 404 });
     }
+  }
+
+  /** A token for an ID-JAG the trusted identity provider issued for this server, to `spool-mcp`. */
+  private jwtBearer(form: URLSearchParams, req: IncomingMessage): [unknown, number] {
+    const client = Buffer.from(req.headers.authorization?.replace(/^Basic /, '') ?? '', 'base64');
+    if (client.toString() !== 'spool-mcp:mcp-secret') return [{ error: 'invalid_client' }, 401];
+    const sub = this.idp?.subjectOf(form.get('assertion') ?? '', this.origin, this.url);
+    if (!sub) return [{ error: 'invalid_grant' }, 400];
+    const token = randomBytes(24).toString('hex');
+    this.tokens.set(token, { scope: 'mcp' });
+    this.subjects.set(token, sub);
+    return [{ access_token: token, token_type: 'Bearer', expires_in: 3600, scope: 'mcp' }, 200];
   }
 
   /** Anyone may list; a call needs a token, and `write_note` its scope. */

@@ -105,7 +105,7 @@ describe('parseMcpConfig', () => {
       'MCP server "both": give "oauth" or an Authorization header, not both',
       'MCP server "nosecret": "oauth.grant" client_credentials needs "clientSecret" or "privateKey" (one)',
       'MCP server "noid": "oauth.clientSecret" and "oauth.privateKey" need "oauth.clientId"',
-      'MCP server "typo": unknown "oauth" key "clientID" (allowed: grant, clientId, clientSecret, privateKey, signingAlgorithm, scope)',
+      'MCP server "typo": unknown "oauth" key "clientID" (allowed: grant, clientId, clientSecret, privateKey, signingAlgorithm, scope, issuer)',
     ]);
   });
 
@@ -128,10 +128,87 @@ describe('parseMcpConfig', () => {
       { name: 'notes', identity: 'person', oauth: { grant: 'authorization_code', scope: 'read' } },
     ]);
     expect(config.problems).toEqual([
-      'MCP server "shared": "identity": "person" needs each person to sign in: no Authorization header, and "oauth.grant" authorization_code',
-      'MCP server "machine": "identity": "person" needs each person to sign in: no Authorization header, and "oauth.grant" authorization_code',
+      'MCP server "shared": "identity": "person" needs each person to sign in: no Authorization header, and "oauth.grant" authorization_code or cross_app_access',
+      'MCP server "machine": "identity": "person" needs each person to sign in: no Authorization header, and "oauth.grant" authorization_code or cross_app_access',
       'MCP server "odd": "identity" must be person or spool',
     ]);
+  });
+
+  it('reads an enterprise identity provider and the servers that take cross-app access, and refuses what cannot work', () => {
+    const servers = {
+      docs: {
+        url: 'https://docs.test/mcp',
+        identity: 'person',
+        oauth: {
+          grant: 'cross_app_access',
+          clientId: 'spool',
+          clientSecret: '${DOCS_SECRET}',
+          issuer: 'https://auth.docs.test',
+        },
+      },
+      stray: { url: 'https://a.test/mcp', oauth: { issuer: 'https://auth.a.test' } },
+      shared: {
+        url: 'https://a.test/mcp',
+        oauth: { grant: 'cross_app_access', clientId: 'spool', clientSecret: 's' },
+      },
+      nosecret: {
+        url: 'https://a.test/mcp',
+        identity: 'person',
+        oauth: { grant: 'cross_app_access', clientId: 'spool' },
+      },
+      okta: { url: 'https://a.test/mcp' },
+    };
+    const config = parseMcpConfig(
+      JSON.stringify({
+        identityProvider: {
+          name: 'okta',
+          issuer: 'https://acme.okta.test',
+          clientId: 'spool-idp',
+          clientSecret: '${IDP_SECRET}',
+          scope: 'email',
+        },
+        mcpServers: servers,
+      }),
+      '/etc/spool/mcp.json',
+      { DOCS_SECRET: 'd', IDP_SECRET: 'i' },
+      SECRETS,
+    );
+    expect(config.identityProvider).toEqual({
+      name: 'okta',
+      issuer: 'https://acme.okta.test',
+      clientId: 'spool-idp',
+      clientSecret: 'i',
+      scope: 'openid email',
+    });
+    expect(config.servers).toMatchObject([
+      {
+        name: 'docs',
+        identity: 'person',
+        oauth: {
+          grant: 'cross_app_access',
+          clientId: 'spool',
+          clientSecret: 'd',
+          issuer: 'https://auth.docs.test',
+        },
+      },
+    ]);
+    expect(config.problems).toEqual([
+      'MCP server "stray": "oauth.issuer" is for "oauth.grant" cross_app_access',
+      'MCP server "shared": "oauth.grant" cross_app_access acts as each person: add "identity": "person"',
+      'MCP server "nosecret": "oauth.grant" cross_app_access needs "clientSecret"',
+      'MCP server "okta": has the name of the "identityProvider": rename one of them',
+    ]);
+    // Without an identity provider there is nothing to exchange, and a broken one is named.
+    expect(parse({ docs: servers.docs }, { DOCS_SECRET: 'd' }).problems).toEqual([
+      'MCP server "docs": "oauth.grant" cross_app_access needs an "identityProvider" beside "mcpServers"',
+    ]);
+    const broken = parseMcpConfig(
+      JSON.stringify({ identityProvider: { issuer: 'https://idp.test' }, mcpServers: {} }),
+      '/etc/spool/mcp.json',
+      {},
+      SECRETS,
+    );
+    expect(broken.problems).toEqual(['"identityProvider": needs "issuer" and "clientId"']);
   });
 
   it('skips disabled servers silently', () => {

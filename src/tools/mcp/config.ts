@@ -47,8 +47,12 @@ export interface HttpServerConfig extends ServerCommon {
  * and an operator logs in once (`spool mcp login`).
  */
 export interface OAuthConfig {
-  /** `authorization_code`: an operator logs in. `client_credentials`: Spool is the client itself. */
-  grant: 'authorization_code' | 'client_credentials';
+  /**
+   * `authorization_code`: an operator (or each person) logs in. `client_credentials`: Spool is the
+   * client itself. `cross_app_access`: each person's sign-in to the enterprise identity provider is
+   * exchanged for the server's token (an ID-JAG, then the jwt-bearer grant).
+   */
+  grant: 'authorization_code' | 'client_credentials' | 'cross_app_access';
   /** A client registered in advance with the authorization server. */
   clientId?: string;
   clientSecret?: string;
@@ -56,12 +60,40 @@ export interface OAuthConfig {
   privateKey?: string;
   signingAlgorithm?: string;
   scope?: string;
+  /**
+   * cross_app_access: the issuer of the server's authorization server, the only one Spool's client
+   * secret is then sent to (without it, whichever the server names).
+   */
+  issuer?: string;
+  /**
+   * The authorization server, where the server does not name one (the identity provider itself,
+   * signed in to directly): never an mcp.json key.
+   */
+  authorizationServer?: string;
 }
 
+/**
+ * The enterprise identity provider people sign in to once (`identityProvider` in mcp.json), whose
+ * ID token is exchanged for the token of each server marked `"grant": "cross_app_access"`.
+ */
+export interface IdentityProviderConfig {
+  /** What people sign in to it as (`/spool login NAME`); `idp` unless mcp.json names it. */
+  name: string;
+  /** Its issuer: where its metadata is found and what it signs ID tokens as. */
+  issuer: string;
+  /** Its token endpoint, for the token exchange; found from its metadata when not given. */
+  tokenEndpoint?: string;
+  /** Spool's client at the identity provider, for people's sign-ins and the token exchange. */
+  clientId: string;
+  clientSecret?: string;
+  /** What a person's sign-in asks for: `openid` at least. */
+  scope: string;
+}
 export type McpServerConfig = StdioServerConfig | HttpServerConfig;
 
 export interface McpConfig {
   servers: McpServerConfig[];
+  identityProvider?: IdentityProviderConfig;
   /** One line per server that was skipped, and why. */
   problems: string[];
 }
@@ -72,7 +104,21 @@ export const DEFAULT_MAX_TOOL_TIMEOUT_MS = 600_000;
 
 const STDIO_KEYS = ['type', 'command', 'args', 'env', 'cwd'];
 const HTTP_KEYS = ['type', 'url', 'headers', 'oauth', 'identity'];
-const OAUTH_KEYS = ['grant', 'clientId', 'clientSecret', 'privateKey', 'signingAlgorithm', 'scope'];
+const OAUTH_KEYS = [
+  'grant',
+  'clientId',
+  'clientSecret',
+  'privateKey',
+  'signingAlgorithm',
+  'scope',
+  'issuer',
+];
+const GRANTS: Array<OAuthConfig['grant']> = [
+  'authorization_code',
+  'client_credentials',
+  'cross_app_access',
+];
+const IDP_KEYS = ['name', 'issuer', 'tokenEndpoint', 'clientId', 'clientSecret', 'scope'];
 const COMMON_KEYS = [
   'enabled',
   'timeoutMs',
@@ -205,9 +251,13 @@ function httpServer(
   if (identity !== 'spool' && identity !== 'person')
     throw new McpConfigError('"identity" must be person or spool');
   const oauth = staticAuthorization ? undefined : oauthConfig(raw.oauth ?? {}, env, secrets);
-  if (identity === 'person' && oauth?.grant !== 'authorization_code')
+  if (identity === 'person' && oauth?.grant !== 'authorization_code' && !crossApp(oauth))
     throw new McpConfigError(
-      '"identity": "person" needs each person to sign in: no Authorization header, and "oauth.grant" authorization_code',
+      '"identity": "person" needs each person to sign in: no Authorization header, and "oauth.grant" authorization_code or cross_app_access',
+    );
+  if (crossApp(oauth) && identity !== 'person')
+    throw new McpConfigError(
+      '"oauth.grant" cross_app_access acts as each person: add "identity": "person"',
     );
   return {
     kind: 'http',
@@ -219,6 +269,8 @@ function httpServer(
     identity,
   };
 }
+
+const crossApp = (oauth: OAuthConfig | undefined) => oauth?.grant === 'cross_app_access';
 
 function oauthConfig(raw: unknown, env: Env, secrets: ReadonlySet<string>): OAuthConfig {
   if (!isObject(raw)) throw new McpConfigError('"oauth" must be an object');
@@ -234,11 +286,15 @@ function oauthConfig(raw: unknown, env: Env, secrets: ReadonlySet<string>): OAut
     secrets,
   );
   const grant = raw.grant ?? 'authorization_code';
-  if (grant !== 'authorization_code' && grant !== 'client_credentials')
-    throw new McpConfigError('"oauth.grant" must be authorization_code or client_credentials');
-  const config: OAuthConfig = { grant, ...fields };
-  if (config.grant === 'client_credentials' && !config.clientId)
-    throw new McpConfigError('"oauth.grant" client_credentials needs "clientId"');
+  if (!GRANTS.includes(grant as OAuthConfig['grant']))
+    throw new McpConfigError(`"oauth.grant" must be ${GRANTS.join(', ')}`);
+  const config: OAuthConfig = { grant: grant as OAuthConfig['grant'], ...fields };
+  if (config.grant !== 'authorization_code' && !config.clientId)
+    throw new McpConfigError(`"oauth.grant" ${config.grant} needs "clientId"`);
+  if (config.grant === 'cross_app_access' && (!config.clientSecret || config.privateKey))
+    throw new McpConfigError('"oauth.grant" cross_app_access needs "clientSecret"');
+  if (config.issuer !== undefined && config.grant !== 'cross_app_access')
+    throw new McpConfigError('"oauth.issuer" is for "oauth.grant" cross_app_access');
   if (config.grant === 'client_credentials' && !config.clientSecret === !config.privateKey)
     throw new McpConfigError(
       '"oauth.grant" client_credentials needs "clientSecret" or "privateKey" (one)',
@@ -310,9 +366,26 @@ export function parseMcpConfig(
     throw new McpConfigError(`${path} must have an "mcpServers" object (or VS Code's "servers")`);
   const baseDir = dirname(resolve(path));
   const config: McpConfig = { servers: [], problems: [] };
+  try {
+    const idp = identityProvider(
+      isObject(json) ? json.identityProvider : undefined,
+      env,
+      secretNames,
+    );
+    if (idp) config.identityProvider = idp;
+  } catch (error) {
+    if (!(error instanceof McpConfigError)) throw error;
+    config.problems.push(`"identityProvider": ${error.message}`);
+  }
   for (const [name, raw] of Object.entries(servers)) {
     try {
       const server = parseServer(name, raw, baseDir, env, secretNames);
+      if (server?.kind === 'http' && crossApp(server.oauth) && !config.identityProvider)
+        throw new McpConfigError(
+          '"oauth.grant" cross_app_access needs an "identityProvider" beside "mcpServers"',
+        );
+      if (server && server.name === config.identityProvider?.name)
+        throw new McpConfigError('has the name of the "identityProvider": rename one of them');
       if (server) config.servers.push(server);
     } catch (error) {
       if (!(error instanceof McpConfigError)) throw error;
@@ -320,6 +393,40 @@ export function parseMcpConfig(
     }
   }
   return config;
+}
+
+/** The enterprise identity provider, when mcp.json configures one. */
+function identityProvider(
+  raw: unknown,
+  env: Env,
+  secrets: ReadonlySet<string>,
+): IdentityProviderConfig | undefined {
+  if (raw === undefined) return undefined;
+  if (!isObject(raw)) throw new McpConfigError('must be an object');
+  const unknown = Object.keys(raw).filter((k) => !IDP_KEYS.includes(k));
+  if (unknown.length > 0)
+    throw new McpConfigError(
+      `unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${IDP_KEYS.join(', ')})`,
+    );
+  const { name, issuer, tokenEndpoint, clientId, clientSecret, scope } = stringMap(
+    raw,
+    'identityProvider',
+    env,
+    secrets,
+  );
+  if (!issuer || !clientId) throw new McpConfigError('needs "issuer" and "clientId"');
+  for (const [key, url] of Object.entries({ issuer, tokenEndpoint }))
+    if (url !== undefined && !URL.canParse(url))
+      throw new McpConfigError(`"${key}" is not a valid URL`);
+  const scopes = (scope ?? 'openid').split(' ').filter(Boolean);
+  return {
+    name: name || 'idp',
+    issuer,
+    ...(tokenEndpoint ? { tokenEndpoint } : {}),
+    clientId,
+    ...(clientSecret ? { clientSecret } : {}),
+    scope: [...new Set(['openid', ...scopes])].join(' '),
+  };
 }
 
 export async function loadMcpConfig(

@@ -114,9 +114,18 @@ export class McpServerConnection {
     private readonly tasks?: TaskPort,
   ) {}
 
+  /**
+   * Whether its tools are listed with a person's identity provider sign-in, exchanged (cross-app
+   * access), rather than an operator's login.
+   */
+  private get crossApp(): boolean {
+    return this.config.kind === 'http' && this.config.oauth?.grant === 'cross_app_access';
+  }
+
   /** Why the server cannot be used, in words for an operator (/readyz); none when it can. */
   get problem(): string | undefined {
-    if (this.state === 'needs_login') return `needs login (${loginCommand(this.config.name)})`;
+    if (this.state === 'needs_login')
+      return `needs login (${this.crossApp ? 'a sign-in to the identity provider' : loginCommand(this.config.name)})`;
     if (this.state === 'down') return 'unavailable';
     return undefined;
   }
@@ -274,7 +283,9 @@ export class McpServerConnection {
     if (this.closed()) return;
     if (this.state !== 'needs_login')
       this.logger.error(
-        `MCP server "${this.config.name}" needs an operator to log in: run ${loginCommand(this.config.name)}`,
+        this.crossApp
+          ? `MCP server "${this.config.name}" lists its tools once someone has signed in to the identity provider`
+          : `MCP server "${this.config.name}" needs an operator to log in: run ${loginCommand(this.config.name)}`,
       );
     this.state = 'needs_login';
     this.retryTimer = setTimeout(() => void this.connect(), MAX_RETRY_MS);

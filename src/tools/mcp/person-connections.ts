@@ -1,5 +1,5 @@
-import { UnauthorizedError } from '@modelcontextprotocol/client';
-import { errorMessage } from '../../core/errors.ts';
+import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { errorMessage, SignInRequiredError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import {
   errorResult,
@@ -15,11 +15,47 @@ import type { PersonServer, SignIns } from './sign-in.ts';
 /** A person's connection with no call for this long is closed. */
 const IDLE_MS = 5 * 60_000;
 
-interface PersonEntry {
+interface PersonEntry<P> {
   connection: McpServerConnection;
-  provider: PersonOAuthProvider;
+  provider: P;
   calls: number;
   idle?: NodeJS.Timeout;
+}
+
+/** How a server's calls are authorized as each person, and when that person must sign in first. */
+export interface PersonAccess<P extends OAuthClientProvider> {
+  /** The OAuth client of a person's connection to the server. */
+  provider(person: Person): P;
+  /** Before each call: throws SignInRequiredError when the person has to sign in first. */
+  before(provider: P, toolCallId: string): Promise<void>;
+  /** What a failed call asks of its person: a sign-in (the error that parks it), or nothing. */
+  signInAfter(
+    error: unknown,
+    provider: P,
+    toolCallId: string,
+  ): Promise<SignInRequiredError | undefined>;
+}
+
+/** Each person's own sign-in to the server, from a link sent to them (authorization code). */
+export function ownSignIn(
+  server: PersonServer,
+  signIns: SignIns,
+): PersonAccess<PersonOAuthProvider> {
+  return {
+    provider: (person) =>
+      new PersonOAuthProvider(server, person, signIns.vault, signIns.identity, {
+        serverUrl: server.url.href,
+      }),
+    before: async (provider) => {
+      // They may have signed in or out on another replica since.
+      await provider.reload();
+      provider.asked = undefined;
+    },
+    signInAfter: async (error, provider, toolCallId) =>
+      error instanceof UnauthorizedError && provider.asked
+        ? signIns.required(server, provider, provider.asked, toolCallId)
+        : undefined,
+  };
 }
 
 /** Whom a call acts for: the person whose message the turn answers, in its workspace. */
@@ -36,16 +72,16 @@ const keyOf = (p: Person) => JSON.stringify([p.platform, p.workspace, p.user]);
  * call with their OAuth client and closed when idle, so that every call carries the token of the
  * person it is made for and never another's.
  */
-export class PersonConnections {
-  private readonly people = new Map<string, PersonEntry>();
+export class PersonConnections<P extends OAuthClientProvider = OAuthClientProvider> {
+  private readonly people = new Map<string, PersonEntry<P>>();
 
   constructor(
     private readonly server: PersonServer,
+    private readonly access: PersonAccess<P>,
     private readonly deps: {
       logger: Logger;
       limits: McpLimits;
       clientInfo: { name: string; version: string };
-      signIns: SignIns;
       tasks?: TaskPort;
     },
   ) {}
@@ -70,17 +106,15 @@ export class PersonConnections {
     entry.calls++;
     clearTimeout(entry.idle);
     try {
-      // They may have signed in or out on another replica since.
-      await entry.provider.reload();
-      entry.provider.asked = undefined;
+      await this.access.before(entry.provider, context.callId);
       await entry.connection.open();
       return await entry.connection.call(tool, args, context);
     } catch (error) {
-      const asked = entry.provider.asked;
+      if (error instanceof SignInRequiredError) throw error;
       // The connection stays: the transport reads the token anew for each request, and the next
       // call reloads the sign-in first.
-      if (error instanceof UnauthorizedError && asked)
-        throw await this.deps.signIns.required(this.server, entry.provider, asked, context.callId);
+      const signIn = await this.access.signInAfter(error, entry.provider, context.callId);
+      if (signIn) throw signIn;
       return errorResult(`${tool} on MCP server "${name}" failed: ${errorMessage(error)}`);
     } finally {
       entry.calls--;
@@ -102,13 +136,11 @@ export class PersonConnections {
     );
   }
 
-  private entry(key: string, person: Person): PersonEntry {
+  private entry(key: string, person: Person): PersonEntry<P> {
     const known = this.people.get(key);
     if (known) return known;
-    const { logger, limits, clientInfo, signIns, tasks } = this.deps;
-    const provider = new PersonOAuthProvider(this.server, person, signIns.vault, signIns.identity, {
-      serverUrl: this.server.url.href,
-    });
+    const { logger, limits, clientInfo, tasks } = this.deps;
+    const provider = this.access.provider(person);
     const connection = new McpServerConnection(
       this.server,
       logger,
@@ -118,12 +150,12 @@ export class PersonConnections {
       true,
       tasks,
     );
-    const entry: PersonEntry = { connection, provider, calls: 0 };
+    const entry: PersonEntry<P> = { connection, provider, calls: 0 };
     this.people.set(key, entry);
     return entry;
   }
 
-  private drop(key: string, entry: PersonEntry): void {
+  private drop(key: string, entry: PersonEntry<P>): void {
     clearTimeout(entry.idle);
     if (this.people.get(key) === entry) this.people.delete(key);
     // Nothing to report from closing a connection nobody uses.

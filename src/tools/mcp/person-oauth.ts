@@ -187,7 +187,12 @@ export class PersonOAuthProvider implements OAuthClientProvider {
   }
 
   discoveryState(): OAuthDiscoveryState | undefined {
-    return this.record.discovery;
+    // An identity provider is its own authorization server: no resource metadata names it.
+    const { authorizationServer } = this.server.oauth;
+    return (
+      this.record.discovery ??
+      (authorizationServer ? { authorizationServerUrl: authorizationServer } : undefined)
+    );
   }
 
   /** The record as it stands, for a link that carries it until the person signs in. */

@@ -14,7 +14,8 @@ import {
   type OAuthIdentity,
   type OAuthVault,
 } from './oauth.ts';
-import { PersonConnections } from './person-connections.ts';
+import { crossAppAccess, IdentityProvider } from './cross-app.ts';
+import { ownSignIn, PersonConnections } from './person-connections.ts';
 import { personServers, type SignIns } from './sign-in.ts';
 
 export const CLIENT_INFO = { name: 'spool', version: '0.1.0' };
@@ -123,10 +124,19 @@ export class McpToolSource implements ToolSource, PromptPort {
     tasks?: TaskPort,
   ): Promise<McpToolSource> {
     for (const problem of config.problems) logger.error(`${problem} (skipped)`);
+    const signIns = oauth?.signIns;
+    const idp =
+      signIns && config.identityProvider
+        ? new IdentityProvider(config.identityProvider, signIns)
+        : undefined;
+    const crossApp = (server: McpServerConfig) =>
+      server.kind === 'http' && server.oauth?.grant === 'cross_app_access';
     const authOf = (server: McpServerConfig) => {
       if (server.kind !== 'http' || !server.oauth || !oauth) return undefined;
       const config = { ...server, oauth: server.oauth };
-      const { vault, identity, signIns } = oauth;
+      const { vault, identity } = oauth;
+      // Chosen anew at each connection: the last person's identity provider sign-in, exchanged.
+      if (crossApp(config) && idp) return () => idp.lister(config);
       // Chosen anew at each connection: an operator's login, or the last person's sign-in.
       if (server.identity === 'person' && signIns)
         return () =>
@@ -137,19 +147,13 @@ export class McpToolSource implements ToolSource, PromptPort {
     };
     const disabled: string[] = [];
     const people = new Map<string, PersonConnections>();
-    const signIns = oauth?.signIns;
-    for (const server of personServers(config))
-      if (signIns)
-        people.set(
-          server.name,
-          new PersonConnections(server, {
-            logger,
-            limits,
-            clientInfo: CLIENT_INFO,
-            signIns,
-            tasks,
-          }),
-        );
+    const deps = { logger, limits, clientInfo: CLIENT_INFO, tasks };
+    for (const server of personServers(config)) {
+      if (crossApp(server) && idp)
+        people.set(server.name, new PersonConnections(server, crossAppAccess(server, idp), deps));
+      else if (!crossApp(server) && signIns)
+        people.set(server.name, new PersonConnections(server, ownSignIn(server, signIns), deps));
+    }
     const opened = await Promise.all(
       config.servers.map(async (server) => {
         try {
@@ -166,8 +170,13 @@ export class McpToolSource implements ToolSource, PromptPort {
       }),
     );
     const connections = opened.filter((c): c is McpServerConnection => c !== undefined);
-    // A first sign-in lets Spool list the tools of a server that lists nothing without a token.
-    signIns?.onSignIn((name) => connections.find((c) => c.config.name === name)?.retryLogin());
+    // A first sign-in lets Spool list the tools of a server that lists nothing without a token; one
+    // to the identity provider, those of every server that takes cross-app access.
+    signIns?.onSignIn((name) =>
+      connections
+        .filter((c) => c.config.name === name || (name === idp?.name && crossApp(c.config)))
+        .forEach((c) => c.retryLogin()),
+    );
     await Promise.all(connections.map((c) => c.start()));
     return new McpToolSource(connections, disabled, people, tasks, logger);
   }

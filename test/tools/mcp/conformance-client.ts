@@ -6,13 +6,17 @@
  * the calls the scenario names (its context's `toolCalls`).
  * Exits non-zero when it could not connect or a call failed.
  */
+import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ToolSpec } from '../../../src/core/ports/tools.ts';
 import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
+import { signInServers } from '../../../src/tools/mcp/cross-app.ts';
 import { login } from '../../../src/tools/mcp/login.ts';
 import type { OAuthRecord } from '../../../src/tools/mcp/oauth.ts';
+import { SignIns } from '../../../src/tools/mcp/sign-in.ts';
 import { CLIENT_INFO, McpToolSource } from '../../../src/tools/mcp/source.ts';
+import { MemoryPersonVault } from '../../support/memory-person-vault.ts';
 import { silentLogger } from '../../support/logger.ts';
 import { endingRegistry } from '../../support/ended-calls.ts';
 
@@ -27,6 +31,13 @@ const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as Recor
 
 /** The `oauth` entry an operator would write for this scenario's server, from what it hands out. */
 function oauthEntry(): Record<string, string> {
+  // An enterprise identity provider: each person's sign-in to it is exchanged for the server's token.
+  if (context.idp_issuer)
+    return {
+      grant: 'cross_app_access',
+      clientId: context.client_id!,
+      clientSecret: context.client_secret!,
+    };
   if (context.private_key_pem)
     return {
       grant: 'client_credentials',
@@ -45,23 +56,75 @@ function oauthEntry(): Record<string, string> {
   return {};
 }
 
+/** The `identityProvider` an operator would write beside `mcpServers`, where the scenario has one. */
+const identityProvider = context.idp_issuer
+  ? {
+      identityProvider: {
+        issuer: context.idp_issuer,
+        tokenEndpoint: context.idp_token_endpoint!,
+        clientId: context.idp_client_id!,
+      },
+    }
+  : {};
+
 const config = parseMcpConfig(
-  JSON.stringify({ mcpServers: { conformance: { url, timeoutMs: 10_000, oauth: oauthEntry() } } }),
+  JSON.stringify({
+    ...identityProvider,
+    mcpServers: {
+      conformance: {
+        url,
+        timeoutMs: 10_000,
+        ...(context.idp_issuer ? { identity: 'person' } : {}),
+        oauth: oauthEntry(),
+      },
+    },
+  }),
   join(tmpdir(), 'mcp.json'),
   {},
   new Set(),
 );
 const records = new Map<string, OAuthRecord>();
+const identity = {
+  redirectUrl: 'http://127.0.0.1:33418/callback',
+  // The suite's CIMD scenario expects this client id.
+  clientMetadataUrl: 'https://conformance-test.local/client-metadata.json',
+};
+
+/** The person the calls are made for, where the server acts as each person. */
+const person = { platform: 'console', workspace: 'local', user: 'conformance' };
+
+/**
+ * People's sign-ins, where the server acts as each person. The suite's identity provider has no
+ * page to sign in at: it hands out the ID token a person's sign-in to it would have brought back,
+ * which is kept as that sign-in is (the identity provider's own access token is never used).
+ */
+async function personSignIns(): Promise<SignIns | undefined> {
+  const servers = signInServers(config);
+  if (servers.length === 0) return undefined;
+  const vault = new MemoryPersonVault();
+  if (config.identityProvider && context.idp_id_token)
+    await vault.write(config.identityProvider.name, person, {
+      serverUrl: new URL(config.identityProvider.issuer).href,
+      tokens: { access_token: '', token_type: 'Bearer', id_token: context.idp_id_token },
+    });
+  // The one person is at this machine, as on the console: no chat platform to check them with.
+  return new SignIns(servers, {
+    vault,
+    identity,
+    linkUrl: new URL('/mcp/sign-in', identity.redirectUrl).href,
+    platforms: { [person.platform]: 'local' },
+    onSignedIn: () => {},
+    logger: silentLogger,
+  });
+}
+
 const oauth = {
   vault: {
     read: async (server: string) => records.get(server),
     write: async (server: string, record: OAuthRecord) => void records.set(server, record),
   },
-  identity: {
-    redirectUrl: 'http://127.0.0.1:33418/callback',
-    // The suite's CIMD scenario expects this client id.
-    clientMetadataUrl: 'https://conformance-test.local/client-metadata.json',
-  },
+  identity,
+  signIns: await personSignIns(),
 };
 const limits = { maxMessageBytes: 10_485_760, binaryMaxBytes: 1_000_000 };
 
@@ -111,8 +174,8 @@ const callsOf = (tools: ToolSpec[]) =>
 
 const conversation = {
   id: 'conformance',
-  platform: 'console',
-  workspace: 'local',
+  platform: person.platform,
+  workspace: person.workspace,
   channel: 'local',
   thread: 'main',
 };
@@ -133,6 +196,9 @@ async function run(logins: number): Promise<boolean> {
       const outcome = await registry.call(name, args, {
         conversation,
         turn: 1,
+        // Whose message the turn answers: the person a server used with each one's sign-in acts as.
+        user: person.user,
+        callId: randomUUID(),
         signal: new AbortController().signal,
         reading: { transcript: [], viewChars: 100_000 },
         // A person who submits the form as shown: every field left as its default offers it.

@@ -29,11 +29,11 @@ interface Check {
 }
 
 /**
- * Every auth scenario of the suite but cross-app-access-complete-flow (an enterprise IdP's ID-JAG
- * token exchange on behalf of a signed-in user, which a bot acting for a team does not have) and
- * authorization-server-migration (SEP-2352: when a server names a new authorization server, the
- * client registers again with it; Spool keeps one registered client per MCP server, and the SDK
- * does not ask for another).
+ * Every auth scenario of the suite but authorization-server-migration (SEP-2352: when a server
+ * names a new authorization server, the client registers again with it; Spool keeps one registered
+ * client per MCP server, and the SDK does not ask for another). enterprise-managed-authorization
+ * (cross-app access, SEP-990: what was left out here as cross-app-access-complete-flow) is the
+ * exchange of a person's sign-in to an enterprise identity provider for the server's token.
  */
 const AUTH_SCENARIOS = [
   'metadata-default',
@@ -57,6 +57,7 @@ const AUTH_SCENARIOS = [
   'offline-access-not-supported',
   'client-credentials-jwt',
   'client-credentials-basic',
+  'enterprise-managed-authorization',
   'iss-supported',
   'iss-not-advertised',
   'iss-supported-missing',
