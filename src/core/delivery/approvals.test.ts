@@ -204,7 +204,9 @@ describe('approvals through the pipeline and the agent', () => {
     ] as const) {
       const shared = fresh();
       const { outbound, posted, edits } = platform();
-      const { pipeline } = bot(shared, outbound, 200);
+      // The denial's prompt waits as long as any (no race between the click and a 200 ms expiry
+      // on a busy machine); the other expires in 200 ms.
+      const { pipeline } = bot(shared, outbound, decide ? undefined : 200);
       const handled = await pipeline.handleIncoming(message('m1'), { waitForReply: true });
       await whenTrue(() => posted.length === 1);
       if (decide)
