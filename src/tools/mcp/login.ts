@@ -57,17 +57,16 @@ export async function login(
  */
 export function terminalOperator(redirectUrl: string, input: Readable, output: Writable): Operator {
   return async (url) => {
+    const stop = new AbortController();
+    // Listening before the address is printed: a browser quick to approve finds the redirect there.
+    const landed = await loopbackCallback(redirectUrl, stop.signal);
     output.write(
       `Open this address in a browser and approve Spool:\n\n  ${url}\n\n` +
         'Then paste the address the browser was sent back to (or its code) here: ',
     );
-    const stop = new AbortController();
     const prompt = createInterface({ input, output, terminal: false });
     try {
-      return await Promise.race([
-        prompt.question('', { signal: stop.signal }),
-        ...loopbackCallback(redirectUrl, stop.signal),
-      ]);
+      return await Promise.race([prompt.question('', { signal: stop.signal }), ...landed]);
     } finally {
       stop.abort();
       prompt.close();
@@ -75,34 +74,42 @@ export function terminalOperator(redirectUrl: string, input: Readable, output: W
   };
 }
 
-/** The redirect, caught on this machine's loopback address when the URL names one. */
-function loopbackCallback(redirectUrl: string, signal: AbortSignal): Array<Promise<string>> {
+/**
+ * The redirect, caught on this machine's loopback address when the URL names one; resolves once
+ * it listens (or could not: a port already taken leaves the paste).
+ */
+async function loopbackCallback(
+  redirectUrl: string,
+  signal: AbortSignal,
+): Promise<Array<Promise<string>>> {
   const redirect = new URL(redirectUrl);
   if (!['127.0.0.1', 'localhost', '[::1]'].includes(redirect.hostname)) return [];
-  return [
-    new Promise<string>((resolve) => {
-      const server = createServer((req, res) => {
-        const landed = new URL(req.url ?? '/', redirect);
-        if (landed.pathname !== redirect.pathname || !landed.searchParams.has('code')) {
-          res.writeHead(404).end();
-          return;
-        }
-        res
-          .writeHead(200, { 'content-type': 'text/plain' })
-          .end('Spool is logged in. You can close this tab.\n');
-        resolve(landed.href);
-      });
-      // A port already taken leaves the paste.
-      server.on('error', () => {});
-      server.listen(Number(redirect.port || 80), redirect.hostname.replace(/^\[|\]$/g, ''));
-      signal.addEventListener(
-        'abort',
-        () => {
-          server.close();
-          server.closeAllConnections();
-        },
-        { once: true },
-      );
-    }),
-  ];
+  let land: (href: string) => void = () => {};
+  const landed = new Promise<string>((resolve) => (land = resolve));
+  const server = createServer((req, res) => {
+    const at = new URL(req.url ?? '/', redirect);
+    if (at.pathname !== redirect.pathname || !at.searchParams.has('code')) {
+      res.writeHead(404).end();
+      return;
+    }
+    res
+      .writeHead(200, { 'content-type': 'text/plain' })
+      .end('Spool is logged in. You can close this tab.\n');
+    land(at.href);
+  });
+  signal.addEventListener(
+    'abort',
+    () => {
+      server.close();
+      server.closeAllConnections();
+    },
+    { once: true },
+  );
+  const listening = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(Number(redirect.port || 80), redirect.hostname.replace(/^\[|\]$/g, ''), () =>
+      resolve(true),
+    );
+  });
+  return listening ? [landed] : [];
 }
