@@ -106,7 +106,7 @@ async function loopbackCallback(
     { once: true },
   );
   const listening = await new Promise<boolean>((resolve) => {
-    server.once('error', () => resolve(false));
+    server.on('error', () => resolve(false));
     server.listen(Number(redirect.port || 80), redirect.hostname.replace(/^\[|\]$/g, ''), () =>
       resolve(true),
     );
