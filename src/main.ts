@@ -46,7 +46,6 @@ import { loadMcpConfig, McpConfigError, type McpConfig } from './tools/mcp/confi
 import type { McpToolSource, McpOAuthOptions } from './tools/mcp/source.ts';
 import { SealedOAuthVault } from './store/oauth-vault.ts';
 import { SealedPersonVault } from './store/person-vault.ts';
-import type { SignIns } from './tools/mcp/sign-in.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
 import { searchHistoryTool } from './core/builtins/search-history.ts';
 import { loadToolsTool } from './core/builtins/load-tools.ts';
