@@ -141,10 +141,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     await embedded?.stop();
     throw error;
   }
-  const server = embedded;
-  const stopKeeping = server
+  const stopKeeping = embedded
     ? keepRunning(
-        server,
+        embedded,
         options.logger,
         options.onLost ?? ((reason) => options.logger.error(reason)),
       )
@@ -154,12 +153,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     pool,
     ackPrisma,
     description,
-    embedded: Boolean(server),
+    embedded: Boolean(embedded),
     async close() {
       stopKeeping();
       await Promise.all([prisma.$disconnect(), ackPrisma.$disconnect()]);
       await Promise.all([pool.end(), ackPool.end()]);
-      await server?.stop();
+      await embedded?.stop();
     },
   };
 }
