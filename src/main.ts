@@ -41,13 +41,11 @@ import { HistorySearch } from './store/history-search.ts';
 import { ResultIndexer } from './store/result-index.ts';
 import { TranscriptStore } from './store/transcript-store.ts';
 import { loadMcpConfig, McpConfigError, type McpConfig } from './tools/mcp/config.ts';
-import { login, terminalOperator } from './tools/mcp/login.ts';
-import { clientMetadataDocument } from './tools/mcp/oauth.ts';
-import { CLIENT_INFO, McpToolSource, type McpOAuthOptions } from './tools/mcp/source.ts';
+// The MCP SDK and its schemas take about 100 ms of a start to load: the modules using it are
+// imported only where MCP servers, OAuth or sign-ins are configured.
+import type { McpToolSource, McpOAuthOptions } from './tools/mcp/source.ts';
 import { SealedOAuthVault } from './store/oauth-vault.ts';
 import { SealedPersonVault } from './store/person-vault.ts';
-import { signInServers } from './tools/mcp/cross-app.ts';
-import { signInRoutes, SignIns } from './tools/mcp/sign-in.ts';
 import type { PlatformSignIn } from './core/ports/platform-sign-in.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
 import { searchHistoryTool } from './core/builtins/search-history.ts';
@@ -112,7 +110,7 @@ async function main(): Promise<number> {
     : [config.slack && 'slack', config.discord && 'discord'].filter(
         (name): name is string => !!name,
       );
-  const unchecked = uncheckedSignIns(config, mcp, platformNames);
+  const unchecked = await uncheckedSignIns(config, mcp, platformNames);
   if (unchecked) {
     logger.error(unchecked);
     return 2;
@@ -125,8 +123,8 @@ async function main(): Promise<number> {
     httpPort === undefined
       ? undefined
       : await serveRoutes(httpPort, [
-          ...httpRoutes(config, registry, readiness),
-          ...signInRoutes(() => opened.spool?.signIns),
+          ...(await httpRoutes(config, registry, readiness)),
+          ...(await import('./tools/mcp/sign-in.ts')).signInRoutes(() => opened.spool?.signIns),
         ]);
 
   const spool = await openSpool(config, mcp, registry, logger, platformNames);
@@ -182,10 +180,13 @@ function httpPortOf(config: Config, platformNames: string[]): number | undefined
 }
 
 /** Health, readiness and metrics; Spool's OAuth client metadata document where it has an address. */
-function httpRoutes(config: Config, registry: Registry, readiness: Readiness) {
+async function httpRoutes(config: Config, registry: Registry, readiness: Readiness) {
   const { clientMetadataUrl } = config.tools.oauth;
   const document = clientMetadataUrl
-    ? clientMetadataDocument({ ...config.tools.oauth, clientMetadataUrl })
+    ? (await import('./tools/mcp/oauth.ts')).clientMetadataDocument({
+        ...config.tools.oauth,
+        clientMetadataUrl,
+      })
     : undefined;
   return [
     ...observabilityRoutes(registry, readiness),
@@ -202,6 +203,7 @@ async function startMcp(
   logger: Logger,
   oauth: McpOAuthOptions,
 ): Promise<McpToolSource | undefined> {
+  const { McpToolSource } = await import('./tools/mcp/source.ts');
   try {
     return await McpToolSource.start(mcp, logger, config.tools, oauth, new TaskLedger(db.prisma));
   } catch (error) {
@@ -232,7 +234,13 @@ async function openSpool(
     process.exit(1);
   };
   const tracing = await startTracing(config.tracing, logger);
-  const db = await openDatabase({ ...config.store, logger, onLost });
+  const llm = new OpenAiChatClient({ ...config.openai, dispatcher: proxyFromEnv() });
+  // The database server, a process of its own, is started first; the model server is asked and the
+  // tokenizer loaded while it starts.
+  const opening = openDatabase({ ...config.store, logger, onLost });
+  const modelChecked = checkModel(llm, config, logger);
+  const tokenizerLoaded = llm.loadTokenizer();
+  const db = await opening;
   logger.info(`Database: ${db.description}`);
   const store = new TranscriptStore(db);
   // Tool results are indexed for search in the background, off the turn.
@@ -248,17 +256,12 @@ async function openSpool(
     ]),
   ];
   const platforms = await platformSignIns(config, platformNames);
-  const oauth = mcpOAuth(config, mcp, db, logger, platforms, (id) => delivery.wake(id));
+  const oauth = await mcpOAuth(config, mcp, db, logger, platforms, (id) => delivery.wake(id));
   const { signIns } = oauth;
   const mcpSource = mcp && (await startMcp(mcp, db, config, logger, oauth));
   if (mcpSource) sources.push(mcpSource);
   const tools = new ToolRegistry(sources);
-  const llm = new OpenAiChatClient({ ...config.openai, dispatcher: proxyFromEnv() });
-  const endpointProblem = config.openai.startupCheck ? await llm.checkEndpoint() : undefined;
-  if (endpointProblem) logger.warn(`Model endpoint check, starting anyway: ${endpointProblem}`);
-  // The server's own word on its window, from the listing just fetched and its own routes; with
-  // the check skipped, nothing is asked and the known model's window or the default stands.
-  logger.info(windowLine(config.openai.startupCheck ? await llm.learnWindow() : llm.contextWindow));
+  await Promise.all([modelChecked, tokenizerLoaded]);
   const ledger = new DeliveryLedger(db);
   const agent = new Agent(
     {
@@ -302,25 +305,34 @@ async function openSpool(
 
 type Spool = Awaited<ReturnType<typeof openSpool>>;
 
+/** Whether the model server answers as configured, and its window; logged, never thrown. */
+async function checkModel(llm: OpenAiChatClient, config: Config, logger: Logger): Promise<void> {
+  const endpointProblem = config.openai.startupCheck ? await llm.checkEndpoint() : undefined;
+  if (endpointProblem) logger.warn(`Model endpoint check, starting anyway: ${endpointProblem}`);
+  // The server's own word on its window, from the listing just fetched and its own routes; with
+  // the check skipped, nothing is asked and the known model's window or the default stands.
+  logger.info(windowLine(config.openai.startupCheck ? await llm.learnWindow() : llm.contextWindow));
+}
+
 /**
  * Where MCP servers' OAuth state is kept, and people's sign-ins to the servers used with each
  * person's own account (none without such a server or without PUBLIC_URL, the address their
  * browser comes back to). A sign-in wakes the call parked on it (`onSignedIn`), on whichever replica
  * takes its lane.
  */
-function mcpOAuth(
+async function mcpOAuth(
   config: Config,
   mcp: McpConfig | undefined,
   db: Database,
   logger: Logger,
   platforms: Record<string, PlatformSignIn | 'local'>,
   onSignedIn: (toolCallId: string) => Promise<void>,
-): McpOAuthOptions {
+): Promise<McpOAuthOptions> {
   const { signInRedirectUrl, signInLinkUrl, clientMetadataUrl, key } = config.tools.oauth;
-  const people = mcp ? signInServers(mcp) : [];
+  const people = mcp ? (await import('./tools/mcp/cross-app.ts')).signInServers(mcp) : [];
   const signIns =
     signInRedirectUrl && signInLinkUrl && people.length > 0
-      ? new SignIns(people, {
+      ? new (await import('./tools/mcp/sign-in.ts')).SignIns(people, {
           vault: new SealedPersonVault(db.prisma, key),
           identity: { redirectUrl: signInRedirectUrl, clientMetadataUrl },
           linkUrl: signInLinkUrl,
@@ -339,13 +351,14 @@ function mcpOAuth(
  * own sign-in, with which Spool checks who follows a link (else a forwarded link would sign in the
  * person it was sent to with whoever opened it).
  */
-function uncheckedSignIns(
+async function uncheckedSignIns(
   config: Config,
   mcp: McpConfig | undefined,
   platformNames: string[],
-): string | undefined {
-  const people = mcp ? signInServers(mcp).map((s) => s.name) : [];
-  if (!config.tools.oauth.signInRedirectUrl || people.length === 0) return undefined;
+): Promise<string | undefined> {
+  if (!mcp || !config.tools.oauth.signInRedirectUrl) return undefined;
+  const people = (await import('./tools/mcp/cross-app.ts')).signInServers(mcp).map((s) => s.name);
+  if (people.length === 0) return undefined;
   const missing = [
     platformNames.includes('slack') &&
       !config.slack?.clientSecret &&
@@ -440,6 +453,10 @@ async function runMcpLogin(
     process.stderr.write('Set MCP_OAUTH_KEY first: Spool keeps OAuth tokens only encrypted.\n');
     return 2;
   }
+  const [{ login, terminalOperator }, { CLIENT_INFO }] = await Promise.all([
+    import('./tools/mcp/login.ts'),
+    import('./tools/mcp/source.ts'),
+  ]);
   const db = await openDatabase({ ...config.store, logger });
   try {
     const vault = new SealedOAuthVault(db.prisma, config.tools.oauth.key);

@@ -257,8 +257,15 @@ export class OpenAiChatClient implements LlmPort {
   }
 
   private estimate(request: LlmRequest): Promise<number> {
-    this.estimatePrompt ??= tokenCounter(this.options.model).then(promptEstimator);
-    return this.estimatePrompt.then((estimate) => estimate(request));
+    return this.loadTokenizer().then((estimate) => estimate(request));
+  }
+
+  /**
+   * Loads the model's tokenizer (about 150 ms of a start): called early, it loads while the
+   * database starts, before the first request needs it.
+   */
+  loadTokenizer(): Promise<(request: LlmRequest) => number> {
+    return (this.estimatePrompt ??= tokenCounter(this.options.model).then(promptEstimator));
   }
 
   private replyFloor(request: LlmRequest): number {

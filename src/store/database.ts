@@ -5,7 +5,7 @@ import pg from 'pg';
 import type { Logger } from '../core/logger.ts';
 import { PrismaClient } from './generated/client.ts';
 import { lockDataDir } from './data-dir-lock.ts';
-import { startEmbeddedPostgres, type EmbeddedServer } from './embedded-postgres.ts';
+import { embeddedUrl, startEmbeddedPostgres, type EmbeddedServer } from './embedded-postgres.ts';
 import { applyMigrations } from './migrate.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
@@ -103,10 +103,7 @@ async function startLockedEmbeddedPostgres(dataDir: string): Promise<EmbeddedSer
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  const embedded = options.databaseUrl
-    ? undefined
-    : await startLockedEmbeddedPostgres(options.dataDir);
-  const url = options.databaseUrl ?? embedded!.url;
+  const url = options.databaseUrl ?? embeddedUrl(options.dataDir);
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
   // A server that accepts connections but never answers would otherwise hang startup (and every
   // turn) for good.
@@ -123,34 +120,27 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     return pool;
   };
   const pool = poolOf(options.poolSize ?? 10);
-  const description = embedded
-    ? `embedded PostgreSQL in ${join(options.dataDir, 'postgres')}`
-    : describeUrl(url);
+  const ackPool = poolOf(ACK_CONNECTIONS);
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const ackPrisma = new PrismaClient({ adapter: new PrismaPg(ackPool) });
+  // Prisma's query compiler (WebAssembly) takes a good part of a start to load and needs no
+  // server: it loads while the server starts and the migrations are checked.
+  const compilersLoaded = Promise.all([prisma.$connect(), ackPrisma.$connect()]);
+  const description = options.databaseUrl
+    ? describeUrl(url)
+    : `embedded PostgreSQL in ${join(options.dataDir, 'postgres')}`;
+  let embedded: EmbeddedServer | undefined;
   try {
-    const client = await pool.connect().catch((error: Error) => {
-      throw new Error(
-        `${description} is not answering (${error.message}; waited up to ${connectTimeoutMs / 1000} s): is it up, and is DATABASE_URL right?`,
-      );
-    });
-    try {
-      // A migration may rebuild an index over a big table: it gets all the time it needs.
-      await client.query('SET statement_timeout = 0');
-      const report = await applyMigrations(client, MIGRATIONS_DIR);
-      await client.query('RESET statement_timeout');
-      for (const name of report.applied) options.logger.info(`Applied migration ${name}`);
-      for (const name of report.modified)
-        options.logger.warn(`Migration ${name} was edited after it was applied`);
-    } finally {
-      client.release();
-    }
+    if (!options.databaseUrl) embedded = await startLockedEmbeddedPostgres(options.dataDir);
+    await migrate(pool, description, connectTimeoutMs, options.logger);
+    await compilersLoaded;
   } catch (error) {
-    await pool.end();
+    await Promise.allSettled([compilersLoaded]);
+    await Promise.all([prisma.$disconnect(), ackPrisma.$disconnect()]);
+    await Promise.all([pool.end(), ackPool.end()]);
     await embedded?.stop();
     throw error;
   }
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
-  const ackPool = poolOf(ACK_CONNECTIONS);
-  const ackPrisma = new PrismaClient({ adapter: new PrismaPg(ackPool) });
   const stopKeeping = embedded
     ? keepRunning(
         embedded,
@@ -171,4 +161,29 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       await embedded?.stop();
     },
   };
+}
+
+/** Applies the pending migrations on a connection of `pool`, logging what it did. */
+async function migrate(
+  pool: pg.Pool,
+  description: string,
+  connectTimeoutMs: number,
+  logger: Logger,
+): Promise<void> {
+  const client = await pool.connect().catch((error: Error) => {
+    throw new Error(
+      `${description} is not answering (${error.message}; waited up to ${connectTimeoutMs / 1000} s): is it up, and is DATABASE_URL right?`,
+    );
+  });
+  try {
+    // A migration may rebuild an index over a big table: it gets all the time it needs.
+    await client.query('SET statement_timeout = 0');
+    const report = await applyMigrations(client, MIGRATIONS_DIR);
+    await client.query('RESET statement_timeout');
+    for (const name of report.applied) logger.info(`Applied migration ${name}`);
+    for (const name of report.modified)
+      logger.warn(`Migration ${name} was edited after it was applied`);
+  } finally {
+    client.release();
+  }
 }

@@ -101,6 +101,11 @@ async function serverUser(): Promise<{ uid?: number; gid?: number }> {
   }
 }
 
+/** Where the embedded server under `dir` answers, known before it is started. */
+export function embeddedUrl(dir: string): string {
+  return `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(resolve(dir, 'postgres'))}`;
+}
+
 /**
  * A real PostgreSQL server under `dir`, serving only a Unix socket inside its data directory:
  * no TCP port, so nothing else on the machine can reach it, and the same dialect as production.
@@ -151,7 +156,7 @@ export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedServer
     ));
   if (!(await running())) await start();
   return {
-    url: `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(pgdata)}`,
+    url: embeddedUrl(dir),
     async stop() {
       await run(pg_ctl, ['stop', '-w', '-m', 'fast', '-D', pgdata], as);
     },

@@ -50,39 +50,41 @@ export interface MigrationReport {
   modified: string[];
 }
 
+type AppliedRow = { migration_name: string; checksum: string; finished_at: Date | null };
+
+const APPLIED =
+  'SELECT migration_name, checksum, finished_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL';
+
+/** PostgreSQL's undefined_table: a database never migrated has no `_prisma_migrations`. */
+const UNDEFINED_TABLE = '42P01';
+
 /**
  * Applies pending migrations in order, each in its own transaction together with its
  * `_prisma_migrations` row. A session advisory lock makes concurrent starters wait their turn.
+ * When none is pending, as at most starts, it takes one statement and no lock.
  */
 export async function applyMigrations(
   client: pg.ClientBase,
   dir: string,
 ): Promise<MigrationReport> {
   const migrations = await readMigrations(dir);
+  const applied = await client.query<AppliedRow>(APPLIED).then(
+    ({ rows }) => rows,
+    (error: { code?: string }) => {
+      if (error.code === UNDEFINED_TABLE) return [];
+      throw error;
+    },
+  );
+  const report = reportOf(migrations, applied);
+  if (report.pending.length === 0) return { applied: [], modified: report.modified };
   await client.query('SELECT pg_advisory_lock($1)', [PRISMA_MIGRATE_LOCK]);
   try {
     await client.query(MIGRATIONS_TABLE);
-    const { rows } = await client.query<{
-      migration_name: string;
-      checksum: string;
-      finished_at: Date | null;
-    }>(
-      'SELECT migration_name, checksum, finished_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL',
-    );
-    const known = new Map(rows.map((r) => [r.migration_name, r]));
-    const report: MigrationReport = { applied: [], modified: [] };
-    for (const migration of migrations) {
-      const row = known.get(migration.name);
-      if (row && !row.finished_at) {
-        throw new MigrationError(
-          `Migration ${migration.name} failed earlier and was not resolved. Fix the database, then mark it rolled back ` +
-            `(UPDATE "_prisma_migrations" SET rolled_back_at = now() WHERE migration_name = '${migration.name}').`,
-        );
-      }
-      if (row) {
-        if (row.checksum !== migration.checksum) report.modified.push(migration.name);
-        continue;
-      }
+    // Read again under the lock: another starter may have applied some meanwhile.
+    const { rows } = await client.query<AppliedRow>(APPLIED);
+    const { pending, modified } = reportOf(migrations, rows);
+    const done: MigrationReport = { applied: [], modified };
+    for (const migration of pending) {
       await client.query('BEGIN');
       try {
         await client.query(migration.sql);
@@ -95,10 +97,35 @@ export async function applyMigrations(
         await client.query('ROLLBACK');
         throw new MigrationError(`Migration ${migration.name} failed: ${errorMessage(error)}`);
       }
-      report.applied.push(migration.name);
+      done.applied.push(migration.name);
     }
-    return report;
+    return done;
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [PRISMA_MIGRATE_LOCK]);
   }
+}
+
+/**
+ * The migrations not applied yet and those edited since they were; a migration that failed
+ * earlier and was not resolved stops it.
+ */
+function reportOf(
+  migrations: Migration[],
+  rows: AppliedRow[],
+): { pending: Migration[]; modified: string[] } {
+  const known = new Map(rows.map((r) => [r.migration_name, r]));
+  const pending: Migration[] = [];
+  const modified: string[] = [];
+  for (const migration of migrations) {
+    const row = known.get(migration.name);
+    if (row && !row.finished_at) {
+      throw new MigrationError(
+        `Migration ${migration.name} failed earlier and was not resolved. Fix the database, then mark it rolled back ` +
+          `(UPDATE "_prisma_migrations" SET rolled_back_at = now() WHERE migration_name = '${migration.name}').`,
+      );
+    }
+    if (!row) pending.push(migration);
+    else if (row.checksum !== migration.checksum) modified.push(migration.name);
+  }
+  return { pending, modified };
 }

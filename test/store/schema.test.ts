@@ -291,6 +291,27 @@ describe('applyMigrations', () => {
     }
   });
 
+  it('checks a database with nothing pending without waiting for the migration lock', async () => {
+    const scratch = await scratchDatabase('spool_migrate');
+    const [holder, starter] = [scratch.url, scratch.url].map(
+      (connectionString) => new pg.Client({ connectionString }),
+    );
+    await Promise.all([holder!.connect(), starter!.connect()]);
+    try {
+      await applyMigrations(starter!, MIGRATIONS_DIR);
+      // Prisma Migrate's lock, held as by a starter applying a migration: a start with nothing
+      // pending reads the applied ones and goes on.
+      await holder!.query('SELECT pg_advisory_lock(72707369)');
+      expect(await applyMigrations(starter!, MIGRATIONS_DIR)).toEqual({
+        applied: [],
+        modified: [],
+      });
+    } finally {
+      await Promise.all([holder!.end(), starter!.end()]);
+      await scratch.drop();
+    }
+  });
+
   it('applies each migration once when several processes start at the same time', async () => {
     const scratch = await scratchDatabase('spool_migrate');
     const clients = await Promise.all(
