@@ -1,19 +1,22 @@
 import pg from 'pg';
 import { defineConfig } from 'vitest/config';
 
+const delivery = (names: string[]) => names.map((name) => `test/core/delivery/${name}.test.ts`);
+
 /**
  * Replicas, outages and shutdown under load: processes sharing one server, PostgreSQL only. They
  * time processes against each other, so they run after the rest, one file at a time: what they
  * measure is theirs, not the load of the files beside them.
  */
-const POSTGRES_ONLY = [
+const SERIAL = delivery([
   'concurrency',
   'database-outage',
   'database-stall',
   'replicas',
   'shutdown',
-  'usage-exact',
-].map((name) => `test/core/delivery/${name}.test.ts`);
+]);
+/** Replicas sharing one server too, but timing nothing: they run beside the rest. */
+const POSTGRES_ONLY = [...SERIAL, ...delivery(['usage-exact'])];
 
 // The rest runs three files at a time on two cores: most files wait on servers and processes more
 // than they compute, and each file has a database of its own (test/support/file-database.ts).
@@ -95,9 +98,9 @@ export default defineConfig({
                 // The corpora of real platform payloads: nothing lost, nothing invented, on both databases.
                 'test/adapters/*/*-payloads.test.ts',
               ],
-              exclude: ['test/store/embedded-postgres.test.ts', ...POSTGRES_ONLY],
+              exclude: ['test/store/embedded-postgres.test.ts', ...SERIAL],
             }),
-            integration('postgres-serial', 'postgres', { include: POSTGRES_ONLY }, AFTER_THE_REST),
+            integration('postgres-serial', 'postgres', { include: SERIAL }, AFTER_THE_REST),
           ]
         : []),
     ],
