@@ -443,10 +443,17 @@ export class DeliveryLedger implements DeliveryPort {
     return row.unposted !== false;
   }
 
-  async markPosted(chunkId: string, platformMessageId: string): Promise<void> {
-    await this.changed(
-      Prisma.sql`UPDATE outbox SET platform_message_id = ${platformMessageId}, posted_at = now() WHERE id = ${BigInt(chunkId)}`,
-    );
+  async markPosted(
+    chunkId: string,
+    platformMessageId: string,
+    answered?: { inboxId: string; lease: Lease },
+  ): Promise<void> {
+    const posted = Prisma.sql`UPDATE outbox SET platform_message_id = ${platformMessageId}, posted_at = now() WHERE id = ${BigInt(chunkId)}`;
+    if (!answered) return void (await this.changed(posted));
+    const done = await this.changed(Prisma.sql`
+      WITH posted AS (${posted} RETURNING id)
+      UPDATE inbox SET status = 'answered', answered_at = now() WHERE id = ${BigInt(answered.inboxId)} AND ${fence(answered.lease)}`);
+    if (done === 0) await this.fenced(answered.lease);
   }
 
   async finish(inboxId: string, status: 'answered' | 'failed', lease?: Lease): Promise<void> {

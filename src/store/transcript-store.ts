@@ -4,7 +4,12 @@ import type {
   Message,
   ToolCall,
 } from '../core/ports/conversation.ts';
-import { LeaseLostError, type StepRecords, type StorePort } from '../core/ports/store.ts';
+import {
+  LeaseLostError,
+  type Lease,
+  type StepRecords,
+  type StorePort,
+} from '../core/ports/store.ts';
 import { channelKeyOf, conversationAt } from './conversations.ts';
 import { GroupCommit } from './group-commit.ts';
 import { storedResultIn } from './stored-result.ts';
@@ -50,6 +55,35 @@ interface Step {
   records: StepRecords;
   /** Set by its write: its lease was stale, and nothing of it was stored. */
   refused?: boolean;
+  /** Set by its write: the id of the conversation's last row it stored. */
+  lastId?: bigint;
+}
+
+/** What a batch's statement returns: a refused step, or a conversation's last stored row. */
+type StoredRow =
+  | { step: number; conversation_id: null; last_id: null }
+  | { step: null; conversation_id: string; last_id: string };
+
+/** Marks each step of a batch refused, or stored up to its conversation's last row. */
+function outcomes(steps: Step[], stored: StoredRow[]): void {
+  const lastIds = new Map(stored.map((row) => [row.conversation_id, row.last_id]));
+  for (const { step } of stored) if (step !== null) steps[step]!.refused = true;
+  // A conversation's last id is a step's own only when no other step of the batch wrote to it.
+  const once = (id: string) => steps.filter((s) => s.conversation.id === id).length === 1;
+  for (const step of steps) {
+    const lastId = lastIds.get(step.conversation.id);
+    if (!step.refused && lastId && once(step.conversation.id)) step.lastId = BigInt(lastId);
+  }
+}
+
+/** A step's message as a read gives it back: only what its row stores. */
+function asStored(row: ReturnType<typeof recordsetsOf>['rows'][number]): Message {
+  return toMessage({
+    ...row,
+    id: '',
+    tool_calls: row.tool_calls && (JSON.parse(JSON.stringify(row.tool_calls)) as ToolCall[]),
+    inbox_id: row.inbox_id,
+  });
 }
 
 /**
@@ -105,7 +139,13 @@ function recordsetsOf(steps: Step[]) {
 interface CachedTranscript {
   messages: Message[];
   lastId: bigint;
+  /**
+   * The lease it was last read under, and written since only under it (see `loadTranscript`).
+   */
+  heldUnder?: string;
 }
+
+const leaseKey = (lease: Lease | undefined) => lease && `${lease.laneId}:${lease.generation}`;
 
 /**
  * The conversation history behind the core's StorePort. Each step is one SQL statement (its
@@ -134,10 +174,17 @@ export class TranscriptStore implements StorePort {
   /**
    * Rows are read by id after the cached ones. Only the replica holding a conversation's lease
    * appends to it, one step at a time, so no row can commit behind one already read; a replica
-   * that took the lease over writes rows this one reads on its next turn.
+   * that took the lease over writes rows this one reads on its next turn. Under the lease it was
+   * last read under, a transcript is not read at all: its steps written since were stored under
+   * that lease (or refused, once another holder took it), and are cached as they were written.
    */
-  async loadTranscript(conversation: Conversation): Promise<Message[]> {
+  async loadTranscript(conversation: Conversation, fence?: Lease): Promise<Message[]> {
     const cached = this.transcripts.get(conversation.id) ?? { messages: [], lastId: 0n };
+    const heldUnder = leaseKey(fence);
+    if (heldUnder && cached.heldUnder === heldUnder) {
+      this.remember(conversation.id, cached);
+      return [...cached.messages];
+    }
     const rows = await runOnPool<MessageRow>(
       this.db.pool,
       Prisma.sql`
@@ -146,8 +193,8 @@ export class TranscriptStore implements StorePort {
     );
     const next = rows.length
       ? { messages: [...cached.messages, ...rows.map(toMessage)], lastId: BigInt(rows.at(-1)!.id) }
-      : cached;
-    this.remember(conversation.id, next);
+      : { ...cached };
+    this.remember(conversation.id, { ...next, heldUnder });
     return [...next.messages];
   }
 
@@ -163,6 +210,20 @@ export class TranscriptStore implements StorePort {
       throw new LeaseLostError(
         `lane ${fence.laneId} was taken over: generation ${fence.generation} is stale`,
       );
+    this.written(step);
+  }
+
+  /**
+   * A stored step joins the cached transcript it follows, when that was read under the step's
+   * lease: no other holder can have written since. Any other write leaves the next load to read.
+   */
+  private written({ conversation, messages, records, lastId }: Step): void {
+    const cached = this.transcripts.get(conversation.id);
+    if (!cached?.heldUnder || lastId === undefined) return;
+    if (cached.heldUnder !== leaseKey(records.fence)) return void delete cached.heldUnder;
+    const { rows } = recordsetsOf([{ conversation, messages, records }]);
+    cached.messages.push(...rows.map(asStored));
+    cached.lastId = lastId;
   }
 
   /**
@@ -190,7 +251,7 @@ export class TranscriptStore implements StorePort {
         : [],
     );
     const conversations = steps.map((s) => s.conversation.id);
-    const refused = await runOnPool<{ step: number }>(
+    const stored = await runOnPool<StoredRow>(
       this.db.pool,
       Prisma.sql`
       WITH fences AS (
@@ -244,9 +305,11 @@ export class TranscriptStore implements StorePort {
       ), touched AS (
         UPDATE conversations SET updated_at = now() WHERE id = ANY(${conversations}::uuid[])
       )
-      SELECT step FROM stale`,
+      SELECT step, NULL AS conversation_id, NULL AS last_id FROM stale
+      UNION ALL
+      SELECT NULL, conversation_id::text, max(id)::text FROM messages GROUP BY conversation_id`,
     );
-    for (const { step } of refused) steps[step]!.refused = true;
+    outcomes(steps, stored);
   }
 
   async readToolResult(

@@ -108,6 +108,67 @@ describe('a holder whose lane was taken over', () => {
       { id: chunk!.id, seq: 0, text: 'from B', platformMessageId: 'ts-b' },
     ]);
   });
+
+  it('has its last post recorded, but not the message answered with it', async () => {
+    const entry = await record();
+    const { a, b } = await takenOver(entry);
+    const [chunk] = await ledger.saveReply(entry.id, [{ text: 'from B' }], b);
+    await expect(
+      ledger.markPosted(chunk!.id, 'ts-a', { inboxId: entry.id, lease: a }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await ledger.replyOf(entry.id)).toMatchObject([{ platformMessageId: 'ts-a' }]);
+    expect(await ledger.nextPending(entry.laneId)).toMatchObject({ id: entry.id });
+    await ledger.markPosted(chunk!.id, 'ts-b', { inboxId: entry.id, lease: b });
+    expect(await ledger.nextPending(entry.laneId)).toBeUndefined();
+    expect(await ledger.replyOf(entry.id)).toMatchObject([{ platformMessageId: 'ts-b' }]);
+  });
+});
+
+describe('a transcript read under a lease', () => {
+  it('is not read again under it: its steps join it as a read gives them back', async () => {
+    const entry = await record();
+    const holder = `h-${randomUUID()}`;
+    const lease = (await ledger.acquire(entry.laneId, holder, 60_000))!;
+    const { conversation } = await ledger.conversationFor(entry);
+    expect(await store.loadTranscript(conversation, lease)).toEqual([]);
+    const call = { id: `call_${randomUUID()}`, name: 'search', arguments: '{"q":1}' };
+    const steps: Message[][] = [
+      [
+        { role: 'user', content: 'hello\u2028 there', turn: 1, inboxId: entry.id },
+        { role: 'assistant', content: '', toolCalls: [call], turn: 1 },
+      ],
+      [{ role: 'tool', toolCallId: call.id, content: 'found', turn: 1 }],
+      [{ role: 'assistant', content: 'done', turn: 1 }],
+    ];
+    for (const messages of steps)
+      await store.appendMessages(conversation, messages, { fence: lease });
+    const cached = await store.loadTranscript(conversation, lease);
+    expect(cached).toStrictEqual(await testStore(db).loadTranscript(conversation));
+    // A row no holder wrote (a test's own) shows that the lease's transcript was not read again;
+    // a new acquisition reads what was written since, after what it holds.
+    await testStore(db).appendMessages(conversation, [{ role: 'user', content: 'aside', turn: 2 }]);
+    expect(await store.loadTranscript(conversation, lease)).toStrictEqual(cached);
+    const again = (await ledger.acquire(entry.laneId, holder, 60_000))!;
+    expect(await store.loadTranscript(conversation, again)).toStrictEqual([
+      ...cached,
+      { role: 'user', content: 'aside', turn: 2 },
+    ]);
+  });
+
+  it('is read again once this process wrote a step of it under another lease', async () => {
+    const entry = await record();
+    const holder = `h-${randomUUID()}`;
+    const first = (await ledger.acquire(entry.laneId, holder, 60_000))!;
+    const { conversation } = await ledger.conversationFor(entry);
+    expect(await store.loadTranscript(conversation, first)).toEqual([]);
+    const second = (await ledger.acquire(entry.laneId, holder, 60_000))!;
+    await store.appendMessages(conversation, [{ role: 'user', content: 'B', turn: 1 }], {
+      fence: second,
+    });
+    expect(await store.loadTranscript(conversation, first)).toEqual([
+      { role: 'user', content: 'B', turn: 1 },
+    ]);
+  });
 });
 
 describe('a holder whose lease ran out with no one taking the lane', () => {

@@ -253,8 +253,13 @@ export class MemoryLedger implements DeliveryPort {
       .find((c) => c.id === chunkId);
   }
 
-  async markPosted(chunkId: string, platformMessageId: string): Promise<void> {
+  async markPosted(
+    chunkId: string,
+    platformMessageId: string,
+    answered?: { inboxId: string; lease: Lease },
+  ): Promise<void> {
     this.chunk(chunkId)!.platformMessageId = platformMessageId;
+    if (answered) await this.finish(answered.inboxId, 'answered', answered.lease);
   }
 
   async finish(inboxId: string, status: 'answered' | 'failed', lease?: Lease): Promise<void> {

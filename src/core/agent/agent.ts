@@ -172,7 +172,7 @@ export class Agent implements TurnRunner {
     userText: string,
     options: TurnOptions,
   ): Promise<{ turn: Turn; state: TurnState; awaiting?: PendingCall[] }> {
-    const transcript = await this.store.loadTranscript(conversation);
+    const transcript = await this.store.loadTranscript(conversation, options.fence);
     const started =
       options.inboxId === undefined
         ? undefined

@@ -98,8 +98,8 @@ export class Answerer {
         await endWorking(chunks.some((chunk) => !chunk.platformMessageId));
       }
       if (awaiting.length > 0) return await this.deps.parking.park(entry, outbound, awaiting);
-      await this.deps.outbox.deliver(entry, outbound, chunks, stored.length > 0, lease);
-      await ledger.finish(entry.id, 'answered', lease);
+      if (!(await this.deps.outbox.deliver(entry, outbound, chunks, stored.length > 0, lease)))
+        await ledger.finish(entry.id, 'answered', lease);
       this.deps.answered(entry, outcome);
       return true;
     } catch (error) {

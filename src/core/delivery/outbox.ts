@@ -53,7 +53,8 @@ export class Outbox {
   /**
    * Posts what of the reply is not posted yet, in order, each chunk claimed under `lease` first. A
    * file the platform refuses for good becomes messages in its place, with a line saying why: the
-   * answer is never lost to its upload.
+   * answer is never lost to its upload. True when the last post ended the message as answered (in
+   * the statement that recorded it); else the caller ends it.
    */
   async deliver(
     entry: PendingEntry,
@@ -61,7 +62,7 @@ export class Outbox {
     chunks: ReplyChunk[],
     resumed: boolean,
     lease: Lease,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const { ledger } = this.deps;
     const queue = chunks.filter((chunk) => !chunk.platformMessageId);
     const { replaced, files } = await this.replacedAnswer(entry, outbound);
@@ -71,6 +72,16 @@ export class Outbox {
       entry.kind === 'message' && !isStopNote(outbound, chunks)
         ? Math.max(...chunks.map((c) => c.seq))
         : undefined;
+    // The last post records the message's end with it, unless files are still to be taken back.
+    let answered = false;
+    const record = (chunkId: string, posted: string) => {
+      answered = queue.length === 0 && files.length === 0;
+      return ledger.markPosted(
+        chunkId,
+        posted,
+        answered ? { inboxId: entry.id, lease } : undefined,
+      );
+    };
     for (let chunk = queue.shift(); chunk; chunk = queue.shift()) {
       if (!(await ledger.claimPost(chunk.id, lease, this.options.leaseMs))) continue;
       const outgoing = {
@@ -85,7 +96,7 @@ export class Outbox {
       const inPlace = chunk.file ? undefined : replaced[chunk.seq];
       if (inPlace) {
         await outbound.edit!(entry, inPlace, outgoing);
-        await ledger.markPosted(chunk.id, inPlace);
+        await record(chunk.id, inPlace);
         continue;
       }
       // A chunk stored before this attempt may have been posted by a process that died before
@@ -99,10 +110,11 @@ export class Outbox {
         queue.unshift(...(await this.asMessages(entry, outbound, chunk, chunk.file, error)));
         continue;
       }
-      await ledger.markPosted(chunk.id, posted);
+      await record(chunk.id, posted);
     }
     // The replaced answer's files go once the new answer is out (again after a crash: no error).
     for (const file of files) await outbound.removeFile!(entry, file);
+    return answered;
   }
 
   /**

@@ -218,7 +218,16 @@ export interface DeliveryPort {
    * chunk is recorded as posted already.
    */
   claimPost(chunkId: string, lease: Lease, leaseMs: number): Promise<boolean>;
-  markPosted(chunkId: string, platformMessageId: string): Promise<void>;
+  /**
+   * With `answered`, the reply's last post ends its message too, in the same statement: as
+   * `finish`, the message is left as it is under a stale lease (LeaseLostError), the post recorded
+   * all the same.
+   */
+  markPosted(
+    chunkId: string,
+    platformMessageId: string,
+    answered?: { inboxId: string; lease: Lease },
+  ): Promise<void>;
   /** Under a stale `lease` the message is left as it is (LeaseLostError). */
   finish(inboxId: string, status: 'answered' | 'failed', lease?: Lease): Promise<void>;
   retryLater(inboxId: string, delayMs: number): Promise<void>;

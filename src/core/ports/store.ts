@@ -49,7 +49,11 @@ export interface UsageRecord extends LlmUsage {
 export interface StorePort {
   /** Finds or creates the conversation for a platform location. */
   openConversation(key: ConversationKey): Promise<Conversation>;
-  loadTranscript(conversation: Conversation): Promise<Message[]>;
+  /**
+   * Under `fence`, the transcript may come from what this process read and wrote under the same
+   * lease, without a read: no other holder can have written to it meanwhile.
+   */
+  loadTranscript(conversation: Conversation, fence?: Lease): Promise<Message[]>;
   /**
    * Appends one step, in order, atomically; durable when it resolves. An assistant message's tool
    * calls are recorded with it, so every call is stored before it runs.
