@@ -330,22 +330,26 @@ export class DeliveryLedger implements DeliveryPort {
    */
   async conversationFor(
     entry: InboxEntry,
-  ): Promise<{ conversation: Conversation; fresh: boolean }> {
+  ): Promise<{ conversation: Conversation; fresh: boolean; created: boolean }> {
     const { platform, workspace, channel, thread } = entry.lane;
-    const [row] = await this.rows<Array<{ id: string; fresh: boolean }>>(Prisma.sql`
+    // A row the upsert inserted has no deleting transaction yet (xmax 0); an updated one has.
+    const [row] = await this.rows<Array<{ id: string; fresh: boolean; created: boolean }>>(
+      Prisma.sql`
       WITH made AS (
         INSERT INTO conversations (id, platform, workspace, channel, thread) VALUES (gen_random_uuid(), ${platform}, ${workspace}, ${channel}, ${thread})
         ON CONFLICT (platform, workspace, channel, thread) DO UPDATE SET thread = EXCLUDED.thread
-        RETURNING id
+        RETURNING id, xmax = 0 AS created
       ), linked AS (
         UPDATE lanes SET conversation_id = coalesce(conversation_id, (SELECT id FROM made))
          WHERE id = ${BigInt(entry.laneId)} RETURNING conversation_id
       )
-      SELECT l.conversation_id::text AS id, l.conversation_id = m.id AS fresh FROM linked l, made m`);
-    if (row?.fresh) return { conversation: { id: row.id, ...entry.lane }, fresh: true };
+      SELECT l.conversation_id::text AS id, l.conversation_id = m.id AS fresh, m.created FROM linked l, made m`,
+    );
+    if (row?.fresh)
+      return { conversation: { id: row.id, ...entry.lane }, fresh: true, created: row.created };
     const [known] = await this.rows<Conversation[]>(Prisma.sql`
       SELECT c.id::text, c.platform, c.workspace, c.channel, c.thread FROM lanes l JOIN conversations c ON c.id = l.conversation_id WHERE l.id = ${BigInt(entry.laneId)}`);
-    return { conversation: known!, fresh: false };
+    return { conversation: known!, fresh: false, created: false };
   }
 
   async startConversation(entry: InboxEntry): Promise<void> {

@@ -177,14 +177,22 @@ export class TranscriptStore implements StorePort {
    * that took the lease over writes rows this one reads on its next turn. Under the lease it was
    * last read under, a transcript is not read at all: its steps written since were stored under
    * that lease (or refused, once another holder took it), and are cached as they were written.
+   * Nor is one created under the lease: nothing was stored in it before.
    */
-  async loadTranscript(conversation: Conversation, fence?: Lease): Promise<Message[]> {
-    const cached = this.transcripts.get(conversation.id) ?? { messages: [], lastId: 0n };
-    const heldUnder = leaseKey(fence);
-    if (heldUnder && cached.heldUnder === heldUnder) {
-      this.remember(conversation.id, cached);
-      return [...cached.messages];
+  async loadTranscript(
+    conversation: Conversation,
+    held?: { fence: Lease; created?: boolean },
+  ): Promise<Message[]> {
+    const heldUnder = leaseKey(held?.fence);
+    const known = this.transcripts.get(conversation.id);
+    const created =
+      heldUnder && held?.created ? { messages: [], lastId: 0n, heldUnder } : undefined;
+    const whole = heldUnder && known?.heldUnder === heldUnder ? known : created;
+    if (whole) {
+      this.remember(conversation.id, whole);
+      return [...whole.messages];
     }
+    const cached = known ?? { messages: [], lastId: 0n };
     const rows = await runOnPool<MessageRow>(
       this.db.pool,
       Prisma.sql`

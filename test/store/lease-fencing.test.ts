@@ -130,7 +130,7 @@ describe('a transcript read under a lease', () => {
     const holder = `h-${randomUUID()}`;
     const lease = (await ledger.acquire(entry.laneId, holder, 60_000))!;
     const { conversation } = await ledger.conversationFor(entry);
-    expect(await store.loadTranscript(conversation, lease)).toEqual([]);
+    expect(await store.loadTranscript(conversation, { fence: lease })).toEqual([]);
     const call = { id: `call_${randomUUID()}`, name: 'search', arguments: '{"q":1}' };
     const steps: Message[][] = [
       [
@@ -142,17 +142,35 @@ describe('a transcript read under a lease', () => {
     ];
     for (const messages of steps)
       await store.appendMessages(conversation, messages, { fence: lease });
-    const cached = await store.loadTranscript(conversation, lease);
+    const cached = await store.loadTranscript(conversation, { fence: lease });
     expect(cached).toStrictEqual(await testStore(db).loadTranscript(conversation));
     // A row no holder wrote (a test's own) shows that the lease's transcript was not read again;
     // a new acquisition reads what was written since, after what it holds.
     await testStore(db).appendMessages(conversation, [{ role: 'user', content: 'aside', turn: 2 }]);
-    expect(await store.loadTranscript(conversation, lease)).toStrictEqual(cached);
+    expect(await store.loadTranscript(conversation, { fence: lease })).toStrictEqual(cached);
     const again = (await ledger.acquire(entry.laneId, holder, 60_000))!;
-    expect(await store.loadTranscript(conversation, again)).toStrictEqual([
+    expect(await store.loadTranscript(conversation, { fence: again })).toStrictEqual([
       ...cached,
       { role: 'user', content: 'aside', turn: 2 },
     ]);
+  });
+
+  it('is not read at all when the conversation was created under it', async () => {
+    const entry = await record();
+    const lease = (await ledger.acquire(entry.laneId, `h-${randomUUID()}`, 60_000))!;
+    const { conversation, fresh, created } = await ledger.conversationFor(entry);
+    expect({ fresh, created }).toEqual({ fresh: true, created: true });
+    // The test's own row, where no turn writes, shows that no read was made.
+    await testStore(db).appendMessages(conversation, [{ role: 'user', content: 'aside', turn: 1 }]);
+    expect(await store.loadTranscript(conversation, { fence: lease, created })).toEqual([]);
+    // A conversation found at the lane's key is its thread's first, but not created now.
+    const other = await record();
+    const found = await store.openConversation(other.lane);
+    expect(await ledger.conversationFor(other)).toEqual({
+      conversation: found,
+      fresh: true,
+      created: false,
+    });
   });
 
   it('is read again once this process wrote a step of it under another lease', async () => {
@@ -160,12 +178,12 @@ describe('a transcript read under a lease', () => {
     const holder = `h-${randomUUID()}`;
     const first = (await ledger.acquire(entry.laneId, holder, 60_000))!;
     const { conversation } = await ledger.conversationFor(entry);
-    expect(await store.loadTranscript(conversation, first)).toEqual([]);
+    expect(await store.loadTranscript(conversation, { fence: first })).toEqual([]);
     const second = (await ledger.acquire(entry.laneId, holder, 60_000))!;
     await store.appendMessages(conversation, [{ role: 'user', content: 'B', turn: 1 }], {
       fence: second,
     });
-    expect(await store.loadTranscript(conversation, first)).toEqual([
+    expect(await store.loadTranscript(conversation, { fence: first })).toEqual([
       { role: 'user', content: 'B', turn: 1 },
     ]);
   });

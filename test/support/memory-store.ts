@@ -185,11 +185,11 @@ export class MemoryLedger implements DeliveryPort {
 
   async conversationFor(
     entry: InboxEntry,
-  ): Promise<{ conversation: Conversation; fresh: boolean }> {
+  ): Promise<{ conversation: Conversation; fresh: boolean; created: boolean }> {
     const lane = this.lane(entry.laneId);
-    if (lane.conversation) return { conversation: lane.conversation, fresh: false };
+    if (lane.conversation) return { conversation: lane.conversation, fresh: false, created: false };
     lane.conversation = { id: `conversation-${entry.laneId}`, ...entry.lane };
-    return { conversation: lane.conversation, fresh: true };
+    return { conversation: lane.conversation, fresh: true, created: true };
   }
 
   async startConversation(entry: InboxEntry): Promise<void> {

@@ -172,7 +172,8 @@ export class Agent implements TurnRunner {
     userText: string,
     options: TurnOptions,
   ): Promise<{ turn: Turn; state: TurnState; awaiting?: PendingCall[] }> {
-    const transcript = await this.store.loadTranscript(conversation, options.fence);
+    const { fence, created } = options;
+    const transcript = await this.store.loadTranscript(conversation, fence && { fence, created });
     const started =
       options.inboxId === undefined
         ? undefined

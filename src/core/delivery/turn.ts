@@ -63,8 +63,8 @@ export async function replyTo(
   }
   if (!entry.text.trim() && !entry.files?.length)
     return { text: NOTHING_TO_READ_REPLY, outcome: 'ok' };
-  const { conversation, fresh } = entry.conversation
-    ? { conversation: entry.conversation, fresh: false }
+  const { conversation, fresh, created } = entry.conversation
+    ? { conversation: entry.conversation, fresh: false, created: false }
     : await deps.ledger.conversationFor(entry);
   if (fresh) await outbound.titleThread?.(entry);
   const text = (fresh && (await outbound.threadContext?.(entry))) || entry.text;
@@ -80,6 +80,7 @@ export async function replyTo(
     inboxId: entry.id,
     signal,
     fence: { laneId: lease.laneId, generation: lease.generation },
+    created,
     resumedAfter: deps.cutShort.resumedAfter(entry, lease),
     files,
     policy: turnPolicy(deps.desk, options.policy, entry, outbound),
@@ -99,7 +100,8 @@ export async function replyTo(
     r.status === 'awaiting_approval' ? r.calls.filter((call) => !call.parked) : [];
   while (outbound.askApproval && asked(result).length > 0) {
     await deps.desk.ask(entry, { askApproval: outbound.askApproval }, asked(result));
-    result = await deps.agent.runTurn(conversation, text, turn);
+    // The conversation holds the turn's steps now.
+    result = await deps.agent.runTurn(conversation, text, { ...turn, created: false });
   }
   // A turn cut short by shutdown is resumed later, not answered with its cancellation.
   signal.throwIfAborted();

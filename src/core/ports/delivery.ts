@@ -188,8 +188,13 @@ export interface DeliveryPort {
    * a lane with nothing due is released by it in the same statement (see `release`).
    */
   nextPending(laneId: string, holder?: string): Promise<PendingEntry | undefined>;
-  /** The lane's current conversation; `fresh` when it was created now. */
-  conversationFor(entry: InboxEntry): Promise<{ conversation: Conversation; fresh: boolean }>;
+  /**
+   * The lane's current conversation: `fresh` when the lane was linked to it now (its thread's first
+   * turn), `created` when it did not exist before either (nothing is stored in it).
+   */
+  conversationFor(
+    entry: InboxEntry,
+  ): Promise<{ conversation: Conversation; fresh: boolean; created: boolean }>;
   /** Points the lane at a new conversation. */
   startConversation(entry: InboxEntry): Promise<void>;
   replyOf(inboxId: string): Promise<ReplyChunk[]>;

@@ -50,10 +50,14 @@ export interface StorePort {
   /** Finds or creates the conversation for a platform location. */
   openConversation(key: ConversationKey): Promise<Conversation>;
   /**
-   * Under `fence`, the transcript may come from what this process read and wrote under the same
-   * lease, without a read: no other holder can have written to it meanwhile.
+   * Under a lease (`held.fence`), the transcript may come from what this process read and wrote
+   * under it, without a read: no other holder can have written to it meanwhile. Nor is a
+   * conversation created under it (`held.created`) read: nothing was stored in it before.
    */
-  loadTranscript(conversation: Conversation, fence?: Lease): Promise<Message[]>;
+  loadTranscript(
+    conversation: Conversation,
+    held?: { fence: Lease; created?: boolean },
+  ): Promise<Message[]>;
   /**
    * Appends one step, in order, atomically; durable when it resolves. An assistant message's tool
    * calls are recorded with it, so every call is stored before it runs.

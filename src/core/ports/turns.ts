@@ -49,6 +49,8 @@ export interface TurnOptions {
    * (LeaseLostError, a StoreError) once another holder took the lane.
    */
   fence?: Lease;
+  /** The conversation was created for this turn, under `fence`: nothing is stored in it yet. */
+  created?: boolean;
   /**
    * Why this message's earlier attempt ended, if one did: a turn it left cut short counts what it
    * starts again under this reason (the agent's `onRedone`).
