@@ -82,7 +82,6 @@ function asStored(row: ReturnType<typeof recordsetsOf>['rows'][number]): Message
     ...row,
     id: '',
     tool_calls: row.tool_calls && (JSON.parse(JSON.stringify(row.tool_calls)) as ToolCall[]),
-    inbox_id: row.inbox_id,
   });
 }
 
@@ -201,7 +200,7 @@ export class TranscriptStore implements StorePort {
     );
     const next = rows.length
       ? { messages: [...cached.messages, ...rows.map(toMessage)], lastId: BigInt(rows.at(-1)!.id) }
-      : { ...cached };
+      : cached;
     this.remember(conversation.id, { ...next, heldUnder });
     return [...next.messages];
   }
@@ -212,7 +211,11 @@ export class TranscriptStore implements StorePort {
     records: StepRecords = {},
   ): Promise<void> {
     const step: Step = { conversation, messages, records };
-    await this.steps.submit(step);
+    // A write that failed may have been stored all the same: the next load reads.
+    await this.steps.submit(step).catch((error: unknown) => {
+      delete this.transcripts.get(conversation.id)?.heldUnder;
+      throw error;
+    });
     const { fence } = records;
     if (step.refused && fence)
       throw new LeaseLostError(
@@ -223,12 +226,14 @@ export class TranscriptStore implements StorePort {
 
   /**
    * A stored step joins the cached transcript it follows, when that was read under the step's
-   * lease: no other holder can have written since. Any other write leaves the next load to read.
+   * lease: no other holder can have written since. Any other write (or one whose last row is not
+   * known: another step of its batch wrote to the conversation too) leaves the next load to read.
    */
   private written({ conversation, messages, records, lastId }: Step): void {
     const cached = this.transcripts.get(conversation.id);
-    if (!cached?.heldUnder || lastId === undefined) return;
-    if (cached.heldUnder !== leaseKey(records.fence)) return void delete cached.heldUnder;
+    if (!cached?.heldUnder) return;
+    if (lastId === undefined || cached.heldUnder !== leaseKey(records.fence))
+      return void delete cached.heldUnder;
     const { rows } = recordsetsOf([{ conversation, messages, records }]);
     cached.messages.push(...rows.map(asStored));
     cached.lastId = lastId;
