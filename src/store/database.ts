@@ -18,6 +18,12 @@ export interface Database {
    * turns' writes.
    */
   ackPrisma: PrismaClient;
+  /**
+   * For the lease heartbeat alone, one connection of its own: a live holder's renewal never waits
+   * behind its turns' statements. Behind them, after a stall or under load, its leases ran out
+   * while it still worked their lanes, and another replica took them over and did that work again.
+   */
+  leasePool: pg.Pool;
   /** Where the data lives, without credentials: fit for logs. */
   description: string;
   /** The embedded database: no other process can reach it. */
@@ -121,6 +127,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   };
   const pool = poolOf(options.poolSize ?? 10);
   const ackPool = poolOf(ACK_CONNECTIONS);
+  const leasePool = poolOf(1);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const ackPrisma = new PrismaClient({ adapter: new PrismaPg(ackPool) });
   // Prisma's query compiler (WebAssembly) takes a good part of a start to load and needs no
@@ -137,7 +144,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   } catch (error) {
     await Promise.allSettled([compilersLoaded]);
     await Promise.all([prisma.$disconnect(), ackPrisma.$disconnect()]);
-    await Promise.all([pool.end(), ackPool.end()]);
+    await Promise.all([pool.end(), ackPool.end(), leasePool.end()]);
     await embedded?.stop();
     throw error;
   }
@@ -152,12 +159,13 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     prisma,
     pool,
     ackPrisma,
+    leasePool,
     description,
     embedded: Boolean(embedded),
     async close() {
       stopKeeping();
       await Promise.all([prisma.$disconnect(), ackPrisma.$disconnect()]);
-      await Promise.all([pool.end(), ackPool.end()]);
+      await Promise.all([pool.end(), ackPool.end(), leasePool.end()]);
       await embedded?.stop();
     },
   };

@@ -130,12 +130,19 @@ export class DeliveryLedger implements DeliveryPort {
   private readonly prisma: PrismaClient;
   private readonly pool: pg.Pool;
   private readonly ack: PrismaClient;
+  private readonly leasePool: pg.Pool;
 
-  /** `ackPrisma`: connections of the acks' own (see Database); the turns' pool when not given. */
-  constructor(db: Pick<Database, 'prisma' | 'pool'> & Partial<Pick<Database, 'ackPrisma'>>) {
+  /**
+   * `ackPrisma` and `leasePool`: connections of the acks' and of the heartbeat's own (see
+   * Database); the turns' pool when not given.
+   */
+  constructor(
+    db: Pick<Database, 'prisma' | 'pool'> & Partial<Pick<Database, 'ackPrisma' | 'leasePool'>>,
+  ) {
     this.prisma = db.prisma;
     this.pool = db.pool;
     this.ack = db.ackPrisma ?? db.prisma;
+    this.leasePool = db.leasePool ?? db.pool;
   }
 
   /**
@@ -252,7 +259,9 @@ export class DeliveryLedger implements DeliveryPort {
     // By generation: a lease whose lane was taken over is not renewed, however briefly it ran out,
     // and one that ran out with no one taking it is ours again. Rows are locked in id order, as a
     // step's write locks them (see TranscriptStore.writeSteps), so the two never deadlock.
-    const rows = await this.rows<Array<{ id: string; generation: string }>>(Prisma.sql`
+    const rows = await runOnPool<{ id: string; generation: string }>(
+      this.leasePool,
+      Prisma.sql`
       WITH mine AS (
         SELECT id FROM lanes
          WHERE holder = ${holder}
@@ -260,7 +269,8 @@ export class DeliveryLedger implements DeliveryPort {
          ORDER BY id FOR UPDATE)
       UPDATE lanes SET lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond'
        WHERE id IN (SELECT id FROM mine)
-      RETURNING id, generation`);
+      RETURNING id, generation`,
+    );
     return rows.map((r) => ({ laneId: String(r.id), generation: String(r.generation) }));
   }
 

@@ -189,6 +189,24 @@ describe('a transcript read under a lease', () => {
   });
 });
 
+describe('a holder whose turns hold every connection of its pool', () => {
+  it('renews its leases all the same, on the heartbeat’s own connection', async () => {
+    const entry = await record();
+    const holder = `busy-${randomUUID()}`;
+    const lease = (await ledger.acquire(entry.laneId, holder, 60_000))!;
+    // As a stalled database leaves them: every turn connection taken, none given back yet.
+    const taken = await Promise.all(Array.from({ length: 4 }, () => db.pool.connect()));
+    try {
+      expect(db.pool.idleCount).toBe(0);
+      expect(await ledger.renew(holder, [lease], 60_000)).toEqual([
+        { laneId: entry.laneId, generation: lease.generation },
+      ]);
+    } finally {
+      taken.forEach((client) => client.release());
+    }
+  });
+});
+
 describe('a holder whose lease ran out with no one taking the lane', () => {
   it('renews it and goes on writing: its generation is still the lane’s', async () => {
     const entry = await record();

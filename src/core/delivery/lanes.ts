@@ -67,6 +67,8 @@ export class Lanes {
   /** Inbound messages being recorded and acknowledged now (see `arrive`). */
   private arriving = 0;
   private readonly waitingForAcks: Array<() => void> = [];
+  /** A heartbeat's renewal is under way. */
+  private renewing = false;
 
   constructor(
     private readonly deps: LaneDeps,
@@ -206,8 +208,12 @@ export class Lanes {
    */
   private async heartbeat(): Promise<void> {
     const asked = [...this.working.values()].flatMap((work) => (work.lease ? [work.lease] : []));
-    if (asked.length === 0) return;
-    const renewed = await this.deps.ledger.renew(this.options.holder, asked, this.options.leaseMs);
+    // One renewal at a time: one held up by a stalled database is not queued behind by more.
+    if (asked.length === 0 || this.renewing) return;
+    this.renewing = true;
+    const renewed = await this.deps.ledger
+      .renew(this.options.holder, asked, this.options.leaseMs)
+      .finally(() => (this.renewing = false));
     const kept = new Set(renewed.map((lease) => `${lease.laneId}:${lease.generation}`));
     const lost = new Set(asked.filter((lease) => !kept.has(`${lease.laneId}:${lease.generation}`)));
     for (const work of this.working.values())
