@@ -242,7 +242,7 @@ async function openSpool(
   const tokenizerLoaded = llm.loadTokenizer();
   const db = await opening;
   logger.info(`Database: ${db.description}`);
-  const store = new TranscriptStore(db);
+  const store = new TranscriptStore(db, { leaseMs: config.delivery.leaseMs });
   // Tool results are indexed for search in the background, off the turn.
   const indexer = new ResultIndexer(db, logger);
   indexer.start();

@@ -163,7 +163,16 @@ export class TranscriptStore implements StorePort {
 
   constructor(
     private readonly db: Pick<Database, 'prisma' | 'pool'>,
-    private readonly options: { cachedTranscripts?: number } = {},
+    private readonly options: {
+      cachedTranscripts?: number;
+      /**
+       * How long a step written under a lease extends it (LEASE_TTL_MS): a holder that writes is
+       * alive, and after a stall longer than the lease its first write comes wholly before another
+       * replica's takeover (which it then refuses) or wholly after it (and is refused), so work
+       * started after a stall is never done twice. Without it a step's write only fences.
+       */
+      leaseMs?: number;
+    } = {},
   ) {}
 
   openConversation(key: ConversationKey): Promise<Conversation> {
@@ -244,9 +253,10 @@ export class TranscriptStore implements StorePort {
    * in input order; results join calls stored by an earlier step (a statement's parts cannot see
    * each other's rows). It carries whole results, so it goes on the pool (see runOnPool). A step
    * written under a lease stores its messages and results only while the lease's generation is its
-   * lane's, and holds the lane's row meanwhile, so a takeover comes wholly before the statement or
-   * wholly after it; a stale step is marked `refused`. Its usage is stored all the same: the
-   * request was made, and paid for.
+   * lane's, and extends the lease (rows locked in id order, as `DeliveryLedger.renew` locks them,
+   * so the two never deadlock), so a takeover comes wholly before the statement or wholly after the
+   * lease it extended runs out; a stale step is marked `refused`. Its usage is stored all the same:
+   * the request was made, and paid for.
    */
   private async writeSteps(steps: Step[]): Promise<void> {
     const { rows, results, binaries, fences } = recordsetsOf(steps);
@@ -270,7 +280,10 @@ export class TranscriptStore implements StorePort {
       WITH fences AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(fences)}::jsonb) AS f(step int, lane_id bigint, generation bigint)
       ), held AS (
-        SELECT f.step FROM fences f JOIN lanes l ON l.id = f.lane_id AND l.generation = f.generation ORDER BY l.id FOR SHARE OF l
+        SELECT f.step, l.id FROM fences f JOIN lanes l ON l.id = f.lane_id AND l.generation = f.generation ORDER BY l.id FOR UPDATE OF l
+      ), extended AS (
+        UPDATE lanes SET lease_expires_at = greatest(lease_expires_at, now() + ${this.options.leaseMs ?? null}::int * interval '1 millisecond')
+         WHERE id IN (SELECT id FROM held) AND holder IS NOT NULL
       ), stale AS (
         SELECT step FROM fences WHERE step NOT IN (SELECT step FROM held)
       ), input AS (

@@ -224,4 +224,18 @@ describe('a holder whose lease ran out with no one taking the lane', () => {
     const [chunk] = await ledger.saveReply(entry.id, [{ text: 'kept' }], lease);
     expect(await ledger.claimPost(chunk!.id, lease, 60_000)).toBe(true);
   });
+
+  it('extends it with the step it writes: a takeover after the write is refused', async () => {
+    const entry = await record();
+    const lease = (await ledger.acquire(entry.laneId, `stalled-${randomUUID()}`, 1))!;
+    await expect.poll(() => ledger.claimableLanes(['test'], 100_000)).toContain(entry.laneId);
+    const { conversation } = await ledger.conversationFor(entry);
+    await new TranscriptStore(db, { leaseMs: 60_000 }).appendMessages(
+      conversation,
+      [{ role: 'user', content: 'asked after the stall', turn: 1 }],
+      { fence: lease },
+    );
+    expect(await ledger.claimableLanes(['test'], 100_000)).not.toContain(entry.laneId);
+    expect(await ledger.acquire(entry.laneId, `b-${randomUUID()}`, 60_000)).toBeUndefined();
+  });
 });
