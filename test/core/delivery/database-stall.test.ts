@@ -5,7 +5,9 @@
  * Every lease ran out meanwhile, so after the stall either replica may take any lane over, while
  * the holder it took it from still has writes and posts under way. Fenced leases make that
  * harmless: every message is answered once, each thread in order, and the only work done again is
- * a model request that was under way when the stall began.
+ * a model request that was under way during the stall: when it began, or asked during it (its turn's
+ * step stored just before it); either answer can be stored only after every lease ran out. A model
+ * request begun after the stall is never asked twice: the step stored before it extended its lease.
  *
  * By default (what CI runs): `LEASE_TTL_MS=500` and a 2 s pause. STALL_SECONDS=20 runs the
  * default lease (15 s) with a 20 s pause instead, as a managed database's failover takes (slow:
@@ -145,13 +147,17 @@ it(
     const stopped = await db.pause();
     const pausedAt = Date.now();
     const done = served();
-    const atModel = new Set(llm.requests.filter((r) => !done.has(r)).map(question));
+    const atStart = new Set(llm.requests.filter((r) => !done.has(r)).map(question));
     const postedBefore = posts().length;
     const requestedBefore = llm.requests.length;
     const late = Promise.all(Array.from({ length: LATE }, (_, i) => thread(THREADS - LATE + i)));
     // The stall itself: held for its length, then let go.
     await new Promise((resolve) => setTimeout(resolve, STALL_SECONDS * 1_000));
     const requestedDuring = llm.requests.length;
+    const atModel = new Set([
+      ...atStart,
+      ...llm.requests.slice(requestedBefore, requestedDuring).map(question),
+    ]);
     await db.resume();
     const stall = Date.now() - pausedAt;
 
@@ -196,10 +202,10 @@ it(
     console.log(
       [
         `stall of ${stall} ms (${stopped.length} server processes stopped), lease ${LEASE.LEASE_TTL_MS ?? 'default'} ms:`,
-        `${postedBefore}/${all.length} answered before it, ${atModel.size} turns at the model when it began and ${requestedDuring - requestedBefore} asked during it;`,
+        `${postedBefore}/${all.length} answered before it, ${atStart.size} turns at the model when it began and ${requestedDuring - requestedBefore} asked during it;`,
         `${retries} deliveries sent again; ${replies.length} replies for ${all.length} messages,`,
         `${duplicates.length} duplicates, ${disordered.length}/${THREADS} threads out of order,`,
-        `${llm.requests.length} model requests, ${redoneTexts.length} messages asked again (${beyond.length} not at the model when the stall began),`,
+        `${llm.requests.length} model requests, ${redoneTexts.length} messages asked again (${beyond.length} not at the model during the stall),`,
         `spool_redone_total ${JSON.stringify(redone)}, ${logged('Request was aborted')} model requests logged as aborted, ${logged('The lane was taken over')} turns cut short by a takeover, ${logged('Could not answer a message')} failed attempts`,
       ].join(' '),
     );
