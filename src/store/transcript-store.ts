@@ -168,8 +168,8 @@ export class TranscriptStore implements StorePort {
       /**
        * How long a step written under a lease extends it (LEASE_TTL_MS): a holder that writes is
        * alive, and after a stall longer than the lease its first write comes wholly before another
-       * replica's takeover (which it then refuses) or wholly after it (and is refused), so work
-       * started after a stall is never done twice. Without it a step's write only fences.
+       * replica's takeover (which then finds the lease live) or wholly after it (and is refused),
+       * so work started after a stall is never done twice. Without it a step's write only fences.
        */
       leaseMs?: number;
     } = {},
