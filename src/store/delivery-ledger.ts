@@ -461,13 +461,31 @@ export class DeliveryLedger implements DeliveryPort {
     chunkId: string,
     platformMessageId: string,
     answered?: { inboxId: string; lease: Lease },
-  ): Promise<void> {
+  ): Promise<boolean> {
     const posted = Prisma.sql`UPDATE outbox SET platform_message_id = ${platformMessageId}, posted_at = now() WHERE id = ${BigInt(chunkId)}`;
-    if (!answered) return void (await this.changed(posted));
-    const done = await this.changed(Prisma.sql`
-      WITH posted AS (${posted} RETURNING id)
-      UPDATE inbox SET status = 'answered', answered_at = now() WHERE id = ${BigInt(answered.inboxId)} AND ${fence(answered.lease)}`);
-    if (done === 0) await this.fenced(answered.lease);
+    if (!answered) {
+      await this.changed(posted);
+      return false;
+    }
+    const { inboxId, lease } = answered;
+    const lane = BigInt(lease.laneId);
+    // The statement's snapshot still shows the message pending (its `answered` update is not
+    // visible to the rest of it), hence `id <>`. A message recorded after the snapshot finds the
+    // lane released, and is worked as one arriving at an idle lane is (see nextPending).
+    const [row] = await this.rows<Array<{ answered: boolean; released: boolean }>>(Prisma.sql`
+      WITH posted AS (${posted} RETURNING id),
+      answered AS (
+        UPDATE inbox SET status = 'answered', answered_at = now() WHERE id = ${BigInt(inboxId)} AND ${fence(lease)}
+        RETURNING id),
+      released AS (
+        UPDATE lanes SET holder = NULL, lease_expires_at = NULL
+         WHERE id = ${lane} AND generation = ${BigInt(lease.generation)} AND holder IS NOT NULL
+           AND EXISTS (SELECT 1 FROM answered)
+           AND NOT EXISTS (SELECT 1 FROM inbox WHERE lane_id = ${lane} AND status IN ('pending', 'waiting') AND id <> ${BigInt(inboxId)})
+        RETURNING id)
+      SELECT EXISTS (SELECT 1 FROM answered) AS answered, EXISTS (SELECT 1 FROM released) AS released`);
+    if (!row?.answered) await this.fenced(lease);
+    return row?.released ?? false;
   }
 
   async finish(inboxId: string, status: 'answered' | 'failed', lease?: Lease): Promise<void> {

@@ -118,9 +118,42 @@ describe('a holder whose lane was taken over', () => {
     ).rejects.toBeInstanceOf(LeaseLostError);
     expect(await ledger.replyOf(entry.id)).toMatchObject([{ platformMessageId: 'ts-a' }]);
     expect(await ledger.nextPending(entry.laneId)).toMatchObject({ id: entry.id });
-    await ledger.markPosted(chunk!.id, 'ts-b', { inboxId: entry.id, lease: b });
+    expect(await ledger.markPosted(chunk!.id, 'ts-b', { inboxId: entry.id, lease: b })).toBe(true);
     expect(await ledger.nextPending(entry.laneId)).toBeUndefined();
     expect(await ledger.replyOf(entry.id)).toMatchObject([{ platformMessageId: 'ts-b' }]);
+  });
+});
+
+describe("an answer's last post", () => {
+  it('releases the lane with its message when nothing else waits in it, and only then', async () => {
+    const lane = uniqueKey();
+    const message = async (text: string) =>
+      (await ledger.record(
+        { lane, messageKey: randomUUID(), kind: 'message', user: 'U1', text, delivery: {} },
+        false,
+      ))!;
+    const first = await message('one');
+    const holder = `h-${randomUUID()}`;
+    const lease = (await ledger.acquire(first.laneId, holder, 60_000))!;
+    const second = await message('two');
+    const answer = async (entry: InboxEntry, posted: string) => {
+      const [chunk] = await ledger.saveReply(entry.id, [{ text: `re ${entry.text}` }], lease);
+      return ledger.markPosted(chunk!.id, posted, { inboxId: entry.id, lease });
+    };
+    // Another message waits: the lane stays held, and its next message is the second.
+    expect(await answer(first, 'ts-1')).toBe(false);
+    expect(await ledger.acquire(first.laneId, `other-${randomUUID()}`, 60_000)).toBeUndefined();
+    expect(await ledger.nextPending(first.laneId, holder)).toMatchObject({ id: second.id });
+    // The last one: released with it. Another holder takes the lane at once, not over a live
+    // lease, and the released one writes nothing more.
+    expect(await answer(second, 'ts-2')).toBe(true);
+    expect(await ledger.nextPending(first.laneId)).toBeUndefined();
+    const next = await ledger.acquire(first.laneId, `other-${randomUUID()}`, 60_000);
+    expect(next).toMatchObject({ takenOver: false });
+    expect(BigInt(next!.generation)).toBe(BigInt(lease.generation) + 1n);
+    await expect(ledger.finish(second.id, 'answered', lease)).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
   });
 });
 

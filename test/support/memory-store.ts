@@ -257,9 +257,11 @@ export class MemoryLedger implements DeliveryPort {
     chunkId: string,
     platformMessageId: string,
     answered?: { inboxId: string; lease: Lease },
-  ): Promise<void> {
+  ): Promise<boolean> {
     this.chunk(chunkId)!.platformMessageId = platformMessageId;
     if (answered) await this.finish(answered.inboxId, 'answered', answered.lease);
+    // The lane is released by nextPending, finding nothing.
+    return false;
   }
 
   async finish(inboxId: string, status: 'answered' | 'failed', lease?: Lease): Promise<void> {

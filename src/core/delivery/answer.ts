@@ -58,10 +58,15 @@ export class Answerer {
 
   /**
    * Answers one message; false when the lane must stop (a retry is due later, or the lease is
-   * gone). Its turn's steps, its reply, each post and its end carry `lease`, and are refused once
-   * another holder took the lane (LeaseLostError): then nothing more of it is written or posted.
+   * gone), 'released' when its last post released the lane, nothing else waiting. Its turn's steps,
+   * its reply, each post and its end carry `lease`, and are refused once another holder took the
+   * lane (LeaseLostError): then nothing more of it is written or posted.
    */
-  async answer(entry: PendingEntry, signal: AbortSignal, lease: AcquiredLease): Promise<boolean> {
+  async answer(
+    entry: PendingEntry,
+    signal: AbortSignal,
+    lease: AcquiredLease,
+  ): Promise<boolean | 'released'> {
     const { outbound } = this.deps.platforms.get(entry.lane.platform);
     const { ledger } = this.deps;
     try {
@@ -98,10 +103,16 @@ export class Answerer {
         await endWorking(chunks.some((chunk) => !chunk.platformMessageId));
       }
       if (awaiting.length > 0) return await this.deps.parking.park(entry, outbound, awaiting);
-      if (!(await this.deps.outbox.deliver(entry, outbound, chunks, stored.length > 0, lease)))
-        await ledger.finish(entry.id, 'answered', lease);
+      const ended = await this.deps.outbox.deliver(
+        entry,
+        outbound,
+        chunks,
+        stored.length > 0,
+        lease,
+      );
+      if (!ended) await ledger.finish(entry.id, 'answered', lease);
       this.deps.answered(entry, outcome);
-      return true;
+      return ended === 'released' ? ended : true;
     } catch (error) {
       return this.cutShortOrFailed(entry, outbound, error, signal, lease);
     }

@@ -23,9 +23,14 @@ export interface LaneDeps {
   platforms(): string[];
   /**
    * Answers one message under `lease` (its writes carry it); false when the lane must stop (a
-   * retry is due later, or the lease is gone).
+   * retry is due later, or the lease is gone), 'released' when the answer's last statement released
+   * the lane, nothing else waiting in it.
    */
-  answer(entry: PendingEntry, signal: AbortSignal, lease: AcquiredLease): Promise<boolean>;
+  answer(
+    entry: PendingEntry,
+    signal: AbortSignal,
+    lease: AcquiredLease,
+  ): Promise<boolean | 'released'>;
 }
 
 /** Why the lanes cut a lane's work short: the reason its signal is aborted with. */
@@ -172,22 +177,22 @@ export class Lanes {
     let held = true;
     try {
       while (!this.draining && !work.abort.signal.aborted) {
+        // Nothing due: the lease is given up by the statement that finds it so (nextPending's, or
+        // the answer's last post's). A message recorded after that statement sets `again` (from
+        // here on), and the lane is worked anew, from its acquisition.
         work.again = false;
         await this.acksFirst();
-        // Nothing due: the lease is given up in the same statement. A message that arrived
-        // meanwhile (`again`) has the lane worked anew, from its acquisition.
         const entry = await ledger.nextPending(laneId, this.options.holder);
         if (!entry) {
           held = false;
           break;
         }
         const fields = { platform: entry.lane.platform, inbox: entry.id };
-        if (
-          !(await withLogFields(this.deps.logger, fields, () =>
-            this.deps.answer(entry, work.abort.signal, lease),
-          ))
-        )
-          break;
+        const answered = await withLogFields(this.deps.logger, fields, () =>
+          this.deps.answer(entry, work.abort.signal, lease),
+        );
+        if (answered === 'released') held = false;
+        if (answered !== true) break;
       }
     } finally {
       work.again &&= !this.draining;

@@ -54,7 +54,8 @@ export class Outbox {
    * Posts what of the reply is not posted yet, in order, each chunk claimed under `lease` first. A
    * file the platform refuses for good becomes messages in its place, with a line saying why: the
    * answer is never lost to its upload. True when the last post ended the message as answered (in
-   * the statement that recorded it); else the caller ends it.
+   * the statement that recorded it), 'released' when that statement released the lane too; else
+   * the caller ends it.
    */
   async deliver(
     entry: PendingEntry,
@@ -62,7 +63,7 @@ export class Outbox {
     chunks: ReplyChunk[],
     resumed: boolean,
     lease: Lease,
-  ): Promise<boolean> {
+  ): Promise<boolean | 'released'> {
     const { ledger } = this.deps;
     const queue = chunks.filter((chunk) => !chunk.platformMessageId);
     const { replaced, files } = await this.replacedAnswer(entry, outbound);
@@ -73,14 +74,15 @@ export class Outbox {
         ? Math.max(...chunks.map((c) => c.seq))
         : undefined;
     // The last post records the message's end with it, unless files are still to be taken back.
-    let answered = false;
-    const record = (chunkId: string, posted: string) => {
-      answered = queue.length === 0 && files.length === 0;
-      return ledger.markPosted(
+    let answered: boolean | 'released' = false;
+    const record = async (chunkId: string, posted: string) => {
+      const last = queue.length === 0 && files.length === 0;
+      const released = await ledger.markPosted(
         chunkId,
         posted,
-        answered ? { inboxId: entry.id, lease } : undefined,
+        last ? { inboxId: entry.id, lease } : undefined,
       );
+      answered = released ? 'released' : last;
     };
     for (let chunk = queue.shift(); chunk; chunk = queue.shift()) {
       if (!(await ledger.claimPost(chunk.id, lease, this.options.leaseMs))) continue;

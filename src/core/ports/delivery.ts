@@ -226,13 +226,14 @@ export interface DeliveryPort {
   /**
    * With `answered`, the reply's last post ends its message too, in the same statement: as
    * `finish`, the message is left as it is under a stale lease (LeaseLostError), the post recorded
-   * all the same.
+   * all the same. True when that statement released the lane too, nothing else waiting in it (as
+   * `nextPending` would have): its lease has ended.
    */
   markPosted(
     chunkId: string,
     platformMessageId: string,
     answered?: { inboxId: string; lease: Lease },
-  ): Promise<void>;
+  ): Promise<boolean>;
   /** Under a stale `lease` the message is left as it is (LeaseLostError). */
   finish(inboxId: string, status: 'answered' | 'failed', lease?: Lease): Promise<void>;
   retryLater(inboxId: string, delayMs: number): Promise<void>;
