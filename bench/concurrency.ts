@@ -127,7 +127,14 @@ async function backends(scratch: Scratch): Promise<number[]> {
   return rows.map((r) => r.pid);
 }
 
+/**
+ * Transactions the bot's database committed. A backend reports its counts when it goes idle, but
+ * not more often than once a second, and those held back reach the view once it has been idle for
+ * 10 s (PostgreSQL's PGSTAT_IDLE_INTERVAL): read after a burst, the count waits out that time, or
+ * the burst's last second is missing from it.
+ */
 async function committed(scratch: Scratch): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, 11_000));
   const [row] = await scratch.query<{ n: string }>(
     'SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()',
   );
