@@ -4,8 +4,6 @@ import type {
   FormButtons,
   LaneKey,
   StopKind,
-  InboundFile,
-  InboundKind,
   InboundMessage,
   InboxEntry,
   DeliveryPort,
@@ -19,78 +17,15 @@ import { conversationAt } from './conversations.ts';
 import { GroupCommit } from './group-commit.ts';
 import type pg from 'pg';
 import type { Database } from './database.ts';
-import { Prisma, type OutboxChunk, type PrismaClient } from './generated/client.ts';
+import { Prisma, type PrismaClient } from './generated/client.ts';
 import { queryOnPool, runOnPool } from './pool-statement.ts';
-
-interface InboxRow {
-  /** int8: a bigint from Prisma, a string from the pool (see runOnPool). */
-  id: bigint | string;
-  lane_id: bigint | string;
-  platform: string;
-  workspace: string;
-  channel: string;
-  thread: string;
-  message_key: string;
-  kind: string;
-  user_id: string;
-  text: string;
-  delivery: Record<string, string>;
-  files: InboundFile[] | null;
-  attempts: number;
-}
-
-interface PendingRow extends InboxRow {
-  due: boolean;
-  reply_saved: boolean;
-  stopped: StopKind | null;
-  conversation_id: string | null;
-  c_platform: string;
-  c_workspace: string;
-  c_channel: string;
-  c_thread: string;
-}
-
-const toEntry = (r: InboxRow): InboxEntry => ({
-  id: String(r.id),
-  laneId: String(r.lane_id),
-  lane: { platform: r.platform, workspace: r.workspace, channel: r.channel, thread: r.thread },
-  messageKey: r.message_key,
-  kind: r.kind as InboundKind,
-  user: r.user_id,
-  text: r.text,
-  delivery: r.delivery,
-  ...(r.files?.length ? { files: r.files } : {}),
-  attempts: r.attempts,
-});
-
-type ChunkRow = Pick<
-  OutboxChunk,
-  | 'id'
-  | 'seq'
-  | 'text'
-  | 'fileName'
-  | 'fileContent'
-  | 'fileLanguage'
-  | 'toolCallId'
-  | 'platformMessageId'
->;
-
-const toChunk = (r: ChunkRow): ReplyChunk => ({
-  id: String(r.id),
-  seq: r.seq,
-  text: r.text,
-  ...(r.fileName === null
-    ? {}
-    : {
-        file: {
-          name: r.fileName,
-          content: r.fileContent ?? '',
-          ...(r.fileLanguage ? { language: r.fileLanguage } : {}),
-        },
-      }),
-  ...(r.toolCallId === null ? {} : { approval: { toolCallId: r.toolCallId } }),
-  ...(r.platformMessageId ? { platformMessageId: r.platformMessageId } : {}),
-});
+import {
+  toChunk,
+  toEntry,
+  type ChunkRow,
+  type InboxRow,
+  type PendingRow,
+} from './delivery-rows.ts';
 
 /**
  * A statement's condition that `lease` (when given) is still its lane's, locking the lane's row
