@@ -8,7 +8,7 @@
  *
  * RUNS (default 10) turns each.
  */
-import { DeliveryEngine, STOPPED_REPLY } from '../src/core/delivery/engine.ts';
+import { DeliveryEngine, STOPPED_REPLY } from '../src/core/delivery/engine/engine.ts';
 import { deliverySettings } from '../src/core/delivery/settings.ts';
 import type { InboundMessage } from '../src/core/ports/delivery.ts';
 import type { Outbound } from '../src/core/ports/platform.ts';

@@ -9,7 +9,7 @@
  * WAITING (default 50) calls; WINDOW_S (default 15) seconds per measurement.
  */
 import pg from 'pg';
-import { DeliveryEngine } from '../src/core/delivery/engine.ts';
+import { DeliveryEngine } from '../src/core/delivery/engine/engine.ts';
 import { deliverySettings } from '../src/core/delivery/settings.ts';
 import type { Outbound } from '../src/core/ports/platform.ts';
 import { fileReader } from '../src/files/file-reader.ts';

@@ -9,7 +9,7 @@ import { ConfigError, loadConfig, SECRET_ENV_NAMES, secretsOf, type Config } fro
 import { Agent } from './core/agent/agent.ts';
 import type { Logger } from './core/logger.ts';
 import { observers } from './core/agent/hooks.ts';
-import { DeliveryEngine } from './core/delivery/engine.ts';
+import { DeliveryEngine } from './core/delivery/engine/engine.ts';
 import { errorMessage } from './core/errors.ts';
 import type { Delivery, PlatformAdapter } from './core/ports/platform.ts';
 import { secretMasker } from './core/redact.ts';

@@ -10,7 +10,7 @@
  */
 import bolt from '@slack/bolt';
 import pg from 'pg';
-import { KeyedQueue } from '../../src/core/delivery/keyed-queue.ts';
+import { KeyedQueue } from '../../src/core/delivery/intake/keyed-queue.ts';
 import { OpenAiChatClient } from '../../src/llm/openai-client.ts';
 
 const [port, baseURL, slackApiUrl, signingSecret, databaseUrl] = process.argv.slice(2) as [

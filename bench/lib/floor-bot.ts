@@ -6,7 +6,7 @@
  *   tsx bench/lib/floor-bot.ts PORT OPENAI_BASE_URL SLACK_API_URL SIGNING_SECRET
  */
 import bolt from '@slack/bolt';
-import { KeyedQueue } from '../../src/core/delivery/keyed-queue.ts';
+import { KeyedQueue } from '../../src/core/delivery/intake/keyed-queue.ts';
 import { OpenAiChatClient } from '../../src/llm/openai-client.ts';
 
 const [port, baseURL, slackApiUrl, signingSecret] = process.argv.slice(2) as [

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { turnSpend } from '../../src/core/delivery/spend.ts';
+import { turnSpend } from '../../src/core/delivery/rules/spend.ts';
 import type { CapScope, Spender } from '../../src/core/ports/spend.ts';
 import type { Database } from '../../src/store/database.ts';
 import { PostgresSpendLedger } from '../../src/store/spend-ledger.ts';

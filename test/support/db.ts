@@ -6,7 +6,7 @@ import {
   DeliveryEngine,
   type DeliveryDeps,
   type DeliveryOptions,
-} from '../../src/core/delivery/engine.ts';
+} from '../../src/core/delivery/engine/engine.ts';
 import type { ConversationKey } from '../../src/core/ports/conversation.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
 import { ApprovalLedger } from '../../src/store/approval-ledger.ts';

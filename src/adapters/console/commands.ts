@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
-import { namingFor } from '../../core/delivery/naming.ts';
-import { resultAsFile } from '../../core/delivery/stored-result.ts';
-import { usageArguments } from '../../core/delivery/usage-report.ts';
+import { namingFor } from '../../core/delivery/commands/naming.ts';
+import { resultAsFile } from '../../core/delivery/commands/stored-result.ts';
+import { usageArguments } from '../../core/delivery/commands/usage-report.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { InboundMessage } from '../../core/ports/delivery.ts';
 import type { Delivery } from '../../core/ports/platform.ts';

@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { InboundMessage } from '../../core/ports/delivery.ts';
 import type { Outbound } from '../../core/ports/platform.ts';
-import { fieldHint, pageHost, readForm } from '../../core/delivery/forms.ts';
+import { fieldHint, pageHost, readForm } from '../../core/delivery/waiting/forms.ts';
 import type { FormAnswer, FormRequest, RawForm } from '../../core/ports/forms.ts';
 import type { ConsoleScreen } from './screen.ts';
 

@@ -1,8 +1,8 @@
 import { MessageFlags, type ChatInputCommandInteraction } from 'discord.js';
-import { commandFailureReply, sayingSlow } from '../../core/delivery/commands.ts';
-import { namingFor } from '../../core/delivery/naming.ts';
-import { resultAsFile, resultAsMessages } from '../../core/delivery/stored-result.ts';
-import { recallAnswer } from '../../core/delivery/typed-command.ts';
+import { commandFailureReply, sayingSlow } from '../../core/delivery/commands/commands.ts';
+import { namingFor } from '../../core/delivery/commands/naming.ts';
+import { resultAsFile, resultAsMessages } from '../../core/delivery/commands/stored-result.ts';
+import { recallAnswer } from '../../core/delivery/commands/typed-command.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { usageChartPng } from '../shared/chart.ts';
 import { refusesFile } from './api-errors.ts';

@@ -1,8 +1,8 @@
 import { ButtonStyle, ComponentType } from 'discord.js';
-import { buttonId } from '../../core/delivery/clicks.ts';
+import { buttonId } from '../../core/delivery/waiting/clicks.ts';
 import type { ApprovalButtons } from '../../core/ports/delivery.ts';
 
-/** One row of buttons, each naming what its click asks for (core/delivery/clicks.ts). */
+/** One row of buttons, each naming what its click asks for (core/delivery/waiting/clicks.ts). */
 const row = (buttons: Array<{ label: string; style: ButtonStyle; id: string }>) => [
   {
     type: ComponentType.ActionRow,

@@ -1,7 +1,7 @@
 import { Client, Events, type Interaction, type RESTOptions } from 'discord.js';
 import type { Delivery, PlatformAdapter } from '../../core/ports/platform.ts';
 import type { Logger } from '../../core/logger.ts';
-import { answeringCommands } from '../../core/delivery/commands.ts';
+import { answeringCommands } from '../../core/delivery/commands/commands.ts';
 import { answerCommand } from './commands.ts';
 import { guardGateway } from './gateway.ts';
 import { answerComponent } from './interactions.ts';
@@ -15,8 +15,8 @@ import { NO_MENTIONS } from './text.ts';
 export type { DiscordAdapterConfig } from './parts.ts';
 export { DISCORD_COMMANDS, inviteUrl } from './slash-commands.ts';
 export { DISCORD_HELP, DISCORD_MESSAGE_LIMIT, DISCORD_REFUSAL, isWorkingLine } from './text.ts';
-export { NOTHING_TO_STOP } from '../../core/delivery/clicks.ts';
-export { unreadableReply } from '../../core/delivery/handled-reply.ts';
+export { NOTHING_TO_STOP } from '../../core/delivery/waiting/clicks.ts';
+export { unreadableReply } from '../../core/delivery/intake/handled-reply.ts';
 
 /**
  * Spool through Discord slash commands. `/ask` and `/new` become inbound messages of the

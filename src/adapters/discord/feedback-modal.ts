@@ -3,7 +3,7 @@ import {
   TextInputStyle,
   type APIModalInteractionResponseCallbackData,
 } from 'discord.js';
-import { REASON_MAX_CHARS } from '../../core/delivery/feedback.ts';
+import { REASON_MAX_CHARS } from '../../core/delivery/posts/feedback.ts';
 
 /** The 👎's reason modal carries the answer's inbox row: `spool:feedback-reason:<inbox id>`. */
 export const REASON_MODAL = /^spool:feedback-reason:(\d+)$/;

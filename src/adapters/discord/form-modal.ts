@@ -4,8 +4,8 @@ import {
   TextInputStyle,
   type APIModalInteractionResponseCallbackData,
 } from 'discord.js';
-import { buttonId } from '../../core/delivery/clicks.ts';
-import { pageHost } from '../../core/delivery/forms.ts';
+import { buttonId } from '../../core/delivery/waiting/clicks.ts';
+import { pageHost } from '../../core/delivery/waiting/forms.ts';
 import type { FormButtons } from '../../core/ports/delivery.ts';
 import type { FormField, FormRequest, RawForm } from '../../core/ports/forms.ts';
 

@@ -1,5 +1,5 @@
 import { MessageFlags, type ChatInputCommandInteraction } from 'discord.js';
-import { handledReply } from '../../core/delivery/handled-reply.ts';
+import { handledReply } from '../../core/delivery/intake/handled-reply.ts';
 import type { InboundFile, InboundKind, InboundMessage } from '../../core/ports/delivery.ts';
 import type { Asker, Delivery } from '../../core/ports/platform.ts';
 import type { DiscordParts, PersonInteraction } from './parts.ts';

@@ -1,7 +1,7 @@
 import { MessageFlags, type ButtonInteraction, type ModalSubmitInteraction } from 'discord.js';
-import { answerClick, clickOf, type SpoolClick } from '../../core/delivery/clicks.ts';
-import { feedbackReply } from '../../core/delivery/feedback.ts';
-import { formClickReply } from '../../core/delivery/forms.ts';
+import { answerClick, clickOf, type SpoolClick } from '../../core/delivery/waiting/clicks.ts';
+import { feedbackReply } from '../../core/delivery/posts/feedback.ts';
+import { formClickReply } from '../../core/delivery/waiting/forms.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { reasonModal, reasonOf, REASON_MODAL } from './feedback-modal.ts';
 import { FORM_MODAL, formModal, MODAL_FIELDS, modalValues, tooManyFields } from './form-modal.ts';

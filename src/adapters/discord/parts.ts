@@ -20,7 +20,7 @@ export interface DiscordAdapterConfig extends DiscordSettings {
 /**
  * What each part of the adapter works with: the discord.js client (its REST client, its events),
  * the settings, the delivery engine (its commands answered in time or with plain words, see
- * core/delivery/commands.ts), the log.
+ * core/delivery/commands/commands.ts), the log.
  */
 export interface DiscordParts {
   client: Client;

@@ -4,11 +4,11 @@ import {
   NotRecordedError,
   type InboundMessage,
 } from '../../core/ports/delivery.ts';
-import { commandFailureReply } from '../../core/delivery/commands.ts';
-import { NOT_RECORDED_REPLY } from '../../core/delivery/engine.ts';
-import { resultAsFile, resultAsMessages } from '../../core/delivery/stored-result.ts';
-import { namingFor } from '../../core/delivery/naming.ts';
-import { recallAnswer, typedCommand } from '../../core/delivery/typed-command.ts';
+import { commandFailureReply } from '../../core/delivery/commands/commands.ts';
+import { NOT_RECORDED_REPLY } from '../../core/delivery/engine/engine.ts';
+import { resultAsFile, resultAsMessages } from '../../core/delivery/commands/stored-result.ts';
+import { namingFor } from '../../core/delivery/commands/naming.ts';
+import { recallAnswer, typedCommand } from '../../core/delivery/commands/typed-command.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { usageChartPng } from '../shared/chart.ts';
 import { uploadFile } from './files.ts';

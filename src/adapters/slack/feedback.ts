@@ -1,5 +1,5 @@
 import type { Rating } from '../../core/ports/feedback.ts';
-import { feedbackReply } from '../../core/delivery/feedback.ts';
+import { feedbackReply } from '../../core/delivery/posts/feedback.ts';
 import { splitMessage } from '../shared/split-message.ts';
 import type { SlackParts } from './parts.ts';
 

@@ -1,5 +1,5 @@
 import type { FormButtons } from '../../core/ports/delivery.ts';
-import { pageHost } from '../../core/delivery/forms.ts';
+import { pageHost } from '../../core/delivery/waiting/forms.ts';
 import type { FormAnswer, FormField, FormValue, RawForm } from '../../core/ports/forms.ts';
 
 /** The action ids of a question's buttons; each button's value is the question's id. */

@@ -1,5 +1,5 @@
-import { clickReply } from '../../core/delivery/approval-text.ts';
-import { formClickReply } from '../../core/delivery/forms.ts';
+import { clickReply } from '../../core/delivery/posts/approval-text.ts';
+import { formClickReply } from '../../core/delivery/waiting/forms.ts';
 import { APPROVE_ACTION, DENY_ACTION } from './approval-blocks.ts';
 import { FORM_ACTIONS, formActionOf, formValues } from './form-blocks.ts';
 import type { SlackParts } from './parts.ts';

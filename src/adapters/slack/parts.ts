@@ -1,7 +1,7 @@
 import type { App } from '@slack/bolt';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../core/logger.ts';
-import type { Policy } from '../../core/delivery/policy.ts';
+import type { Policy } from '../../core/delivery/rules/policy.ts';
 import type { Delivery } from '../../core/ports/platform.ts';
 import type { SlackSettings } from './settings.ts';
 
@@ -20,7 +20,7 @@ export interface SlackAdapterConfig extends SlackSettings {
 /**
  * What each part of the adapter works with: the Bolt app (its listeners, its Web API client), the
  * settings, the delivery engine (its commands answered in time or with plain words, see
- * core/delivery/commands.ts), the log.
+ * core/delivery/commands/commands.ts), the log.
  */
 export interface SlackParts {
   app: App;

@@ -1,5 +1,5 @@
 import type { WebClient } from '@slack/web-api';
-import { policyFor } from '../../core/delivery/policy.ts';
+import { policyFor } from '../../core/delivery/rules/policy.ts';
 import type { InboundMessage } from '../../core/ports/delivery.ts';
 import { slackText } from './message.ts';
 import type { SlackParts } from './parts.ts';

@@ -3,7 +3,7 @@ import { App, LogLevel, webApi, type Logger as BoltLogger } from '@slack/bolt';
 import { NotRecordedError } from '../../core/ports/delivery.ts';
 import type { Delivery, PlatformAdapter } from '../../core/ports/platform.ts';
 import type { Logger } from '../../core/logger.ts';
-import { answeringCommands } from '../../core/delivery/commands.ts';
+import { answeringCommands } from '../../core/delivery/commands/commands.ts';
 import { fetchThrough } from '../../proxy.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { AckAfterListenerReceiver } from './socket-receiver.ts';
@@ -110,7 +110,8 @@ export class SlackAdapter implements PlatformAdapter {
         });
       await next();
     });
-    // The delivery engine, its commands answered in time or with plain words (core/delivery/commands.ts).
+    // The delivery engine, its commands answered in time or with plain words
+    // (core/delivery/commands/commands.ts).
     const parts: SlackParts = {
       app: this.app,
       config,

@@ -1,9 +1,9 @@
-import type { DeliveryOptions } from './engine-options.ts';
+import type { DeliveryOptions } from './engine/engine-options.ts';
 import type { SettingsReader } from '../ports/settings.ts';
-import type { Policy } from './policy.ts';
-import { parsePolicy } from './policy-file.ts';
+import type { Policy } from './rules/policy.ts';
+import { parsePolicy } from './rules/policy-file.ts';
 import { errorMessage } from '../errors.ts';
-import { validTimeZone } from './schedule-rule.ts';
+import { validTimeZone } from './schedules/schedule-rule.ts';
 
 export interface DeliverySettings extends Omit<DeliveryOptions, 'holder'> {
   /**

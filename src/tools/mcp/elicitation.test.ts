@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ElicitRequestFormParams } from '@modelcontextprotocol/client';
 // @ts-expect-error: the everything server ships JavaScript without types.
 import { registerTriggerElicitationRequestTool } from '@modelcontextprotocol/server-everything/dist/tools/trigger-elicitation-request.js';
-import { readForm } from '../../core/delivery/forms.ts';
+import { readForm } from '../../core/delivery/waiting/forms.ts';
 import { formOf, pageOf } from './elicitation.ts';
 
 /** The everything server's own form (every kind of field the spec allows), as its tool sends it. */

@@ -6,7 +6,7 @@ import {
   isWorkingLine,
   NOTHING_TO_STOP,
 } from '../../../src/adapters/discord/discord-adapter.ts';
-import { STOPPED_REPLY } from '../../../src/core/delivery/engine.ts';
+import { STOPPED_REPLY } from '../../../src/core/delivery/engine/engine.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';

@@ -12,7 +12,7 @@ import {
   NOT_RECORDED_REPLY,
   type DeliveryEngine,
   type DeliveryOptions,
-} from '../../../src/core/delivery/engine.ts';
+} from '../../../src/core/delivery/engine/engine.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { testAgent, testTool } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
-import type { DeliveryEngine } from '../../../src/core/delivery/engine.ts';
+import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { ScheduleLedger } from '../../../src/store/schedule-ledger.ts';
 import { testAgent } from '../../support/agent.ts';

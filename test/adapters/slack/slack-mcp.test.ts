@@ -3,14 +3,14 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryOptions } from '../../../src/core/delivery/engine.ts';
+import type { DeliveryOptions } from '../../../src/core/delivery/engine/engine.ts';
 import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';
 import { testAgent } from '../../support/agent.ts';
-import { STOPPED_REPLY } from '../../../src/core/delivery/engine.ts';
-import { STALE_ANSWERS_NOTE } from '../../../src/core/delivery/replies.ts';
+import { STOPPED_REPLY } from '../../../src/core/delivery/engine/engine.ts';
+import { STALE_ANSWERS_NOTE } from '../../../src/core/delivery/posts/replies.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import {

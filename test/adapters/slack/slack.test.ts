@@ -9,9 +9,9 @@ import {
   STOPPED_REPLY,
   type DeliveryEngine,
   type DeliveryOptions,
-} from '../../../src/core/delivery/engine.ts';
-import { STOPPED_CLICK_REPLY } from '../../../src/core/delivery/approval-text.ts';
-import { STOPPED_PROMPT } from '../../../src/core/delivery/replies.ts';
+} from '../../../src/core/delivery/engine/engine.ts';
+import { STOPPED_CLICK_REPLY } from '../../../src/core/delivery/posts/approval-text.ts';
+import { STOPPED_PROMPT } from '../../../src/core/delivery/posts/replies.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { DeliveryLedger } from '../../../src/store/delivery-ledger.ts';
 import { searchHistoryTool } from '../../../src/core/builtins/search-history.ts';

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
-import type { DeliveryEngine } from '../../../src/core/delivery/engine.ts';
+import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import { openDatabase, type Database } from '../../../src/store/database.ts';
 import { testAgent } from '../../support/agent.ts';
 import { testEngine, testStore } from '../../support/db.ts';

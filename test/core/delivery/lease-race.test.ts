@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Lanes } from '../../../src/core/delivery/lanes.ts';
+import { Lanes } from '../../../src/core/delivery/engine/lanes.ts';
 import type { PendingEntry } from '../../../src/core/ports/delivery.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { DeliveryLedger } from '../../../src/store/delivery-ledger.ts';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
-import type { DeliveryEngine } from '../../../src/core/delivery/engine.ts';
+import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import { agentMetrics } from '../../../src/observability.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { testAgent, testTool } from '../../support/agent.ts';

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { DeliveryEngine } from '../../../src/core/delivery/engine.ts';
+import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import { ChannelGoneError, type InboundMessage } from '../../../src/core/ports/delivery.ts';
 import type { Outbound } from '../../../src/core/ports/platform.ts';
 import type { TurnRunner } from '../../../src/core/ports/turns.ts';

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryEngine } from '../../../src/core/delivery/engine.ts';
-import { namingFor } from '../../../src/core/delivery/naming.ts';
+import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
+import { namingFor } from '../../../src/core/delivery/commands/naming.ts';
 import type { Asker } from '../../../src/core/ports/platform.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { SealedPersonVault } from '../../../src/store/person-vault.ts';

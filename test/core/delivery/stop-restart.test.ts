@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STOPPED_REPLY } from '../../../src/core/delivery/engine.ts';
+import { STOPPED_REPLY } from '../../../src/core/delivery/engine/engine.ts';
 import { scratchDatabase } from '../../support/db.ts';
 import { queryAt } from '../../support/global-db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STOPPED_REPLY } from '../../../src/core/delivery/engine.ts';
+import { STOPPED_REPLY } from '../../../src/core/delivery/engine/engine.ts';
 import { fileDatabaseUrl } from '../../support/file-database.ts';
 import { queryAt } from '../../support/global-db.ts';
 import { FakeOpenAi, type ChatRequest, type ScriptedReply } from '../../support/fake-openai.ts';

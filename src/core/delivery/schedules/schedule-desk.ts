@@ -1,0 +1,136 @@
+import type { Asker } from '../../ports/platform.ts';
+import type { Schedule, SchedulePort } from '../../ports/schedules.ts';
+import type { Platforms } from '../rules/platforms.ts';
+import { nextTick, parseRule, validTimeZone } from './schedule-rule.ts';
+
+/** What `schedule …` asks for: a new schedule, the channel's list, or a cancellation. */
+export type ScheduleCommand =
+  | { verb: 'create'; rule: string; prompt: string }
+  | { verb: 'list' }
+  | { verb: 'cancel'; id: string }
+  | { verb: 'help'; problem?: string };
+
+export const SCHEDULE_HELP = [
+  'Schedule a prompt: `schedule "every weekday at 9:00" Summarize yesterday\'s incidents`.',
+  'When: every day / weekday / weekend / monday… at 9:00 (or 8am), every hour, every 15 minutes, every 2 hours, or five cron fields ("0 9 * * 1-5"), in your time zone.',
+  "Each run is a new thread here, your turn under this channel's rules. `schedule list` shows the channel's schedules; `schedule cancel <id>` ends one.",
+].join('\n');
+
+/** The longest rule written without quotes: five cron fields, or "every monday at 8:15 pm". */
+const MAX_RULE_WORDS = 6;
+
+/**
+ * The words after `schedule`: `list`, `cancel <id>`, or a rule and a prompt. The rule is quoted
+ * ("…" or Slack's “…”), or else the longest run of first words that reads as one.
+ */
+export function scheduleCommand(words: string): ScheduleCommand {
+  const text = words.trim();
+  if (text === '' || text === 'help') return { verb: 'help' };
+  if (text === 'list') return { verb: 'list' };
+  const cancel = /^cancel\s+#?(\S+)$/.exec(text);
+  if (cancel) return { verb: 'cancel', id: cancel[1]! };
+  const quoted = /^["“”]([^"“”]+)["“”]\s*([\s\S]*)$/.exec(text);
+  if (quoted) return created(quoted[1]!, quoted[2]!.trim());
+  const all = text.split(/\s+/);
+  for (let n = Math.min(MAX_RULE_WORDS, all.length - 1); n >= 1; n--) {
+    const rule = all.slice(0, n).join(' ');
+    if ('rule' in parseRule(rule)) return created(rule, all.slice(n).join(' '));
+  }
+  // No rule with a prompt after it: what is wrong with the rule, or that the prompt is missing.
+  return created(all.slice(0, MAX_RULE_WORDS).join(' '), '');
+}
+
+function created(rule: string, prompt: string): ScheduleCommand {
+  const parsed = parseRule(rule);
+  if ('problem' in parsed) return { verb: 'help', problem: parsed.problem };
+  if (!prompt)
+    return { verb: 'help', problem: `What should run "${rule}"? Write the prompt after it.` };
+  return { verb: 'create', rule: rule.trim(), prompt };
+}
+
+export interface ScheduleDeskDeps {
+  schedules: SchedulePort;
+  platforms: Platforms;
+  now(): Date;
+  /** Where the platform does not say the person's time zone. */
+  defaultTimeZone: string;
+  /** Who may cancel anyone's schedule (the policy's admins). */
+  admins: string[];
+}
+
+/** `schedule`, `schedule list`, `schedule cancel`, for a person in a channel: the answer's text. */
+export class ScheduleDesk {
+  constructor(private readonly deps: ScheduleDeskDeps) {}
+
+  /** Undefined where `who` may not talk to Spool (the platform's refusal). */
+  async command(who: Asker, words: string, timeZone?: string): Promise<string | undefined> {
+    if (!this.deps.platforms.permits(who)) return undefined;
+    const asked = scheduleCommand(words);
+    switch (asked.verb) {
+      case 'help':
+        return asked.problem ? `${asked.problem}\n\n${SCHEDULE_HELP}` : SCHEDULE_HELP;
+      case 'list':
+        return this.list(who);
+      case 'cancel':
+        return this.cancel(who, asked.id);
+      case 'create':
+        return this.create(who, asked.rule, asked.prompt, timeZone);
+    }
+  }
+
+  private async create(who: Asker, rule: string, prompt: string, asked?: string): Promise<string> {
+    if (!this.deps.platforms.get(who.lane.platform).outbound.startThread)
+      return 'Scheduled prompts cannot run here yet: Spool cannot start a thread of its own on this platform.';
+    const timeZone = asked && validTimeZone(asked) ? asked : this.deps.defaultTimeZone;
+    const { platform, workspace, channel } = who.lane;
+    const schedule = await this.deps.schedules.create({
+      platform,
+      workspace,
+      channel,
+      owner: who.user,
+      ownerRoles: who.roles ?? [],
+      rule,
+      timeZone,
+      prompt,
+      createdAt: this.deps.now(),
+    });
+    return `Scheduled #${schedule.id}: ${describe(schedule, this.deps.now())}\nCancel it with \`schedule cancel ${schedule.id}\`.`;
+  }
+
+  private async list(who: Asker): Promise<string> {
+    const found = await this.deps.schedules.inChannel(who.lane);
+    if (found.length === 0) return 'No schedules in this channel.';
+    const now = this.deps.now();
+    return found.map((s) => `#${s.id} by <@${s.owner}>: ${describe(s, now)}`).join('\n');
+  }
+
+  private async cancel(who: Asker, id: string): Promise<string> {
+    const schedule = await this.deps.schedules.find(who.lane, id);
+    if (!schedule) return `There is no schedule #${id} here (\`schedule list\` shows them).`;
+    if (schedule.owner !== who.user && !this.deps.admins.includes(who.user))
+      return `Only <@${schedule.owner}>, who scheduled #${id}, or an admin may cancel it.`;
+    await this.deps.schedules.cancel(schedule.id);
+    return `Cancelled schedule #${id}.`;
+  }
+}
+
+/** "every weekday at 9:00 (Europe/Paris): Summarize… Next run: …", or why it is paused. */
+function describe(schedule: Schedule, now: Date): string {
+  const head = `"${schedule.rule}" (${schedule.timeZone}): ${schedule.prompt}`;
+  if (schedule.pausedReason) return `${head}\nPaused: ${schedule.pausedReason}.`;
+  const parsed = parseRule(schedule.rule);
+  const next = 'rule' in parsed ? nextTick(parsed.rule, schedule.timeZone, now) : undefined;
+  return next ? `${head}\nNext run: ${wallTime(next, schedule.timeZone)}.` : head;
+}
+
+const wallTime = (instant: Date, timeZone: string) =>
+  new Intl.DateTimeFormat('en-GB', {
+    timeZone,
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZoneName: 'short',
+  }).format(instant);
