@@ -34,6 +34,39 @@ const outerLayers = [
     message: PORTS_ONLY,
   },
 ];
+/**
+ * The rooms of the delivery engine, each with the rooms it may import: the engine drives the rest,
+ * and every arrow points down toward the rules, so no room ever reaches back into one above it.
+ * (src/core/delivery/settings.ts, beside the rooms, reads any of them.)
+ */
+const DELIVERY_ROOMS = {
+  engine: ['intake', 'waiting', 'commands', 'schedules', 'posts', 'rules'],
+  intake: ['rules'],
+  waiting: ['posts', 'rules'],
+  commands: ['posts', 'rules'],
+  schedules: ['rules'],
+  posts: ['rules'],
+  rules: [],
+};
+const NOT_THE_AGENT = {
+  group: ['**/agent/**'],
+  message: 'The delivery engine runs turns through the turn port (ports/turns.ts), not the agent.',
+};
+/** What a room of the delivery engine may not import: the agent, a room not below it, the settings. */
+const roomRules = (room, below) => [
+  NOT_THE_AGENT,
+  {
+    group: [
+      ...Object.keys(DELIVERY_ROOMS)
+        .filter((other) => other !== room && !below.includes(other))
+        .map((other) => `**/${other}/**`),
+      '../settings*',
+    ],
+    message: `The delivery rooms point one way: delivery/${room}/ imports ${
+      below.length ? `only from ${below.map((r) => `${r}/`).join(', ')}` : 'from no other room'
+    } (docs/architecture.md).`,
+  },
+];
 const restrict = (files, ...patterns) => ({
   files,
   ignores: ['src/core/**/*.test.ts'],
@@ -68,9 +101,9 @@ export default tseslint.config(
     group: ['**/delivery/**'],
     message: 'The turn loop knows nothing of delivery.',
   }),
-  restrict(['src/core/delivery/**/*.ts'], {
-    group: ['**/agent/**'],
-    message:
-      'The delivery engine runs turns through the turn port (ports/turns.ts), not the agent.',
-  }),
+  restrict(['src/core/delivery/**/*.ts'], NOT_THE_AGENT),
+  // Within it, each room imports only the rooms below it.
+  ...Object.entries(DELIVERY_ROOMS).map(([room, below]) =>
+    restrict([`src/core/delivery/${room}/**/*.ts`], ...roomRules(room, below)),
+  ),
 );
