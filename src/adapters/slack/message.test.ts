@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   ANSWERED_SUBTYPES,
+  editOf,
   filesOf,
   senderOf,
   slackText,
@@ -15,6 +16,9 @@ describe('who is talking', () => {
   it('is a person, an app the policy decides on, or nobody Spool answers', () => {
     expect(senderOf({ user: 'U1', text: 'hi' }, BOT)).toBe('person');
     expect(senderOf({ user: 'USLACKBOT', text: 'Reminder: standup' }, BOT)).toBe('never');
+    // Slack's own notices in a DM: "<@U1> archived the channel <#C1>".
+    const notice = { user: 'USLACK', channel_type: 'im', text: '<@U1> archived the channel <#C1>' };
+    expect(senderOf(notice, BOT)).toBe('never');
     expect(senderOf({ user: BOT, text: 'my own reply' }, BOT)).toBe('never');
     expect(senderOf({ bot_id: 'BSELF', text: 'my own post' }, BOT, 'BSELF')).toBe('never');
     expect(senderOf({ user: 'U2', bot_id: 'B2', text: 'from another bot' }, BOT)).toBe('app');
@@ -217,5 +221,83 @@ describe('Slack text read as Slack writes it (escapes, mentions, channels, links
         BOT,
       ),
     ).toBe('Attachment:\n> deploy <prod> run (https://ci.example)');
+  });
+});
+
+describe('what a person attaches beside their own words', () => {
+  const cell = (text: string) => ({ type: 'raw_text', text });
+  const rich = (text: string) => ({
+    type: 'rich_text',
+    elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text }] }],
+  });
+
+  it('reads a pasted table (an attachment of table blocks) as rows, marked as attached', () => {
+    const table = {
+      type: 'table',
+      rows: [
+        [cell('Region'), cell('Revenue')],
+        [cell('EMEA'), rich('1.2M | up')],
+      ],
+    };
+    const event = { text: `<@${BOT}> summarize this`, attachments: [{ id: 1, blocks: [table] }] };
+    expect(wordsOf(event, BOT)).toBe(
+      'summarize this\n\nAttachment:\n> | Region | Revenue |\n> | EMEA | 1.2M \\| up |',
+    );
+  });
+
+  it('reads an unfurled message beside the words, but a link preview only when alone', () => {
+    const unfurl = {
+      is_msg_unfurl: true,
+      author_id: 'U2',
+      channel_id: 'C2',
+      text: 'the deploy failed at step 3',
+    };
+    expect(wordsOf({ text: 'why?', attachments: [unfurl] }, BOT)).toBe(
+      'why?\n\nForwarded message from <@U2> in <#C2>:\n> the deploy failed at step 3',
+    );
+    const preview = { from_url: 'https://a.example', title: 'A site', service_name: 'A' };
+    expect(wordsOf({ text: 'look https://a.example', attachments: [preview] }, BOT)).toBe(
+      'look https://a.example',
+    );
+  });
+});
+
+describe('edits', () => {
+  it('takes a mention Slack sends again as app_mention, same ts, with `edited`, as an edit', () => {
+    const mention = {
+      type: 'app_mention',
+      user: 'U1',
+      channel: 'C1',
+      ts: '1700000000.000100',
+      text: `<@${BOT}> what about Friday?`,
+      edited: { user: 'U1', ts: '1700000060.000000' },
+    };
+    expect(editOf(mention, BOT)).toEqual({
+      messageKey: 'C1:1700000000.000100',
+      user: 'U1',
+      text: 'what about Friday?',
+      editKey: 'C1:1700000000.000100:edited:1700000060.000000',
+    });
+    expect(editOf({ ...mention, edited: undefined }, BOT)).toBeUndefined();
+  });
+
+  it('gives the message_changed of the same edit the same key, so both are one edit', () => {
+    const changed = {
+      type: 'message',
+      subtype: 'message_changed',
+      channel: 'C1',
+      message: {
+        user: 'U1',
+        ts: '1700000000.000100',
+        text: `<@${BOT}> what about Friday?`,
+        edited: { user: 'U1', ts: '1700000060.000000' },
+      },
+      previous_message: {
+        user: 'U1',
+        ts: '1700000000.000100',
+        text: `<@${BOT}> what about Monday?`,
+      },
+    };
+    expect(editOf(changed, BOT)?.editKey).toBe('C1:1700000000.000100:edited:1700000060.000000');
   });
 });

@@ -20,6 +20,12 @@ export const ANSWERED_SUBTYPES: ReadonlySet<string> = new Set([
 export const SLACKBOT = 'USLACKBOT';
 
 /**
+ * The user ids Slack itself writes as: Slackbot, and `USLACK`, the author of the notices Slack puts
+ * in a DM ("<@U1> archived the channel <#C1>"). Neither is ever someone talking to Spool.
+ */
+const SLACK_ITSELF: ReadonlySet<unknown> = new Set([SLACKBOT, 'USLACK']);
+
+/**
  * Who sent a message: a person, an app (a bot, a workflow, an integration) that only a channel's
  * policy lets Spool answer, or nobody Spool ever answers (itself, Slackbot).
  */
@@ -33,7 +39,7 @@ const list = (value: unknown): SlackEvent[] =>
 
 export function senderOf(event: SlackEvent, botUserId: string, botId?: string): Sender {
   if (
-    event.user === SLACKBOT ||
+    SLACK_ITSELF.has(event.user) ||
     (botUserId !== '' && event.user === botUserId) ||
     (botId !== undefined && event.bot_id === botId)
   )
@@ -137,14 +143,47 @@ function richText(element: SlackEvent): string {
   }
 }
 
-/** The words of a message's rich_text blocks (what a client sends when `text` is empty). */
+/** A table cell: plain text, or rich text. */
+const cellWords = (cell: SlackEvent): string =>
+  (cell.type === 'rich_text' ? list(cell.elements).map(richText).join('') : text(cell.text))
+    .replace(/\s*\n\s*/g, ' ')
+    .replace(/\|/g, '\\|');
+
+/** A table block (a pasted table) as rows of cells, one line a row, cells between bars. */
+const tableWords = (block: SlackEvent): string =>
+  list(block.rows)
+    .map((row) => `| ${(Array.isArray(row) ? list(row) : []).map(cellWords).join(' | ')} |`)
+    .join('\n');
+
+/**
+ * The words of a message's rich_text blocks (what a client sends when `text` is empty), and of its
+ * tables.
+ */
 function blockWords(blocks: unknown): string {
   return list(blocks)
-    .filter((block) => block.type === 'rich_text')
-    .map((block) => list(block.elements).map(richText).join('\n'))
+    .map((block) =>
+      block.type === 'rich_text'
+        ? list(block.elements).map(richText).join('\n')
+        : block.type === 'table'
+          ? tableWords(block)
+          : '',
+    )
+    .filter(Boolean)
     .join('\n')
     .trim();
 }
+
+/**
+ * An attachment that is part of what the person sent, not a link's preview: a forwarded, shared or
+ * unfurled message, or blocks of its own (a pasted table).
+ */
+const isAttached = (attachment: SlackEvent): boolean =>
+  Boolean(
+    attachment.is_share ||
+    attachment.is_msg_unfurl ||
+    attachment.message_blocks ||
+    blockWords(attachment.blocks),
+  );
 
 /** A forwarded or shared message carries its original: the snapshot's author, place and words. */
 function attachmentWords(attachment: SlackEvent): string {
@@ -153,6 +192,7 @@ function attachmentWords(attachment: SlackEvent): string {
     .join('\n');
   const words =
     snapshot ||
+    blockWords(attachment.blocks) ||
     slackText(text(attachment.text) || text(attachment.fallback) || text(attachment.title));
   if (!words) return '';
   const author = text(attachment.author_id)
@@ -165,7 +205,9 @@ function attachmentWords(attachment: SlackEvent): string {
       : '';
   const from = author || place ? ` from ${author || 'someone'}${place}` : '';
   const kind =
-    attachment.is_share || attachment.message_blocks ? 'Forwarded message' : 'Attachment';
+    attachment.is_share || attachment.message_blocks || attachment.is_msg_unfurl
+      ? 'Forwarded message'
+      : 'Attachment';
   const link = text(attachment.from_url) ? ` (${text(attachment.from_url)})` : '';
   return `${kind}${from}${link}:\n${words
     .split('\n')
@@ -175,8 +217,8 @@ function attachmentWords(attachment: SlackEvent): string {
 
 /**
  * The words of a message: its `text`, or its rich_text blocks when `text` is empty; then what it
- * forwards or shares. Other attachments (link previews) only when there is nothing else. Never
- * invented: a message with no words reads as ''.
+ * forwards, shares or attaches (a pasted table), each marked as attached. Other attachments (link
+ * previews) only when there is nothing else. Never invented: a message with no words reads as ''.
  */
 export function wordsOf(event: SlackEvent, botUserId: string): string {
   // Spool's own mention, with or without the name Slack may put beside it, is not part of the words.
@@ -186,10 +228,7 @@ export function wordsOf(event: SlackEvent, botUserId: string): string {
   const written = text(event.text);
   const own = (written ? slackText(strip(written)) : strip(blockWords(event.blocks))).trim();
   const attachments = list(event.attachments);
-  const shared = attachments
-    .filter((a) => a.is_share || a.message_blocks)
-    .map(attachmentWords)
-    .filter(Boolean);
+  const shared = attachments.filter(isAttached).map(attachmentWords).filter(Boolean);
   const parts = [own, ...shared].filter(Boolean);
   if (parts.length === 0) parts.push(...attachments.map(attachmentWords).filter(Boolean));
   return parts.join('\n\n');
@@ -269,24 +308,44 @@ export interface SlackEdit {
   editKey: string;
 }
 
+/** An edit's `edited` stamp, as Slack sets it on the edited message. */
+type Edited = { user?: string; ts?: string } | undefined;
+
 /**
- * An edit or a deletion as Slack reports it (`message_changed`, `message_deleted`). Slack reports
- * other changes the same way (an unfurl added, a reply broadcast, words unchanged): those are not
- * a person's edit, and give none.
+ * An edit or a deletion as Slack reports it (`message_changed`, `message_deleted`, and a mention
+ * edited, which Slack sends again as `app_mention` with the same `ts` and an `edited` stamp). Slack
+ * reports other changes the same way (an unfurl added, a reply broadcast, words unchanged): those
+ * are not a person's edit, and give none.
  */
 export function editOf(event: SlackEvent, botUserId: string): SlackEdit | undefined {
   const previous = event.previous_message as SlackEvent | undefined;
   if (event.subtype === 'message_deleted') return deletionOf(event, previous);
+  if (event.type === 'app_mention' && event.edited)
+    return editedTo(event, event, event.edited as Edited, botUserId);
   if (event.subtype !== 'message_changed') return undefined;
   const message = event.message as SlackEvent | undefined;
-  const edited = message?.edited as { user?: string; ts?: string } | undefined;
-  const ts = message?.ts ?? previous?.ts;
-  const user = edited?.user ?? message?.user;
-  if (!message || !edited?.ts || typeof ts !== 'string' || typeof user !== 'string')
-    return undefined;
+  if (!message) return undefined;
+  const edit = editedTo(
+    event,
+    { ts: previous?.ts, ...message },
+    message.edited as Edited,
+    botUserId,
+  );
+  if (edit && previous && wordsOf(previous, botUserId) === edit.text) return undefined;
+  return edit;
+}
+
+/** The edit that made `message` (in `event`'s channel) read as it does now. */
+function editedTo(
+  event: SlackEvent,
+  message: SlackEvent,
+  edited: Edited,
+  botUserId: string,
+): SlackEdit | undefined {
+  const user = edited?.user ?? message.user;
+  if (!edited?.ts || typeof message.ts !== 'string' || typeof user !== 'string') return undefined;
+  const messageKey = `${String(event.channel)}:${message.ts}`;
   const text = wordsOf(message, botUserId);
-  if (previous && wordsOf(previous, botUserId) === text) return undefined;
-  const messageKey = `${String(event.channel)}:${ts}`;
   return { messageKey, user, text, editKey: `${messageKey}:edited:${edited.ts}` };
 }
 
