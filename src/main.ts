@@ -1,11 +1,10 @@
 import 'dotenv/config';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
 import { consoleOutbound, runConsole, welcomeLine } from './adapters/console/console-adapter.ts';
 import { ConsoleScreen } from './adapters/console/screen.ts';
-import { ConfigError, loadConfig, SECRET_ENV_NAMES, secretsOf, type Config } from './config.ts';
+import { secretsOf, type Config } from './config.ts';
 import { Agent } from './core/agent/agent.ts';
 import type { Logger } from './core/logger.ts';
 import { observers } from './core/agent/hooks.ts';
@@ -40,7 +39,9 @@ import { ScheduleLedger } from './store/schedule-ledger.ts';
 import { HistorySearch } from './store/history-search.ts';
 import { ResultIndexer } from './store/result-index.ts';
 import { TranscriptStore } from './store/transcript-store.ts';
-import { loadMcpConfig, McpConfigError, type McpConfig } from './tools/mcp/config.ts';
+import type { McpConfig } from './tools/mcp/config.ts';
+import { httpPortOf, readMcpConfig, readSettings, uncheckedSignIns } from './startup-settings.ts';
+import { runMcpLogin } from './mcp-login.ts';
 // The MCP SDK and its schemas take about 100 ms of a start to load: the modules using it are
 // imported only where MCP servers, OAuth or sign-ins are configured.
 import type { McpToolSource, McpOAuthOptions } from './tools/mcp/source.ts';
@@ -50,38 +51,6 @@ import type { PlatformSignIn } from './core/ports/platform-sign-in.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
 import { searchHistoryTool } from './core/builtins/search-history.ts';
 import { loadToolsTool } from './core/builtins/load-tools.ts';
-
-const USAGE = `Usage: npm start                      the bot: every platform whose credentials are set, else the console
-       npm run chat [-- --session NAME] the console chat; NAME keeps a conversation of its own (default: console)
-       npm start -- mcp login SERVER   logs Spool in to an MCP server of mcp.json that asks for OAuth
-       npm start -- --help             this text
-
-Settings come from the environment and .env; .env.example lists every one with its default.
-`;
-
-/** The command line and the settings, or the exit status when they say not to start. */
-function readSettings():
-  | { args: ReturnType<typeof parseCommandLine>['values']; positionals: string[]; config: Config }
-  | number {
-  let args: ReturnType<typeof parseCommandLine>;
-  try {
-    args = parseCommandLine();
-  } catch (error) {
-    process.stderr.write(`${errorMessage(error)}\n\n${USAGE}`);
-    return 2;
-  }
-  if (args.values.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  try {
-    return { args: args.values, positionals: args.positionals, config: loadConfig() };
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${error.message}\nSee .env.example for every setting.\n`);
-    return 2;
-  }
-}
 
 async function main(): Promise<number> {
   const settings = readSettings();
@@ -166,17 +135,6 @@ async function main(): Promise<number> {
     endpoint?.server.close();
     await spool.close();
   }
-}
-
-/**
- * Slack's Events API and people's sign-ins (PUBLIC_URL) need the port (3000 unless PORT says
- * otherwise); without them, PORT alone asks for one.
- */
-function httpPortOf(config: Config, platformNames: string[]): number | undefined {
-  const slackOverHttp = platformNames.includes('slack') && !config.slack?.appToken;
-  // People's sign-ins come back to PUBLIC_URL, served here.
-  const signIns = !!config.tools.oauth.signInRedirectUrl;
-  return config.server.port ?? (slackOverHttp || signIns ? 3000 : undefined);
 }
 
 /** Health, readiness and metrics; Spool's OAuth client metadata document where it has an address. */
@@ -347,31 +305,6 @@ async function mcpOAuth(
 }
 
 /**
- * Why servers used with each person's own sign-in cannot start: a platform that runs without its
- * own sign-in, with which Spool checks who follows a link (else a forwarded link would sign in the
- * person it was sent to with whoever opened it).
- */
-async function uncheckedSignIns(
-  config: Config,
-  mcp: McpConfig | undefined,
-  platformNames: string[],
-): Promise<string | undefined> {
-  if (!mcp || !config.tools.oauth.signInRedirectUrl) return undefined;
-  const people = (await import('./tools/mcp/cross-app.ts')).signInServers(mcp).map((s) => s.name);
-  if (people.length === 0) return undefined;
-  const missing = [
-    platformNames.includes('slack') &&
-      !config.slack?.clientSecret &&
-      'SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (Sign in with Slack)',
-    platformNames.includes('discord') &&
-      !config.discord?.clientSecret &&
-      "DISCORD_CLIENT_SECRET (Discord's OAuth2 sign-in)",
-  ].filter((m): m is string => !!m);
-  if (missing.length === 0) return undefined;
-  return `MCP servers used with each person's own sign-in (${people.join(', ')}) need ${missing.join(' and ')}: Spool checks with it who follows a sign-in link (README: Tools that act as each person).`;
-}
-
-/**
  * Each running platform's own sign-in, that checks who follows a sign-in link; the console's one
  * person is at this machine. Loaded only for a platform that runs.
  */
@@ -425,65 +358,6 @@ async function runConsoleMode(
   await spool.delivery.stop(config.delivery.shutdownGraceMs);
   // Every reply was printed; a failed turn still makes the exit status say so, for scripts.
   return failedTurns > 0 ? 1 : 0;
-}
-
-/**
- * `mcp login SERVER`: an operator logs Spool in once; the tokens go to the database, sealed, for
- * every replica and later start (a running bot picks them up within 30 s).
- */
-async function runMcpLogin(
-  args: string[],
-  config: Config,
-  mcp: McpConfig | undefined,
-  logger: Logger,
-): Promise<number> {
-  const [verb, name] = args;
-  if (verb !== 'login' || !name || args.length > 2) {
-    process.stderr.write(USAGE);
-    return 2;
-  }
-  const server = mcp?.servers.find((s) => s.name === name);
-  if (server?.kind !== 'http' || server.oauth?.grant !== 'authorization_code') {
-    process.stderr.write(
-      `${config.tools.mcpConfigPath ?? 'mcp.json'} has no HTTP server "${name}" an operator logs in to.\n`,
-    );
-    return 2;
-  }
-  if (!config.tools.oauth.key) {
-    process.stderr.write('Set MCP_OAUTH_KEY first: Spool keeps OAuth tokens only encrypted.\n');
-    return 2;
-  }
-  const [{ login, terminalOperator }, { CLIENT_INFO }] = await Promise.all([
-    import('./tools/mcp/login.ts'),
-    import('./tools/mcp/source.ts'),
-  ]);
-  const db = await openDatabase({ ...config.store, logger });
-  try {
-    const vault = new SealedOAuthVault(db.prisma, config.tools.oauth.key);
-    const operator = terminalOperator(
-      config.tools.oauth.redirectUrl,
-      process.stdin,
-      process.stdout,
-    );
-    const outcome = await login(
-      { ...server, oauth: server.oauth },
-      vault,
-      config.tools.oauth,
-      operator,
-      CLIENT_INFO,
-    );
-    process.stdout.write(
-      outcome === 'already'
-        ? `Spool can already use "${name}".\n`
-        : `Logged in to "${name}". A running Spool uses it within 30 seconds.\n`,
-    );
-    return 0;
-  } catch (error) {
-    process.stderr.write(`Could not log in to "${name}": ${errorMessage(error)}\n`);
-    return 1;
-  } finally {
-    await db.close();
-  }
 }
 
 /**
@@ -542,40 +416,6 @@ async function startPlatforms(
     }
   }
   return started;
-}
-
-/**
- * The MCP config, read before anything starts: a broken file stops startup unless
- * MCP_OPTIONAL=true.
- */
-async function readMcpConfig(
-  config: Config,
-  logger: Logger,
-): Promise<McpConfig | undefined | 'refused'> {
-  if (!config.tools.mcpConfigPath) return undefined;
-  try {
-    return await loadMcpConfig(config.tools.mcpConfigPath, process.env, SECRET_ENV_NAMES);
-  } catch (error) {
-    if (!(error instanceof McpConfigError)) throw error;
-    if (!config.tools.mcpOptional) {
-      process.stderr.write(
-        `${error.message}\nFix it, or set MCP_OPTIONAL=true to start without its tools.\n`,
-      );
-      return 'refused';
-    }
-    logger.warn(`STARTING WITHOUT ANY MCP TOOLS (MCP_OPTIONAL=true): ${error.message}`);
-    return undefined;
-  }
-}
-
-function parseCommandLine() {
-  return parseArgs({
-    allowPositionals: true,
-    options: {
-      session: { type: 'string', default: 'console' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
 }
 
 function untilSignal(): Promise<void> {
