@@ -63,12 +63,19 @@ function anchorsOf(tree: MarkdownNode): Set<string> {
 
 /** Checks the given pages (paths from the repository's root) against the repository. */
 export function brokenLinks(pages: string[], repository: Repository): BrokenLink[] {
-  const anchorsByPage = new Map<string, Set<string> | undefined>();
-  const anchorsOfPage = (file: string) => {
-    if (!anchorsByPage.has(file)) {
+  // Each page is parsed once, whether it is checked, linked to, or both.
+  const trees = new Map<string, MarkdownNode | undefined>();
+  const treeOf = (file: string) => {
+    if (!trees.has(file)) {
       const text = repository.readPage(file);
-      anchorsByPage.set(file, text === undefined ? undefined : anchorsOf(parse(text)));
+      trees.set(file, text === undefined ? undefined : parse(text));
     }
+    return trees.get(file);
+  };
+  const anchorsByPage = new Map<string, Set<string>>();
+  const anchorsOfPage = (file: string) => {
+    const tree = treeOf(file);
+    if (tree && !anchorsByPage.has(file)) anchorsByPage.set(file, anchorsOf(tree));
     return anchorsByPage.get(file);
   };
 
@@ -87,9 +94,9 @@ export function brokenLinks(pages: string[], repository: Repository): BrokenLink
 
   const broken: BrokenLink[] = [];
   for (const page of pages) {
-    const text = repository.readPage(page);
-    if (text === undefined) throw new Error(`${page} does not exist`);
-    walk(parse(text), (node) => {
+    const tree = treeOf(page);
+    if (tree === undefined) throw new Error(`${page} does not exist`);
+    walk(tree, (node) => {
       const line = node.position?.start.line ?? 0;
       const linked = node.type === 'link' || node.type === 'image' || node.type === 'definition';
       if (linked && node.url !== undefined && !EXTERNAL.test(node.url)) {
