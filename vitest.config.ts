@@ -80,7 +80,15 @@ export default defineConfig({
       // Unit files hold no process, server or database of their own, and each puts back what it
       // changes (fake timers): they share their worker's loaded modules instead of importing src/
       // again for every file (alone, the project ran in 32 s isolated, 19 s shared).
-      { test: { name: 'unit', include: ['src/**/*.test.ts'], isolate: false, ...PARALLEL } },
+      // scripts/: the repository's own checks (the documentation's links).
+      {
+        test: {
+          name: 'unit',
+          include: ['src/**/*.test.ts', 'scripts/**/*.test.ts'],
+          isolate: false,
+          ...PARALLEL,
+        },
+      },
       // Delivery across processes needs a server several processes share: PostgreSQL only.
       integration('embedded', 'embedded', {
         include: ['test/**/*.test.ts'],

@@ -74,7 +74,7 @@ export async function uncheckedSignIns(
       "DISCORD_CLIENT_SECRET (Discord's OAuth2 sign-in)",
   ].filter((m): m is string => !!m);
   if (missing.length === 0) return undefined;
-  return `MCP servers used with each person's own sign-in (${people.join(', ')}) need ${missing.join(' and ')}: Spool checks with it who follows a sign-in link (README: Tools that act as each person).`;
+  return `MCP servers used with each person's own sign-in (${people.join(', ')}) need ${missing.join(' and ')}: Spool checks with it who follows a sign-in link (docs/mcp-and-sign-ins.md: Tools that act as each person).`;
 }
 
 /**
