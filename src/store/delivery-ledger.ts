@@ -15,6 +15,7 @@ import type { Conversation } from '../core/ports/conversation.ts';
 import { LeaseLostError, type Lease } from '../core/ports/store.ts';
 import { conversationAt } from './conversations.ts';
 import { GroupCommit } from './group-commit.ts';
+import { acquireLease, releaseLease, renewLeases } from './leases.ts';
 import type pg from 'pg';
 import type { Database } from './database.ts';
 import { Prisma, type PrismaClient } from './generated/client.ts';
@@ -173,46 +174,16 @@ export class DeliveryLedger implements DeliveryPort {
     return rows.map((r) => String(r.lane_id));
   }
 
-  async acquire(
-    laneId: string,
-    holder: string,
-    leaseMs: number,
-  ): Promise<AcquiredLease | undefined> {
-    // Every acquisition is a new generation, even of a lease this holder had: its earlier work's
-    // writes are stale from here on.
-    const [row] = await this.rows<Array<{ generation: string; taken_over: boolean }>>(Prisma.sql`
-      UPDATE lanes l SET holder = ${holder}, lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond',
-             generation = l.generation + 1
-        FROM (SELECT id, holder FROM lanes WHERE id = ${BigInt(laneId)}) prev
-       WHERE l.id = prev.id AND (l.holder IS NULL OR l.holder = ${holder} OR l.lease_expires_at < now())
-      RETURNING l.generation, prev.holder IS NOT NULL AS taken_over`);
-    return row && { laneId, generation: String(row.generation), takenOver: row.taken_over };
+  acquire(laneId: string, holder: string, leaseMs: number): Promise<AcquiredLease | undefined> {
+    return acquireLease(this.pool, laneId, holder, leaseMs);
   }
 
-  async renew(holder: string, leases: Lease[], leaseMs: number): Promise<Lease[]> {
-    if (leases.length === 0) return [];
-    // By generation: a lease whose lane was taken over is not renewed, however briefly it ran out,
-    // and one that ran out with no one taking it is ours again. Rows are locked in id order, as a
-    // step's write locks them (see TranscriptStore.writeSteps), so the two never deadlock.
-    const rows = await runOnPool<{ id: string; generation: string }>(
-      this.leasePool,
-      Prisma.sql`
-      WITH mine AS (
-        SELECT id FROM lanes
-         WHERE holder = ${holder}
-           AND (id, generation) IN (SELECT * FROM unnest(${leases.map((l) => BigInt(l.laneId))}::bigint[], ${leases.map((l) => BigInt(l.generation))}::bigint[]))
-         ORDER BY id FOR UPDATE)
-      UPDATE lanes SET lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond'
-       WHERE id IN (SELECT id FROM mine)
-      RETURNING id, generation`,
-    );
-    return rows.map((r) => ({ laneId: String(r.id), generation: String(r.generation) }));
+  renew(holder: string, leases: Lease[], leaseMs: number): Promise<Lease[]> {
+    return renewLeases(this.leasePool, holder, leases, leaseMs);
   }
 
-  async release(laneId: string, holder: string): Promise<void> {
-    await this.changed(
-      Prisma.sql`UPDATE lanes SET holder = NULL, lease_expires_at = NULL WHERE id = ${BigInt(laneId)} AND holder = ${holder}`,
-    );
+  release(laneId: string, holder: string): Promise<void> {
+    return releaseLease(this.pool, laneId, holder);
   }
 
   /**

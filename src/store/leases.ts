@@ -1,0 +1,76 @@
+import type pg from 'pg';
+import type { AcquiredLease } from '../core/ports/delivery.ts';
+import type { Lease } from '../core/ports/store.ts';
+import { Prisma } from './generated/client.ts';
+import { queryOnPool, runOnPool } from './pool-statement.ts';
+
+/**
+ * The lease statements on `lanes` rows, shared by every holder of a lane: a message lane's
+ * (DeliveryLedger) and a gateway shard's (GatewayLedger). Each decision is one conditional
+ * statement on the database's clock. `also` is a condition more of the holder's kind (a shard's:
+ * its shard count is still the gateway's).
+ */
+
+/**
+ * Takes the lane's lease, when it is free, expired or `holder`'s already: a new generation, or
+ * undefined when another holder has it (or `also` is false).
+ */
+export async function acquireLease(
+  pool: pg.Pool,
+  laneId: string,
+  holder: string,
+  leaseMs: number,
+  also: Prisma.Sql = Prisma.sql`true`,
+): Promise<AcquiredLease | undefined> {
+  // Every acquisition is a new generation, even of a lease this holder had: its earlier work's
+  // writes are stale from here on.
+  const [row] = await runOnPool<{ generation: string; taken_over: boolean }>(
+    pool,
+    Prisma.sql`
+      UPDATE lanes l SET holder = ${holder}, lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond',
+             generation = l.generation + 1
+        FROM (SELECT id, holder FROM lanes WHERE id = ${BigInt(laneId)}) prev
+       WHERE l.id = prev.id AND (l.holder IS NULL OR l.holder = ${holder} OR l.lease_expires_at < now())
+         AND ${also}
+      RETURNING l.generation, prev.holder IS NOT NULL AS taken_over`,
+  );
+  return row && { laneId, generation: String(row.generation), takenOver: row.taken_over };
+}
+
+/**
+ * Extends these leases of `holder`, each only while its generation is still the lane's (and `also`
+ * holds); returns those it extended.
+ */
+export async function renewLeases(
+  pool: pg.Pool,
+  holder: string,
+  leases: Lease[],
+  leaseMs: number,
+  also: Prisma.Sql = Prisma.sql`true`,
+): Promise<Lease[]> {
+  if (leases.length === 0) return [];
+  // By generation: a lease whose lane was taken over is not renewed, however briefly it ran out,
+  // and one that ran out with no one taking it is ours again. Rows are locked in id order, as a
+  // step's write locks them (see TranscriptStore.writeSteps), so the two never deadlock.
+  const rows = await runOnPool<{ id: string; generation: string }>(
+    pool,
+    Prisma.sql`
+      WITH mine AS (
+        SELECT id FROM lanes
+         WHERE holder = ${holder}
+           AND (id, generation) IN (SELECT * FROM unnest(${leases.map((l) => BigInt(l.laneId))}::bigint[], ${leases.map((l) => BigInt(l.generation))}::bigint[]))
+           AND ${also}
+         ORDER BY id FOR UPDATE)
+      UPDATE lanes SET lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond'
+       WHERE id IN (SELECT id FROM mine)
+      RETURNING id, generation`,
+  );
+  return rows.map((r) => ({ laneId: String(r.id), generation: String(r.generation) }));
+}
+
+export async function releaseLease(pool: pg.Pool, laneId: string, holder: string): Promise<void> {
+  await queryOnPool(
+    pool,
+    Prisma.sql`UPDATE lanes SET holder = NULL, lease_expires_at = NULL WHERE id = ${BigInt(laneId)} AND holder = ${holder}`,
+  );
+}
