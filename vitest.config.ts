@@ -8,13 +8,11 @@ const delivery = (names: string[]) => names.map((name) => `test/core/delivery/${
  * time processes against each other, so they run after the rest, one file at a time: what they
  * measure is theirs, not the load of the files beside them.
  */
-const SERIAL = delivery([
-  'concurrency',
-  'database-outage',
-  'database-stall',
-  'replicas',
-  'shutdown',
-]);
+const SERIAL = [
+  ...delivery(['concurrency', 'database-outage', 'database-stall', 'replicas', 'shutdown']),
+  // Discord's shards over replicas: a takeover timed against its lease.
+  'test/adapters/discord/shards.test.ts',
+];
 /** Replicas sharing one server too, but timing nothing: they run beside the rest. */
 const POSTGRES_ONLY = [...SERIAL, ...delivery(['usage-exact'])];
 

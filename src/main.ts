@@ -10,7 +10,7 @@ import type { Logger } from './core/logger.ts';
 import { observers } from './core/agent/hooks.ts';
 import { DeliveryEngine } from './core/delivery/engine/engine.ts';
 import { errorMessage } from './core/errors.ts';
-import type { Delivery, PlatformAdapter } from './core/ports/platform.ts';
+import type { PlatformAdapter } from './core/ports/platform.ts';
 import { secretMasker } from './core/redact.ts';
 import { ApprovalLedger } from './store/approval-ledger.ts';
 import { TaskLedger } from './store/task-ledger.ts';
@@ -25,6 +25,7 @@ import { createLogger, logAgentEvents } from './logging.ts';
 import {
   agentMetrics,
   observabilityRoutes,
+  gatewayMetrics,
   jsonRoute,
   Readiness,
   replyMetrics,
@@ -35,6 +36,7 @@ import { proxyFromEnv } from './proxy.ts';
 import { startTracing } from './tracing.ts';
 import { openDatabase, type Database } from './store/database.ts';
 import { DeliveryLedger } from './store/delivery-ledger.ts';
+import { GatewayLedger } from './store/gateway-ledger.ts';
 import { ScheduleLedger } from './store/schedule-ledger.ts';
 import { HistorySearch } from './store/history-search.ts';
 import { ResultIndexer } from './store/result-index.ts';
@@ -108,7 +110,7 @@ async function main(): Promise<number> {
   try {
     if (consoleMode) return await runConsoleMode(spool, config, args.session, screen);
     const platforms = await startPlatforms(
-      await configuredPlatforms(config, spool.delivery, logger),
+      await configuredPlatforms(config, spool, registry, logger),
       readiness,
       endpoint,
       logger,
@@ -235,6 +237,7 @@ async function openSpool(
   if (windowProblem) logger.warn(windowProblem);
   // Nobody else can reach the embedded database: leases left by a killed run are ours to take now.
   if (db.embedded) await ledger.releaseAll();
+  const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const delivery = new DeliveryEngine(
     {
       agent: tracing.turns(agent),
@@ -249,7 +252,7 @@ async function openSpool(
       logger,
       onAnswered: replyMetrics(registry),
     },
-    { holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ...config.delivery },
+    { holder, ...config.delivery },
   );
   const close = async () => {
     await tools.close();
@@ -258,7 +261,7 @@ async function openSpool(
     await tracing.shutdown();
   };
   const mcpStatus = () => mcpSource?.status() ?? [];
-  return { db, agent, ledger, delivery, mcpStatus, signIns, close };
+  return { db, agent, ledger, delivery, holder, mcpStatus, signIns, close };
 }
 
 type Spool = Awaited<ReturnType<typeof openSpool>>;
@@ -366,7 +369,8 @@ async function runConsoleMode(
  */
 async function configuredPlatforms(
   config: Config,
-  delivery: Delivery,
+  { delivery, db, holder }: Pick<Spool, 'delivery' | 'db' | 'holder'>,
+  registry: Registry,
   logger: Logger,
 ): Promise<PlatformAdapter[]> {
   const dispatcher = proxyFromEnv();
@@ -383,7 +387,17 @@ async function configuredPlatforms(
   if (config.discord)
     platforms.push(
       new (await import('./adapters/discord/discord-adapter.ts')).DiscordAdapter(
-        { ...config.discord, dispatcher },
+        {
+          ...config.discord,
+          dispatcher,
+          // The gateway's shards shared with the other replicas through the database.
+          sharding: {
+            ...config.discord.shards,
+            gateway: new GatewayLedger(db),
+            holder,
+            onEvent: gatewayMetrics(registry),
+          },
+        },
         delivery,
         logger,
       ),

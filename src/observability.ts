@@ -7,6 +7,7 @@ import {
 } from 'node:http';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AgentHooks } from './core/agent/hooks.ts';
+import type { ShardEvent } from './core/ports/gateway.ts';
 
 /** The inbox as the metrics see it. */
 export interface InboxDepth {
@@ -119,6 +120,34 @@ export function replyMetrics(registry: Registry): (platform: string, outcome: st
     registers: [registry],
   });
   return (platform, outcome) => replies.inc({ platform, outcome });
+}
+
+/**
+ * Discord's shards on this replica: how many it holds, and how each connected. A `gap` is a shard
+ * that identified where a session was to go on (its events since the last holder stopped are lost).
+ */
+export function gatewayMetrics(registry: Registry): (event: ShardEvent) => void {
+  const connects = new Counter({
+    name: 'spool_discord_shard_connects_total',
+    help: 'Discord shard connections by how they began: identify, resume, gap (identified after a takeover or a lost session), kept_back (identify budget down to its margin)',
+    labelNames: ['kind'],
+    registers: [registry],
+  });
+  const replayed = new Counter({
+    name: 'spool_discord_replayed_events_total',
+    help: 'Events Discord replayed to resumed shards',
+    registers: [registry],
+  });
+  const held = new Gauge({
+    name: 'spool_discord_shards_held',
+    help: 'Discord shards this replica holds',
+    registers: [registry],
+  });
+  return (event) => {
+    if (event.kind === 'held') return held.set(event.shards);
+    connects.inc({ kind: event.kind });
+    if (event.kind === 'resume') replayed.inc(event.replayed);
+  };
 }
 
 function inboxGauges(registers: Registry[], inbox: InboxDepth): void {

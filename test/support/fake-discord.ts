@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FakeGateway } from './fake-discord-gateway.ts';
 import { answerWhenDone, readBytes } from './http.js';
-import { WebSocketServer, type WebSocket } from 'ws';
 
 export const APP_ID = '100000000000000001';
 export const BOT_ID = '100000000000000002';
@@ -81,13 +81,25 @@ export class FakeDiscord {
   private readonly oauthCodes = new Map<string, { user: string; redirectUri: string }>();
   private readonly oauthTokens = new Map<string, string>();
   private server?: Server;
-  private readonly gateway = new WebSocketServer({ noServer: true });
+  /** The gateway: its shards, sessions, identifies and resumes. */
+  readonly gateway = new FakeGateway({ botId: BOT_ID, appId: APP_ID, url: () => this.gatewayUrl });
   private readonly byNonce = new Map<string, Record<string, unknown>>();
+  /** What GET /gateway/bot says of the day's identifies; each identify takes one. */
+  sessionStartLimit = { total: 1000, remaining: 1000, reset_after: 86_400_000, max_concurrency: 1 };
+
   /** READY is sent once this settles: until then the gateway is still connecting. */
-  identified: Promise<void> = Promise.resolve();
-  /** Identified sessions, newest last; dispatches go to the newest still open. */
-  private readonly sessions: WebSocket[] = [];
-  private sequence = 0;
+  set identified(connected: Promise<void>) {
+    this.gateway.identified = connected;
+  }
+
+  /** The intents each client identified with, in order. */
+  get intents(): number[] {
+    return this.gateway.intents;
+  }
+
+  get gatewayUrl(): string {
+    return `ws://127.0.0.1:${this.port}`;
+  }
 
   get port(): number {
     return (this.server!.address() as AddressInfo).port;
@@ -124,15 +136,14 @@ export class FakeDiscord {
       });
     });
     this.server.on('upgrade', (req, socket, head) =>
-      this.gateway.handleUpgrade(req, socket, head, (ws) => this.connect(ws)),
+      this.gateway.server.handleUpgrade(req, socket, head, (ws) => this.gateway.accept(ws)),
     );
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     return this;
   }
 
   async stop(): Promise<void> {
-    for (const ws of this.sessions) ws.terminate();
-    this.gateway.close();
+    this.gateway.stop();
     await new Promise<void>((resolve) => this.server!.close(() => resolve()));
   }
 
@@ -161,17 +172,14 @@ export class FakeDiscord {
     return `http://127.0.0.1:${this.port}${pathname}${search}`;
   }
 
-  /** The intents each client identified with, in order. */
-  readonly intents: number[] = [];
-
   /** Dispatches a MESSAGE_CREATE exactly as given, as the gateway would. */
   dispatchMessage(d: Record<string, unknown>): void {
-    this.dispatch('MESSAGE_CREATE', d);
+    this.gateway.dispatch('MESSAGE_CREATE', d);
   }
 
   /** Dispatches an INTERACTION_CREATE exactly as given, as the gateway would. */
   dispatchInteraction(d: Record<string, unknown>): void {
-    this.dispatch('INTERACTION_CREATE', d);
+    this.gateway.dispatch('INTERACTION_CREATE', d);
   }
 
   /** Dispatches a slash command as the gateway would; returns the interaction (id, token). */
@@ -308,7 +316,7 @@ export class FakeDiscord {
         : { user }),
     };
     for (const field of options.omit ?? []) delete (interaction as Record<string, unknown>)[field];
-    this.dispatch('INTERACTION_CREATE', interaction);
+    this.gateway.dispatch('INTERACTION_CREATE', interaction);
     return { id, token };
   }
 
@@ -347,46 +355,6 @@ export class FakeDiscord {
   private attachmentId(attachment: object): string {
     if (!this.attachmentIds.has(attachment)) this.attachmentIds.set(attachment, nextId());
     return this.attachmentIds.get(attachment)!;
-  }
-
-  private dispatch(event: string, data: unknown, to = this.sessions.at(-1)): void {
-    if (!to) throw new Error('no gateway session is open');
-    to.send(JSON.stringify({ op: 0, t: event, s: ++this.sequence, d: data }));
-  }
-
-  private connect(ws: WebSocket): void {
-    ws.on('message', (raw) => {
-      const { op } = JSON.parse(raw.toString()) as { op: number };
-      if (op === 1) ws.send(JSON.stringify({ op: 11 }));
-      if (op === 2) {
-        this.intents.push((JSON.parse(raw.toString()) as { d: { intents: number } }).d.intents);
-        this.sessions.push(ws);
-        ws.on('close', () => this.sessions.splice(this.sessions.indexOf(ws), 1));
-        void this.identified.then(() =>
-          this.dispatch(
-            'READY',
-            {
-              v: 10,
-              user: {
-                id: BOT_ID,
-                username: 'spool',
-                discriminator: '0',
-                bot: true,
-                avatar: null,
-                global_name: null,
-              },
-              guilds: [],
-              session_id: 'session-1',
-              resume_gateway_url: `ws://127.0.0.1:${this.port}`,
-              application: { id: APP_ID, flags: 0 },
-              shard: [0, 1],
-            },
-            ws,
-          ),
-        );
-      }
-    });
-    ws.send(JSON.stringify({ op: 10, d: { heartbeat_interval: 41_250 } }));
   }
 
   private message(
@@ -498,15 +466,22 @@ export class FakeDiscord {
       return { status: 401, body: { message: 'Invalid Webhook Token', code: 50027 } };
 
     if (method === 'GET' && path === '/gateway/bot') {
+      const identifies = this.gateway.logins.filter((l) => l.kind === 'identify').length;
+      const limit = this.sessionStartLimit;
       return {
         status: 200,
         body: {
-          url: `ws://127.0.0.1:${this.port}`,
-          shards: 1,
-          session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 },
+          url: this.gatewayUrl,
+          shards: this.gateway.shardCount,
+          session_start_limit: { ...limit, remaining: Math.max(0, limit.remaining - identifies) },
         },
       };
     }
+    if (method === 'GET' && path === '/users/@me')
+      return {
+        status: 200,
+        body: { id: BOT_ID, username: 'spool', discriminator: '0', bot: true, avatar: null },
+      };
     if (/^\/applications\/\d+(\/guilds\/\d+)?\/commands$/.test(path)) {
       if (method === 'PUT')
         this.commands = (body as unknown as Array<Record<string, unknown>>).map((c) => ({

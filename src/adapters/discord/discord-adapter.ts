@@ -1,4 +1,4 @@
-import { Client, Events, type Interaction, type RESTOptions } from 'discord.js';
+import { Client, Events, type ClientOptions, type Interaction, type RESTOptions } from 'discord.js';
 import type { Delivery, PlatformAdapter } from '../../core/ports/platform.ts';
 import type { Logger } from '../../core/logger.ts';
 import { answeringCommands } from '../../core/delivery/commands/commands.ts';
@@ -11,6 +11,8 @@ import type { DiscordAdapterConfig, DiscordParts } from './parts.ts';
 import { discordRequest } from './rest-request.ts';
 import { inviteUrl, registerCommands } from './slash-commands.ts';
 import { NO_MENTIONS } from './text.ts';
+import type { ShardKeeper } from './shards/shard-keeper.ts';
+import { startSharedGateway } from './shards/shared-gateway.ts';
 
 export type { DiscordAdapterConfig } from './parts.ts';
 export { DISCORD_COMMANDS, inviteUrl } from './slash-commands.ts';
@@ -30,6 +32,9 @@ export { unreadableReply } from '../../core/delivery/intake/handled-reply.ts';
 export class DiscordAdapter implements PlatformAdapter {
   readonly name = 'Discord';
   private readonly parts: DiscordParts;
+  private readonly options: ClientOptions;
+  /** The shards this replica holds, when they are shared with other replicas. */
+  private keeper?: ShardKeeper;
 
   constructor(config: DiscordAdapterConfig, delivery: Delivery, logger: Logger) {
     // Interactions need no intent; Guilds (not privileged) keeps channel and role data coherent.
@@ -41,19 +46,16 @@ export class DiscordAdapter implements PlatformAdapter {
       ...(config.apiUrl ? { api: config.apiUrl } : {}),
       ...(agent ? { agent } : {}),
     };
-    const client = new Client({
+    this.options = {
       intents: intentsFor(config.messageContent),
       rest,
       allowedMentions: NO_MENTIONS,
-    });
+    };
+    const client = new Client(this.options);
     // The delivery engine, its commands answered in time or with plain words (see commands.ts).
     this.parts = { client, config, delivery: answeringCommands(delivery), logger };
-    guardGateway(client, config.applicationId, logger);
-    client.on(Events.InteractionCreate, (interaction) => void this.interacted(interaction));
-    listenForMentions(this.parts);
-    client.on(Events.Error, (error) =>
-      logger.error('Discord client error', { error: error.message }),
-    );
+    // Shared shards each have a client of their own; this one then only speaks REST.
+    if (!config.sharding) this.listen(client);
     delivery.register('discord', discordOutbound(this.parts), {
       workspaces: config.allowedGuilds,
       roles: config.allowedRoles,
@@ -64,6 +66,21 @@ export class DiscordAdapter implements PlatformAdapter {
     const { client, config, logger } = this.parts;
     client.rest.setToken(config.token);
     await registerCommands(this.parts);
+    if (config.sharding) {
+      const shared = await startSharedGateway(config.sharding, {
+        app: config.applicationId,
+        token: config.token,
+        rest: client.rest,
+        options: this.options,
+        listen: (shardClient) => this.listen(shardClient),
+        logger,
+      });
+      this.keeper = shared.keeper;
+      const { shardCount, generation } = shared.gateway;
+      return logger.info(
+        `Discord: connected as ${shared.botUser.username}, holding shards [${shared.keeper.shards().join(', ')}] of ${shardCount} (generation ${generation}). Invite: ${inviteUrl(config.applicationId)}`,
+      );
+    }
     const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
     await client.login(config.token);
     await ready;
@@ -73,12 +90,24 @@ export class DiscordAdapter implements PlatformAdapter {
   }
 
   async stop(): Promise<void> {
+    await this.keeper?.stop();
     await this.parts.client.destroy();
   }
 
-  /** Whether the gateway is connected: interactions reach Spool now. */
+  /** Whether the gateway is connected (each shard this replica holds): interactions reach Spool now. */
   ready(): boolean {
-    return this.parts.client.isReady();
+    return this.keeper ? this.keeper.ready() : this.parts.client.isReady();
+  }
+
+  /** What Spool hears on a gateway client: interactions, mentions, its errors. */
+  private listen(client: Client): void {
+    const { config, logger } = this.parts;
+    guardGateway(client, config.applicationId, logger);
+    client.on(Events.InteractionCreate, (interaction) => void this.interacted(interaction));
+    listenForMentions({ ...this.parts, client });
+    client.on(Events.Error, (error) =>
+      logger.error('Discord client error', { error: error.message }),
+    );
   }
 
   /** Never throws: whatever fails, the person hears about it and other channels carry on. */

@@ -6,15 +6,29 @@ import type {
 } from 'discord.js';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../core/logger.ts';
+import type { GatewayPort, ShardEvent } from '../../core/ports/gateway.ts';
 import type { Delivery } from '../../core/ports/platform.ts';
-import type { DiscordSettings } from './settings.ts';
+import type { DiscordSettings, DiscordShardSettings } from './settings.ts';
 
-export interface DiscordAdapterConfig extends DiscordSettings {
+export interface DiscordAdapterConfig extends Omit<DiscordSettings, 'shards'> {
   /**
    * REST calls go through this (a proxy). The gateway does not: discord.js opens it with the `ws`
    * package and takes no agent for it.
    */
   dispatcher?: Dispatcher;
+  /**
+   * The gateway's shards shared with the other replicas through the database. Without it this
+   * process alone holds the gateway, as one discord.js client.
+   */
+  sharding?: DiscordSharding;
+}
+
+export interface DiscordSharding extends DiscordShardSettings {
+  gateway: GatewayPort;
+  /** This process's name on the shards' leases: unique per process. */
+  holder: string;
+  /** What the shards did: identifies, resumes, gaps (the metrics). */
+  onEvent?(event: ShardEvent): void;
 }
 
 /**

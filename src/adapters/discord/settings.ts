@@ -20,6 +20,38 @@ export interface DiscordSettings {
    * checks who follows a link to sign in to a tool server as themselves.
    */
   clientSecret?: string;
+  /** The gateway's shards, shared by the replicas through the database (docs/discord-at-scale.md). */
+  shards: DiscordShardSettings;
+}
+
+export interface DiscordShardSettings {
+  /** DISCORD_SHARDS: a number, or 'auto' (the default): Discord's own (`GET /gateway/bot`). */
+  count: number | 'auto';
+  /** DISCORD_SHARD_LEASE_MS: a shard whose holder stops renewing is taken over after this long. */
+  leaseMs: number;
+  /**
+   * DISCORD_IDENTIFY_SPACING_MS: between two identifies of one bucket, across the replicas.
+   * Discord's rule is 5 s; lower only against a test double.
+   */
+  identifySpacingMs: number;
+  /**
+   * DISCORD_IDENTIFY_MARGIN: identifies of the day's `session_start_limit` no reconnect may take,
+   * so a crash-looping replica waits for the reset instead of using the token's last ones.
+   */
+  identifyMargin: number;
+}
+
+function shardSettings(r: SettingsReader): DiscordShardSettings {
+  const raw = r.string('DISCORD_SHARDS') ?? 'auto';
+  const count = raw === 'auto' ? 'auto' : Number(raw);
+  if (count !== 'auto' && !(Number.isInteger(count) && count >= 1))
+    r.problem(`DISCORD_SHARDS must be 'auto' or a whole number of at least 1, not "${raw}"`);
+  return {
+    count: count === 'auto' || Number.isInteger(count) ? count : 'auto',
+    leaseMs: r.int('DISCORD_SHARD_LEASE_MS', 20_000, 1_000),
+    identifySpacingMs: r.int('DISCORD_IDENTIFY_SPACING_MS', 5_000, 100),
+    identifyMargin: r.int('DISCORD_IDENTIFY_MARGIN', 50, 0),
+  };
 }
 
 export function discordSettings(r: SettingsReader): DiscordSettings | undefined {
@@ -31,6 +63,7 @@ export function discordSettings(r: SettingsReader): DiscordSettings | undefined 
   const allowedRoles = r.list('DISCORD_ALLOWED_ROLES');
   const messageContent = r.flag('DISCORD_MESSAGE_CONTENT', false);
   const clientSecret = r.string('DISCORD_CLIENT_SECRET');
+  const shards = shardSettings(r);
   // Set together or not at all: one of the pair alone is a mistake worth naming.
   if (token && !applicationId)
     r.problem('DISCORD_APPLICATION_ID must be set when DISCORD_TOKEN is set');
@@ -45,6 +78,7 @@ export function discordSettings(r: SettingsReader): DiscordSettings | undefined 
         allowedGuilds,
         allowedRoles,
         messageContent,
+        shards,
         ...(clientSecret ? { clientSecret } : {}),
       }
     : undefined;

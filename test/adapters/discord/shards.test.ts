@@ -1,0 +1,173 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { APP_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
+import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { createScratchDatabase, queryAt } from '../../support/global-db.ts';
+import { startSpool, until, type SpoolProcess } from '../../support/process.ts';
+
+/**
+ * Discord's gateway in 4 shards over two `npm start` processes on one PostgreSQL database, against
+ * the fake Discord's gateway (which records every identify and resume per shard, and any shard
+ * connected twice at once): the shards shared evenly, handed over by resuming, and taken over by
+ * resuming when a replica is SIGKILLed; every mention answered once.
+ */
+const LEASE_MS = 2_000;
+const SHARDS = 4;
+const MESSAGE = (
+  JSON.parse(
+    readFileSync(
+      new URL(
+        '../../fixtures/discord-payloads/messages/01-mention-message-create.json',
+        import.meta.url,
+      ),
+      'utf8',
+    ),
+  ) as { payload: Record<string, unknown> }
+).payload;
+
+/** A guild on `shard` of SHARDS: Discord's `(guild_id >> 22) % shard_count`. */
+const guildOn = (shard: number) => String((400_000n + BigInt(shard)) << 22n);
+
+let scratch: { url: string; drop(): Promise<void> };
+let llm: FakeOpenAi;
+let discord: FakeDiscord;
+let dir: string;
+const replicas: SpoolProcess[] = [];
+/** The replicas' logs, shown when the test fails. */
+let logs = '';
+
+beforeAll(async () => {
+  scratch = await createScratchDatabase('spool_shards');
+  llm = await new FakeOpenAi().start();
+  llm.fallback = (request: ChatRequest) => ({
+    content: `answer to: ${request.messages.filter((m) => m.role === 'user').at(-1)!.content}`,
+  });
+  discord = await new FakeDiscord().start();
+  discord.gateway.shardCount = SHARDS;
+  dir = await mkdtemp(join(tmpdir(), 'spool-shards-'));
+});
+
+afterEach((context) => {
+  if (context.task.result?.state === 'fail') console.log(logs);
+});
+
+afterAll(async () => {
+  for (const replica of replicas) replica.child.kill('SIGTERM');
+  await Promise.all(replicas.map((r) => r.done.catch(() => {})));
+  await Promise.all([llm.stop(), discord.stop()]);
+  await scratch.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function startReplica(): SpoolProcess {
+  const replica = startSpool([], {
+    env: {
+      OPENAI_BASE_URL: llm.baseURL,
+      DATABASE_URL: scratch.url,
+      DATA_DIR: dir,
+      DISCORD_TOKEN: 'discord-shards-test-token',
+      DISCORD_APPLICATION_ID: APP_ID,
+      DISCORD_API_URL: discord.apiUrl,
+      DISCORD_MESSAGE_CONTENT: 'true',
+      DISCORD_SHARD_LEASE_MS: String(LEASE_MS),
+      DISCORD_IDENTIFY_SPACING_MS: '200',
+    },
+    timeoutMs: 600_000,
+  });
+  replica.done.catch(() => {});
+  replica.child.stderr.on('data', (d: Buffer) => (logs += d.toString()));
+  replicas.push(replica);
+  return replica;
+}
+
+/** Each shard's live holder, from the lease rows (none before the first replica migrated). */
+async function holders(): Promise<Map<number, string>> {
+  const rows = await queryAt<{ thread: string; holder: string }>(
+    scratch.url,
+    `SELECT thread, holder FROM lanes WHERE platform = 'discord-gateway' AND holder IS NOT NULL AND lease_expires_at > now()`,
+  ).catch(() => []);
+  return new Map(rows.map((r) => [Number(r.thread), r.holder]));
+}
+
+const connected = () => [...discord.gateway.connectedShards()].sort().join(',');
+
+/** A mention of Spool in a guild on `shard`, in a channel of its own; returns the channel. */
+function mention(shard: number, text: string): string {
+  const channel = nextId();
+  discord.dispatchMessage({
+    ...MESSAGE,
+    id: nextId(),
+    channel_id: channel,
+    guild_id: guildOn(shard),
+    content: `<@100000000000000002> ${text}`,
+  });
+  return channel;
+}
+const answers = (channel: string) =>
+  discord.calls.filter((c) => c.method === 'POST' && c.path === `/channels/${channel}/messages`);
+
+describe('Discord shards over two replicas', () => {
+  it('shares 4 shards evenly, hands two over by resuming, and takes a SIGKILLed replica’s shards over within a lease; every mention answered once, no shard ever connected twice', async () => {
+    startReplica();
+    await until(async () => ((await holders()).size === SHARDS ? true : undefined), 45_000);
+    await until(() => (connected() === '0,1,2,3' ? true : undefined), 30_000);
+    const first = await holders();
+    expect(new Set(first.values()).size).toBe(1);
+
+    // A second replica: two shards handed over to it, each resumed where the first left it.
+    const second = startReplica();
+    const pid = String(second.child.pid);
+    const shared = await until(async () => {
+      const now = await holders();
+      const counts = [...new Set(now.values())].map(
+        (h) => [...now.values()].filter((x) => x === h).length,
+      );
+      return counts.length === 2 && counts.every((c) => c === 2) && connected() === '0,1,2,3'
+        ? now
+        : undefined;
+    }, 45_000);
+    const theirs = [...shared].filter(([, h]) => h.includes(`:${pid}:`)).map(([s]) => s);
+    expect(theirs).toHaveLength(2);
+    const handed = discord.gateway.logins.filter((l) => l.kind === 'resume');
+    expect(handed.map((l) => [l.shard, l.resumed]).sort()).toEqual(
+      theirs.map((s) => [s, true]).sort(),
+    );
+    // One mention a shard: answered once, by whichever replica holds its shard.
+    const before = [0, 1, 2, 3].map((s) => mention(s, `before ${s}`));
+    await until(() => (before.every((c) => answers(c).length === 1) ? true : undefined), 30_000);
+
+    // The second replica killed: its shards' mentions wait in their sessions at Discord.
+    const identifiesBefore = discord.gateway.logins.filter((l) => l.kind === 'identify').length;
+    const killedAt = Date.now();
+    second.child.kill('SIGKILL');
+    await second.done;
+    const during = [0, 1, 2, 3].map((s) => mention(s, `during ${s}`));
+    const takenOver = await until(() => {
+      const resumes = discord.gateway.logins.filter(
+        (l) => l.kind === 'resume' && l.at > killedAt && theirs.includes(l.shard),
+      );
+      return resumes.length === 2 ? resumes : undefined;
+    }, 30_000);
+    const takeoverMs = Math.max(...takenOver.map((l) => l.at)) - killedAt;
+    console.log(`takeover: ${takeoverMs} ms after SIGKILL (lease ${LEASE_MS} ms)`);
+    expect(takenOver.every((l) => l.resumed)).toBe(true);
+    // Within one lease of the last renewal (before the kill), and the upkeep's quarter-lease tick.
+    expect(takeoverMs).toBeLessThan(LEASE_MS + LEASE_MS / 4 + 1_000);
+    await until(() => (during.every((c) => answers(c).length === 1) ? true : undefined), 30_000);
+
+    // Later mentions answered: by then, a repeat of any earlier one would have been posted.
+    const after = [0, 1, 2, 3].map((s) => mention(s, `after ${s}`));
+    await until(() => (after.every((c) => answers(c).length === 1) ? true : undefined), 30_000);
+    for (const channel of [...before, ...during, ...after])
+      expect(answers(channel)).toHaveLength(1);
+    expect(discord.gateway.doubled).toEqual([]);
+    // Resumed, not identified: the day's budget untouched by the takeover.
+    expect(discord.gateway.logins.filter((l) => l.kind === 'identify')).toHaveLength(
+      identifiesBefore,
+    );
+    expect([...(await holders()).values()].every((h) => !h.includes(`:${pid}:`))).toBe(true);
+  });
+});
