@@ -10,8 +10,9 @@ const delivery = (names: string[]) => names.map((name) => `test/core/delivery/${
  */
 const SERIAL = [
   ...delivery(['concurrency', 'database-outage', 'database-stall', 'replicas', 'shutdown']),
-  // Discord's shards over replicas: a takeover timed against its lease.
+  // Discord's shards over replicas: a takeover timed against its lease, identifies spaced in time.
   'test/adapters/discord/shards.test.ts',
+  'test/adapters/discord/identify-budget.test.ts',
 ];
 /** Replicas sharing one server too, but timing nothing: they run beside the rest. */
 const POSTGRES_ONLY = [...SERIAL, ...delivery(['usage-exact'])];

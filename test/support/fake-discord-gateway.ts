@@ -51,6 +51,8 @@ export class FakeGateway {
   readonly doubled: number[] = [];
   /** The shard count identifies must name (Discord closes others with 4010). */
   shardCount = 1;
+  /** False: every RESUME is answered "invalid session", as Discord does for a session it dropped. */
+  resumable = true;
   private readonly sessions: Session[] = [];
   private sequence = 0;
   private nextSession = 0;
@@ -131,7 +133,7 @@ export class FakeGateway {
 
   private resume(ws: WebSocket, d: Record<string, unknown>): Session | undefined {
     const session = this.sessions.find((s) => s.id === d.session_id);
-    const resumable = session && !session.ended && !session.ws;
+    const resumable = this.resumable && session && !session.ended && !session.ws;
     this.logins.push({
       kind: 'resume',
       shard: session?.shard ?? -1,
