@@ -131,6 +131,7 @@ describe('Discord shards over two replicas', () => {
     }, 45_000);
     const theirs = [...shared].filter(([, h]) => h.includes(`:${pid}:`)).map(([s]) => s);
     expect(theirs).toHaveLength(2);
+    expect(discord.gateway.doubled).toEqual([]);
     const handed = discord.gateway.logins.filter((l) => l.kind === 'resume');
     expect(handed.map((l) => [l.shard, l.resumed]).sort()).toEqual(
       theirs.map((s) => [s, true]).sort(),

@@ -62,6 +62,8 @@ export class ShardConnection {
   /** The session is being handed over: @discordjs/ws's clearing of it is not kept. */
   private handingOver = false;
   private manager?: WebSocketManager;
+  /** Settles `open` when the connection is closed before it was ready. */
+  private closed?: () => void;
 
   constructor(
     readonly lease: ShardLease,
@@ -117,20 +119,17 @@ export class ShardConnection {
         resolve();
       });
     });
+    const closed = new Promise<void>((resolve) => (this.closed = resolve));
     await this.client.login(this.deps.token);
-    await ready;
+    await Promise.race([ready, closed]);
   }
 
-  /**
-   * Closes the connection, leaving its session resumable for the next holder; `ended` closes it
-   * for good (the session is not kept).
-   */
-  async close(ended = false): Promise<void> {
-    this.handingOver = !ended;
+  /** Closes the connection, leaving its session resumable for the next holder. */
+  async close(): Promise<void> {
+    this.handingOver = true;
+    this.closed?.();
     try {
-      await this.manager?.destroy(
-        ended ? { reason: 'shutting down' } : { code: HAND_OVER_CODE, reason: 'handed over' },
-      );
+      await this.manager?.destroy({ code: HAND_OVER_CODE, reason: 'handed over' });
     } catch (error) {
       this.deps.logger.warn('Discord: a shard did not close cleanly', {
         shard: this.shardId,

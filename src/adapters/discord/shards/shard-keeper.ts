@@ -9,6 +9,9 @@ import type {
 } from '../../../core/ports/gateway.ts';
 import { shareMoves } from './share.ts';
 
+/** The longest a start waits for its shards to connect; they go on connecting after. */
+const START_WAIT_MS = 30_000;
+
 /** What the keeper needs of a shard's connection (ShardConnection). */
 export interface HeldConnection {
   readonly shardId: number;
@@ -62,12 +65,20 @@ export class ShardKeeper {
     private readonly options: ShardKeeperOptions,
   ) {}
 
-  /** Takes this replica's share and waits for those shards to connect; then keeps it. */
-  async start(): Promise<void> {
+  /**
+   * Takes this replica's share and waits up to `waitMs` for those shards to connect (an identify
+   * held back by the day's budget waits for hours); then keeps it.
+   */
+  async start(waitMs = START_WAIT_MS): Promise<void> {
     await this.tick();
     this.timer = setInterval(() => void this.tick(), this.options.leaseMs / 4);
     this.timer.unref?.();
-    await Promise.all([...this.held.values()].map((h) => h.opened));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.all([...this.held.values()].map((h) => h.opened)),
+      new Promise((resolve) => (timer = setTimeout(resolve, waitMs))),
+    ]);
+    clearTimeout(timer);
   }
 
   /** Every held shard closed (resumable by its next holder) and released, then this replica gone. */
