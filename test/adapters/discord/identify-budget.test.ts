@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { APP_ID, FakeDiscord } from '../../support/fake-discord.ts';
+import { startDiscordReplica } from '../../support/discord-replica.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
 import { createScratchDatabase, queryAt } from '../../support/global-db.ts';
-import { freePort, startSpool, until, type SpoolProcess } from '../../support/process.ts';
+import { freePort, until, type SpoolProcess } from '../../support/process.ts';
 
 /**
  * A replica crash-looping against a Discord that drops every session (each start identifies): its
@@ -49,23 +50,19 @@ afterAll(async () => {
 });
 
 function startReplica(port: number): SpoolProcess {
-  const replica = startSpool([], {
+  const replica = startDiscordReplica({
+    llm,
+    discord,
+    databaseUrl: scratch.url,
+    dataDir: dir,
     env: {
-      OPENAI_BASE_URL: llm.baseURL,
-      DATABASE_URL: scratch.url,
-      DATA_DIR: dir,
       PORT: String(port),
-      DISCORD_TOKEN: 'discord-identifies-test-token',
-      DISCORD_APPLICATION_ID: APP_ID,
-      DISCORD_API_URL: discord.apiUrl,
       DISCORD_SHARD_LEASE_MS: '1000',
       DISCORD_IDENTIFY_SPACING_MS: String(SPACING_MS),
       DISCORD_IDENTIFY_MARGIN: String(MARGIN),
     },
-    timeoutMs: 600_000,
+    onLog: (text) => (logs += text),
   });
-  replica.done.catch(() => {});
-  replica.child.stderr.on('data', (d: Buffer) => (logs += d.toString()));
   replicas.push(replica);
   return replica;
 }

@@ -3,10 +3,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { APP_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
+import { FakeDiscord, nextId } from '../../support/fake-discord.ts';
+import { startDiscordReplica } from '../../support/discord-replica.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import { createScratchDatabase, queryAt } from '../../support/global-db.ts';
-import { startSpool, until, type SpoolProcess } from '../../support/process.ts';
+import { until, type SpoolProcess } from '../../support/process.ts';
 
 /**
  * Discord's gateway in 4 shards over two `npm start` processes on one PostgreSQL database, against
@@ -63,22 +64,18 @@ afterAll(async () => {
 });
 
 function startReplica(): SpoolProcess {
-  const replica = startSpool([], {
+  const replica = startDiscordReplica({
+    llm,
+    discord,
+    databaseUrl: scratch.url,
+    dataDir: dir,
     env: {
-      OPENAI_BASE_URL: llm.baseURL,
-      DATABASE_URL: scratch.url,
-      DATA_DIR: dir,
-      DISCORD_TOKEN: 'discord-shards-test-token',
-      DISCORD_APPLICATION_ID: APP_ID,
-      DISCORD_API_URL: discord.apiUrl,
       DISCORD_MESSAGE_CONTENT: 'true',
       DISCORD_SHARD_LEASE_MS: String(LEASE_MS),
       DISCORD_IDENTIFY_SPACING_MS: '200',
     },
-    timeoutMs: 600_000,
+    onLog: (text) => (logs += text),
   });
-  replica.done.catch(() => {});
-  replica.child.stderr.on('data', (d: Buffer) => (logs += d.toString()));
   replicas.push(replica);
   return replica;
 }
