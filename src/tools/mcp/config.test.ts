@@ -105,7 +105,7 @@ describe('parseMcpConfig', () => {
       'MCP server "both": give "oauth" or an Authorization header, not both',
       'MCP server "nosecret": "oauth.grant" client_credentials needs "clientSecret" or "privateKey" (one)',
       'MCP server "noid": "oauth.clientSecret" and "oauth.privateKey" need "oauth.clientId"',
-      'MCP server "typo": unknown "oauth" key "clientID" (allowed: grant, clientId, clientSecret, privateKey, signingAlgorithm, scope, issuer)',
+      'MCP server "typo": unknown "oauth" key "clientID" (allowed: grant, clientId, clientSecret, privateKey, signingAlgorithm, scope, issuer, assertionFile, dpop)',
     ]);
   });
 
@@ -280,5 +280,42 @@ describe('parseMcpConfig', () => {
         'MCP server "leak": ${OPENAI_API_KEY} is Spool\'s own secret and is never passed to a tool server',
       ],
     );
+  });
+
+  it('reads workload identity (jwt_bearer with the token file) and DPoP, and says what is wrong', () => {
+    const config = parse(
+      {
+        wif: {
+          url: 'https://example.test/mcp',
+          oauth: { grant: 'jwt_bearer', clientId: 'spool', assertionFile: '${TOKEN_FILE}' },
+        },
+        bound: { url: 'https://example.test/mcp', oauth: { dpop: true } },
+      },
+      { TOKEN_FILE: '/var/run/secrets/spool/token' },
+    );
+    expect(config.problems).toEqual([]);
+    expect(config.servers.map((s) => (s.kind === 'http' ? s.oauth : undefined))).toEqual([
+      { grant: 'jwt_bearer', clientId: 'spool', assertionFile: '/var/run/secrets/spool/token' },
+      { grant: 'authorization_code', dpop: true },
+    ]);
+    const url = 'https://example.test/mcp';
+    expect(
+      parse({
+        a: { url, oauth: { grant: 'jwt_bearer', clientId: 'x' } },
+        b: {
+          url,
+          oauth: { grant: 'jwt_bearer', clientId: 'x', assertionFile: '/t', clientSecret: 's' },
+        },
+        c: { url, oauth: { assertionFile: '/t' } },
+        d: { url, oauth: { dpop: 'yes' } },
+        e: { url, oauth: { grant: 'jwt_bearer', assertionFile: '/t' } },
+      }).problems,
+    ).toEqual([
+      'MCP server "a": "oauth.grant" jwt_bearer needs "assertionFile"',
+      'MCP server "b": "oauth.grant" jwt_bearer proves itself with the workload\'s token: no "clientSecret" or "privateKey"',
+      'MCP server "c": "oauth.assertionFile" is for "oauth.grant" jwt_bearer',
+      'MCP server "d": "oauth.dpop" must be true or false',
+      'MCP server "e": "oauth.grant" jwt_bearer needs "clientId"',
+    ]);
   });
 });

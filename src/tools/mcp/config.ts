@@ -50,9 +50,10 @@ export interface OAuthConfig {
   /**
    * `authorization_code`: an operator (or each person) logs in. `client_credentials`: Spool is the
    * client itself. `cross_app_access`: each person's sign-in to the enterprise identity provider is
-   * exchanged for the server's token (an ID-JAG, then the jwt-bearer grant).
+   * exchanged for the server's token (an ID-JAG, then the jwt-bearer grant). `jwt_bearer`:
+   * workload identity, the platform's token for Spool traded for the server's (SEP-1933).
    */
-  grant: 'authorization_code' | 'client_credentials' | 'cross_app_access';
+  grant: 'authorization_code' | 'client_credentials' | 'cross_app_access' | 'jwt_bearer';
   /** A client registered in advance with the authorization server. */
   clientId?: string;
   clientSecret?: string;
@@ -70,6 +71,13 @@ export interface OAuthConfig {
    * signed in to directly): never an mcp.json key.
    */
   authorizationServer?: string;
+  /** jwt_bearer: the file the platform keeps the workload's identity token in. */
+  assertionFile?: string;
+  /**
+   * Sender-constrained tokens (DPoP, RFC 9449, SEP-1932): each request proves it comes from the
+   * key the token was issued to, so a token that leaks is of no use alone.
+   */
+  dpop?: boolean;
 }
 
 /**
@@ -112,11 +120,14 @@ const OAUTH_KEYS = [
   'signingAlgorithm',
   'scope',
   'issuer',
+  'assertionFile',
+  'dpop',
 ];
 const GRANTS: Array<OAuthConfig['grant']> = [
   'authorization_code',
   'client_credentials',
   'cross_app_access',
+  'jwt_bearer',
 ];
 const IDP_KEYS = ['name', 'issuer', 'tokenEndpoint', 'clientId', 'clientSecret', 'scope'];
 const COMMON_KEYS = [
@@ -280,7 +291,7 @@ function oauthConfig(raw: unknown, env: Env, secrets: ReadonlySet<string>): OAut
       `unknown "oauth" key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${OAUTH_KEYS.join(', ')})`,
     );
   const fields = stringMap(
-    Object.fromEntries(Object.entries(raw).filter(([k]) => k !== 'grant')),
+    Object.fromEntries(Object.entries(raw).filter(([k]) => k !== 'grant' && k !== 'dpop')),
     'oauth',
     env,
     secrets,
@@ -288,7 +299,12 @@ function oauthConfig(raw: unknown, env: Env, secrets: ReadonlySet<string>): OAut
   const grant = raw.grant ?? 'authorization_code';
   if (!GRANTS.includes(grant as OAuthConfig['grant']))
     throw new McpConfigError(`"oauth.grant" must be ${GRANTS.join(', ')}`);
-  const config: OAuthConfig = { grant: grant as OAuthConfig['grant'], ...fields };
+  const config: OAuthConfig = {
+    grant: grant as OAuthConfig['grant'],
+    ...fields,
+    ...(dpopOf(raw.dpop) ? { dpop: true } : {}),
+  };
+  checkWorkloadIdentity(config);
   if (config.grant !== 'authorization_code' && !config.clientId)
     throw new McpConfigError(`"oauth.grant" ${config.grant} needs "clientId"`);
   if (config.grant === 'cross_app_access' && (!config.clientSecret || config.privateKey))
@@ -302,6 +318,27 @@ function oauthConfig(raw: unknown, env: Env, secrets: ReadonlySet<string>): OAut
   if ((config.clientSecret || config.privateKey) && !config.clientId)
     throw new McpConfigError('"oauth.clientSecret" and "oauth.privateKey" need "oauth.clientId"');
   return config;
+}
+
+function dpopOf(value: unknown): boolean {
+  if (value !== undefined && typeof value !== 'boolean')
+    throw new McpConfigError('"oauth.dpop" must be true or false');
+  return value === true;
+}
+
+/** jwt_bearer needs the workload's token and nothing of a client secret's; nothing else takes one. */
+function checkWorkloadIdentity(config: OAuthConfig): void {
+  if (config.grant !== 'jwt_bearer') {
+    if (config.assertionFile !== undefined)
+      throw new McpConfigError('"oauth.assertionFile" is for "oauth.grant" jwt_bearer');
+    return;
+  }
+  if (!config.assertionFile)
+    throw new McpConfigError('"oauth.grant" jwt_bearer needs "assertionFile"');
+  if (config.clientSecret || config.privateKey)
+    throw new McpConfigError(
+      '"oauth.grant" jwt_bearer proves itself with the workload\'s token: no "clientSecret" or "privateKey"',
+    );
 }
 
 function stdioServer(

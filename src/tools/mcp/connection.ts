@@ -24,6 +24,7 @@ import type { McpServerConfig } from './config.ts';
 import { loginCommand, StoredOAuthProvider } from './oauth.ts';
 import { PersonOAuthProvider } from './person-oauth.ts';
 import { toOutcome } from './result.ts';
+import { ServerSkills } from './skills.ts';
 import {
   cancelTask,
   FOLLOW_MS,
@@ -84,6 +85,8 @@ export class McpServerConnection {
   prompts: McpPrompt[] = [];
   /** The resources the server lists (its first page), when it serves resources at all. */
   resources?: Array<{ uri: string; name?: string }>;
+  /** The skills the server offers (SEP-2640), listed, none read; none when it offers none. */
+  skills?: ServerSkills;
   /** The protocol version the server speaks, once connected: 2025-11-25, 2026-07-28… */
   protocolVersion?: string;
   private client?: Client;
@@ -246,6 +249,7 @@ export class McpServerConnection {
         ? await this.listResources(client)
         : undefined;
       await this.refreshPrompts(client);
+      this.skills = await ServerSkills.list(client, this.config.name, this.logger);
       // close() may have run while we were connecting.
       if (this.closed()) return void (await client.close());
       this.state = 'ready';
