@@ -1,6 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { errorMessage } from '../../core/errors.ts';
+import type { SamplingLimits } from './sampling.ts';
+import {
+  expand,
+  isObject,
+  McpConfigError,
+  stringList,
+  stringMap,
+  type Env,
+} from './config-values.ts';
+import { rootsOf, samplingOf } from './config-offers.ts';
+
+export { McpConfigError } from './config-values.ts';
 
 interface ServerCommon {
   name: string;
@@ -15,6 +27,13 @@ interface ServerCommon {
    * further effect: a call cut short is sent again, as for a tool that says so itself.
    */
   idempotentTools?: string[];
+  /**
+   * Whether the server may ask Spool's model in its calls (MCP sampling), and how much; absent, it
+   * is not offered.
+   */
+  sampling?: SamplingLimits;
+  /** The roots the server is told of (`roots/list`); absent, Spool offers none. */
+  roots?: Array<{ uri: string; name?: string }>;
 }
 
 export interface StdioServerConfig extends ServerCommon {
@@ -137,57 +156,9 @@ const COMMON_KEYS = [
   'allowedTools',
   'blockedTools',
   'idempotentTools',
+  'sampling',
+  'roots',
 ];
-
-export class McpConfigError extends Error {
-  override readonly name = 'McpConfigError';
-}
-
-type Env = Record<string, string | undefined>;
-
-/**
- * `${VAR}`, Cursor's `${env:VAR}` and `${VAR:-default}` from the environment. The bot's own
- * secrets are refused: a tool server must never see them, even when a config asks for them.
- */
-function expand(value: string, env: Env, secretNames: ReadonlySet<string>): string {
-  return value.replace(
-    /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
-    (_, name: string, fallback: string | undefined) => {
-      if (secretNames.has(name))
-        throw new McpConfigError(
-          `\${${name}} is Spool's own secret and is never passed to a tool server`,
-        );
-      const found = env[name];
-      if (found !== undefined && found !== '') return found;
-      if (fallback !== undefined) return fallback;
-      throw new McpConfigError(`\${${name}} is not set`);
-    },
-  );
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function stringList(value: unknown, key: string): string[] | undefined {
-  if (value === undefined) return undefined;
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
-    throw new McpConfigError(`"${key}" must be an array of strings`);
-  return value;
-}
-
-function stringMap(
-  value: unknown,
-  key: string,
-  env: Env,
-  secrets: ReadonlySet<string>,
-): Record<string, string> {
-  if (value === undefined) return {};
-  if (!isObject(value) || !Object.values(value).every((v) => typeof v === 'string'))
-    throw new McpConfigError(`"${key}" must map names to strings`);
-  return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [k, expand(v as string, env, secrets)]),
-  );
-}
 
 function parseServer(
   name: string,
@@ -228,6 +199,8 @@ function parseServer(
     allowedTools: stringList(raw.allowedTools, 'allowedTools'),
     blockedTools: stringList(raw.blockedTools, 'blockedTools'),
     idempotentTools: stringList(raw.idempotentTools, 'idempotentTools'),
+    ...samplingOf(raw.sampling),
+    ...rootsOf(raw.roots, baseDir, env, secrets),
   };
   return isHttp
     ? httpServer(raw, common, env, secrets)
@@ -236,7 +209,14 @@ function parseServer(
 
 type CommonConfig = Pick<
   McpServerConfig,
-  'name' | 'timeoutMs' | 'maxTimeoutMs' | 'allowedTools' | 'blockedTools' | 'idempotentTools'
+  | 'name'
+  | 'timeoutMs'
+  | 'maxTimeoutMs'
+  | 'allowedTools'
+  | 'blockedTools'
+  | 'idempotentTools'
+  | 'sampling'
+  | 'roots'
 >;
 
 function httpServer(
