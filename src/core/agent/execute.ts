@@ -53,6 +53,7 @@ export async function executeCall(
       callId: call.id,
       signal: turn.signal,
       reading,
+      offers: turn.offers,
       ...(turn.askForm ? { askForm: turn.askForm } : {}),
       askModel: turnSampler(deps, turn),
       ...(turn.user ? { user: turn.user } : {}),

@@ -137,6 +137,11 @@ export interface ToolContext {
   onProgress?(progress: ToolProgress): void;
   /** Told what a call that reads stored results reads, once it knows. */
   onReading?(read: StoredRead): void;
+  /**
+   * Whether the turn's channel offers a tool (its policy); absent, every tool is offered. A tool
+   * that names others (load_tools) names only these.
+   */
+  offers?(name: string): boolean;
   /** Puts the running call's question to the person who started the turn; absent, declined. */
   askForm?(request: FormRequest): Promise<FormAnswer>;
   /**
