@@ -2,12 +2,15 @@ import { flagsOf } from './accepted-calls.ts';
 import { parseToolArguments } from './arguments.ts';
 import { callLimitRefusal } from './call-limits.ts';
 import { notify, type AgentHooks } from './hooks.ts';
+import { turnSampler } from './sampling.ts';
 import type { Turn } from './turn.ts';
 import { errorMessage, SignInRequiredError } from '../errors.ts';
 import type { ToolCall } from '../ports/conversation.ts';
 import { StoreError } from '../ports/store.ts';
 import { errorResult, type ParkedCall, type ToolOutcome, type ToolPort } from '../ports/tools.ts';
 import type { Logger } from '../logger.ts';
+import type { LlmPort } from '../ports/llm.ts';
+import type { StorePort } from '../ports/store.ts';
 import type { PendingCall } from '../ports/turns.ts';
 
 /** What `executeCall` says of a call that waits for a person's decision: it did not run. */
@@ -18,7 +21,7 @@ export const AWAITING = Symbol('awaiting approval');
  * approval it waits for, the tool itself; or the call parks (a sign-in, a task).
  */
 export async function executeCall(
-  deps: { tools: ToolPort; hooks?: AgentHooks; logger: Logger },
+  deps: { tools: ToolPort; hooks?: AgentHooks; logger: Logger; llm: LlmPort; store: StorePort },
   turn: Turn,
   viewChars: number,
   call: ToolCall,
@@ -50,7 +53,9 @@ export async function executeCall(
       callId: call.id,
       signal: turn.signal,
       reading,
+      offers: turn.offers,
       ...(turn.askForm ? { askForm: turn.askForm } : {}),
+      askModel: turnSampler(deps, turn),
       ...(turn.user ? { user: turn.user } : {}),
       onReading: (read) => turn.onActivity?.({ kind: 'reading', name: call.name, read }),
       onProgress: (progress) => {

@@ -36,4 +36,18 @@ describe('load_tools', () => {
     });
     expect((await run({})).isError).toBe(true);
   });
+
+  it("loads only what the channel's policy offers: a tool it hides is no tool here", async () => {
+    const hidden = (name: string) => name !== 'fs__write_file';
+    const inChannel = (args: Record<string, unknown>) =>
+      loader.run(args, { offers: hidden } as unknown as ToolContext);
+    expect(await inChannel({ names: ['fs__write_file'] })).toEqual({
+      content: JSON.stringify({ error: 'Nothing loaded. Not in the list: fs__write_file.' }),
+      isError: true,
+    });
+    expect(await inChannel({ names: ['write_file', 'read_file'] })).toEqual({
+      content: 'Loaded fs__read_file: call it now. Not in the list: write_file.',
+      isError: false,
+    });
+  });
 });

@@ -6,7 +6,8 @@ import { errorResult, type Tool, type ToolOutcome, type ToolSpec } from '../port
  * TOOL_SCHEMAS_MAX_TOKENS, when its description lists the server tools the request leaves out
  * (`offeredTools`). Its run only says which names are tools: what the conversation has loaded is
  * read from its calls in the transcript, so the schemas are in every request from the next on.
- * `list` gives the tools there are.
+ * `list` gives the tools there are; the channel's policy (`ToolContext.offers`) which of them it
+ * may load.
  */
 export function loadToolsTool(list: () => ToolSpec[]): Tool<ToolOutcome> {
   return {
@@ -25,8 +26,10 @@ export function loadToolsTool(list: () => ToolSpec[]): Tool<ToolOutcome> {
       },
       flags: { loadsTools: true, freeIteration: true },
     },
-    async run(args) {
-      const { found, unknown } = resolveToolNames(requestedNames(args), list());
+    async run(args, context) {
+      // A tool the channel's policy hides is no tool here, whatever the registry holds.
+      const offered = list().filter((t) => context.offers?.(t.name) ?? true);
+      const { found, unknown } = resolveToolNames(requestedNames(args), offered);
       const missing = unknown.length ? ` Not in the list: ${unknown.join(', ')}.` : '';
       if (found.length === 0) return errorResult(`Nothing loaded.${missing}`);
       return {

@@ -137,9 +137,49 @@ export interface ToolContext {
   onProgress?(progress: ToolProgress): void;
   /** Told what a call that reads stored results reads, once it knows. */
   onReading?(read: StoredRead): void;
+  /**
+   * Whether the turn's channel offers a tool (its policy); absent, every tool is offered. A tool
+   * that names others (load_tools) names only these.
+   */
+  offers?(name: string): boolean;
   /** Puts the running call's question to the person who started the turn; absent, declined. */
   askForm?(request: FormRequest): Promise<FormAnswer>;
+  /**
+   * Asks the turn's model on the running call's behalf (MCP sampling): under the turn's person,
+   * model and caps, its usage counted as theirs. Absent, declined.
+   */
+  askModel?(request: SamplingRequest): Promise<SamplingAnswer>;
 }
+
+/** A message of a sampling conversation: text, the model's calls, or their results. */
+export type SamplingMessage =
+  | { role: 'user'; text: string }
+  | {
+      role: 'assistant';
+      text: string;
+      toolCalls?: Array<{ id: string; name: string; arguments: string }>;
+    }
+  | { role: 'tool'; toolCallId: string; text: string };
+
+/** What a tool's server asks the model: its own conversation, tools and budget, never the turn's. */
+export interface SamplingRequest {
+  system?: string;
+  messages: SamplingMessage[];
+  maxTokens: number;
+  /** Tools the server offers the model for this request; the server runs them, not Spool. */
+  tools?: ToolSpec[];
+  toolChoice?: 'auto' | 'none';
+}
+
+/** The model's answer, or why it was not asked (a cap reached). */
+export type SamplingAnswer =
+  | {
+      text: string;
+      toolCalls: Array<{ id: string; name: string; arguments: string }>;
+      model: string;
+      stopReason: 'endTurn' | 'maxTokens' | 'toolUse';
+    }
+  | { refusal: string };
 
 /**
  * A call that cannot end now and is taken up again later: the person who asked must sign in to its

@@ -105,7 +105,7 @@ describe('parseMcpConfig', () => {
       'MCP server "both": give "oauth" or an Authorization header, not both',
       'MCP server "nosecret": "oauth.grant" client_credentials needs "clientSecret" or "privateKey" (one)',
       'MCP server "noid": "oauth.clientSecret" and "oauth.privateKey" need "oauth.clientId"',
-      'MCP server "typo": unknown "oauth" key "clientID" (allowed: grant, clientId, clientSecret, privateKey, signingAlgorithm, scope, issuer)',
+      'MCP server "typo": unknown "oauth" key "clientID" (allowed: grant, clientId, clientSecret, privateKey, signingAlgorithm, scope, issuer, assertionFile, dpop)',
     ]);
   });
 
@@ -228,8 +228,8 @@ describe('parseMcpConfig', () => {
     });
     expect(config.servers.map((s) => s.name)).toEqual(['good']);
     expect(config.problems).toEqual([
-      'MCP server "typo": unknown key "comand" (allowed: type, command, args, env, cwd, enabled, timeoutMs, maxTimeoutMs, allowedTools, blockedTools, idempotentTools)',
-      'MCP server "extra": unknown key "colour" (allowed: type, command, args, env, cwd, enabled, timeoutMs, maxTimeoutMs, allowedTools, blockedTools, idempotentTools)',
+      'MCP server "typo": unknown key "comand" (allowed: type, command, args, env, cwd, enabled, timeoutMs, maxTimeoutMs, allowedTools, blockedTools, idempotentTools, sampling, roots)',
+      'MCP server "extra": unknown key "colour" (allowed: type, command, args, env, cwd, enabled, timeoutMs, maxTimeoutMs, allowedTools, blockedTools, idempotentTools, sampling, roots)',
       'MCP server "missing": ${NOPE} is not set',
       'MCP server "leak": ${OPENAI_API_KEY} is Spool\'s own secret and is never passed to a tool server',
       'MCP server "badTimeout": "timeoutMs" must be a positive whole number',
@@ -280,5 +280,71 @@ describe('parseMcpConfig', () => {
         'MCP server "leak": ${OPENAI_API_KEY} is Spool\'s own secret and is never passed to a tool server',
       ],
     );
+  });
+
+  it('reads workload identity (jwt_bearer with the token file) and DPoP, and says what is wrong', () => {
+    const config = parse(
+      {
+        wif: {
+          url: 'https://example.test/mcp',
+          oauth: { grant: 'jwt_bearer', clientId: 'spool', assertionFile: '${TOKEN_FILE}' },
+        },
+        bound: { url: 'https://example.test/mcp', oauth: { dpop: true } },
+      },
+      { TOKEN_FILE: '/var/run/secrets/spool/token' },
+    );
+    expect(config.problems).toEqual([]);
+    expect(config.servers.map((s) => (s.kind === 'http' ? s.oauth : undefined))).toEqual([
+      { grant: 'jwt_bearer', clientId: 'spool', assertionFile: '/var/run/secrets/spool/token' },
+      { grant: 'authorization_code', dpop: true },
+    ]);
+    const url = 'https://example.test/mcp';
+    expect(
+      parse({
+        a: { url, oauth: { grant: 'jwt_bearer', clientId: 'x' } },
+        b: {
+          url,
+          oauth: { grant: 'jwt_bearer', clientId: 'x', assertionFile: '/t', clientSecret: 's' },
+        },
+        c: { url, oauth: { assertionFile: '/t' } },
+        d: { url, oauth: { dpop: 'yes' } },
+        e: { url, oauth: { grant: 'jwt_bearer', assertionFile: '/t' } },
+      }).problems,
+    ).toEqual([
+      'MCP server "a": "oauth.grant" jwt_bearer needs "assertionFile"',
+      'MCP server "b": "oauth.grant" jwt_bearer proves itself with the workload\'s token: no "clientSecret" or "privateKey"',
+      'MCP server "c": "oauth.assertionFile" is for "oauth.grant" jwt_bearer',
+      'MCP server "d": "oauth.dpop" must be true or false',
+      'MCP server "e": "oauth.grant" jwt_bearer needs "clientId"',
+    ]);
+  });
+
+  it('reads what a server is offered: sampling with its limits, roots as file URIs', () => {
+    const config = parse({
+      a: {
+        command: 'x',
+        sampling: true,
+        roots: ['work', { uri: 'file:///srv/data', name: 'data' }],
+      },
+      b: { command: 'x', sampling: { maxTokens: 200, perCall: 1 } },
+    });
+    expect(config.servers).toMatchObject([
+      {
+        sampling: { maxTokens: 1000, perCall: 3 },
+        roots: [{ uri: 'file:///etc/spool/work' }, { uri: 'file:///srv/data', name: 'data' }],
+      },
+      { sampling: { maxTokens: 200, perCall: 1 } },
+    ]);
+    expect(
+      parse({
+        c: { command: 'x', sampling: { maxTokens: 0 } },
+        d: { command: 'x', roots: ['https://example.test/repo'] },
+        e: { command: 'x', roots: 'work' },
+      }).problems,
+    ).toEqual([
+      'MCP server "c": "sampling" must be true, or { "maxTokens": N, "perCall": N } with positive whole numbers',
+      'MCP server "d": "roots" are folders or file:// URIs, not https://example.test/repo',
+      'MCP server "e": "roots" must be an array',
+    ]);
   });
 });

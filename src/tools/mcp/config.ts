@@ -1,6 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { errorMessage } from '../../core/errors.ts';
+import type { SamplingLimits } from './sampling.ts';
+import {
+  expand,
+  isObject,
+  McpConfigError,
+  stringList,
+  stringMap,
+  type Env,
+} from './config-values.ts';
+import { rootsOf, samplingOf } from './config-offers.ts';
+
+export { McpConfigError } from './config-values.ts';
 
 interface ServerCommon {
   name: string;
@@ -15,6 +27,13 @@ interface ServerCommon {
    * further effect: a call cut short is sent again, as for a tool that says so itself.
    */
   idempotentTools?: string[];
+  /**
+   * Whether the server may ask Spool's model in its calls (MCP sampling), and how much; absent, it
+   * is not offered.
+   */
+  sampling?: SamplingLimits;
+  /** The roots the server is told of (`roots/list`); absent, Spool offers none. */
+  roots?: Array<{ uri: string; name?: string }>;
 }
 
 export interface StdioServerConfig extends ServerCommon {
@@ -50,9 +69,10 @@ export interface OAuthConfig {
   /**
    * `authorization_code`: an operator (or each person) logs in. `client_credentials`: Spool is the
    * client itself. `cross_app_access`: each person's sign-in to the enterprise identity provider is
-   * exchanged for the server's token (an ID-JAG, then the jwt-bearer grant).
+   * exchanged for the server's token (an ID-JAG, then the jwt-bearer grant). `jwt_bearer`:
+   * workload identity, the platform's token for Spool traded for the server's (SEP-1933).
    */
-  grant: 'authorization_code' | 'client_credentials' | 'cross_app_access';
+  grant: 'authorization_code' | 'client_credentials' | 'cross_app_access' | 'jwt_bearer';
   /** A client registered in advance with the authorization server. */
   clientId?: string;
   clientSecret?: string;
@@ -70,6 +90,13 @@ export interface OAuthConfig {
    * signed in to directly): never an mcp.json key.
    */
   authorizationServer?: string;
+  /** jwt_bearer: the file the platform keeps the workload's identity token in. */
+  assertionFile?: string;
+  /**
+   * Sender-constrained tokens (DPoP, RFC 9449, SEP-1932): each request proves it comes from the
+   * key the token was issued to, so a token that leaks is of no use alone.
+   */
+  dpop?: boolean;
 }
 
 /**
@@ -112,11 +139,14 @@ const OAUTH_KEYS = [
   'signingAlgorithm',
   'scope',
   'issuer',
+  'assertionFile',
+  'dpop',
 ];
 const GRANTS: Array<OAuthConfig['grant']> = [
   'authorization_code',
   'client_credentials',
   'cross_app_access',
+  'jwt_bearer',
 ];
 const IDP_KEYS = ['name', 'issuer', 'tokenEndpoint', 'clientId', 'clientSecret', 'scope'];
 const COMMON_KEYS = [
@@ -126,57 +156,9 @@ const COMMON_KEYS = [
   'allowedTools',
   'blockedTools',
   'idempotentTools',
+  'sampling',
+  'roots',
 ];
-
-export class McpConfigError extends Error {
-  override readonly name = 'McpConfigError';
-}
-
-type Env = Record<string, string | undefined>;
-
-/**
- * `${VAR}`, Cursor's `${env:VAR}` and `${VAR:-default}` from the environment. The bot's own
- * secrets are refused: a tool server must never see them, even when a config asks for them.
- */
-function expand(value: string, env: Env, secretNames: ReadonlySet<string>): string {
-  return value.replace(
-    /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
-    (_, name: string, fallback: string | undefined) => {
-      if (secretNames.has(name))
-        throw new McpConfigError(
-          `\${${name}} is Spool's own secret and is never passed to a tool server`,
-        );
-      const found = env[name];
-      if (found !== undefined && found !== '') return found;
-      if (fallback !== undefined) return fallback;
-      throw new McpConfigError(`\${${name}} is not set`);
-    },
-  );
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function stringList(value: unknown, key: string): string[] | undefined {
-  if (value === undefined) return undefined;
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
-    throw new McpConfigError(`"${key}" must be an array of strings`);
-  return value;
-}
-
-function stringMap(
-  value: unknown,
-  key: string,
-  env: Env,
-  secrets: ReadonlySet<string>,
-): Record<string, string> {
-  if (value === undefined) return {};
-  if (!isObject(value) || !Object.values(value).every((v) => typeof v === 'string'))
-    throw new McpConfigError(`"${key}" must map names to strings`);
-  return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [k, expand(v as string, env, secrets)]),
-  );
-}
 
 function parseServer(
   name: string,
@@ -217,6 +199,8 @@ function parseServer(
     allowedTools: stringList(raw.allowedTools, 'allowedTools'),
     blockedTools: stringList(raw.blockedTools, 'blockedTools'),
     idempotentTools: stringList(raw.idempotentTools, 'idempotentTools'),
+    ...samplingOf(raw.sampling),
+    ...rootsOf(raw.roots, baseDir, env, secrets),
   };
   return isHttp
     ? httpServer(raw, common, env, secrets)
@@ -225,7 +209,14 @@ function parseServer(
 
 type CommonConfig = Pick<
   McpServerConfig,
-  'name' | 'timeoutMs' | 'maxTimeoutMs' | 'allowedTools' | 'blockedTools' | 'idempotentTools'
+  | 'name'
+  | 'timeoutMs'
+  | 'maxTimeoutMs'
+  | 'allowedTools'
+  | 'blockedTools'
+  | 'idempotentTools'
+  | 'sampling'
+  | 'roots'
 >;
 
 function httpServer(
@@ -280,7 +271,7 @@ function oauthConfig(raw: unknown, env: Env, secrets: ReadonlySet<string>): OAut
       `unknown "oauth" key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${OAUTH_KEYS.join(', ')})`,
     );
   const fields = stringMap(
-    Object.fromEntries(Object.entries(raw).filter(([k]) => k !== 'grant')),
+    Object.fromEntries(Object.entries(raw).filter(([k]) => k !== 'grant' && k !== 'dpop')),
     'oauth',
     env,
     secrets,
@@ -288,7 +279,12 @@ function oauthConfig(raw: unknown, env: Env, secrets: ReadonlySet<string>): OAut
   const grant = raw.grant ?? 'authorization_code';
   if (!GRANTS.includes(grant as OAuthConfig['grant']))
     throw new McpConfigError(`"oauth.grant" must be ${GRANTS.join(', ')}`);
-  const config: OAuthConfig = { grant: grant as OAuthConfig['grant'], ...fields };
+  const config: OAuthConfig = {
+    grant: grant as OAuthConfig['grant'],
+    ...fields,
+    ...(dpopOf(raw.dpop) ? { dpop: true } : {}),
+  };
+  checkWorkloadIdentity(config);
   if (config.grant !== 'authorization_code' && !config.clientId)
     throw new McpConfigError(`"oauth.grant" ${config.grant} needs "clientId"`);
   if (config.grant === 'cross_app_access' && (!config.clientSecret || config.privateKey))
@@ -302,6 +298,27 @@ function oauthConfig(raw: unknown, env: Env, secrets: ReadonlySet<string>): OAut
   if ((config.clientSecret || config.privateKey) && !config.clientId)
     throw new McpConfigError('"oauth.clientSecret" and "oauth.privateKey" need "oauth.clientId"');
   return config;
+}
+
+function dpopOf(value: unknown): boolean {
+  if (value !== undefined && typeof value !== 'boolean')
+    throw new McpConfigError('"oauth.dpop" must be true or false');
+  return value === true;
+}
+
+/** jwt_bearer needs the workload's token and nothing of a client secret's; nothing else takes one. */
+function checkWorkloadIdentity(config: OAuthConfig): void {
+  if (config.grant !== 'jwt_bearer') {
+    if (config.assertionFile !== undefined)
+      throw new McpConfigError('"oauth.assertionFile" is for "oauth.grant" jwt_bearer');
+    return;
+  }
+  if (!config.assertionFile)
+    throw new McpConfigError('"oauth.grant" jwt_bearer needs "assertionFile"');
+  if (config.clientSecret || config.privateKey)
+    throw new McpConfigError(
+      '"oauth.grant" jwt_bearer proves itself with the workload\'s token: no "clientSecret" or "privateKey"',
+    );
 }
 
 function stdioServer(

@@ -24,6 +24,8 @@ import type { McpServerConfig } from './config.ts';
 import { loginCommand, StoredOAuthProvider } from './oauth.ts';
 import { PersonOAuthProvider } from './person-oauth.ts';
 import { toOutcome } from './result.ts';
+import { ServerSkills } from './skills.ts';
+import { answerSampling, type SamplingCall } from './sampling.ts';
 import {
   cancelTask,
   FOLLOW_MS,
@@ -50,15 +52,19 @@ export interface McpLimits {
 }
 
 /**
- * What Spool tells servers it does: forms (with the schema's defaults filled in) and pages to open
- * (URL mode); not sampling and roots, which the 2026-07-28 specification deprecates.
+ * What Spool tells a server it does: forms (with the schema's defaults filled in) and pages to open
+ * (URL mode); its model (sampling, with tools) and roots where mcp.json offers them to that server.
  */
-const CAPABILITIES = { elicitation: { form: { applyDefaults: true }, url: {} } };
+const capabilitiesOf = ({ sampling, roots }: McpServerConfig) => ({
+  elicitation: { form: { applyDefaults: true }, url: {} },
+  ...(sampling ? { sampling: { tools: {} } } : {}),
+  ...(roots ? { roots: { listChanged: false } } : {}),
+});
 /** Far past any call's own limits (CallClock): the SDK's timer never decides. */
 const NO_SDK_TIMEOUT = 2 ** 31 - 1;
 
 /** A call under way: whom its server's questions go to, and its clock, paused while they wait. */
-interface RunningCall {
+interface RunningCall extends SamplingCall {
   askForm?: ToolContext['askForm'];
   clock: CallClock;
   /**
@@ -84,6 +90,8 @@ export class McpServerConnection {
   prompts: McpPrompt[] = [];
   /** The resources the server lists (its first page), when it serves resources at all. */
   resources?: Array<{ uri: string; name?: string }>;
+  /** The skills the server offers (SEP-2640), listed, none read; none when it offers none. */
+  skills?: ServerSkills;
   /** The protocol version the server speaks, once connected: 2025-11-25, 2026-07-28… */
   protocolVersion?: string;
   private client?: Client;
@@ -170,7 +178,7 @@ export class McpServerConnection {
    */
   private newClient(): Client {
     const client: Client = new Client(this.clientInfo, {
-      capabilities: CAPABILITIES,
+      capabilities: capabilitiesOf(this.config),
       listChanged: {
         tools: {
           debounceMs: 0,
@@ -195,6 +203,12 @@ export class McpServerConnection {
     client.setNotificationHandler('notifications/elicitation/complete', ({ params }) =>
       this.pageDone(params.elicitationId),
     );
+    const { sampling, roots } = this.config;
+    if (sampling)
+      client.setRequestHandler('sampling/createMessage', ({ params }) =>
+        answerSampling(params, this.running, sampling),
+      );
+    if (roots) client.setRequestHandler('roots/list', () => ({ roots }));
     return client;
   }
 
@@ -246,6 +260,7 @@ export class McpServerConnection {
         ? await this.listResources(client)
         : undefined;
       await this.refreshPrompts(client);
+      this.skills = await ServerSkills.list(client, this.config.name, this.logger);
       // close() may have run while we were connecting.
       if (this.closed()) return void (await client.close());
       this.state = 'ready';
@@ -348,7 +363,10 @@ export class McpServerConnection {
   async call(
     tool: string,
     args: Record<string, unknown>,
-    context: Pick<ToolContext, 'signal' | 'onProgress' | 'askForm' | 'callId' | 'conversation'>,
+    context: Pick<
+      ToolContext,
+      'signal' | 'onProgress' | 'askForm' | 'askModel' | 'callId' | 'conversation'
+    >,
   ): Promise<ToolOutcome | ParkedCall> {
     const client = this.client;
     const task = context.callId ? await this.tasks?.open(context.callId) : undefined;
@@ -357,7 +375,13 @@ export class McpServerConnection {
       return { parked: 'task', until: new Date(Date.now() + FIRST_RETRY_MS * 5) };
     if (this.state !== 'ready' || !client) return this.unavailable();
     const clock = new CallClock(this.config.timeoutMs, this.config.maxTimeoutMs, context.signal);
-    const call: RunningCall = { askForm: context.askForm, clock, pages: new Map() };
+    const call: RunningCall = {
+      askForm: context.askForm,
+      askModel: context.askModel,
+      sampled: 0,
+      clock,
+      pages: new Map(),
+    };
     this.running.add(call);
     try {
       const auth = this.authInUse;

@@ -7,8 +7,11 @@ import {
   type OAuthClientProvider,
   type OAuthDiscoveryState,
   type OAuthTokens,
+  type DpopSession,
 } from '@modelcontextprotocol/client';
 import type { HttpServerConfig, OAuthConfig } from './config.ts';
+import { dpopSession, type StoredDpopKey } from './dpop-key.ts';
+import { WorkloadIdentityProvider } from './workload-identity.ts';
 
 /** What Spool keeps of one server's authorization. The store seals it: it holds tokens. */
 export interface OAuthRecord {
@@ -22,6 +25,8 @@ export interface OAuthRecord {
   discovery?: OAuthDiscoveryState;
   /** The authorization an operator has to complete, as the server last asked for it (its scope). */
   pendingAuthorization?: string;
+  /** The key the tokens are bound to, where mcp.json asks for DPoP. */
+  dpopKey?: StoredDpopKey;
 }
 
 /** Where OAuth records live: the database, sealed (src/store/oauth-vault.ts). */
@@ -48,6 +53,7 @@ export const REFRESH_MARGIN_MS = 60_000;
  */
 export class StoredOAuthProvider implements OAuthClientProvider {
   private saving: Promise<void> = Promise.resolve();
+  private dpopKey?: Promise<DpopSession>;
 
   private constructor(
     private readonly server: HttpServerConfig & { oauth: OAuthConfig },
@@ -128,8 +134,15 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return this.save({ discovery });
   }
 
+  /**
+   * What discovery found, only while a login is under way: its callback leg must reach the
+   * authorization server it started with. Any other authorization (a refresh, a token refused)
+   * discovers afresh, so a server that now names another authorization server is followed there,
+   * and Spool registers with it (SEP-2352; the SDK discards a client and tokens stamped with the
+   * old issuer).
+   */
   discoveryState(): OAuthDiscoveryState | undefined {
-    return this.record.discovery;
+    return this.record.codeVerifier ? this.record.discovery : undefined;
   }
 
   invalidateCredentials(
@@ -143,6 +156,13 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       discovery: { discovery: undefined },
     }[scope];
     return this.save(cleared);
+  }
+
+  /** The SDK signs the token request and every request with it, where mcp.json asks for DPoP. */
+  dpop(): Promise<DpopSession> | undefined {
+    if (!this.server.oauth.dpop) return undefined;
+    // One session for the process: it holds the nonces the servers hand out.
+    return (this.dpopKey ??= dpopSession(this.record.dpopKey, (dpopKey) => this.save({ dpopKey })));
   }
 
   /** Refreshes an access token about to expire, through the SDK, before a request uses it. */
@@ -222,8 +242,15 @@ export async function oauthProvider(
   vault: OAuthVault,
   identity: OAuthIdentity,
 ): Promise<OAuthClientProvider> {
-  const { grant, clientId, clientSecret, privateKey, signingAlgorithm, scope } = server.oauth;
+  const { grant, clientId, clientSecret, privateKey, signingAlgorithm, scope, assertionFile } =
+    server.oauth;
   if (grant === 'authorization_code') return StoredOAuthProvider.open(server, vault, identity);
+  if (grant === 'jwt_bearer')
+    return new WorkloadIdentityProvider({
+      clientId: clientId!,
+      assertionFile: assertionFile!,
+      scope,
+    });
   // Machine clients get a fresh token whenever they need one: nothing of theirs is stored.
   if (privateKey)
     return new PrivateKeyJwtProvider({

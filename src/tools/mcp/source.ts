@@ -17,6 +17,7 @@ import {
 import { crossAppAccess, IdentityProvider } from './cross-app.ts';
 import { ownSignIn, PersonConnections } from './person-connections.ts';
 import { personServers, type SignIns } from './sign-in.ts';
+import { LOAD_SKILL, skillLoader } from './skills.ts';
 
 export const CLIENT_INFO = { name: 'spool', version: '0.1.0' };
 
@@ -96,6 +97,12 @@ function resourceReader(connection: McpServerConnection): Tool {
         ? connection.readResource(args.uri, context.signal)
         : errorResult('uri must be a non-empty string'),
   };
+}
+
+/** A server's skills as a tool; not for one used with each person's sign-in (see resources). */
+function skillTools(connection: McpServerConnection, people: PersonConnections | undefined) {
+  const loader = people ? undefined : skillLoader(connection.config.name, () => connection.skills);
+  return loader ? [{ connection, name: LOAD_SKILL, tool: loader }] : [];
 }
 
 /** The tools of every configured MCP server, as one source for the registry; and their prompts. */
@@ -213,6 +220,7 @@ export class McpToolSource implements ToolSource, PromptPort {
         ...(connection.resources && !people
           ? [{ connection, name: READ_RESOURCE, tool: resourceReader(connection) }]
           : []),
+        ...skillTools(connection, people),
       ];
     });
     const names = exposedToolNames(

@@ -7,6 +7,7 @@
  * Exits non-zero when it could not connect or a call failed.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ToolSpec } from '../../../src/core/ports/tools.ts';
@@ -29,8 +30,27 @@ const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as Recor
   toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;
 };
 
+/**
+ * Where a workload's platform keeps its identity token (a Kubernetes projected token): the one the
+ * scenario's platform handed out.
+ */
+function workloadTokenFile(token: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'spool-workload-')), 'token');
+  writeFileSync(file, token);
+  return file;
+}
+
 /** The `oauth` entry an operator would write for this scenario's server, from what it hands out. */
-function oauthEntry(): Record<string, string> {
+function oauthEntry(): Record<string, string | boolean> {
+  // Workload identity: the platform's token for Spool is traded for the server's (SEP-1933).
+  if (context.valid_jwt)
+    return {
+      grant: 'jwt_bearer',
+      clientId: context.client_id!,
+      assertionFile: workloadTokenFile(context.valid_jwt),
+    };
+  // The operator's server binds its tokens to Spool's key (SEP-1932).
+  if (scenario.startsWith('auth/dpop')) return { dpop: true };
   // An enterprise identity provider: each person's sign-in to it is exchanged for the server's token.
   if (context.idp_issuer)
     return {
@@ -165,12 +185,17 @@ const argumentsFor = (tool: ToolSpec) => {
   return Object.fromEntries(required.map((name) => [name, sample(properties[name] ?? {})]));
 };
 
-/** What a model would call: the scenario's calls where it names them, else each tool once. */
+/**
+ * What a model would call: the scenario's calls where it names them, nothing where the scenario
+ * is that the model needs no skill (so none of a skill's files may be read), else each tool once.
+ */
 const callsOf = (tools: ToolSpec[]) =>
-  context.toolCalls?.map((call) => ({
-    name: tools.find((t) => t.name.endsWith(`__${call.name}`))?.name ?? call.name,
-    args: call.arguments,
-  })) ?? tools.map((tool) => ({ name: tool.name, args: argumentsFor(tool) }));
+  scenario === 'sep-2640-client-no-prefetch'
+    ? []
+    : (context.toolCalls?.map((call) => ({
+        name: tools.find((t) => t.name.endsWith(`__${call.name}`))?.name ?? call.name,
+        args: call.arguments,
+      })) ?? tools.map((tool) => ({ name: tool.name, args: argumentsFor(tool) })));
 
 const conversation = {
   id: 'conformance',
