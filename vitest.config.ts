@@ -4,8 +4,8 @@ import pg from 'pg';
 import { defineConfig } from 'vitest/config';
 
 // Node keeps the code it compiled on disk and reads it back in the next process that loads the same
-// file: the test workers, and the MCP servers and conformance runs the tests start, inherit this.
-// Spool's own processes do the same (src/start.ts), into the same directory.
+// file: the test workers inherit this, and what they start with their environment (the MCP
+// conformance suite and its client, 35 of each a run). Spool does the same (src/start.ts), there.
 process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'node-compile-cache');
 
 const delivery = (names: string[]) => names.map((name) => `test/core/delivery/${name}.test.ts`);
@@ -23,11 +23,6 @@ const SERIAL = [
 ];
 /** Replicas sharing one server too, but timing nothing: they run beside the rest. */
 const POSTGRES_ONLY = [...SERIAL, ...delivery(['usage-exact'])];
-/**
- * What must be the first to load its modules in its process: which copy of undici loads first
- * decides the process-wide dispatcher, and that is what is under test. It needs no database.
- */
-const ISOLATED = ['test/adapters/discord/uploads.test.ts'];
 
 // The rest runs four files at a time on two cores: most files wait on servers and processes more
 // than they compute, and each file has a database of its own (test/support/file-database.ts). Four
@@ -47,10 +42,6 @@ const integration = (
     name,
     ...files,
     ...order,
-    // Each file starts its servers, processes and database itself and stops them, and the run's
-    // processes share their loaded modules across files as the unit files do: a fresh process and
-    // module graph for each file cost about a CPU-second, paid more than a hundred times a run.
-    isolate: false,
     // Processes are started from dist/, compiled first when the source changed (support/build.ts).
     globalSetup: ['test/support/build.ts', 'test/support/global-db.ts'],
     setupFiles: ['test/support/file-database-setup.ts'],
@@ -107,9 +98,8 @@ export default defineConfig({
       // Delivery across processes needs a server several processes share: PostgreSQL only.
       integration('embedded', 'embedded', {
         include: ['test/**/*.test.ts'],
-        exclude: [...POSTGRES_ONLY, ...ISOLATED],
+        exclude: POSTGRES_ONLY,
       }),
-      { test: { name: 'isolated', include: ISOLATED, ...PARALLEL } },
       ...(postgres
         ? [
             integration('postgres', 'postgres', {
