@@ -1,5 +1,12 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { defineConfig } from 'vitest/config';
+
+// Node keeps the code it compiled on disk and reads it back in the next process that loads the same
+// file: the test workers inherit this, and what they start with their environment (the MCP
+// conformance suite and its client, 35 of each a run). Spool does the same (src/start.ts), there.
+process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'node-compile-cache');
 
 const delivery = (names: string[]) => names.map((name) => `test/core/delivery/${name}.test.ts`);
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConnectProxy } from '../../support/connect-proxy.ts';
 import { FakeDiscord } from '../../support/fake-discord.ts';
 
-// Uploads through discord.js on whichever Node runs this (CI: 20 and 24). Nothing here imports
+// Uploads through discord.js on whichever Node runs this (CI: 22 and 26). Nothing here imports
 // undici or discord.js before the test does: which copy of undici loads first decides the
 // process-wide dispatcher, and that is what is under test. The tests run in order; the second
 // loads undici 7 (a proxy is set).

@@ -105,8 +105,8 @@ const SKILLS_SCENARIOS = [
   'sep-2640-client-verify-frontmatter',
 ];
 
-// The suite's CLI needs Node 22 or newer (it imports fs.globSync): CI's second pass, on Node 24,
-// runs these; on Node 20 they are skipped.
+// The suite's CLI needs Node 22 or newer (it imports fs.globSync): both of CI's passes (Node 22 and
+// 26) run these; on Node 20 they are skipped.
 describe.skipIf(NODE_MAJOR < 22)('the official MCP conformance suite, client mode', () => {
   let client: { dir: string; entry: string };
   beforeAll(async () => {
