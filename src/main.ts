@@ -379,7 +379,17 @@ async function configuredPlatforms(
     platforms.push(
       new (await import('./adapters/slack/slack-adapter.ts')).SlackAdapter(
         // Where replies may unfurl is the channel's policy, as the engine reads it.
-        { ...config.slack, dispatcher, policy: config.delivery.policy },
+        {
+          ...config.slack,
+          dispatcher,
+          policy: config.delivery.policy,
+          ...(await import('./slack-installs.ts')).slackInstallStores(
+            config,
+            db.prisma,
+            dispatcher,
+            logger,
+          ),
+        },
         delivery,
         logger,
       ),

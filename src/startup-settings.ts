@@ -46,7 +46,9 @@ export function readSettings():
  * otherwise); without them, PORT alone asks for one.
  */
 export function httpPortOf(config: Config, platformNames: string[]): number | undefined {
-  const slackOverHttp = platformNames.includes('slack') && !config.slack?.appToken;
+  // Installs' pages are served here too.
+  const slackOverHttp =
+    platformNames.includes('slack') && (!config.slack?.appToken || !!config.slack.installs);
   // People's sign-ins come back to PUBLIC_URL, served here.
   const signIns = !!config.tools.oauth.signInRedirectUrl;
   return config.server.port ?? (slackOverHttp || signIns ? 3000 : undefined);

@@ -11,6 +11,8 @@ export interface SlackCall {
   at: number;
   /** A response_url call's id (see `responseUrl`). */
   responseId?: string;
+  /** The token it was made with (its Authorization header, or its `token` argument). */
+  token?: string;
 }
 
 export const BOT_USER = 'UBOT';
@@ -88,6 +90,10 @@ export class FakeSlack {
    * decided per call.
    */
   platformError?: (call: SlackCall) => string | undefined;
+  /** Answers a method in place of this fake (installs: test/support/fake-slack-installs.ts). */
+  answer?: (call: SlackCall) => object | undefined;
+  /** Serves a page of Slack's site (not the Web API), when it takes the request. */
+  page?: (req: IncomingMessage, res: import('node:http').ServerResponse) => boolean;
   /**
    * Files served as Slack's file host serves them, to the bot token only; and every download asked
    * for.
@@ -157,6 +163,7 @@ export class FakeSlack {
     this.server = createServer((req, res) => {
       if (req.url?.startsWith('/files/')) return this.download(req, res);
       if (req.url?.startsWith('/openid/connect/authorize')) return this.authorize(req, res);
+      if (this.page?.(req, res)) return;
       if (req.url?.startsWith('/upload/')) {
         const upload = this.uploads.get(req.url.slice('/upload/'.length));
         return answerWhenDone(req, res, uploadedFile(req), (bytes) => {
@@ -419,7 +426,9 @@ export class FakeSlack {
       return { ok: true };
     }
     const method = url.replace(/^\/api\//, '').split('?')[0]!;
-    const call = { method, args, at: Date.now() };
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const token = bearer ?? (typeof args.token === 'string' ? args.token : undefined);
+    const call = { method, args, at: Date.now(), ...(token ? { token } : {}) };
     // Refused before anything happens, as Slack refuses a rate-limited call: nothing was posted.
     const refused = this.refuse?.(call);
     if (refused) {
@@ -429,6 +438,8 @@ export class FakeSlack {
     this.calls.push(call);
     const error = this.platformError?.(call);
     if (error) return { ok: false, error };
+    const answered = this.answer?.(call);
+    if (answered) return answered;
     switch (method) {
       case 'openid.connect.token':
       case 'openid.connect.userInfo':

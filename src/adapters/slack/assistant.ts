@@ -1,4 +1,4 @@
-import type { SlackParts } from './parts.ts';
+import { workspaceOf, type SlackParts } from './parts.ts';
 import { errorMessage } from '../../core/errors.ts';
 
 /** `assistant_thread_started` and `assistant_thread_context_changed`, as Slack sends them. */
@@ -19,16 +19,26 @@ interface AgentThreadEvent {
  * policy sets no prompts, the app's own (the manifest's) stand.
  */
 export function listenForAgentThreads(parts: SlackParts): void {
-  parts.app.event('assistant_thread_started', ({ event, body }) =>
-    agentThread(parts, event as unknown as AgentThreadEvent, body.team_id, true),
+  parts.app.event('assistant_thread_started', ({ event, body, context }) =>
+    agentThread(
+      parts,
+      event as unknown as AgentThreadEvent,
+      workspaceOf(context, body.team_id),
+      true,
+    ),
   );
-  parts.app.event('assistant_thread_context_changed', ({ event, body }) =>
-    agentThread(parts, event as unknown as AgentThreadEvent, body.team_id, false),
+  parts.app.event('assistant_thread_context_changed', ({ event, body, context }) =>
+    agentThread(
+      parts,
+      event as unknown as AgentThreadEvent,
+      workspaceOf(context, body.team_id),
+      false,
+    ),
   );
 }
 
 async function agentThread(
-  { app, delivery, logger }: SlackParts,
+  { clients, delivery, logger }: SlackParts,
   { assistant_thread: thread }: AgentThreadEvent,
   workspace: string,
   started: boolean,
@@ -41,8 +51,9 @@ async function agentThread(
   };
   const context = thread.context?.channel_id;
   const prompts = delivery.suggestedPrompts({ lane, user: thread.user_id }, context);
+  const client = await clients.of(workspace);
   if (prompts && prompts !== 'refused')
-    await app.client.assistant.threads
+    await client.assistant.threads
       .setSuggestedPrompts({ channel_id: lane.channel, thread_ts: lane.thread, prompts })
       .catch((error: unknown) =>
         logger.warn('Slack: could not set suggested prompts', { error: errorMessage(error) }),

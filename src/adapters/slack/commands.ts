@@ -90,7 +90,7 @@ async function respondAll(respond: Respond, text: string): Promise<void> {
  * message cannot carry an uploaded image.
  */
 async function sendUsage(
-  { app, delivery, logger }: SlackParts,
+  { clients, delivery, logger }: SlackParts,
   lane: Lane,
   user: string,
   chart: boolean,
@@ -99,7 +99,7 @@ async function sendUsage(
   const report = await delivery.usage({ lane, user }, namingFor('slack'));
   await respondAll(respond, report === 'refused' ? SLACK_REFUSAL : report.text);
   if (!chart || report === 'refused') return;
-  const client = app.client;
+  const client = await clients.of(lane.workspace);
   try {
     const dm = await client.conversations.open({ users: user });
     await client.files.uploadV2({
@@ -126,7 +126,7 @@ async function sendUsage(
  * one, saying who asked with which prompt, and the prompt's text is their message in it.
  */
 async function askWithPrompt(
-  { app, delivery }: SlackParts,
+  { clients, delivery }: SlackParts,
   lane: Lane,
   user: string,
   command: string,
@@ -135,7 +135,8 @@ async function askWithPrompt(
   const asked = await delivery.promptText({ lane, user }, command);
   if ('problem' in asked) return respondAll(respond, asked.problem);
   const [server, name] = command.trim().split(/\s+/);
-  const anchor = await app.client.chat.postMessage({
+  const client = await clients.of(lane.workspace);
+  const anchor = await client.chat.postMessage({
     channel: lane.channel,
     text: `<@${user}> asked with the prompt \`${server} ${name}\`.`,
   });
@@ -161,7 +162,7 @@ async function askWithPrompt(
  * in the channel.
  */
 async function sendResult(
-  { app, delivery, logger }: SlackParts,
+  { clients, delivery, logger }: SlackParts,
   lane: Lane,
   user: string,
   toolCallId: string,
@@ -172,7 +173,7 @@ async function sendResult(
     return void (await respond({ response_type: 'ephemeral', text: SLACK_REFUSAL }));
   const { text, file } = resultAsFile(toolCallId, found);
   if (!file) return void (await respond({ response_type: 'ephemeral', text }));
-  const client = app.client;
+  const client = await clients.of(lane.workspace);
   try {
     const dm = await client.conversations.open({ users: user });
     const channel = dm.channel?.id ?? user;

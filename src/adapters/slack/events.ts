@@ -1,6 +1,6 @@
 import type { Context, SlackEventMiddlewareArgs } from '@slack/bolt';
 import type { InboundFile } from '../../core/ports/delivery.ts';
-import type { SlackParts } from './parts.ts';
+import { workspaceOf, type SlackParts } from './parts.ts';
 import {
   addressedToSpool,
   editOf,
@@ -41,12 +41,14 @@ async function receive(
   { delivery, logger }: SlackParts,
   event: SlackEvent,
   body: SlackEventMiddlewareArgs['body'],
-  { botUserId = '', botId }: Context,
+  context: Context,
 ): Promise<void> {
+  const { botUserId = '', botId } = context;
+  const workspace = workspaceOf(context, body.team_id);
   const edit = editOf(event, botUserId);
   if (edit) {
     const channel = String(event.channel);
-    const lane = { platform: 'slack', workspace: body.team_id, channel, thread: '' };
+    const lane = { platform: 'slack', workspace, channel, thread: '' };
     const outcome = await delivery.editIncoming({ lane, ...edit });
     return logger.debug('Slack: an edit', { outcome });
   }
@@ -61,7 +63,7 @@ async function receive(
   await delivery.handleIncoming({
     lane: {
       platform: 'slack',
-      workspace: body.team_id,
+      workspace,
       channel: event.channel as string,
       thread: (event.thread_ts ?? event.ts) as string,
     },

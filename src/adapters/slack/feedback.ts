@@ -1,7 +1,7 @@
 import type { Rating } from '../../core/ports/feedback.ts';
 import { feedbackReply } from '../../core/delivery/posts/feedback.ts';
 import { splitMessage } from '../shared/split-message.ts';
-import type { SlackParts } from './parts.ts';
+import { workspaceOf, type SlackParts } from './parts.ts';
 
 /** The action ids of an answer's 👍/👎 (value `up:<inbox id>`), and of the 👎's reason prompt. */
 export const FEEDBACK_ACTION = 'spool_feedback';
@@ -70,16 +70,17 @@ function reasonBlocks(inboxId: string) {
 
 interface FeedbackBody {
   team: { id: string } | null;
-  user: { id: string };
+  /** An org-wide install's click names its workspace here (`team` is null). */
+  user: { id: string; team_id?: string };
   channel?: { id: string };
   container?: { channel_id?: string };
 }
 
 /** Where the click was: the answer's channel (a rating is kept per answer, not per thread). */
-const whoClicked = (body: FeedbackBody) => ({
+const whoClicked = (context: { teamId?: string }, body: FeedbackBody) => ({
   lane: {
     platform: 'slack',
-    workspace: body.team?.id ?? '',
+    workspace: workspaceOf(context, body.team?.id ?? body.user?.team_id ?? ''),
     channel: body.channel?.id ?? body.container?.channel_id ?? '',
     thread: '',
   },
@@ -93,11 +94,11 @@ const whoClicked = (body: FeedbackBody) => ({
 export function listenForFeedback({ app, delivery }: SlackParts): void {
   app.action(
     { type: 'block_actions', action_id: FEEDBACK_ACTION },
-    async ({ ack, body, action, respond }) => {
+    async ({ ack, body, action, respond, context }) => {
       await ack();
       const [rating, inboxId] = String((action as { value?: string }).value ?? '').split(':');
       if ((rating !== 'up' && rating !== 'down') || !inboxId) return;
-      const click = { ...whoClicked(body as FeedbackBody), inboxId, rating } as const;
+      const click = { ...whoClicked(context, body as FeedbackBody), inboxId, rating } as const;
       const outcome = await delivery.rateAnswer(click);
       if (outcome === 'recorded' && rating === 'down')
         await respond({
@@ -117,12 +118,16 @@ export function listenForFeedback({ app, delivery }: SlackParts): void {
 
   app.action(
     { type: 'block_actions', action_id: REASON_ACTION },
-    async ({ ack, body, action, respond }) => {
+    async ({ ack, body, action, respond, context }) => {
       await ack();
       const { value, block_id } = action as { value?: string; block_id?: string };
       const inboxId = block_id?.slice(REASON_ACTION.length + 1);
       if (!inboxId || !value?.trim()) return;
-      const click = { ...whoClicked(body as FeedbackBody), inboxId, rating: 'down' as const };
+      const click = {
+        ...whoClicked(context, body as FeedbackBody),
+        inboxId,
+        rating: 'down' as const,
+      };
       const outcome = await delivery.rateAnswer({ ...click, reason: value });
       await respond({
         response_type: 'ephemeral',

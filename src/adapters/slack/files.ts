@@ -76,7 +76,7 @@ export async function fetchSlackFile(
   if (!servedFrom(url, origins))
     throw new Error(`it is not on Slack's file host (${SLACK_FILES_ORIGIN})`);
   return fetchFileBytes(url, {
-    headers: { authorization: `Bearer ${config.botToken}` },
+    headers: { authorization: `Bearer ${client.token ?? ''}` },
     maxBytes,
     signal,
     dispatcher: config.dispatcher,

@@ -26,23 +26,29 @@ const REPLY_EVENT = 'spool_reply';
  * file), prompts with buttons, edits, the private refusal, the working status, the files people
  * shared, and what a thread said before Spool was mentioned into it.
  */
-export function slackOutbound({ app, config, logger }: SlackParts): Outbound {
-  const client = app.client;
-  const status = new SlackStatus(client, config.statusRetryMs ?? 600_000);
+export function slackOutbound({ clients, config, logger }: SlackParts): Outbound {
+  const status = new SlackStatus(clients, config.statusRetryMs ?? 600_000);
+  // Each call with the token of the message's own workspace.
+  const clientOf = ({ lane }: Pick<InboundMessage, 'lane'>) => clients.of(lane.workspace);
   return {
     render: toSlackMessages,
     postsFiles: true,
-    post: ({ lane }, chunk) => post(client, config.policy, lane, chunk),
+    post: async (message, chunk) =>
+      post(await clientOf(message), config.policy, message.lane, chunk),
     // The text alone, with no blocks (the buttons go), but for an answer's 👍 and 👎.
-    edit: async ({ lane }, ts, chunk) => {
+    edit: async (message, ts, chunk) => {
+      const { lane } = message;
       const blocks = chunk.feedback && chunk.inboxId ? answerBlocks(chunk.text, chunk.inboxId) : [];
+      const client = await clientOf(message);
       await client.chat.update({ channel: lane.channel, ts, text: chunk.text, blocks });
     },
-    removeFile: (_message, fileId) => deleteFile(client, fileId),
-    findPosted: (message, chunk) => findPosted(client, message, chunk),
-    startThread: (message, text) => startThread(client, message, text),
-    tell: ({ user }, text) => tell(client, user, text),
-    refuse: async ({ lane, user }) => {
+    removeFile: async (message, fileId) => deleteFile(await clientOf(message), fileId),
+    findPosted: async (message, chunk) => findPosted(await clientOf(message), message, chunk),
+    startThread: async (message, text) => startThread(await clientOf(message), message, text),
+    tell: async ({ workspace, user }, text) => tell(await clients.of(workspace), user, text),
+    refuse: async (message) => {
+      const { lane, user } = message;
+      const client = await clientOf(message);
       await client.chat.postEphemeral({
         channel: lane.channel,
         user,
@@ -51,7 +57,9 @@ export function slackOutbound({ app, config, logger }: SlackParts): Outbound {
       });
     },
     // Ephemeral: only the person sees it, in the thread where they asked.
-    showPrivately: async ({ lane, user }, text, link) => {
+    showPrivately: async (message, text, link) => {
+      const { lane, user } = message;
+      const client = await clientOf(message);
       await client.chat.postEphemeral({
         channel: lane.channel,
         user,
@@ -75,11 +83,13 @@ export function slackOutbound({ app, config, logger }: SlackParts): Outbound {
     },
     showWorking: (message) => status.showWorking(message),
     showStatus: (message, text) => status.showStatus(message, text),
-    fetchFile: (_message, file, maxBytes, signal) =>
-      fetchSlackFile(client, config, file, maxBytes, signal),
+    fetchFile: async (message, file, maxBytes, signal) =>
+      fetchSlackFile(await clientOf(message), config, file, maxBytes, signal),
     // An agent-view thread (the app's DM) is named after its first question.
-    titleThread: async ({ lane, text }) => {
+    titleThread: async (message) => {
+      const { lane, text } = message;
       if (!lane.channel.startsWith('D')) return;
+      const client = await clientOf(message);
       await client.assistant.threads
         .setTitle({ channel_id: lane.channel, thread_ts: lane.thread, title: threadTitle(text) })
         .catch((error: unknown) =>
@@ -88,10 +98,10 @@ export function slackOutbound({ app, config, logger }: SlackParts): Outbound {
     },
     // Mentioned into a thread that already has messages: what was said before, so it has the
     // context.
-    threadContext: (message) =>
+    threadContext: async (message) =>
       message.lane.thread === message.delivery.ts
-        ? Promise.resolve(undefined)
-        : threadHistory(client, logger, message),
+        ? undefined
+        : threadHistory(await clientOf(message), logger, message),
   };
 }
 

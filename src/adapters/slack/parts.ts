@@ -1,8 +1,9 @@
-import type { App } from '@slack/bolt';
+import type { App, InstallationStore, StateStore } from '@slack/bolt';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../core/logger.ts';
 import type { Policy } from '../../core/delivery/rules/policy.ts';
 import type { Delivery } from '../../core/ports/platform.ts';
+import type { SlackClients, WorkspaceInstallations } from './clients.ts';
 import type { SlackSettings } from './settings.ts';
 
 export interface SlackAdapterConfig extends SlackSettings {
@@ -15,19 +16,32 @@ export interface SlackAdapterConfig extends SlackSettings {
   dispatcher?: Dispatcher;
   /** The per-channel policy (POLICY_FILE): where replies may unfurl. */
   policy?: Policy;
+  /** Installs (`installs` set): where installations and install links' `state` are kept. */
+  installationStore?: InstallationStore & WorkspaceInstallations;
+  stateStore?: StateStore;
 }
 
 /**
- * What each part of the adapter works with: the Bolt app (its listeners, its Web API client), the
- * settings, the delivery engine (its commands answered in time or with plain words, see
+ * What each part of the adapter works with: the Bolt app (its listeners), each workspace's Web API
+ * client, the settings, the delivery engine (its commands answered in time or with plain words, see
  * core/delivery/commands/commands.ts), the log.
  */
 export interface SlackParts {
   app: App;
+  clients: SlackClients;
   config: SlackAdapterConfig;
   delivery: Delivery;
   logger: Logger;
 }
+
+/**
+ * The workspace a request is for: the one whose installation Bolt authorized it with (an event's
+ * `authorizations`, so a Slack Connect channel's message is the receiving workspace's, not the
+ * sender's), where the payload names one at all; one naming none stays without, for the delivery
+ * engine to refuse.
+ */
+export const workspaceOf = (context: { teamId?: string }, named: string): string =>
+  named ? (context.teamId ?? named) : named;
 
 /** An answer only the person who asked sees, through a command's or a click's response_url. */
 export type Respond = (message: { response_type: 'ephemeral'; text: string }) => Promise<unknown>;

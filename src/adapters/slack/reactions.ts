@@ -2,7 +2,7 @@ import type { WebClient } from '@slack/web-api';
 import { policyFor } from '../../core/delivery/rules/policy.ts';
 import type { InboundMessage } from '../../core/ports/delivery.ts';
 import { slackText } from './message.ts';
-import type { SlackParts } from './parts.ts';
+import { workspaceOf, type SlackParts } from './parts.ts';
 
 /** A reaction event, as Slack sends it (reaction_added, reaction_removed). */
 interface ReactionEvent {
@@ -28,13 +28,13 @@ export function listenForReactions(parts: SlackParts): void {
   parts.app.event('reaction_added', async ({ event, body, context }) => {
     // Spool's own ⏳ (its working sign, where the status API is refused) asks nothing.
     if (event.user === context.botUserId) return;
-    const asked = await request(parts, event as ReactionEvent, body.team_id);
+    const asked = await request(parts, event as ReactionEvent, workspaceOf(context, body.team_id));
     if (!asked) return;
     const handled = await parts.delivery.handleIncoming(asked);
     parts.logger.debug('Slack: a reaction', { outcome: handled.status });
   });
-  parts.app.event('reaction_removed', async ({ event, body }) => {
-    const asked = await request(parts, event as ReactionEvent, body.team_id);
+  parts.app.event('reaction_removed', async ({ event, body, context }) => {
+    const asked = await request(parts, event as ReactionEvent, workspaceOf(context, body.team_id));
     if (!asked) return;
     const outcome = await parts.delivery.stopTurn(asked, asked.messageKey);
     parts.logger.debug('Slack: a reaction taken back', { outcome });
@@ -43,7 +43,7 @@ export function listenForReactions(parts: SlackParts): void {
 
 /** The request a reaction makes, or none (an emoji no prompt is mapped to, not on a message). */
 async function request(
-  { app, config, logger }: SlackParts,
+  { clients, config, logger }: SlackParts,
   { user, reaction, item }: ReactionEvent,
   workspace: string,
 ): Promise<InboundMessage | undefined> {
@@ -55,7 +55,7 @@ async function request(
     emoji
   ];
   if (!prompt) return undefined;
-  const reacted = await reactedMessage(app.client, channel, ts);
+  const reacted = await reactedMessage(await clients.of(workspace), channel, ts);
   if (!reacted) {
     logger.warn('Slack: could not read the message a reaction is on', { channel });
     return undefined;

@@ -39,17 +39,19 @@ export async function tell(client: WebClient, user: string, text: string): Promi
  * channel's list, or a cancellation; the answer only to them.
  */
 export async function scheduleCommand(
-  { app, delivery, logger }: SlackParts,
+  { clients, delivery, logger }: SlackParts,
   lane: InboundMessage['lane'],
   user: string,
   words: string,
   respond: Respond,
 ): Promise<void> {
-  const timeZone = await timeZoneOf(app.client, user).catch((error: unknown) => {
-    // Without users:read, SCHEDULE_TIME_ZONE stands in.
-    logger.warn('Slack: could not read a person’s time zone', { error: errorMessage(error) });
-    return undefined;
-  });
+  const timeZone = await timeZoneOf(await clients.of(lane.workspace), user).catch(
+    (error: unknown) => {
+      // Without users:read, SCHEDULE_TIME_ZONE stands in.
+      logger.warn('Slack: could not read a person’s time zone', { error: errorMessage(error) });
+      return undefined;
+    },
+  );
   const answer = await delivery.schedule({ lane, user }, words, timeZone);
   for (const chunk of slackChunks(answer ?? SLACK_REFUSAL))
     await respond({ response_type: 'ephemeral', text: chunk });

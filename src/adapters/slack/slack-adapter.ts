@@ -7,6 +7,9 @@ import { answeringCommands } from '../../core/delivery/commands/commands.ts';
 import { fetchThrough } from '../../proxy.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { AckAfterListenerReceiver } from './socket-receiver.ts';
+import { installedWorkspaces, singleWorkspace, type SlackClients } from './clients.ts';
+import { SlackInstalls, withInstallRoutes } from './installs.ts';
+import { listenForLifecycle } from './lifecycle.ts';
 import { AckingHttpReceiver } from './acknowledge.ts';
 import { listenForCommands } from './commands.ts';
 import { listenForMessages } from './events.ts';
@@ -16,6 +19,7 @@ import { listenForClicks } from './interactions.ts';
 import { slackOutbound } from './outbound.ts';
 import { listenForReactions } from './reactions.ts';
 import type { SlackAdapterConfig, SlackParts } from './parts.ts';
+import { INSTALL_PATH } from './settings.ts';
 
 export type { SlackAdapterConfig } from './parts.ts';
 export { SLACK_HELP, SLACK_MESSAGE_LIMIT, SLACK_REFUSAL, toSlackMessages } from './text.ts';
@@ -78,6 +82,8 @@ export class SlackAdapter implements PlatformAdapter {
   readonly name = 'Slack';
   private readonly app: App;
   private readonly receiver: AckingHttpReceiver | AckAfterListenerReceiver;
+  /** "Add to Slack", when workspaces install the app (no SLACK_BOT_TOKEN). */
+  private readonly installs?: SlackInstalls;
   private started = false;
 
   constructor(
@@ -88,15 +94,25 @@ export class SlackAdapter implements PlatformAdapter {
     // Bolt's Web API base URL must end in a slash.
     const apiUrl = config.apiUrl ? `${config.apiUrl}/` : undefined;
     this.receiver = receiverFor(config, logger, apiUrl);
+    const clientOptions = {
+      ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
+      ...(config.dispatcher ? { fetch: fetchThrough(config.dispatcher) } : {}),
+    };
+    this.installs = installsFor(config, clientOptions, logger);
     this.app = new App({
-      token: config.botToken,
+      // One workspace's token, or each event's own workspace's, from its installation.
+      ...(this.installs ? { authorize: this.installs.authorize } : { token: config.botToken }),
       receiver: this.receiver,
-      clientOptions: {
-        ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
-        ...(config.dispatcher ? { fetch: fetchThrough(config.dispatcher) } : {}),
-      },
+      clientOptions,
       logger: boltLogger(logger),
     });
+    const clients: SlackClients =
+      this.installs && config.installationStore
+        ? installedWorkspaces(config.installationStore, {
+            ...clientOptions,
+            logger: this.app.logger,
+          })
+        : singleWorkspace(this.app);
     this.app.error(async (error) => {
       // Bolt answers 500 (HTTP), and Socket Mode leaves it unacknowledged: Slack sends it again.
       if (error.code === NotRecordedError.CODE) throw error;
@@ -114,6 +130,7 @@ export class SlackAdapter implements PlatformAdapter {
     // (core/delivery/commands/commands.ts).
     const parts: SlackParts = {
       app: this.app,
+      clients,
       config,
       delivery: answeringCommands(delivery),
       logger,
@@ -128,6 +145,7 @@ export class SlackAdapter implements PlatformAdapter {
     listenForAgentThreads(parts);
     listenForCommands(parts);
     listenForReactions(parts);
+    listenForLifecycle(parts);
   }
 
   /**
@@ -143,6 +161,7 @@ export class SlackAdapter implements PlatformAdapter {
         ? 'Slack: connected over Socket Mode'
         : 'Slack: receiving events at /slack/events',
     );
+    if (this.installs) this.logger.info(`Slack: workspaces install Spool at ${INSTALL_PATH}`);
   }
 
   async stop(): Promise<void> {
@@ -159,10 +178,15 @@ export class SlackAdapter implements PlatformAdapter {
   }
 
   /**
-   * Over HTTP, the handler of Slack's requests (/slack/events) for the bot's HTTP server; none over
-   * Socket Mode.
+   * For the bot's HTTP server: over HTTP, the handler of Slack's requests (/slack/events); with
+   * installs, the install page and its redirect too.
    */
   httpHandler(): RequestListener | undefined {
+    const events = this.eventsHandler();
+    return this.installs ? withInstallRoutes(this.installs, events) : events;
+  }
+
+  private eventsHandler(): RequestListener | undefined {
     const receiver = this.receiver;
     if (!(receiver instanceof AckingHttpReceiver)) return undefined;
     return (req, res) => {
@@ -181,6 +205,8 @@ export class SlackAdapter implements PlatformAdapter {
    * token, is named now, instead of "fetch failed" retried in the logs for half an hour.
    */
   private async checkWebApi(): Promise<void> {
+    // With installs, there is no token until a workspace installs the app.
+    if (!this.config.botToken) return;
     const url = this.config.apiUrl ?? 'https://slack.com/api';
     const client = new webApi.WebClient(this.config.botToken, {
       slackApiUrl: `${url}/`,
@@ -196,4 +222,29 @@ export class SlackAdapter implements PlatformAdapter {
       );
     }
   }
+}
+
+/** "Add to Slack" through Bolt's InstallProvider, when workspaces install the app. */
+function installsFor(
+  config: SlackAdapterConfig,
+  clientOptions: webApi.WebClientOptions,
+  logger: Logger,
+): SlackInstalls | undefined {
+  const { installs, clientId, clientSecret, installationStore, stateStore } = config;
+  if (!installs || !clientId || !clientSecret || !installationStore || !stateStore)
+    return undefined;
+  return new SlackInstalls({
+    ...installs,
+    clientId,
+    clientSecret,
+    installationStore,
+    stateStore,
+    clientOptions,
+    // Slack's authorize page, on the host SLACK_API_URL names (a test's fake Slack).
+    ...(config.apiUrl
+      ? { authorizationUrl: `${new URL(config.apiUrl).origin}/oauth/v2/authorize` }
+      : {}),
+    boltLogger: boltLogger(logger),
+    logger,
+  });
 }

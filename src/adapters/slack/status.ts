@@ -1,5 +1,5 @@
-import type { WebClient } from '@slack/web-api';
 import type { InboundMessage } from '../../core/ports/delivery.ts';
+import type { SlackClients } from './clients.ts';
 
 const THINKING_REACTION = 'hourglass_flowing_sand';
 
@@ -25,7 +25,7 @@ export class SlackStatus {
 
   /** `retryMs`: after the status API (or sessions) failed, how long until it is tried again. */
   constructor(
-    private readonly client: WebClient,
+    private readonly clients: SlackClients,
     private readonly retryMs: number,
   ) {}
 
@@ -43,7 +43,8 @@ export class SlackStatus {
     await this.openSession(message);
     const { lane } = message;
     if (Date.now() < this.statusApiAfter) return;
-    await this.client.assistant.threads.setStatus({
+    const client = await this.clients.of(lane.workspace);
+    await client.assistant.threads.setStatus({
       channel_id: lane.channel,
       thread_ts: lane.thread,
       status: `is ${status}…`,
@@ -59,7 +60,8 @@ export class SlackStatus {
   private async openSession({ lane, text, messageKey }: InboundMessage) {
     if (this.sessions.has(messageKey) || Date.now() < this.sessionsApiAfter) return;
     try {
-      await this.client.agents.sessions.setStatus({
+      const client = await this.clients.of(lane.workspace);
+      await client.agents.sessions.setStatus({
         channel_id: lane.channel,
         thread_ts: lane.thread,
         status: 'processing',
@@ -73,7 +75,8 @@ export class SlackStatus {
 
   private async closeSession({ lane, messageKey }: InboundMessage) {
     if (!this.sessions.delete(messageKey)) return;
-    await this.client.agents.sessions
+    const client = await this.clients.of(lane.workspace);
+    await client.agents.sessions
       .setStatus({ channel_id: lane.channel, thread_ts: lane.thread, status: 'active' })
       .catch(() => {});
   }
@@ -83,7 +86,7 @@ export class SlackStatus {
     lane,
     delivery,
   }: InboundMessage): Promise<(replyFollows: boolean) => Promise<void>> {
-    const client = this.client;
+    const client = await this.clients.of(lane.workspace);
     if (Date.now() >= this.statusApiAfter) {
       try {
         await client.assistant.threads.setStatus({

@@ -6,6 +6,8 @@ import { REPO_ROOT } from '../../support/process.ts';
 /** The scopes each Web API method Spool calls needs (auth.test needs none). */
 const SCOPES_BY_METHOD: Record<string, string[]> = {
   'auth.test': [],
+  // A rotating token's refresh (the app's client id and secret, no token).
+  'oauth.v2.access': [],
   'chat.postMessage': ['chat:write'],
   'chat.postEphemeral': ['chat:write'],
   'chat.update': ['chat:write'],
@@ -75,10 +77,12 @@ describe('the Slack app manifest (docs/slack.md)', () => {
     expect(listened.sort()).toEqual([
       'agent_session_stopped',
       'app_mention',
+      'app_uninstalled',
       'assistant_thread_context_changed',
       'assistant_thread_started',
       'reaction_added',
       'reaction_removed',
+      'tokens_revoked',
     ]);
     expect(listUnder('bot_events').sort()).toEqual(
       [...listened, 'message.channels', 'message.groups', 'message.im', 'message.mpim'].sort(),

@@ -1,0 +1,275 @@
+import type { Server } from 'node:http';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  SlackAdapter,
+  type SlackAdapterConfig,
+} from '../../../src/adapters/slack/slack-adapter.ts';
+import { DEFAULT_INSTALL_SCOPES } from '../../../src/adapters/slack/settings.ts';
+import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { SlackInstallations } from '../../../src/store/slack-installations.ts';
+import { SlackInstallStates } from '../../../src/store/slack-install-states.ts';
+import { testAgent } from '../../support/agent.ts';
+import { testDatabase, testEngine, testStore } from '../../support/db.ts';
+import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { eventBody, FakeSlack, signedRequest, SLACK_CLIENT } from '../../support/fake-slack.ts';
+import { FakeSlackInstalls, SLACK_WORKSPACE_COOKIE } from '../../support/fake-slack-installs.ts';
+import { RecordingLogger } from '../../support/logger.ts';
+import { freePort, until } from '../../support/process.ts';
+import { serveSlackEvents } from '../../support/slack-bot.ts';
+import { refreshBotToken } from '../../../src/adapters/slack/rotation.ts';
+
+const SIGNING_SECRET = 'installs-signing-secret';
+const KEY = Buffer.alloc(32, 7);
+
+let db: Database;
+let llm: FakeOpenAi;
+let slack: FakeSlack;
+let installs: FakeSlackInstalls;
+
+beforeAll(async () => {
+  db = await testDatabase();
+  llm = await new FakeOpenAi().start();
+  slack = await new FakeSlack().start();
+  installs = new FakeSlackInstalls(slack);
+  const said = (r: ChatRequest) =>
+    r.messages.filter((m) => m.role === 'user').map((m) => m.content);
+  // Every question the model has seen in this conversation, so crossing would show.
+  llm.fallback = (request) => ({ content: `seen: ${said(request).join(' | ')}` });
+});
+afterAll(async () => {
+  await slack.stop();
+  await llm.stop();
+  await db.close();
+});
+
+interface Started {
+  port: number;
+  base: string;
+  logger: RecordingLogger;
+  store: SlackInstallations;
+  pipeline: DeliveryEngine;
+  stop(): Promise<void>;
+}
+
+async function startSpool(
+  overrides: Partial<SlackAdapterConfig['installs']> = {},
+): Promise<Started> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const logger = new RecordingLogger();
+  const clientOptions = { slackApiUrl: `${slack.apiUrl}/` };
+  const store = new SlackInstallations(db.prisma, {
+    key: KEY,
+    refresh: refreshBotToken({
+      clientId: SLACK_CLIENT.id,
+      clientSecret: SLACK_CLIENT.secret,
+      clientOptions,
+    }),
+  });
+  const agent = testAgent({ fake: llm, store: testStore(db), tools: [] });
+  const pipeline = testEngine(db, agent);
+  const adapter = new SlackAdapter(
+    {
+      signingSecret: SIGNING_SECRET,
+      apiUrl: slack.apiUrl,
+      clientId: SLACK_CLIENT.id,
+      clientSecret: SLACK_CLIENT.secret,
+      installs: {
+        scopes: DEFAULT_INSTALL_SCOPES,
+        redirectUrl: `${base}/slack/oauth_redirect`,
+        adminInstallsWithoutState: false,
+        ...overrides,
+      },
+      installationStore: store,
+      stateStore: new SlackInstallStates(db.prisma),
+    },
+    pipeline,
+    logger,
+  );
+  await adapter.start();
+  const server: Server = await serveSlackEvents(adapter, port);
+  pipeline.start();
+  return {
+    port,
+    base,
+    logger,
+    store,
+    pipeline,
+    stop: async () => {
+      await Promise.all([adapter.stop(), pipeline.stop(0)]);
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** A browser's cookies, kept across requests as a browser keeps them. */
+class Browser {
+  readonly cookies = new Map<string, string>();
+  constructor(workspace?: string) {
+    if (workspace) this.cookies.set(SLACK_WORKSPACE_COOKIE, encodeURIComponent(workspace));
+  }
+  async get(url: string): Promise<Response> {
+    const res = await fetch(url, {
+      redirect: 'manual',
+      headers: { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
+    for (const set of res.headers.getSetCookie()) {
+      const [pair] = set.split(';');
+      const [name, value = ''] = pair!.split('=');
+      this.cookies.set(name!, value);
+    }
+    return res;
+  }
+}
+
+/**
+ * "Add to Slack" in a browser: Spool's install page, its link to Slack's authorize page (whose
+ * cookie says which workspace installs), and Slack's redirect back to Spool.
+ */
+async function install(
+  spool: Started,
+  browser: Browser,
+): Promise<{ redirect: string; page: Response }> {
+  const landing = await (await browser.get(`${spool.base}/slack/install`)).text();
+  const authorize = /<a href="([^"]+)"/.exec(landing)![1]!.replaceAll('&amp;', '&');
+  const back = await browser.get(authorize);
+  const redirect = back.headers.get('location')!;
+  return { redirect, page: await browser.get(redirect) };
+}
+
+const post = (spool: Started, body: Record<string, unknown>) =>
+  fetch(
+    `${spool.base}/slack/events`,
+    signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json'),
+  );
+
+/** A message event in a workspace, named by its `authorizations` as Slack does. */
+function messageIn(team: string, text: string, channel = 'C1', ts = `${Date.now() / 1000}`) {
+  const body = eventBody({ type: 'message', channel_type: 'im', channel, user: 'U1', text, ts });
+  return {
+    ...body,
+    team_id: team,
+    authorizations: [{ team_id: team, user_id: 'UBOT', is_bot: true }],
+  };
+}
+
+const postsIn = (team: string) =>
+  slack.calls.filter((c) => c.method === 'chat.postMessage' && installs.teamOf(c.token) === team);
+
+describe('Slack installs (Add to Slack) through Bolt’s InstallProvider', () => {
+  let spool: Started;
+  afterEach(async () => spool?.stop());
+
+  it('installs a workspace with no restart: its first message is answered with its own token, sealed at rest', async () => {
+    spool = await startSpool();
+    const started = Date.now();
+    const { page } = await install(spool, new Browser('TINSTALL'));
+    expect(page.status).toBe(200);
+    const row = await db.prisma.slackInstallation.findUniqueOrThrow({
+      where: { id: 'team:TINSTALL' },
+    });
+    const token = (await spool.store.forWorkspace('TINSTALL')).bot!.token!;
+    expect(token).toMatch(/^xoxb-TINSTALL-/);
+    // Sealed: the token is nowhere in the row.
+    expect(JSON.stringify(row)).not.toContain(token);
+
+    expect((await post(spool, messageIn('TINSTALL', 'hello after install'))).status).toBe(200);
+    await until(() => postsIn('TINSTALL')[0]);
+    const installToAnswerMs = Date.now() - started;
+    expect(String(postsIn('TINSTALL')[0]!.args.text)).toContain('hello after install');
+    console.log(`install → first answer: ${installToAnswerMs} ms`);
+    // No secret in any log line, trace included.
+    expect(JSON.stringify(spool.logger.lines)).not.toContain(token);
+    expect(JSON.stringify(spool.logger.lines)).not.toContain(SLACK_CLIENT.secret);
+  });
+
+  it('refuses a replayed redirect, a state from another browser, and a redirect with no state; stores nothing', async () => {
+    spool = await startSpool();
+    const browser = new Browser('TREPLAY');
+    const { redirect, page } = await install(spool, browser);
+    expect(page.status).toBe(200);
+    await db.prisma.slackInstallation.delete({ where: { id: 'team:TREPLAY' } });
+
+    // The same redirect again, from the same browser: the state was used.
+    const replayed = await browser.get(redirect);
+    expect(replayed.status).toBe(400);
+    expect(await replayed.text()).toMatch(
+      /used already, has expired, or was opened in another browser/,
+    );
+
+    // A fresh link, but Slack's redirect followed in another browser.
+    const other = new Browser('TOTHER');
+    const landing = await (await other.get(`${spool.base}/slack/install`)).text();
+    const authorize = /<a href="([^"]+)"/.exec(landing)![1]!.replaceAll('&amp;', '&');
+    const back = (await other.get(authorize)).headers.get('location')!;
+    const elsewhere = await new Browser().get(back);
+    expect(elsewhere.status).toBe(400);
+
+    // An admin's org-wide approval, no state: refused unless the operator opts in.
+    const code = installs.adminApproval({ team: 'TADMIN', enterprise: 'EADMIN', orgWide: true });
+    const stateless = await new Browser().get(`${spool.base}/slack/oauth_redirect?code=${code}`);
+    expect(stateless.status).toBe(400);
+    expect(await stateless.text()).toMatch(/SLACK_ADMIN_INSTALLS_WITHOUT_STATE/);
+
+    expect(
+      await db.prisma.slackInstallation.count({
+        where: { id: { in: ['team:TREPLAY', 'team:TOTHER', 'enterprise:EADMIN'] } },
+      }),
+    ).toBe(0);
+  });
+
+  it('refuses a workspace outside the allow-list, and gives its token back', async () => {
+    spool = await startSpool({ allowedWorkspaces: ['TALLOWED'] });
+    const refused = await install(spool, new Browser('TBARRED'));
+    expect(refused.page.status).toBe(400);
+    expect(await refused.page.text()).toMatch(/may not install Spool/);
+    expect(await db.prisma.slackInstallation.count({ where: { id: 'team:TBARRED' } })).toBe(0);
+    expect(
+      slack.calls.some((c) => c.method === 'auth.revoke' && installs.teamOf(c.token) === 'TBARRED'),
+    ).toBe(true);
+    expect((await install(spool, new Browser('TALLOWED'))).page.status).toBe(200);
+  });
+
+  it('takes an org-wide install keyed by its organization when the operator opts in; its workspaces are answered', async () => {
+    spool = await startSpool({ adminInstallsWithoutState: true });
+    const code = installs.adminApproval({ team: 'TGRID1', enterprise: 'EGRID', orgWide: true });
+    const page = await new Browser().get(`${spool.base}/slack/oauth_redirect?code=${code}`);
+    expect(page.status).toBe(200);
+    expect(await db.prisma.slackInstallation.count({ where: { id: 'enterprise:EGRID' } })).toBe(1);
+    const body = {
+      ...messageIn('TGRID1', 'hello from the grid'),
+      enterprise_id: 'EGRID',
+      is_ext_shared_channel: false,
+      authorizations: [
+        {
+          enterprise_id: 'EGRID',
+          team_id: 'TGRID1',
+          user_id: 'UBOT',
+          is_bot: true,
+          is_enterprise_install: true,
+        },
+      ],
+    };
+    expect((await post(spool, body)).status).toBe(200);
+    const answer = await until(() =>
+      slack.calls.find(
+        (c) =>
+          c.method === 'chat.postMessage' && String(c.args.text).includes('hello from the grid'),
+      ),
+    );
+    expect(installs.teamOf(answer.token)).toBe('TGRID1');
+  });
+
+  it('an event for a workspace with no installation: logged, nothing posted, the others answered', async () => {
+    spool = await startSpool();
+    await install(spool, new Browser('TLIVE'));
+    expect((await post(spool, messageIn('TNEVER', 'anyone there?'))).status).toBe(200);
+    expect((await post(spool, messageIn('TLIVE', 'still here?'))).status).toBe(200);
+    await until(() => postsIn('TLIVE').find((c) => String(c.args.text).includes('still here?')));
+    expect(slack.calls.some((c) => String(c.args.text ?? '').includes('anyone there?'))).toBe(
+      false,
+    );
+    expect(spool.logger.lines.some((l) => /TNEVER/.test(JSON.stringify(l)))).toBe(true);
+  });
+});
