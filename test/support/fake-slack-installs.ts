@@ -118,7 +118,12 @@ export class FakeSlackInstalls {
       }
       grant.spent = true;
       this.refreshes++;
-      return this.issue(grant);
+      return this.issue({
+        team: grant.team,
+        enterprise: grant.enterprise,
+        orgWide: grant.orgWide,
+        rotating: true,
+      });
     }
     const issued = this.codes.get(String(args.code));
     this.codes.delete(String(args.code));
