@@ -477,6 +477,23 @@ export class DeliveryLedger implements DeliveryPort {
     });
   }
 
+  async supersedeWorkspace(
+    place: { platform: string; workspace: string },
+    by: string,
+  ): Promise<Array<{ inboxId: string; laneId: string }>> {
+    // As `supersede`, for every open message of the workspace at once: one statement, so a replica's
+    // stop poll finds them all.
+    const rows = await this.rows<Array<{ id: bigint; lane_id: bigint }>>(Prisma.sql`
+      UPDATE inbox i SET stop_requested_at = coalesce(stop_requested_at, now()), stopped_by = coalesce(stopped_by, ${by}),
+             superseded = true, status = 'pending', available_at = least(available_at, now())
+        FROM lanes l
+       WHERE l.id = i.lane_id AND l.platform = ${place.platform} AND l.workspace = ${place.workspace}
+         AND i.status IN ('pending', 'waiting')
+         AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.inbox_id = i.id AND o.seq >= 0)
+      RETURNING i.id, i.lane_id`);
+    return rows.map((r) => ({ inboxId: String(r.id), laneId: String(r.lane_id) }));
+  }
+
   async findMessage(
     platform: string,
     messageKey: string,

@@ -74,6 +74,22 @@ export class ScheduleLedger implements SchedulePort {
     return count > 0;
   }
 
+  async pauseWorkspace(place: { platform: string; workspace: string }, reason: string) {
+    const { count } = await this.prisma.schedule.updateMany({
+      where: { platform: place.platform, workspace: place.workspace, pausedAt: null },
+      data: { pausedAt: new Date(), pausedReason: reason },
+    });
+    return count;
+  }
+
+  async resumeWorkspace(place: { platform: string; workspace: string }, reason: string) {
+    const { count } = await this.prisma.schedule.updateMany({
+      where: { platform: place.platform, workspace: place.workspace, pausedReason: reason },
+      data: { pausedAt: null, pausedReason: null },
+    });
+    return count;
+  }
+
   async moveToThread(entry: InboxEntry, thread: string, lease: Lease): Promise<string> {
     const { platform, workspace, channel } = entry.lane;
     const delivery = JSON.stringify({ thread, ts: thread });

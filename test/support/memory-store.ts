@@ -320,6 +320,16 @@ export class MemoryLedger implements DeliveryPort {
     return row.laneId;
   }
 
+  async supersedeWorkspace(place: { platform: string; workspace: string }, by: string) {
+    const open = this.rows.filter(
+      (r) => r.lane.platform === place.platform && r.lane.workspace === place.workspace,
+    );
+    const ended = await Promise.all(
+      open.map(async (r) => ({ r, laneId: await this.supersede(r.id, by) })),
+    );
+    return ended.flatMap(({ r, laneId }) => (laneId ? [{ inboxId: r.id, laneId }] : []));
+  }
+
   async findMessage(platform: string, messageKey: string) {
     const root = this.rows.find((r) => r.lane.platform === platform && r.messageKey === messageKey);
     if (!root?.laneId) return undefined;

@@ -26,6 +26,8 @@ export interface SlackInstallsOptions extends SlackInstallSettings {
   authorizationUrl?: string;
   boltLogger: BoltLogger;
   logger: Logger;
+  /** A workspace installed (again): what its uninstall paused resumes. */
+  onInstalled?(workspace: string): Promise<unknown>;
 }
 
 /** What the installer's browser is told when an install does not go through. */
@@ -108,7 +110,13 @@ export class SlackInstalls {
           `Slack ${ids.filter(Boolean).join('/')} is not allowed to install`,
         );
       },
-      success: (installation, options, req, res) => {
+      successAsync: async (installation, options, req, res) => {
+        if (installation.team?.id)
+          await this.options.onInstalled?.(installation.team.id)?.catch((error: unknown) =>
+            logger.warn('Slack: what the workspace’s uninstall paused did not resume', {
+              error: String(error),
+            }),
+          );
         logger.info('Slack: installed', {
           workspace: installation.team?.id ?? '',
           enterprise: installation.enterprise?.id ?? '',

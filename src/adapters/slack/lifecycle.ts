@@ -7,12 +7,12 @@ interface TokensRevoked {
 }
 
 /**
- * Uninstalls: `app_uninstalled`, and `tokens_revoked` naming the bot, delete that installation at
- * once (Bolt authorizes neither event: the tokens are gone already). Nothing of another workspace
- * is touched. With one workspace's token (SLACK_BOT_TOKEN) there is nothing stored to delete: the
+ * Uninstalls: `app_uninstalled`, and `tokens_revoked` naming the bot, end the workspace's open
+ * turns with nothing posted, pause its schedules, and delete its installation, at once (Bolt
+ * authorizes neither event: the tokens are gone already). Nothing of another workspace is touched. With one workspace's token (SLACK_BOT_TOKEN) there is nothing stored to delete: the
  * operator is told.
  */
-export function listenForLifecycle({ app, config, logger }: SlackParts): void {
+export function listenForLifecycle({ app, config, delivery, logger }: SlackParts): void {
   const uninstalled = async (
     why: string,
     body: { team_id?: string; enterprise_id?: string },
@@ -24,18 +24,21 @@ export function listenForLifecycle({ app, config, logger }: SlackParts): void {
       isEnterpriseInstall: context.isEnterpriseInstall === true,
     };
     const store = config.installationStore;
-    if (!store?.deleteInstallation)
-      return logger.error(`Slack: ${why}; SLACK_BOT_TOKEN no longer works`, {
-        workspace: query.teamId,
-      });
     try {
-      await store.deleteInstallation(query);
+      // Its token first, so that nothing more is posted there; then its turns end and its schedules
+      // pause.
+      await store?.deleteInstallation?.(query);
+      await delivery.workspaceGone({ platform: 'slack', workspace: query.teamId });
+      if (!store)
+        return logger.error(`Slack: ${why}; SLACK_BOT_TOKEN no longer works`, {
+          workspace: query.teamId,
+        });
       logger.info(`Slack: ${why}; its installation is deleted`, {
         workspace: query.teamId,
         enterprise: query.enterpriseId ?? '',
       });
     } catch (error) {
-      logger.error(`Slack: ${why}, but its installation could not be deleted`, {
+      logger.error(`Slack: ${why}, but its installation could not be deleted or its turns ended`, {
         error: errorMessage(error),
       });
       throw error;

@@ -98,7 +98,9 @@ export class SlackAdapter implements PlatformAdapter {
       ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
       ...(config.dispatcher ? { fetch: fetchThrough(config.dispatcher) } : {}),
     };
-    this.installs = installsFor(config, clientOptions, logger);
+    this.installs = installsFor(config, clientOptions, logger, (workspace) =>
+      delivery.workspaceBack({ platform: 'slack', workspace }),
+    );
     this.app = new App({
       // One workspace's token, or each event's own workspace's, from its installation.
       ...(this.installs ? { authorize: this.installs.authorize } : { token: config.botToken }),
@@ -229,6 +231,7 @@ function installsFor(
   config: SlackAdapterConfig,
   clientOptions: webApi.WebClientOptions,
   logger: Logger,
+  onInstalled: (workspace: string) => Promise<unknown>,
 ): SlackInstalls | undefined {
   const { installs, clientId, clientSecret, installationStore, stateStore } = config;
   if (!installs || !clientId || !clientSecret || !installationStore || !stateStore)
@@ -246,5 +249,6 @@ function installsFor(
       : {}),
     boltLogger: boltLogger(logger),
     logger,
+    onInstalled,
   });
 }

@@ -97,10 +97,12 @@ export class SlackStatus {
         // Slack clears the status when the app replies in the thread: one call per turn, not two.
         return async (replyFollows) => {
           // Best effort: Slack drops a status by itself after two minutes without a message.
-          if (!replyFollows)
-            await client.assistant.threads
-              .setStatus({ channel_id: lane.channel, thread_ts: lane.thread, status: '' })
-              .catch(() => {});
+          if (replyFollows) return;
+          // The workspace's current token: none once it was uninstalled meanwhile.
+          const now = await this.clients.of(lane.workspace).catch(() => undefined);
+          await now?.assistant.threads
+            .setStatus({ channel_id: lane.channel, thread_ts: lane.thread, status: '' })
+            .catch(() => {});
         };
       } catch {
         this.statusApiAfter = Date.now() + this.retryMs;
@@ -111,8 +113,9 @@ export class SlackStatus {
     // matters.
     await client.reactions.add(reaction).catch(() => {});
     return async () => {
-      // As above: an indicator, best effort.
-      await client.reactions.remove(reaction).catch(() => {});
+      // As above: an indicator, best effort, with the workspace's current token (if any).
+      const now = await this.clients.of(lane.workspace).catch(() => undefined);
+      await now?.reactions.remove(reaction).catch(() => {});
     };
   }
 }

@@ -265,6 +265,14 @@ export interface DeliveryPort {
    */
   supersede(inboxId: string, by: string): Promise<string | undefined>;
   /**
+   * Ends every open turn of a workspace, as `supersede` does (nothing is posted): the app was
+   * uninstalled there. Returns each message ended and its lane.
+   */
+  supersedeWorkspace(
+    place: { platform: string; workspace: string },
+    by: string,
+  ): Promise<Array<{ inboxId: string; laneId: string }>>;
+  /**
    * A recorded message as it now stands: the newest of it and the messages its edits became (those
    * whose `delivery.original` is its inbox id), where that stands, and whether the message is its
    * lane's last answered one (no other message after it there is answered).

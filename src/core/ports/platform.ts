@@ -117,6 +117,12 @@ export interface HandleOptions {
   waitForReply?: boolean;
 }
 
+/** A workspace of a platform, as an install or an uninstall names it. */
+export interface WorkspacePlace {
+  platform: string;
+  workspace: string;
+}
+
 /** How a delivered reply came about: `failed` when it tells the user the turn failed. */
 export type Answered = 'ok' | 'failed';
 
@@ -202,6 +208,14 @@ export interface Delivery {
    * oldest unanswered one. Its reply becomes a short note; what the turn stored stays.
    */
   stopTurn(who: Asker, messageKey?: string): Promise<StopOutcome>;
+  /**
+   * The app was uninstalled from a workspace: every open turn there ends with nothing posted (here
+   * at once, on other replicas within half a second), its schedules pause. Nothing of another
+   * workspace stops.
+   */
+  workspaceGone(place: WorkspacePlace): Promise<{ ended: number; paused: number }>;
+  /** Installed again: the schedules its uninstall paused run again. */
+  workspaceBack(place: WorkspacePlace): Promise<{ resumed: number }>;
   /** Only the person asked may answer a question, and only the first answer counts. */
   answerForm(click: FormClick): Promise<FormClickOutcome>;
   /**

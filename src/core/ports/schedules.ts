@@ -43,6 +43,10 @@ export interface SchedulePort {
   ticked(id: string, tick: Date): Promise<void>;
   /** Pauses it, saying why; false when it was paused (or cancelled) already. */
   pause(id: string, reason: string): Promise<boolean>;
+  /** Pauses a workspace's running schedules, saying why; returns how many. */
+  pauseWorkspace(place: Omit<SchedulePlace, 'channel'>, reason: string): Promise<number>;
+  /** Resumes a workspace's schedules paused for `reason` (and only those); returns how many. */
+  resumeWorkspace(place: Omit<SchedulePlace, 'channel'>, reason: string): Promise<number>;
   /**
    * Moves a tick's inbox row into the thread its header started (`thread`, created as a lane if
    * new), under `lease`; returns the thread's lane. The row's delivery gains `thread` and `ts`.

@@ -9,7 +9,8 @@ import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts
 import type { Database } from '../../../src/store/database.ts';
 import { SlackInstallations } from '../../../src/store/slack-installations.ts';
 import { SlackInstallStates } from '../../../src/store/slack-install-states.ts';
-import { testAgent } from '../../support/agent.ts';
+import { testAgent, testTool } from '../../support/agent.ts';
+import { ScheduleLedger } from '../../../src/store/schedule-ledger.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import { eventBody, FakeSlack, signedRequest, SLACK_CLIENT } from '../../support/fake-slack.ts';
@@ -27,6 +28,21 @@ let llm: FakeOpenAi;
 let slack: FakeSlack;
 let installs: FakeSlackInstalls;
 
+/** A tool that runs until its turn is ended: when it started and when it was ended. */
+const held: Array<{ startedAt: number; endedAt?: number }> = [];
+const hold = testTool(
+  'hold',
+  (_args, { signal }) =>
+    new Promise((resolve) => {
+      const run: (typeof held)[number] = { startedAt: Date.now() };
+      held.push(run);
+      signal.addEventListener('abort', () => {
+        run.endedAt = Date.now();
+        resolve({ content: 'ended', isError: true });
+      });
+    }),
+);
+
 beforeAll(async () => {
   db = await testDatabase();
   llm = await new FakeOpenAi().start();
@@ -34,8 +50,14 @@ beforeAll(async () => {
   installs = new FakeSlackInstalls(slack);
   const said = (r: ChatRequest) =>
     r.messages.filter((m) => m.role === 'user').map((m) => m.content);
-  // Every question the model has seen in this conversation, so crossing would show.
-  llm.fallback = (request) => ({ content: `seen: ${said(request).join(' | ')}` });
+  // Every question the model has seen in this conversation, so crossing would show; "hold" asks
+  // for the tool that holds the turn until it is ended.
+  llm.fallback = (request) => {
+    const last = request.messages.at(-1)!;
+    if (last.role === 'user' && String(last.content).includes('hold'))
+      return { toolCalls: [{ id: 'call_hold', name: 'hold', arguments: '{}' }] };
+    return { content: `seen: ${said(request).join(' | ')}` };
+  };
 });
 afterAll(async () => {
   await slack.stop();
@@ -67,8 +89,8 @@ async function startSpool(
       clientOptions,
     }),
   });
-  const agent = testAgent({ fake: llm, store: testStore(db), tools: [] });
-  const pipeline = testEngine(db, agent);
+  const agent = testAgent({ fake: llm, store: testStore(db), tools: [hold] });
+  const pipeline = testEngine(db, agent, {}, { schedules: new ScheduleLedger(db.prisma) });
   const adapter = new SlackAdapter(
     {
       signingSecret: SIGNING_SECRET,
@@ -271,5 +293,65 @@ describe('Slack installs (Add to Slack) through Bolt’s InstallProvider', () =>
       false,
     );
     expect(spool.logger.lines.some((l) => /TNEVER/.test(JSON.stringify(l)))).toBe(true);
+  });
+
+  it('an uninstall ends that workspace’s running turn with nothing posted and pauses its schedules; the other goes on; a reinstall resumes', async () => {
+    spool = await startSpool();
+    await install(spool, new Browser('TGONE'));
+    await install(spool, new Browser('TSTAY'));
+    const schedule = (workspace: string) =>
+      db.prisma.schedule.create({
+        data: {
+          platform: 'slack',
+          workspace,
+          channel: 'C1',
+          owner: 'U1',
+          rule: 'every day at 9:00',
+          timeZone: 'UTC',
+          prompt: 'news',
+        },
+      });
+    const [gone, stay] = [await schedule('TGONE'), await schedule('TSTAY')];
+    const running = held.length;
+    expect((await post(spool, messageIn('TGONE', 'please hold on'))).status).toBe(200);
+    await until(() => held[running]);
+
+    // Slack revokes the tokens, then sends app_uninstalled (Bolt authorizes neither).
+    installs.uninstall('TGONE');
+    const uninstalledAt = Date.now();
+    const uninstall = {
+      token: 'verification-token',
+      team_id: 'TGONE',
+      api_app_id: 'A1',
+      event: { type: 'app_uninstalled', event_ts: `${uninstalledAt / 1000}` },
+      type: 'event_callback',
+      event_id: `EvUninstall${uninstalledAt}`,
+      event_time: Math.floor(uninstalledAt / 1000),
+      authorizations: [{ team_id: 'TGONE', user_id: 'UBOT', is_bot: true }],
+    };
+    expect((await post(spool, uninstall)).status).toBe(200);
+    const endedAt = await until(() => held[running]!.endedAt);
+    const silenceMs = endedAt - uninstalledAt;
+    console.log(`uninstall → silence: ${silenceMs} ms`);
+    expect(silenceMs).toBeLessThanOrEqual(1000);
+    expect(await db.prisma.slackInstallation.count({ where: { id: 'team:TGONE' } })).toBe(0);
+
+    // The other workspace is answered; by then, nothing was posted for the uninstalled one.
+    expect((await post(spool, messageIn('TSTAY', 'still with us?'))).status).toBe(200);
+    await until(() => postsIn('TSTAY').find((c) => String(c.args.text).includes('still with us?')));
+    const gonePosts = slack.calls.filter(
+      (c) => c.at >= uninstalledAt && installs.teamOf(c.token) === 'TGONE',
+    );
+    expect(gonePosts).toEqual([]);
+    const pausedOf = async (id: bigint) =>
+      (await db.prisma.schedule.findUniqueOrThrow({ where: { id } })).pausedReason;
+    expect(await pausedOf(gone.id)).toBe('uninstalled');
+    expect(await pausedOf(stay.id)).toBeNull();
+
+    // Installed again: answered with the new token, the schedule runs again.
+    await install(spool, new Browser('TGONE'));
+    expect(await pausedOf(gone.id)).toBeNull();
+    expect((await post(spool, messageIn('TGONE', 'back again', 'C9'))).status).toBe(200);
+    await until(() => postsIn('TGONE').find((c) => String(c.args.text).includes('back again')));
   });
 });

@@ -14,6 +14,7 @@ import type {
   Outbound,
   FeedbackClick,
   FeedbackOutcome,
+  WorkspacePlace,
 } from '../../ports/platform.ts';
 import type { HistoryHit, StoredResult } from '../../ports/history.ts';
 import type { ClickOutcome } from '../../ports/approvals.ts';
@@ -59,6 +60,9 @@ export {
   STOPPED_REPLY,
   NEW_CONVERSATION_REPLY,
 } from '../posts/replies.ts';
+
+/** Who ends a workspace's turns and pauses its schedules: its uninstall. */
+const UNINSTALLED = 'uninstalled';
 
 /**
  * The one inbound path of every platform, in this order: record the message (before the platform
@@ -337,6 +341,24 @@ export class DeliveryEngine implements Delivery {
     // A message parked for an approval ends now, here if this process can take its lane.
     this.lanes.work(stopped.laneId);
     return 'stopping';
+  }
+
+  async workspaceGone(place: WorkspacePlace): Promise<{ ended: number; paused: number }> {
+    const ended = await this.deps.ledger.supersedeWorkspace(place, UNINSTALLED);
+    for (const { inboxId } of ended) this.running.abort(inboxId, 'superseded' satisfies StopKind);
+    // A message parked on a click or a sign-in ends now, here if this process can take its lane.
+    for (const laneId of new Set(ended.map((e) => e.laneId))) this.lanes.work(laneId);
+    const paused = (await this.deps.schedules?.pauseWorkspace(place, UNINSTALLED)) ?? 0;
+    this.deps.logger.info('Uninstalled: the workspace’s turns end, its schedules pause', {
+      ...place,
+      ended: ended.length,
+      paused,
+    });
+    return { ended: ended.length, paused };
+  }
+
+  async workspaceBack(place: WorkspacePlace): Promise<{ resumed: number }> {
+    return { resumed: (await this.deps.schedules?.resumeWorkspace(place, UNINSTALLED)) ?? 0 };
   }
 
   /** A person's edit or deletion of a message Spool recorded (see edits.ts). */
