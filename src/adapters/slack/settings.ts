@@ -68,7 +68,14 @@ export function slackSettings(r: SettingsReader): SlackSettings | undefined {
     r.problem(
       'SLACK_CLIENT_ID and SLACK_CLIENT_SECRET are set together (installs, Sign in with Slack)',
     );
-  const installs = !botToken && clientId && clientSecret ? installSettings(r) : undefined;
+  // Read whichever way Slack runs, so that every setting is known; used only for installs.
+  const installChoices = {
+    scopes: r.list('SLACK_INSTALL_SCOPES') ?? DEFAULT_INSTALL_SCOPES,
+    allowedWorkspaces: r.list('SLACK_INSTALL_WORKSPACES'),
+    adminInstallsWithoutState: r.flag('SLACK_ADMIN_INSTALLS_WITHOUT_STATE', false),
+  };
+  const installs =
+    !botToken && clientId && clientSecret ? installSettings(r, installChoices) : undefined;
   if (!botToken && !installs) {
     if (appToken || signingSecret)
       r.problem(
@@ -91,7 +98,10 @@ export function slackSettings(r: SettingsReader): SlackSettings | undefined {
   };
 }
 
-function installSettings(r: SettingsReader): SlackInstallSettings | undefined {
+function installSettings(
+  r: SettingsReader,
+  choices: Omit<SlackInstallSettings, 'redirectUrl'>,
+): SlackInstallSettings | undefined {
   const publicUrl = r.url('PUBLIC_URL');
   if (!publicUrl)
     r.problem(
@@ -103,10 +113,5 @@ function installSettings(r: SettingsReader): SlackInstallSettings | undefined {
       'Installs (SLACK_CLIENT_ID without SLACK_BOT_TOKEN) need MCP_OAUTH_KEY (openssl rand -base64 32): tokens are kept only encrypted',
     );
   if (!publicUrl) return undefined;
-  return {
-    scopes: r.list('SLACK_INSTALL_SCOPES') ?? DEFAULT_INSTALL_SCOPES,
-    redirectUrl: `${publicUrl}${REDIRECT_PATH}`,
-    allowedWorkspaces: r.list('SLACK_INSTALL_WORKSPACES'),
-    adminInstallsWithoutState: r.flag('SLACK_ADMIN_INSTALLS_WITHOUT_STATE', false),
-  };
+  return { ...choices, redirectUrl: `${publicUrl}${REDIRECT_PATH}` };
 }
