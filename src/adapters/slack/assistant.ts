@@ -1,4 +1,4 @@
-import { workspaceOf, type SlackParts } from './parts.ts';
+import { keyIn, workspaceOf, type SlackParts } from './parts.ts';
 import { errorMessage } from '../../core/errors.ts';
 
 /** `assistant_thread_started` and `assistant_thread_context_changed`, as Slack sends them. */
@@ -38,7 +38,7 @@ export function listenForAgentThreads(parts: SlackParts): void {
 }
 
 async function agentThread(
-  { clients, delivery, logger }: SlackParts,
+  { clients, config, delivery, logger }: SlackParts,
   { assistant_thread: thread }: AgentThreadEvent,
   workspace: string,
   started: boolean,
@@ -62,7 +62,7 @@ async function agentThread(
   await delivery.handleIncoming({
     lane,
     // One greeting per thread, however often Slack delivers the event.
-    messageKey: `${lane.channel}:${lane.thread}:greeting`,
+    messageKey: keyIn(config, workspace, `${lane.channel}:${lane.thread}:greeting`),
     kind: 'greeting',
     user: thread.user_id,
     text: '',

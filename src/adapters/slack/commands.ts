@@ -12,7 +12,7 @@ import { recallAnswer, typedCommand } from '../../core/delivery/commands/typed-c
 import { errorMessage } from '../../core/errors.ts';
 import { usageChartPng } from '../shared/chart.ts';
 import { uploadFile } from './files.ts';
-import type { Respond, SlackParts } from './parts.ts';
+import { keyIn, type Respond, type SlackParts } from './parts.ts';
 import { scheduleCommand } from './schedules.ts';
 import { SLACK_HELP, SLACK_REFUSAL, slackChunks } from './text.ts';
 
@@ -126,7 +126,7 @@ async function sendUsage(
  * one, saying who asked with which prompt, and the prompt's text is their message in it.
  */
 async function askWithPrompt(
-  { clients, delivery }: SlackParts,
+  { clients, config, delivery }: SlackParts,
   lane: Lane,
   user: string,
   command: string,
@@ -144,7 +144,7 @@ async function askWithPrompt(
   const handled = await delivery
     .handleIncoming({
       lane: { ...lane, thread: ts },
-      messageKey: `${lane.channel}:${ts}`,
+      messageKey: keyIn(config, lane.workspace, `${lane.channel}:${ts}`),
       kind: 'message',
       user,
       text: asked.text,

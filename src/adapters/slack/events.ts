@@ -1,6 +1,6 @@
 import type { Context, SlackEventMiddlewareArgs } from '@slack/bolt';
 import type { InboundFile } from '../../core/ports/delivery.ts';
-import { workspaceOf, type SlackParts } from './parts.ts';
+import { keyIn, workspaceOf, type SlackParts } from './parts.ts';
 import {
   addressedToSpool,
   editOf,
@@ -38,7 +38,7 @@ export function listenForMessages(parts: SlackParts): void {
  * as a message event: the two are one inbox row.
  */
 async function receive(
-  { delivery, logger }: SlackParts,
+  { config, delivery, logger }: SlackParts,
   event: SlackEvent,
   body: SlackEventMiddlewareArgs['body'],
   context: Context,
@@ -49,7 +49,12 @@ async function receive(
   if (edit) {
     const channel = String(event.channel);
     const lane = { platform: 'slack', workspace, channel, thread: '' };
-    const outcome = await delivery.editIncoming({ lane, ...edit });
+    const outcome = await delivery.editIncoming({
+      lane,
+      ...edit,
+      messageKey: keyIn(config, workspace, edit.messageKey),
+      editKey: keyIn(config, workspace, edit.editKey),
+    });
     return logger.debug('Slack: an edit', { outcome });
   }
   const addressed = addressedToSpool(event, botUserId, botId);
@@ -68,7 +73,7 @@ async function receive(
       thread: (event.thread_ts ?? event.ts) as string,
     },
     // The message, not the delivery: app_mention and message events of one message are one row.
-    messageKey: `${String(event.channel)}:${String(event.ts)}`,
+    messageKey: keyIn(config, workspace, `${String(event.channel)}:${String(event.ts)}`),
     kind: 'message',
     user: (fromApp ? (event.bot_id ?? event.app_id) : event.user) as string,
     ...(fromApp ? { fromApp } : {}),

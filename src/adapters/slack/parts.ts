@@ -43,5 +43,16 @@ export interface SlackParts {
 export const workspaceOf = (context: { teamId?: string }, named: string): string =>
   named ? (context.teamId ?? named) : named;
 
+/**
+ * A message's key in the inbox. With installs it names the workspace too: two workspaces may share
+ * a channel id and a ts (a Slack Connect channel is delivered to each), and the inbox keeps one row
+ * per platform and key. With one token, the key is as it always was.
+ */
+export const keyIn = (
+  { installs }: Pick<SlackParts['config'], 'installs'>,
+  workspace: string,
+  key: string,
+): string => (installs ? `${workspace}:${key}` : key);
+
 /** An answer only the person who asked sees, through a command's or a click's response_url. */
 export type Respond = (message: { response_type: 'ephemeral'; text: string }) => Promise<unknown>;

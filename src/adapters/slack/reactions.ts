@@ -2,7 +2,7 @@ import type { WebClient } from '@slack/web-api';
 import { policyFor } from '../../core/delivery/rules/policy.ts';
 import type { InboundMessage } from '../../core/ports/delivery.ts';
 import { slackText } from './message.ts';
-import { workspaceOf, type SlackParts } from './parts.ts';
+import { keyIn, workspaceOf, type SlackParts } from './parts.ts';
 
 /** A reaction event, as Slack sends it (reaction_added, reaction_removed). */
 interface ReactionEvent {
@@ -66,7 +66,7 @@ async function request(
     .join('\n');
   return {
     lane: { platform: 'slack', workspace, channel, thread: reacted.thread },
-    messageKey: `reaction:${channel}:${ts}:${user}:${emoji}`,
+    messageKey: keyIn(config, workspace, `reaction:${channel}:${ts}:${user}:${emoji}`),
     kind: 'message',
     user,
     text: `${prompt}\n\nThe message (from <@${reacted.author}>):\n${quoted}`,

@@ -167,8 +167,22 @@ const post = (spool: Started, body: Record<string, unknown>) =>
   );
 
 /** A message event in a workspace, named by its `authorizations` as Slack does. */
-function messageIn(team: string, text: string, channel = 'C1', ts = `${Date.now() / 1000}`) {
-  const body = eventBody({ type: 'message', channel_type: 'im', channel, user: 'U1', text, ts });
+function messageIn(
+  team: string,
+  text: string,
+  channel = 'C1',
+  ts = `${Date.now() / 1000}`,
+  thread?: string,
+) {
+  const body = eventBody({
+    type: 'message',
+    channel_type: 'im',
+    channel,
+    user: 'U1',
+    text,
+    ts,
+    ...(thread ? { thread_ts: thread } : {}),
+  });
   return {
     ...body,
     team_id: team,
@@ -353,5 +367,69 @@ describe('Slack installs (Add to Slack) through Bolt’s InstallProvider', () =>
     expect(await pausedOf(gone.id)).toBeNull();
     expect((await post(spool, messageIn('TGONE', 'back again', 'C9'))).status).toBe(200);
     await until(() => postsIn('TGONE').find((c) => String(c.args.text).includes('back again')));
+  });
+
+  it('keeps two workspaces with the same channel, thread and user ids apart: messages, answers, recalls, usage', async () => {
+    spool = await startSpool();
+    await install(spool, new Browser('TAPART'));
+    await install(spool, new Browser('TBPART'));
+    // The same channel, thread ts and user in both workspaces.
+    const ts = `${Math.floor(Date.now() / 1000)}.000100`;
+    const channel = `CSAME${Date.now()}`;
+    await post(spool, messageIn('TAPART', 'alpha plans', channel, ts));
+    await post(spool, messageIn('TBPART', 'bravo plans', channel, ts));
+    const answer = (team: string, words: string) =>
+      until(() => postsIn(team).find((c) => String(c.args.text).includes(words)));
+    await Promise.all([answer('TAPART', 'alpha plans'), answer('TBPART', 'bravo plans')]);
+    // Follow-ups in the "same" thread: each model sees its own workspace's messages only.
+    const followUp = (team: string, text: string) =>
+      messageIn(team, text, channel, `${Number(ts) + 1}`, ts);
+    await post(spool, followUp('TAPART', 'alpha again'));
+    await post(spool, followUp('TBPART', 'bravo again'));
+    const [a, b] = await Promise.all([
+      answer('TAPART', 'alpha again'),
+      answer('TBPART', 'bravo again'),
+    ]);
+    expect(String(a.args.text)).toContain('alpha plans');
+    expect(String(a.args.text)).not.toContain('bravo');
+    expect(String(b.args.text)).toContain('bravo plans');
+    expect(String(b.args.text)).not.toContain('alpha');
+
+    // /spool recall in the other workspace's "same" channel finds nothing of this one.
+    const recall = (team: string, words: string, id: string) =>
+      fetch(
+        `${spool.base}/slack/events`,
+        signedRequest(
+          new URLSearchParams({
+            command: '/spool',
+            text: `recall ${words}`,
+            team_id: team,
+            channel_id: channel,
+            user_id: 'U1',
+            response_url: slack.responseUrl(id),
+            trigger_id: 't',
+          }).toString(),
+          SIGNING_SECRET,
+          'application/x-www-form-urlencoded',
+        ),
+      );
+    const id = `${Date.now()}`;
+    await recall('TBPART', 'alpha', `b${id}`);
+    await recall('TAPART', 'alpha', `a${id}`);
+    const heard = (rid: string) => until(() => slack.responses(rid)[0]);
+    expect(await heard(`a${id}`)).toContain('alpha plans');
+    const other = await heard(`b${id}`);
+    expect(other).toMatch(/No earlier messages/);
+    expect(other).not.toContain('alpha plans');
+
+    // Conversations and usage rows: one set per workspace.
+    for (const workspace of ['TAPART', 'TBPART']) {
+      expect(
+        await db.prisma.conversation.count({ where: { platform: 'slack', workspace, channel } }),
+      ).toBe(1);
+      expect(
+        await db.prisma.llmUsage.count({ where: { platform: 'slack', workspace, channel } }),
+      ).toBe(2);
+    }
   });
 });
