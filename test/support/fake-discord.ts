@@ -177,6 +177,11 @@ export class FakeDiscord {
     this.gateway.dispatch('MESSAGE_CREATE', d);
   }
 
+  /** Dispatches a GUILD_CREATE exactly as given (a guild Spool is in, its roles), as the gateway would. */
+  dispatchGuild(d: Record<string, unknown>): void {
+    this.gateway.dispatch('GUILD_CREATE', d);
+  }
+
   /** Dispatches an INTERACTION_CREATE exactly as given, as the gateway would. */
   dispatchInteraction(d: Record<string, unknown>): void {
     this.gateway.dispatch('INTERACTION_CREATE', d);
