@@ -75,6 +75,8 @@ export function slackOutbound({ app, config, logger }: SlackParts): Outbound {
     },
     showWorking: (message) => status.showWorking(message),
     showStatus: (message, text) => status.showStatus(message, text),
+    // Slack clears assistant.threads.setStatus after two minutes.
+    statusLapses: true,
     fetchFile: (_message, file, maxBytes, signal) =>
       fetchSlackFile(client, config, file, maxBytes, signal),
     // An agent-view thread (the app's DM) is named after its first question.
