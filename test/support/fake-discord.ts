@@ -49,6 +49,8 @@ export interface DiscordError {
   status: number;
   code: number;
   message: string;
+  /** An HTML page in place of Discord's JSON, as the proxy before it sends one (a 413). */
+  page?: string;
 }
 
 // Test files run in processes of their own against one database: each process's ids are its own,
@@ -127,12 +129,15 @@ export class FakeDiscord {
           .end(file);
       }
       answerWhenDone(req, res, this.route(req), ({ status, body, headers }) => {
-        // Like Discord: a 204 has no body and no content type.
+        // Like Discord: a 204 has no body and no content type; a page is HTML.
+        const page = typeof body === 'string';
         res.writeHead(status, {
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(body === undefined
+            ? {}
+            : { 'content-type': page ? 'text/html' : 'application/json' }),
           ...headers,
         });
-        res.end(body === undefined ? undefined : JSON.stringify(body));
+        res.end(body === undefined ? undefined : page ? body : JSON.stringify(body));
       });
     });
     this.server.on('upgrade', (req, socket, head) =>
@@ -175,6 +180,11 @@ export class FakeDiscord {
   /** Dispatches a MESSAGE_CREATE exactly as given, as the gateway would. */
   dispatchMessage(d: Record<string, unknown>): void {
     this.gateway.dispatch('MESSAGE_CREATE', d);
+  }
+
+  /** Dispatches a GUILD_CREATE exactly as given (a guild Spool is in, its roles), as the gateway would. */
+  dispatchGuild(d: Record<string, unknown>): void {
+    this.gateway.dispatch('GUILD_CREATE', d);
   }
 
   /** Dispatches an INTERACTION_CREATE exactly as given, as the gateway would. */
@@ -454,11 +464,11 @@ export class FakeDiscord {
     }
     if (refused) {
       this.refusedCalls.push(call);
-      const { status, code, message } =
+      const { status, code, message, page } =
         typeof refused === 'number'
-          ? { status: refused, code: 0, message: 'upstream error' }
+          ? { status: refused, code: 0, message: 'upstream error', page: undefined }
           : refused;
-      return { status, body: { message, code } };
+      return { status, body: page ?? { message, code } };
     }
     this.calls.push(call);
     const token = /^\/webhooks\/\d+\/([^/]+)/.exec(path)?.[1];

@@ -73,6 +73,8 @@ export class FakeSlack {
       files?: Array<{ id: string; name: string }>;
     }>
   >();
+  /** conversations.members answers, by channel (no one, for a channel not set). */
+  readonly members = new Map<string, string[]>();
   /** Whether the app is declared as an agent: agents.sessions.* answer. */
   agentApp = true;
   /** The time zone users.info gives each person (none for anyone else). */
@@ -490,6 +492,8 @@ export class FakeSlack {
           has_more: false,
         };
       }
+      case 'conversations.members':
+        return { ok: true, members: this.members.get(String(args.channel)) ?? [] };
       case 'files.info': {
         const file = this.fileInfo.get(String(args.file));
         return file ? { ok: true, file } : { ok: false, error: 'file_not_found' };

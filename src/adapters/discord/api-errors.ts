@@ -19,3 +19,23 @@ export const refusesFile = (error: unknown): error is DiscordAPIError =>
   error.status < 500 &&
   error.status !== 429 &&
   !isExpired(error);
+
+/** The most of a page's words a refusal quotes. */
+const PAGE_WORDS_CHARS = 120;
+
+/**
+ * What Discord answered a refused request, in a few words: its own message, or, where the answer
+ * was not Discord's JSON (the HTML page of the proxy before it, as for a 413; discord.js reads
+ * "No Description" then), the status and the page's title or text.
+ */
+export function discordAnswer(error: DiscordAPIError): string {
+  const raw = error.rawError as unknown;
+  if (!(raw instanceof ArrayBuffer)) return error.message;
+  const page = new TextDecoder().decode(raw);
+  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(page)?.[1];
+  const words = (title ?? page.replace(/<(script|style)[\s\S]*?<\/\1>|<[^>]*>/gi, ' '))
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, PAGE_WORDS_CHARS);
+  return `HTTP ${error.status}${words ? `: ${words}` : ''}`;
+}

@@ -3,9 +3,10 @@ import { commandFailureReply, sayingSlow } from '../../core/delivery/commands/co
 import { namingFor } from '../../core/delivery/commands/naming.ts';
 import { resultAsFile, resultAsMessages } from '../../core/delivery/commands/stored-result.ts';
 import { recallAnswer } from '../../core/delivery/commands/typed-command.ts';
+import { chartRefusedNote, platformRefusedReply } from '../../core/delivery/posts/replies.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { usageChartPng } from '../shared/chart.ts';
-import { refusesFile } from './api-errors.ts';
+import { discordAnswer, refusesFile } from './api-errors.ts';
 import { askerOf, ask, askWithPrompt, startOver } from './inbound.ts';
 import type { DiscordParts } from './parts.ts';
 import { DISCORD_HELP, DISCORD_REFUSAL, discordChunks, NO_MENTIONS } from './text.ts';
@@ -43,8 +44,11 @@ export async function answerCommand(
     await (COMMANDS.get(interaction.commandName) ?? help)(parts, interaction);
   } catch (error) {
     parts.logger.error('Discord: interaction failed', { error: errorMessage(error) });
-    // Discord does not send an interaction again: the user must, and hears so plainly.
-    const content = commandFailureReply(error);
+    // Discord does not send an interaction again: the user must, and hears so plainly; where
+    // Discord refused the answer for good, what it said, and no "try again".
+    const content = refusesFile(error)
+      ? platformRefusedReply('Discord', discordAnswer(error))
+      : commandFailureReply(error);
     const answer =
       interaction.deferred || interaction.replied
         ? interaction.editReply({ content })
@@ -107,14 +111,26 @@ async function recall({ delivery }: DiscordParts, interaction: ChatInputCommandI
   await editThenFollowUp(interaction, discordChunks(text));
 }
 
-/** `/usage`, only to the person: the text and the last 30 days as a chart. */
-async function usage({ delivery }: DiscordParts, interaction: ChatInputCommandInteraction) {
+/**
+ * `/usage`, only to the person: the text and the last 30 days as a chart; where Discord refuses
+ * the chart (too large, no Attach Files), the text alone, saying why, as a refused reply file is.
+ */
+async function usage({ delivery, logger }: DiscordParts, interaction: ChatInputCommandInteraction) {
   await interaction.deferReply({ flags: MessageFlags.Ephemeral });
   const report = await delivery.usage(askerOf(interaction), namingFor('discord'));
   if (report === 'refused') return void (await interaction.editReply({ content: DISCORD_REFUSAL }));
-  await editThenFollowUp(interaction, discordChunks(report.text), [
-    { attachment: usageChartPng(report.days, report.currency), name: 'usage.png' },
-  ]);
+  try {
+    await editThenFollowUp(interaction, discordChunks(report.text), [
+      { attachment: usageChartPng(report.days, report.currency), name: 'usage.png' },
+    ]);
+  } catch (error) {
+    if (!refusesFile(error)) throw error;
+    logger.warn('Discord: the usage chart was refused; the report goes as text', {
+      reason: discordAnswer(error),
+    });
+    const note = `_(${chartRefusedNote(discordAnswer(error))})_`;
+    await editThenFollowUp(interaction, discordChunks(`${report.text}\n\n${note}`));
+  }
 }
 
 /** `/login server:<server>`: a sign-in link only the person sees. */
@@ -160,7 +176,7 @@ async function result({ delivery }: DiscordParts, interaction: ChatInputCommandI
     // most (the first says why, and how much is left out; the whole result stays stored).
     const [first, ...rest] = resultAsMessages(
       { ...part, file: part.file },
-      error.message,
+      discordAnswer(error),
       discordChunks,
       9,
     );

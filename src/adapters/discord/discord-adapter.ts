@@ -37,7 +37,7 @@ export class DiscordAdapter implements PlatformAdapter {
   private keeper?: ShardKeeper;
 
   constructor(config: DiscordAdapterConfig, delivery: Delivery, logger: Logger) {
-    // Interactions need no intent; Guilds (not privileged) keeps channel and role data coherent.
+    // Interactions need no intent; none of the default ones is privileged (see intentsFor).
     // discord.js bundles undici 6, whose requests take our undici 7 dispatcher (the types differ;
     // tested), files included once discordRequest has encoded them.
     const agent = config.dispatcher as unknown as RESTOptions['agent'] | undefined;

@@ -4,19 +4,17 @@ import { errorMessage } from '../../core/errors.ts';
 import type { DiscordParts } from './parts.ts';
 
 /**
- * The intents Spool asks for: Guilds always (channels and roles stay coherent); with
- * DISCORD_MESSAGE_CONTENT, the messages of guilds and DMs and their words (Message Content is
- * privileged: it must be switched on in the Developer Portal too).
+ * The intents Spool asks for, none privileged by default: Guilds (channels and roles stay
+ * coherent), and the messages of guilds and DMs. Discord gives a message's words without the
+ * Message Content intent when the message mentions the app, and in a DM with it; only a reply to
+ * Spool without a mention needs it (DISCORD_MESSAGE_CONTENT, switched on in the Developer Portal
+ * too).
  */
 export const intentsFor = (messageContent: boolean | undefined) => [
   GatewayIntentBits.Guilds,
-  ...(messageContent
-    ? [
-        GatewayIntentBits.GuildMessages,
-        GatewayIntentBits.DirectMessages,
-        GatewayIntentBits.MessageContent,
-      ]
-    : []),
+  GatewayIntentBits.GuildMessages,
+  GatewayIntentBits.DirectMessages,
+  ...(messageContent ? [GatewayIntentBits.MessageContent] : []),
 ];
 
 /** A MESSAGE_CREATE as the gateway sends it: what Spool reads of it. */
@@ -26,22 +24,48 @@ interface GatewayMessage {
   guild_id?: string;
   content?: string;
   author?: { id: string; bot?: boolean };
+  /** 0 a message, 19 a reply; others are Discord's own notices (a pin, a join, a boost). */
+  type?: number;
   member?: { roles?: string[] };
   mentions?: Array<{ id: string }>;
+  mention_roles?: string[];
   referenced_message?: { author?: { id: string } } | null;
 }
 
+/** Who Spool is in a message: its user, and in a guild the role Discord made for it. */
+export interface Addressee {
+  botId: string;
+  /** The bot's managed role in the message's guild (`<@&role>` mentions Spool too). */
+  botRoleId?: string;
+  /** Whether a reply to Spool without a mention is answered (its words need Message Content). */
+  replies?: boolean;
+}
+
+/** Whether the message mentions Spool, or its role. */
+const mentions = (message: GatewayMessage, botId: string, botRoleId: string | undefined) =>
+  (message.mentions ?? []).some((m) => m.id === botId) ||
+  (botRoleId !== undefined && (message.mention_roles ?? []).includes(botRoleId));
+
+/** Message types a person writes: a message, a reply. */
+const WRITTEN = new Set([0, 19]);
+
 /**
- * A message that mentions Spool or replies to one of Spool's, as an inbound message of its
- * channel's lane (the one `/ask` there answers in), keyed by the message; its words without the
- * mention. Anything else (a bot's message, one for someone else) is none.
+ * A message for Spool, as an inbound message of its channel's lane (the one `/ask` there answers
+ * in), keyed by the message, its words without the mention: a DM, a message that mentions Spool or
+ * its role, or (with `replies`) one that replies to Spool's. Anything else (a bot's message, a
+ * notice, one for someone else) is none.
  */
-export function mentionOf(message: GatewayMessage, botId: string): InboundMessage | undefined {
+export function mentionOf(
+  message: GatewayMessage,
+  { botId, botRoleId, replies }: Addressee,
+): InboundMessage | undefined {
   if (!message.author || message.author.bot) return undefined;
-  const mentioned = message.mentions?.some((m) => m.id === botId) ?? false;
-  const repliedTo = message.referenced_message?.author?.id === botId;
-  if (!mentioned && !repliedTo) return undefined;
-  const text = (message.content ?? '').replaceAll(new RegExp(`<@!?${botId}>`, 'g'), '').trim();
+  if (message.type !== undefined && !WRITTEN.has(message.type)) return undefined;
+  const inDm = message.guild_id === undefined;
+  const repliedTo = replies === true && message.referenced_message?.author?.id === botId;
+  if (!inDm && !mentions(message, botId, botRoleId) && !repliedTo) return undefined;
+  const ownMention = new RegExp(`<@!?${botId}>${botRoleId ? `|<@&${botRoleId}>` : ''}`, 'g');
+  const text = (message.content ?? '').replaceAll(ownMention, '').trim();
   return {
     lane: {
       platform: 'discord',
@@ -60,15 +84,18 @@ export function mentionOf(message: GatewayMessage, botId: string): InboundMessag
 }
 
 /**
- * With DISCORD_MESSAGE_CONTENT, each MESSAGE_CREATE the gateway sends (read raw: no channel needs
- * to be cached) that is for Spool goes to the delivery engine, like an `/ask`. Never throws.
+ * Each MESSAGE_CREATE the gateway sends (read raw: no channel needs to be cached) that is for
+ * Spool goes to the delivery engine, like an `/ask`. Never throws.
  */
 export function listenForMentions({ client, config, delivery, logger }: DiscordParts): void {
-  if (!config.messageContent) return;
   client.on('raw', (packet: GatewayDispatchPayload) => {
     if (packet.t !== GatewayDispatchEvents.MessageCreate) return;
     const botId = client.user?.id;
-    const message = botId && mentionOf(packet.d as unknown as GatewayMessage, botId);
+    if (!botId) return;
+    const d = packet.d as unknown as GatewayMessage;
+    const guild = d.guild_id ? client.guilds.cache.get(d.guild_id) : undefined;
+    const botRoleId = guild?.roles.botRoleFor(botId)?.id;
+    const message = mentionOf(d, { botId, botRoleId, replies: config.messageContent });
     if (!message) return;
     void delivery
       .handleIncoming(message)

@@ -10,7 +10,7 @@ import { FileRefusedError, type InboundMessage } from '../../core/ports/delivery
 import type { OutgoingChunk, Outbound } from '../../core/ports/platform.ts';
 import type { Logger } from '../../core/logger.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
-import { isExpired, refusesFile } from './api-errors.ts';
+import { discordAnswer, isExpired, refusesFile } from './api-errors.ts';
 import { attached, postToChannel, replyInChannel } from './channel-post.ts';
 import { approvalComponents, feedbackComponents, stopComponents } from './components.ts';
 import { formComponents } from './form-modal.ts';
@@ -50,7 +50,7 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
       } catch (error) {
         // The file is what Discord will not take: the delivery engine posts the reply as messages
         // instead.
-        if (chunk.file && refusesFile(error)) throw new FileRefusedError(error.message);
+        if (chunk.file && refusesFile(error)) throw new FileRefusedError(discordAnswer(error));
         throw error;
       }
     },

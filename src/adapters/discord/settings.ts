@@ -11,8 +11,8 @@ export interface DiscordSettings {
   allowedRoles?: string[];
   /**
    * DISCORD_MESSAGE_CONTENT=1: Spool asks for the privileged Message Content intent (switched on in
-   * the Developer Portal, Bot → Privileged Gateway Intents) and answers a message that mentions it
-   * or replies to it, like `/ask`. Off: slash commands only.
+   * the Developer Portal, Bot → Privileged Gateway Intents) and answers a reply to its message
+   * without a mention too. Mentions (of Spool or its role) and DMs are answered without it.
    */
   messageContent?: boolean;
   /**

@@ -1,6 +1,7 @@
 import type { Context, SlackEventMiddlewareArgs } from '@slack/bolt';
 import type { InboundFile } from '../../core/ports/delivery.ts';
 import { keyIn, workspaceOf, type SlackParts } from './parts.ts';
+import { viewedSubject } from './subject.ts';
 import {
   addressedToSpool,
   editOf,
@@ -38,7 +39,7 @@ export function listenForMessages(parts: SlackParts): void {
  * as a message event: the two are one inbox row.
  */
 async function receive(
-  { config, delivery, logger }: SlackParts,
+  { clients, config, delivery, logger }: SlackParts,
   event: SlackEvent,
   body: SlackEventMiddlewareArgs['body'],
   context: Context,
@@ -65,6 +66,11 @@ async function receive(
     });
   const files = filesOf(event).map(inboundFile);
   const fromApp = addressed.sender === 'app';
+  const user = (fromApp ? (event.bot_id ?? event.app_id) : event.user) as string;
+  // In the agent view, "summarize this" is about the channel message the person has open.
+  const subject = fromApp
+    ? undefined
+    : await viewedSubject(await clients.of(workspace), event, user);
   await delivery.handleIncoming({
     lane: {
       platform: 'slack',
@@ -75,12 +81,12 @@ async function receive(
     // The message, not the delivery: app_mention and message events of one message are one row.
     messageKey: keyIn(config, workspace, `${String(event.channel)}:${String(event.ts)}`),
     kind: 'message',
-    user: (fromApp ? (event.bot_id ?? event.app_id) : event.user) as string,
+    user,
     ...(fromApp ? { fromApp } : {}),
     // A text of another type is passed on as it is, for the delivery engine to name as malformed.
     text:
       event.text === undefined || typeof event.text === 'string'
-        ? wordsOf(event, botUserId)
+        ? [wordsOf(event, botUserId), subject].filter(Boolean).join('\n\n')
         : (event.text as string),
     delivery: { ts: event.ts as string },
     knownLaneOnly: addressed.knownLaneOnly,

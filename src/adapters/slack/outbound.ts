@@ -83,6 +83,8 @@ export function slackOutbound({ clients, config, logger }: SlackParts): Outbound
     },
     showWorking: (message) => status.showWorking(message),
     showStatus: (message, text) => status.showStatus(message, text),
+    // Slack clears assistant.threads.setStatus after two minutes.
+    statusLapses: true,
     fetchFile: async (message, file, maxBytes, signal) =>
       fetchSlackFile(await clientOf(message), config, file, maxBytes, signal),
     // An agent-view thread (the app's DM) is named after its first question.

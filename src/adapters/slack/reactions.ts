@@ -1,21 +1,13 @@
-import type { WebClient } from '@slack/web-api';
 import { policyFor } from '../../core/delivery/rules/policy.ts';
 import type { InboundMessage } from '../../core/ports/delivery.ts';
-import { slackText } from './message.ts';
 import { keyIn, workspaceOf, type SlackParts } from './parts.ts';
+import { messageAt, quotedSubject } from './subject.ts';
 
 /** A reaction event, as Slack sends it (reaction_added, reaction_removed). */
 interface ReactionEvent {
   user?: string;
   reaction?: string;
   item?: { type?: string; channel?: string; ts?: string };
-}
-
-/** The message a reaction is on: its thread and what it says. */
-interface Reacted {
-  thread: string;
-  text: string;
-  author: string;
 }
 
 /**
@@ -55,39 +47,17 @@ async function request(
     emoji
   ];
   if (!prompt) return undefined;
-  const reacted = await reactedMessage(await clients.of(workspace), channel, ts);
+  const reacted = await messageAt(await clients.of(workspace), channel, ts);
   if (!reacted) {
     logger.warn('Slack: could not read the message a reaction is on', { channel });
     return undefined;
   }
-  const quoted = slackText(reacted.text)
-    .split('\n')
-    .map((line) => `> ${line}`)
-    .join('\n');
   return {
     lane: { platform: 'slack', workspace, channel, thread: reacted.thread },
     messageKey: keyIn(config, workspace, `reaction:${channel}:${ts}:${user}:${emoji}`),
     kind: 'message',
     user,
-    text: `${prompt}\n\nThe message (from <@${reacted.author}>):\n${quoted}`,
+    text: `${prompt}\n\n${quotedSubject(reacted)}`,
     delivery: { ts },
-  };
-}
-
-/** The message at `ts` in the channel, top-level or in a thread. */
-async function reactedMessage(
-  client: WebClient,
-  channel: string,
-  ts: string,
-): Promise<Reacted | undefined> {
-  const found = await client.conversations
-    .replies({ channel, ts, latest: ts, inclusive: true, limit: 200 })
-    .catch(() => undefined);
-  const message = found?.messages?.find((m) => m.ts === ts);
-  if (!message) return undefined;
-  return {
-    thread: message.thread_ts ?? ts,
-    text: message.text ?? '',
-    author: message.user ?? message.bot_id ?? 'unknown',
   };
 }

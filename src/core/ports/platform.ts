@@ -92,6 +92,11 @@ export interface Outbound {
    */
   showStatus?(message: InboundMessage, status: string): Promise<void>;
   /**
+   * The platform drops a status shown this long ago by itself (Slack: after two minutes): the
+   * engine shows it again before then, a parked turn's too, while it waits.
+   */
+  statusLapses?: boolean;
+  /**
    * Names the lane's thread after its first question, where the platform titles threads (Slack's
    * agent view). Never throws.
    */

@@ -632,6 +632,33 @@ describe('/usage', () => {
     expect(chart!.bytes.subarray(0, 8)).toEqual(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]));
     expect([chart!.bytes.readUInt32BE(16), chart!.bytes.readUInt32BE(20)]).toEqual([800, 360]);
   });
+
+  it('sends the report as text when Discord refuses the chart (a 413 with an HTML page), saying what Discord answered', async () => {
+    const ch = channel();
+    const page =
+      '<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>cloudflare</center>\r\n</body>\r\n</html>\r\n';
+    discord.refuse = (call) =>
+      call.method === 'PATCH' && call.files?.length
+        ? { status: 413, code: 0, message: '', page }
+        : undefined;
+    try {
+      const shown = discord.sendCommand({ name: 'usage', guildId: GUILD, channelId: ch });
+      await discord.waitFor(() => edits(shown.token).length === 1);
+      const [reply] = edits(shown.token);
+      expect(reply!.files ?? []).toEqual([]);
+      const text = String(reply!.body!.content);
+      expect(text).toContain('*Your usage here*');
+      expect(text).toContain(
+        '_(I could not attach the chart (HTTP 413: 413 Request Entity Too Large), so here is the report without it.)_',
+      );
+      expect(text).not.toContain('try again');
+      expect(
+        discord.refusedCalls.filter((c) => c.path.includes(shown.token) && c.files?.length),
+      ).toHaveLength(1);
+    } finally {
+      discord.refuse = undefined;
+    }
+  });
 });
 
 describe('/recall, /new and /help', () => {

@@ -14,6 +14,8 @@ import { silentLogger } from '../../support/logger.ts';
  * with DISCORD_MESSAGE_CONTENT on and off, through discord.js against the fake gateway.
  */
 const GUILD = '400000000000000001';
+const BOT_ROLE = '400000000000000002';
+const OTHER_ROLE = '400000000000000003';
 const FIXTURE = JSON.parse(
   readFileSync(
     new URL(
@@ -131,30 +133,114 @@ describe('Discord mentions', () => {
     }
   });
 
-  it('without it, asks for no message intents, and a mention changes nothing', async () => {
+  it('without it, asks for no privileged intent, and answers a mention, a mention of its role and a DM; a reply without a mention is left alone', async () => {
     const stop = await startAdapter(false);
     try {
-      expect(discord.intents.at(-1)).toBe(GatewayIntentBits.Guilds);
-      const ch = nextId();
-      mention(ch);
-      // An /ask in the same channel after it: answered, and the mention was not.
-      const { token } = discord.sendCommand({
-        name: 'ask',
-        options: [{ name: 'prompt', value: 'hello' }],
-        guildId: GUILD,
-        channelId: ch,
-      });
-      await discord.waitFor(() =>
-        discord.calls.some(
-          (c) =>
-            c.path.includes(`/${token}/messages/@original`) &&
-            c.body?.content === 'answer to: hello',
-        ),
+      expect(discord.intents.at(-1)).toBe(
+        GatewayIntentBits.Guilds |
+          GatewayIntentBits.GuildMessages |
+          GatewayIntentBits.DirectMessages,
       );
-      expect(posts(ch)).toEqual([]);
+      // The guild as Discord sends it when Spool joins: its managed role is tagged with its id.
+      discord.dispatchGuild({
+        id: GUILD,
+        name: 'Test guild',
+        owner_id: '300000000000000009',
+        roles: [
+          {
+            id: GUILD,
+            name: '@everyone',
+            permissions: '0',
+            position: 0,
+            color: 0,
+            hoist: false,
+            managed: false,
+            mentionable: false,
+            flags: 0,
+          },
+          {
+            id: BOT_ROLE,
+            name: 'Spool',
+            permissions: '0',
+            position: 1,
+            color: 0,
+            hoist: false,
+            managed: true,
+            mentionable: false,
+            flags: 0,
+            tags: { bot_id: BOT_ID },
+          },
+          {
+            id: OTHER_ROLE,
+            name: 'Ops',
+            permissions: '0',
+            position: 2,
+            color: 0,
+            hoist: false,
+            managed: false,
+            mentionable: true,
+            flags: 0,
+          },
+        ],
+        channels: [],
+        members: [],
+        emojis: [],
+        stickers: [],
+      });
+      const ch = nextId();
+      const first = mention(ch);
+      await discord.waitFor(() => posts(ch).length === 1);
+      expect(posts(ch)[0]!.body).toMatchObject({
+        content: 'answer to: Test',
+        message_reference: { message_id: first },
+      });
+      // Another role's mention, and a reply to Spool without a mention: left alone.
+      mention(ch, {
+        mentions: [],
+        content: `<@&${OTHER_ROLE}> deploy?`,
+        mention_roles: [OTHER_ROLE],
+      });
+      mention(ch, {
+        mentions: [],
+        content: 'and then?',
+        referenced_message: { id: first, author: { id: BOT_ID, bot: true } },
+      });
+      // Spool's own role mentioned: answered, without the mention.
+      const byRole = mention(ch, {
+        mentions: [],
+        content: `<@&${BOT_ROLE}> what is up?`,
+        mention_roles: [BOT_ROLE],
+      });
+      await discord.waitFor(() => posts(ch).length === 2);
+      expect(posts(ch)[1]!.body).toMatchObject({
+        content: 'answer to: what is up?',
+        message_reference: { message_id: byRole },
+      });
+      // A DM: no guild, no mention, answered.
+      const dm = nextId();
+      const inDm = { ...FIXTURE.payload, guild_id: undefined, member: undefined };
+      const direct = nextId();
+      discord.dispatchMessage({
+        ...inDm,
+        id: direct,
+        channel_id: dm,
+        channel_type: 1,
+        mentions: [],
+        content: 'hello in private',
+      });
+      await discord.waitFor(() => posts(dm).length === 1);
+      expect(posts(dm)[0]!.body).toMatchObject({
+        content: 'answer to: hello in private',
+        message_reference: { message_id: direct },
+      });
       expect(
-        await db.prisma.inboxEntry.count({ where: { platform: 'discord', lane: { channel: ch } } }),
-      ).toBe(1);
+        (
+          await db.prisma.inboxEntry.findMany({
+            where: { platform: 'discord', lane: { channel: ch } },
+            orderBy: { id: 'asc' },
+          })
+        ).map((r) => r.messageKey),
+      ).toEqual([`message:${first}`, `message:${byRole}`]);
     } finally {
       await stop();
     }

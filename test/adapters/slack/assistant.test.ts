@@ -120,4 +120,51 @@ describe("Slack's agent view", () => {
     ]);
     expect(posts()).toHaveLength(2);
   });
+
+  it('gives the model the channel message the person has open ("summarize this") as its subject, only where they are a member of its channel', async () => {
+    const asked = (words: string) =>
+      llm.requests.find((r) =>
+        r.messages.some((m) => m.role === 'user' && String(m.content).includes(words)),
+      );
+    /** Fixture 85 in a DM of its own, about the message `ts` in `channel`. */
+    const viewing = (dm: string, channel: string, ts: string, text: string) => {
+      const body = JSON.parse(
+        fixture('85-dm-agent-view-message-context.json')
+          .replaceAll('"D_DM_123"', `"${dm}"`)
+          .replaceAll('"C_CTX_123"', `"${channel}"`)
+          .replaceAll('"1771460400.100100"', `"${ts}"`)
+          .replaceAll('summarize this', text),
+      ).payload as Record<string, unknown>;
+      return { ...body, event_id: `Ev-${dm}` };
+    };
+    const read = (channel: string) =>
+      slack.callsTo('conversations.replies').filter((c) => c.channel === channel);
+
+    slack.threads.set('1771460400.100100', [
+      { ts: '1771460400.100100', user: 'U0AUTHOR', text: 'Q3 revenue &gt; plan; churn up 2%' },
+    ]);
+    slack.members.set('C0MEMBER', ['U0OTHER', 'U_USER_123']);
+    await deliver(viewing(`D${Date.now()}`, 'C0MEMBER', '1771460400.100100', 'summarize this one'));
+    await slack.waitFor(() => asked('summarize this one') !== undefined);
+    const user = asked('summarize this one')!
+      .messages.filter((m) => m.role === 'user')
+      .at(-1)!;
+    expect(String(user.content)).toContain(
+      'summarize this one\n\nThe message (from <@U0AUTHOR>):\n> Q3 revenue > plan; churn up 2%',
+    );
+
+    // A channel they are not in: their words only, and nothing read from it.
+    slack.threads.set('1771460401.100100', [
+      { ts: '1771460401.100100', user: 'U0AUTHOR', text: 'Private: layoffs list' },
+    ]);
+    slack.members.set('C0PRIVATE', ['U0OTHER']);
+    await deliver(viewing(`D${Date.now()}`, 'C0PRIVATE', '1771460401.100100', 'summarize that'));
+    await slack.waitFor(() => asked('summarize that') !== undefined);
+    const refused = asked('summarize that')!
+      .messages.filter((m) => m.role === 'user')
+      .at(-1)!;
+    expect(String(refused.content)).not.toContain('layoffs');
+    expect(read('C0PRIVATE')).toEqual([]);
+    expect(slack.callsTo('conversations.members').map((c) => c.channel)).toContain('C0PRIVATE');
+  });
 });

@@ -48,4 +48,19 @@ describe('usageArguments', () => {
       problem: 'I did not understand "chart": `/usage` takes nothing.',
     });
   });
+
+  it('names a word said twice, and the words it does not take, as the person wrote them', () => {
+    const slack = { command: '/spool usage', accepted: ['chart'] } as const;
+    expect(usageArguments('chart chart', slack)).toEqual({
+      problem: 'I did not understand "chart" again: `/spool usage` takes each word once.',
+    });
+    expect(usageArguments('Chart chart', slack)).toEqual({
+      problem: 'I did not understand "chart" again: `/spool usage` takes each word once.',
+    });
+    expect(usageArguments('chart Daily', slack)).toEqual({
+      problem:
+        'I did not understand "Daily": `/spool usage` takes nothing, or `chart` (the last 30 days as a chart).',
+    });
+    expect(usageArguments(' Chart ', slack)).toEqual({ chart: true });
+  });
 });

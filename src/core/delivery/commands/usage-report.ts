@@ -22,22 +22,25 @@ export type UsageWord = keyof typeof USAGE_WORDS;
 
 /**
  * What `/usage`'s words ask for (`command` as the person typed it, `accepted` the words that
- * platform takes), or one line saying what it did not understand and what it takes.
+ * platform takes), or one line naming what it did not understand (a word it does not take, or one
+ * said twice) and what it takes.
  */
 export function usageArguments(
   argument: string,
   { command, accepted }: { command: string; accepted: readonly UsageWord[] },
 ): { chart: boolean } | { problem: string } {
-  const words = argument.trim().toLowerCase().split(/\s+/).filter(Boolean);
-  const unknown = words.filter((word) => !(accepted as readonly string[]).includes(word));
-  if (unknown.length === 0) return { chart: words.includes('chart') };
+  const said = argument.trim().split(/\s+/).filter(Boolean);
+  const words = said.map((word) => word.toLowerCase());
+  const unknown = said.filter((_, i) => !(accepted as readonly string[]).includes(words[i]!));
+  const again = said.filter((_, i) => words.indexOf(words[i]!) !== i);
+  if (unknown.length === 0 && again.length === 0) return { chart: words.includes('chart') };
+  if (unknown.length === 0)
+    return {
+      problem: `I did not understand "${again.join(' ')}" again: \`${command}\` takes each word once.`,
+    };
   const takes = accepted.map((word) => `\`${word}\` (${USAGE_WORDS[word]})`);
-  const said = argument
-    .trim()
-    .split(/\s+/)
-    .filter((word) => unknown.includes(word.toLowerCase()));
   return {
-    problem: `I did not understand "${said.join(' ')}": \`${command}\` takes nothing${takes.length ? `, or ${takes.join(', or ')}` : ''}.`,
+    problem: `I did not understand "${unknown.join(' ')}": \`${command}\` takes nothing${takes.length ? `, or ${takes.join(', or ')}` : ''}.`,
   };
 }
 

@@ -21,9 +21,6 @@ import { StatusLine } from '../posts/status.ts';
 import type { RunningTurns } from './stops.ts';
 import type { TurnReply } from './turn.ts';
 
-/** A status shown at most once a second, and again before Slack drops it (two minutes). */
-const STATUS_TIMING = { intervalMs: 1_000, refreshMs: 90_000 };
-
 export interface AnswerDeps {
   ledger: Pick<DeliveryPort, 'replyOf' | 'saveReply' | 'finish' | 'retryLater'>;
   logger: Logger;
@@ -50,6 +47,8 @@ export interface AnswerDeps {
    * reply.
    */
   maxAttempts: number;
+  /** A status is shown again this often, before the platform drops it (STATUS_REFRESH_MS). */
+  statusRefreshMs: number;
 }
 
 /** Answering one message: its turn, its reply stored and posted, or the failure reply. */
@@ -73,7 +72,11 @@ export class Answerer {
       // Shown on a resumed message too, so that whatever a crashed process showed is cleared.
       const endWorking = await outbound.showWorking(entry);
       const status = outbound.showStatus
-        ? new StatusLine((text) => outbound.showStatus!(entry, text), STATUS_TIMING)
+        ? new StatusLine((text) => outbound.showStatus!(entry, text), {
+            // At most once a second.
+            intervalMs: 1_000,
+            refreshMs: this.deps.statusRefreshMs,
+          })
         : undefined;
       let stored: ReplyChunk[];
       let chunks: ReplyChunk[] = [];

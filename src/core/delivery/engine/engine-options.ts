@@ -39,6 +39,11 @@ export interface DeliveryOptions extends LaneOptions {
   approvalTimeoutMs: number;
   /** A tool's question not answered within this long is declined. */
   questionTimeoutMs: number;
+  /**
+   * Where a platform drops a status by itself (Slack, after two minutes), how often it is shown
+   * again, a parked turn's too; STATUS_REFRESH_MS without.
+   */
+  statusRefreshMs?: number;
 }
 
 export interface DeliveryDeps {

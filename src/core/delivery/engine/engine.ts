@@ -40,6 +40,7 @@ import { monthStart, REASON_MAX_CHARS } from '../posts/feedback.ts';
 import { agentView } from '../posts/greeting.ts';
 import { promptText } from '../commands/prompt-text.ts';
 import { PROMPT_REFUSED } from '../posts/replies.ts';
+import { STATUS_REFRESH_MS } from '../posts/status.ts';
 import {
   loginsText,
   loginText,
@@ -106,7 +107,8 @@ export class DeliveryEngine implements Delivery {
       { timeoutMs: options.questionTimeoutMs, pollMs: options.pollMs },
     );
     this.running = new RunningTurns(ledger);
-    this.parking = new Parking({ ledger, desk: this.desk, policy, work });
+    const statusRefreshMs = options.statusRefreshMs ?? STATUS_REFRESH_MS;
+    this.parking = new Parking({ ledger, desk: this.desk, policy, work, statusRefreshMs });
     const answerer = this.answerer();
     this.lanes = new Lanes(
       {
@@ -155,6 +157,7 @@ export class DeliveryEngine implements Delivery {
       running: this.running,
       cutShort,
       parking: this.parking,
+      statusRefreshMs: options.statusRefreshMs ?? STATUS_REFRESH_MS,
       reply: (entry, outbound, run) => replyTo(turns, options, entry, outbound, run),
       stopped: (entry, outbound) =>
         closeStoppedPrompts({ ledger: deps.ledger, approvals: deps.approvals }, entry, outbound),

@@ -7,6 +7,15 @@ export const FAILURE_REPLY = 'Sorry, something went wrong on my side. Please try
  */
 export const NOT_RECORDED_REPLY =
   'I could not take that message: my database is not answering, so nothing of it was saved. Please send it again in a minute.';
+/**
+ * To a person whose answer the platform refused for good (not a rate limit, not an outage): trying
+ * again would be refused again, so they are not asked to; what the platform said is.
+ */
+export const platformRefusedReply = (platform: string, answer: string) =>
+  `Sorry, ${platform} refused my answer (${answer}).`;
+/** Under a report whose chart the platform refused: the report stands, the chart is named. */
+export const chartRefusedNote = (answer: string) =>
+  `I could not attach the chart (${answer}), so here is the report without it.`;
 /** Below a reply posted as messages because its file was refused. */
 export const fileRefusedNote = (reason: string) =>
   `I could not post this long reply as a file (${reason}), so here it is as messages.`;

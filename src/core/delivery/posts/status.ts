@@ -80,6 +80,9 @@ export const waitingForSignIn = (who: string, server: string) =>
 
 export const waitingForAnswer = (server: string) => `waiting for an answer to ${server}'s question`;
 
+/** How often a status is shown again where the platform drops it (Slack: after two minutes). */
+export const STATUS_REFRESH_MS = 90_000;
+
 /**
  * One turn's status line: shows at most one update per `intervalMs` (the latest wins, shown when
  * the interval is up), the first one only once the turn has run that long (a quick turn shows

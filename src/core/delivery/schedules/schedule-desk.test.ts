@@ -23,6 +23,12 @@ describe('scheduleCommand', () => {
       '0 9 * * 1-5 Weekday notes\nwith two lines',
       { verb: 'create', rule: '0 9 * * 1-5', prompt: 'Weekday notes with two lines' },
     ],
+    // Six fields, seconds first: all six are the rule, not five and a prompt beginning "1-5".
+    [
+      '0 0 9 * * 1-5 Weekday notes',
+      { verb: 'create', rule: '0 0 9 * * 1-5', prompt: 'Weekday notes' },
+    ],
+    ['0 9 * * 1-5 Monday notes', { verb: 'create', rule: '0 9 * * 1-5', prompt: 'Monday notes' }],
     [
       '"0 9 * * 1-5" Weekday notes\nwith two lines',
       { verb: 'create', rule: '0 9 * * 1-5', prompt: 'Weekday notes\nwith two lines' },
@@ -37,6 +43,11 @@ describe('scheduleCommand', () => {
     ['"every fortnight" Hello', 'I did not understand "every fortnight"'],
     ['every blursday at 9:00 Hello', '"blursday" is not a day'],
     ['whenever you like', 'I did not understand'],
+    // Out of range, quoted or not: the limit, said.
+    ['every 48 hours Ping', '"every 48 hours": the interval must be from 1 minute to 24 hours.'],
+    ['"every 48 hours" Ping', '"every 48 hours": the interval must be from 1 minute to 24 hours.'],
+    ['every 0 minutes Ping', 'the interval must be from 1 minute to 24 hours'],
+    ['30 0 9 * * 1-5 Weekday notes', 'Cron seconds "30": schedules run on the minute'],
   ])('says what is wrong with %j', (words, problem) => {
     const read = scheduleCommand(words);
     expect(read.verb).toBe('help');

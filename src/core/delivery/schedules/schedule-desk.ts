@@ -1,7 +1,7 @@
 import type { Asker } from '../../ports/platform.ts';
 import type { Schedule, SchedulePort } from '../../ports/schedules.ts';
 import type { Platforms } from '../rules/platforms.ts';
-import { nextTick, parseRule, validTimeZone } from './schedule-rule.ts';
+import { nextTick, parseRule, startsWithSixCronFields, validTimeZone } from './schedule-rule.ts';
 
 /** What `schedule …` asks for: a new schedule, the channel's list, or a cancellation. */
 export type ScheduleCommand =
@@ -16,12 +16,14 @@ export const SCHEDULE_HELP = [
   "Each run is a new thread here, your turn under this channel's rules. `schedule list` shows the channel's schedules; `schedule cancel <id>` ends one.",
 ].join('\n');
 
-/** The longest rule written without quotes: five cron fields, or "every monday at 8:15 pm". */
+/** The longest rule written without quotes: six cron fields, or "every monday at 8:15 pm". */
 const MAX_RULE_WORDS = 6;
 
 /**
  * The words after `schedule`: `list`, `cancel <id>`, or a rule and a prompt. The rule is quoted
- * ("…" or Slack's “…”), or else the longest run of first words that reads as one.
+ * ("…" or Slack's “…”), or six cron fields, or else the longest run of first words that reads as
+ * one; where none does, what is wrong with the longest that is a rule with a wrong value ("every
+ * 48 hours"), as quoted it would be.
  */
 export function scheduleCommand(words: string): ScheduleCommand {
   const text = words.trim();
@@ -32,10 +34,16 @@ export function scheduleCommand(words: string): ScheduleCommand {
   const quoted = /^["“”]([^"“”]+)["“”]\s*([\s\S]*)$/.exec(text);
   if (quoted) return created(quoted[1]!, quoted[2]!.trim());
   const all = text.split(/\s+/);
+  if (startsWithSixCronFields(all))
+    return created(all.slice(0, 6).join(' '), all.slice(6).join(' '));
+  let wrong: string | undefined;
   for (let n = Math.min(MAX_RULE_WORDS, all.length - 1); n >= 1; n--) {
     const rule = all.slice(0, n).join(' ');
-    if ('rule' in parseRule(rule)) return created(rule, all.slice(n).join(' '));
+    const parsed = parseRule(rule);
+    if ('rule' in parsed) return created(rule, all.slice(n).join(' '));
+    if (!parsed.unrecognized) wrong ??= parsed.problem;
   }
+  if (wrong) return { verb: 'help', problem: wrong };
   // No rule with a prompt after it: what is wrong with the rule, or that the prompt is missing.
   return created(all.slice(0, MAX_RULE_WORDS).join(' '), '');
 }

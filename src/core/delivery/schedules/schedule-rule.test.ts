@@ -3,6 +3,7 @@ import {
   latestTick,
   nextTick,
   parseRule,
+  startsWithSixCronFields,
   validTimeZone,
   type ScheduleRule,
 } from './schedule-rule.ts';
@@ -77,6 +78,23 @@ describe('parseRule', () => {
     expect(stepFrom.kind === 'cron' && stepFrom.cron.minutes).toEqual([5, 25, 45]);
   });
 
+  it('reads six cron fields, seconds first, as the five after the seconds where they are 0', () => {
+    expect(rule('0 0 9 * * 1-5')).toEqual(rule('0 9 * * 1-5'));
+    expect(rule('00 */15 9-17 * jan-jun mon-fri')).toEqual(rule('*/15 9-17 * jan-jun mon-fri'));
+  });
+
+  it.each([
+    [['0', '0', '9', '*', '*', '1-5', 'Standup'], true],
+    [['0', '0', '9', '*', '*', 'mon-fri'], true],
+    [['30', '0', '9', '*', '*', '1-5'], true],
+    [['0', '9', '*', '*', '1-5', 'Monday', 'notes'], false],
+    [['0', '9', '*', '*', '1-5', 'report'], false],
+    [['0', '0', '9', '*', '*'], false],
+    [['every', '2', 'hours', 'at', 'the', 'top'], false],
+  ])('%j begins with six cron fields: %s', (words, six) => {
+    expect(startsWithSixCronFields(words)).toBe(six);
+  });
+
   it.each([
     ['every 0 minutes', 'from 1 minute to 24 hours'],
     ['every 25 hours', 'from 1 minute to 24 hours'],
@@ -96,6 +114,10 @@ describe('parseRule', () => {
     ['tomorrow', 'I did not understand "tomorrow"'],
     ['', 'I did not understand'],
     ['* * * *', 'I did not understand'],
+    ['* * * * * * *', 'I did not understand'],
+    ['30 0 9 * * 1-5', 'Cron seconds "30": schedules run on the minute'],
+    ['*/10 * * * * *', 'Cron seconds "*/10"'],
+    ['0 0 25 * * *', 'Cron hour "25"'],
   ])('refuses "%s", saying %s', (text, problem) => {
     const parsed = parseRule(text);
     expect('problem' in parsed && parsed.problem).toContain(problem);

@@ -1,7 +1,7 @@
 /**
  * When a schedule runs: its rule as people write it ("every weekday at 9:00", "every 15 minutes",
- * or five cron fields), read in a time zone, and the ticks it comes to. Pure: the clock is an
- * argument.
+ * five cron fields, or six with seconds first), read in a time zone, and the ticks it comes to.
+ * Pure: the clock is an argument.
  */
 
 /** The five cron fields, each as the values it allows. */
@@ -44,22 +44,63 @@ const MONTH_NAMES = [
 const MAX_DAYS = 366 * 9;
 
 export const RULE_HELP =
-  'Write when as "every day at 9:00", "every weekday at 17:30", "every monday at 8am", "every hour", "every 15 minutes", "every 2 hours", or five cron fields ("0 9 * * 1-5").';
+  'Write when as "every day at 9:00", "every weekday at 17:30", "every monday at 8am", "every hour", "every 15 minutes", "every 2 hours", or five cron fields ("0 9 * * 1-5"; six, seconds first, where the seconds are 0).';
 
 const range = (from: number, to: number) =>
   Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
+/**
+ * What is wrong with a rule; `unrecognized` where the words are no rule at all (not a rule with a
+ * wrong value in it).
+ */
+export interface RuleProblem {
+  problem: string;
+  unrecognized?: true;
+}
+
 /** The rule the words say, or what is wrong with them. */
-export function parseRule(text: string): { rule: ScheduleRule } | { problem: string } {
+export function parseRule(text: string): { rule: ScheduleRule } | RuleProblem {
   const words = text.trim().toLowerCase().replace(/\s+/g, ' ');
   const natural = naturalRule(words);
   if (natural) return natural;
   const fields = words.split(' ');
-  if (fields.length === 5 && fields.every((f) => /^[\d*a-z,/-]+$/.test(f))) return cronRule(fields);
-  return { problem: `I did not understand "${text.trim()}" as a schedule. ${RULE_HELP}` };
+  if (fields.every((f) => /^[\d*a-z,/-]+$/.test(f))) {
+    if (fields.length === 5) return cronRule(fields);
+    if (fields.length === 6) return secondsCronRule(fields);
+  }
+  return {
+    problem: `I did not understand "${text.trim()}" as a schedule. ${RULE_HELP}`,
+    unrecognized: true,
+  };
 }
 
-function naturalRule(words: string): { rule: ScheduleRule } | { problem: string } | undefined {
+/**
+ * Whether the words begin with six cron fields, seconds first (Quartz's, Spring's and node-cron's
+ * form): five of digits and `* , / -`, then a day of week. Such a start is the rule, whatever
+ * follows, so that its seconds are read as seconds and not its sixth field as the prompt.
+ */
+export function startsWithSixCronFields(words: string[]): boolean {
+  const dayOfWeek = CRON_FIELDS[4];
+  return (
+    words.length >= 6 &&
+    words.slice(0, 5).every((w) => /^[\d*,/-]+$/.test(w)) &&
+    typeof cronField(words[5]!.toLowerCase(), dayOfWeek) !== 'string'
+  );
+}
+
+/**
+ * Six cron fields, seconds first: the last five, where the seconds are 0. Schedules run on the
+ * minute, so a rule that asks for another second is refused rather than run at another time.
+ */
+function secondsCronRule([seconds, ...fields]: string[]): { rule: ScheduleRule } | RuleProblem {
+  if (!/^0{1,2}$/.test(seconds!))
+    return {
+      problem: `Cron seconds "${seconds}": schedules run on the minute, so six cron fields must start with 0 (or write five: "0 9 * * 1-5").`,
+    };
+  return cronRule(fields);
+}
+
+function naturalRule(words: string): { rule: ScheduleRule } | RuleProblem | undefined {
   if (words === 'every minute') return interval(1);
   if (words === 'every hour') return interval(60);
   const every = /^every (\d+) (minute|minutes|hour|hours)$/.exec(words);
@@ -127,7 +168,7 @@ const CRON_FIELDS = [
   { name: 'day of week', min: 0, max: 7, names: DAY_NAMES, offset: 0 },
 ] as const;
 
-function cronRule(fields: string[]): { rule: ScheduleRule } | { problem: string } {
+function cronRule(fields: string[]): { rule: ScheduleRule } | RuleProblem {
   const values: number[][] = [];
   for (const [i, spec] of CRON_FIELDS.entries()) {
     const parsed = cronField(fields[i]!, spec);

@@ -13,6 +13,8 @@ export interface ParkingDeps {
   policy: Policy | undefined;
   /** Works the lane here, if this process can take it. */
   work(laneId: string): void;
+  /** Where the platform drops a status (`statusLapses`), how soon a parked turn shows it again. */
+  statusRefreshMs: number;
 }
 
 /**
@@ -33,6 +35,9 @@ export class Parking {
     const asked = calls.filter((call) => !call.parked);
     const dues = calls.flatMap((call) => (call.parked ? [call.parked.until.getTime()] : []));
     if (asked.length > 0) dues.push((await desk.prompt(entry, outbound, asked)).getTime());
+    // Where the platform drops a status by itself, the message comes up again before it does:
+    // still undecided, its turn parks again (no model request), and the status is shown anew.
+    if (outbound.statusLapses) dues.push(Date.now() + this.deps.statusRefreshMs);
     // Until the turn is taken up again (its working indicator replaces this), after the prompts: a
     // message posted in the thread clears a Slack status.
     await outbound.showStatus?.(entry, this.waiting(entry, calls, asked)).catch(() => {});
