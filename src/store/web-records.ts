@@ -1,6 +1,6 @@
 import type { ChannelScope } from '../core/ports/conversation.ts';
 import type {
-  BinaryPart,
+  StoredPart,
   CallRecord,
   ConversationEntry,
   ConversationRecord,
@@ -44,7 +44,7 @@ const CALL_COLUMNS = `c.id, c.conversation_id::text, v.platform, v.workspace, v.
           'size_bytes', b.size_bytes, 'kept', b.data IS NOT NULL) ORDER BY b.position)
      FROM tool_result_binaries b WHERE b.result_id = r.id) AS binaries`;
 
-const binaryOf = (b: NonNullable<CallRow['binaries']>[number]): BinaryPart => ({
+const binaryOf = (b: NonNullable<CallRow['binaries']>[number]): StoredPart => ({
   position: b.position,
   kind: b.kind,
   ...(b.mime_type ? { mimeType: b.mime_type } : {}),

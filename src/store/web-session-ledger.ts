@@ -53,7 +53,10 @@ export class WebSessionLedger implements WebSessionPort {
   }
 
   async remove(id: string, where: { platform: string; workspace: string }): Promise<boolean> {
-    const { count } = await this.prisma.webSession.deleteMany({ where: { id, ...where } });
+    const { platform, workspace } = where;
+    const { count } = await this.prisma.webSession.deleteMany({
+      where: { id, platform, workspace },
+    });
     return count > 0;
   }
 }

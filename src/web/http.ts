@@ -4,13 +4,14 @@ import type { Html } from './html.ts';
 /**
  * What every page is sent with. No script runs on any page (there is none: `default-src 'none'`),
  * styles come only from Spool's own sheet, images only from Spool, forms post only to Spool, and no
- * page can be framed. A page's address is not sent on anywhere (`no-referrer`).
+ * page can be framed. A page's address is sent to no other site (`same-origin`).
  */
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy':
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // Same-origin requests carry their Origin (a form's is checked); nothing else learns the address.
+  'referrer-policy': 'same-origin',
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',
   'cache-control': 'no-store',
@@ -25,6 +26,19 @@ export const CONTENT_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': "default-src 'none'; sandbox",
 };
 
+/** When each response's request came in, for its Server-Timing header. */
+const started = new WeakMap<ServerResponse, number>();
+
+/** Starts the clock a page's Server-Timing header reads. */
+export const startClock = (res: ServerResponse): void => void started.set(res, performance.now());
+
+const timing = (res: ServerResponse): Record<string, string> => {
+  const since = started.get(res);
+  return since === undefined
+    ? {}
+    : { 'server-timing': `page;dur=${(performance.now() - since).toFixed(1)}` };
+};
+
 export function sendPage(
   res: ServerResponse,
   status: number,
@@ -32,7 +46,12 @@ export function sendPage(
   headers: Record<string, string | string[]> = {},
 ): void {
   res
-    .writeHead(status, { ...PAGE_HEADERS, 'content-type': 'text/html; charset=utf-8', ...headers })
+    .writeHead(status, {
+      ...PAGE_HEADERS,
+      'content-type': 'text/html; charset=utf-8',
+      ...timing(res),
+      ...headers,
+    })
     .end(page.text);
 }
 

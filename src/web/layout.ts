@@ -42,6 +42,7 @@ export function layout(title: string, body: Html, viewer?: Viewer): Html {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title} · Spool</title>
         <link rel="stylesheet" href="${WEB_PATH}/style.css" />
+        <link rel="icon" type="image/png" href="${WEB_PATH}/favicon.png" />
       </head>
       <body>
         <header>${viewer ? navigation(viewer) : html`<p class="brand">Spool</p>`}</header>

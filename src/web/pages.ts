@@ -3,12 +3,12 @@ import type { Logger } from '../core/logger.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { ChannelAccess } from '../core/ports/channel-access.ts';
 import type { PlatformSignIn } from '../core/ports/platform-sign-in.ts';
-import type { BinaryPart, RecordsPort } from '../core/ports/records.ts';
+import type { StoredPart, RecordsPort } from '../core/ports/records.ts';
 import type { Person } from '../core/ports/sign-ins.ts';
 import type { WebSessionPort } from '../core/ports/web-sessions.ts';
 import { Access } from './access.ts';
 import { html } from './html.ts';
-import { CONTENT_HEADERS, cookiesOf, readForm, redirect, sendPage } from './http.ts';
+import { CONTENT_HEADERS, cookiesOf, readForm, redirect, sendPage, startClock } from './http.ts';
 import { layout, type Viewer } from './layout.ts';
 import { ResultCache } from './result-cache.ts';
 import { isShownImage, resultBody, resultQueryOf } from './result-page.ts';
@@ -40,6 +40,12 @@ export interface Request {
 }
 
 type Handler = (r: Request, viewer: Viewer) => Promise<void>;
+
+/** The pages' icon: a 16×16 PNG, one blue square (else the browser asks for /favicon.ico). */
+const FAVICON = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR4nGPgjllLEmIY1TCqYfhqAAAZyhQQSPgVNgAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 const NOT_FOUND = 'There is no such page, or it is not yours to see.';
 
@@ -76,6 +82,7 @@ export class WebPages {
 
   /** Answers a request under /web. */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    startClock(res);
     const url = new URL(req.url ?? '/', 'http://spool');
     const parts = url.pathname.slice(WEB_PATH.length + 1).split('/');
     const r: Request = { req, res, url, parts };
@@ -123,6 +130,15 @@ export class WebPages {
         'cache-control': 'max-age=3600',
       });
       r.res.end(STYLE_SHEET);
+      return true;
+    }
+    if (first === 'favicon.png') {
+      r.res.writeHead(200, {
+        ...CONTENT_HEADERS,
+        'content-type': 'image/png',
+        'cache-control': 'max-age=86400',
+      });
+      r.res.end(FAVICON);
       return true;
     }
     if (first === 'local') {
@@ -195,7 +211,11 @@ export class WebPages {
   private async change(r: Request, viewer: Viewer): Promise<void> {
     const form = await readForm(r.req);
     const origin = r.req.headers.origin;
-    const sameOrigin = !origin || new URL(origin).host === r.req.headers.host;
+    // Browsers send the Origin of a form's post; one of another site (or 'null') is refused.
+    const sameOrigin =
+      origin === undefined ||
+      origin === `http://${r.req.headers.host}` ||
+      origin === this.deps.settings.publicUrl?.replace(/(https?:\/\/[^/]+).*/, '$1');
     if (!sameOrigin || !sameSecret(form.get('csrf') ?? '', viewer.csrf)) {
       sendPage(
         r.res,
@@ -280,7 +300,7 @@ export class WebPages {
     viewer: Viewer,
     callId: string,
     position: number,
-    parts: BinaryPart[],
+    parts: StoredPart[],
   ): Promise<void> {
     const part = parts.find((p) => p.position === position);
     const bytes = part && (await this.deps.records.binary(callId, position));

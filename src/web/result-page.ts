@@ -1,5 +1,5 @@
 import { findLines } from '../core/agent/results/grep.ts';
-import type { BinaryPart, CallRecord } from '../core/ports/records.ts';
+import type { StoredPart, CallRecord } from '../core/ports/records.ts';
 import { html, type Html } from './html.ts';
 import { inert } from './inert.ts';
 import { jsonTree, nodeCount, TREE_MAX_NODES } from './json-tree.ts';
@@ -39,7 +39,7 @@ const TABLE_ROWS = 500;
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 
 /** Whether a binary part is shown as an image (a kept raster image); else it is a download. */
-export const isShownImage = (part: BinaryPart): boolean =>
+export const isShownImage = (part: StoredPart): boolean =>
   part.kept && IMAGE_TYPES.has(part.mimeType ?? '');
 
 function linkTo(id: string, q: Partial<ResultQuery>): string {
@@ -168,7 +168,7 @@ function found(id: string, content: string, q: ResultQuery, pageChars: number): 
 function parts(call: CallRecord): Html {
   const binaries = call.result?.binaries ?? [];
   if (binaries.length === 0) return html``;
-  const src = (p: BinaryPart) => `${WEB_PATH}/results/${call.id}/parts/${p.position}`;
+  const src = (p: StoredPart) => `${WEB_PATH}/results/${call.id}/parts/${p.position}`;
   return html`<h2>Binary parts</h2>
     <ul>
       ${binaries.map((p) =>

@@ -8,7 +8,7 @@ export interface WebSettings {
   publicUrl?: string;
   /** WEB_SESSION_HOURS: how long a sign-in to the pages lasts (12 hours). */
   sessionMs: number;
-  /** WEB_PAGE_CHARS: how much of a result one page shows (100,000 characters). */
+  /** WEB_PAGE_CHARS: how much of a result one page shows (50,000 characters). */
   pageChars: number;
 }
 
@@ -18,7 +18,7 @@ export function webSettings(r: SettingsReader): WebSettings {
     enabled: r.flag('WEB_PAGES', true),
     ...(publicUrl ? { publicUrl } : {}),
     sessionMs: r.int('WEB_SESSION_HOURS', 12) * 3_600_000,
-    pageChars: r.int('WEB_PAGE_CHARS', 100_000, 1_000),
+    pageChars: r.int('WEB_PAGE_CHARS', 50_000, 1_000),
   };
 }
 

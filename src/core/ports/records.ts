@@ -4,7 +4,7 @@ import type { ChannelScope } from './conversation.ts';
 export type Place = ChannelScope & { thread: string };
 
 /** A binary part of a tool result, as listed (its bytes are fetched apart). */
-export interface BinaryPart {
+export interface StoredPart {
   position: number;
   kind: string;
   mimeType?: string;
@@ -29,7 +29,7 @@ export interface CallRecord {
     content: string;
     isError: boolean;
     durationMs: number;
-    binaries: BinaryPart[];
+    binaries: StoredPart[];
   };
 }
 
