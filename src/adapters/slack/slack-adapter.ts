@@ -16,6 +16,8 @@ import { listenForClicks } from './interactions.ts';
 import { slackOutbound } from './outbound.ts';
 import { listenForReactions } from './reactions.ts';
 import type { SlackAdapterConfig, SlackParts } from './parts.ts';
+import type { ChannelAccess } from '../../core/ports/channel-access.ts';
+import { slackChannelAccess } from './channel-access.ts';
 
 export type { SlackAdapterConfig } from './parts.ts';
 export { SLACK_HELP, SLACK_MESSAGE_LIMIT, SLACK_REFUSAL, toSlackMessages } from './text.ts';
@@ -162,6 +164,11 @@ export class SlackAdapter implements PlatformAdapter {
    * Over HTTP, the handler of Slack's requests (/slack/events) for the bot's HTTP server; none over
    * Socket Mode.
    */
+  /** Who may read a channel: its members, as Slack lists them (the web pages). */
+  channelAccess(): ChannelAccess {
+    return slackChannelAccess(this.app.client);
+  }
+
   httpHandler(): RequestListener | undefined {
     const receiver = this.receiver;
     if (!(receiver instanceof AckingHttpReceiver)) return undefined;
