@@ -284,7 +284,7 @@ async function openSpool(
   const mcpStatus = () => mcpSource?.status() ?? [];
   const access = new Map<string, ChannelAccess>();
   const admins = config.delivery.policy?.admins ?? [];
-  const web = openWebPages(config.web, db, { signIns: platforms, access, admins, logger });
+  const web = openWebPages(config.web, db, { signIns: platforms, access, admins, search, logger });
   return { db, agent, ledger, delivery, holder, mcpStatus, signIns, web, access, close };
 }
 

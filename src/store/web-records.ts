@@ -119,6 +119,13 @@ export class WebRecords implements RecordsPort {
     return row && String(row.id);
   }
 
+  async conversationAt(place: ConversationRecord['place']): Promise<string | undefined> {
+    const [row] = await this.prisma.$queryRaw<Array<{ id: string }>>`
+      SELECT id::text FROM conversations WHERE platform = ${place.platform} AND workspace = ${place.workspace}
+         AND channel = ${place.channel} AND thread = ${place.thread}`;
+    return row?.id;
+  }
+
   async channels(platform: string, workspace?: string): Promise<ChannelScope[]> {
     return this.prisma.$queryRaw<ChannelScope[]>`
       SELECT DISTINCT platform, workspace, channel FROM conversations

@@ -23,8 +23,6 @@ function navigation(viewer: Viewer): Html {
   return html`<nav aria-label="Pages">
     <ul>
       ${link('/', 'Spool')}${link('/search', 'Search')}${link('/sign-ins', 'Sign-ins')}
-      ${link('/usage', 'Usage')}
-      ${viewer.admin ? [link('/schedules', 'Schedules'), link('/health', 'Health')] : []}
     </ul>
     <form method="post" action="${WEB_PATH}/sign-out" class="sign-out">
       ${csrfField(viewer)} <span>${viewer.platform} · ${viewer.user}</span>

@@ -5,6 +5,9 @@ import type { Database } from '../store/database.ts';
 import { WebRecords } from '../store/web-records.ts';
 import { WebSessionLedger } from '../store/web-session-ledger.ts';
 import { WebPages } from './pages.ts';
+import { addRecordPages } from './record-pages.ts';
+import { addSignInsPage } from './sign-ins-page.ts';
+import type { HistorySearchPort } from '../core/ports/history.ts';
 import type { WebSettings } from './settings.ts';
 
 /**
@@ -18,16 +21,21 @@ export function openWebPages(
     signIns: Record<string, PlatformSignIn | 'local'>;
     access: ReadonlyMap<string, ChannelAccess>;
     admins: readonly string[];
+    search: HistorySearchPort;
     logger: Logger;
   },
 ): WebPages | undefined {
   if (!settings.enabled) return undefined;
-  return new WebPages({
+  const { search, ...deps } = options;
+  const pages = new WebPages({
     settings,
     sessions: new WebSessionLedger(db.prisma),
     records: new WebRecords(db.prisma),
-    ...options,
+    ...deps,
   });
+  addRecordPages(pages, search);
+  addSignInsPage(pages);
+  return pages;
 }
 
 /** The pages' address: PUBLIC_URL, else this machine at the server's port. */

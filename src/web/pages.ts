@@ -253,28 +253,14 @@ export class WebPages {
 
   private async home(r: Request, viewer: Viewer): Promise<void> {
     if (r.parts.length > 1) return this.notFound(r, viewer);
-    sendPage(
-      r.res,
-      200,
-      layout(
-        'Spool',
-        html`<p>
-            Signed in as ${viewer.user} (${viewer.platform}${viewer.admin ? ', admin' : ''}).
-          </p>
-          <ul>
-            <li><a href="${WEB_PATH}/search">Search tool runs and messages</a></li>
-            <li><a href="${WEB_PATH}/sign-ins">Sign-ins to these pages</a></li>
-            <li><a href="${WEB_PATH}/usage">Usage and cost</a></li>
-            ${
-              viewer.admin
-                ? html`<li><a href="${WEB_PATH}/schedules">Schedules</a></li>
-                    <li><a href="${WEB_PATH}/health">Health</a></li>`
-                : ''
-            }
-          </ul>`,
-        viewer,
-      ),
-    );
+    const body = html`<p>
+        Signed in as ${viewer.user} (${viewer.platform}${viewer.admin ? ', admin' : ''}).
+      </p>
+      <ul>
+        <li><a href="${WEB_PATH}/search">Search tool runs and messages</a></li>
+        <li><a href="${WEB_PATH}/sign-ins">Sign-ins to these pages</a></li>
+      </ul>`;
+    sendPage(r.res, 200, layout('Spool', body, viewer));
   }
 
   /** /web/results/ID, and /web/results/ID/parts/N (a binary part's bytes). */

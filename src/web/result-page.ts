@@ -69,7 +69,8 @@ function textPage(id: string, text: string, q: ResultQuery, pageChars: number): 
   const body = text.slice(page.start, page.end);
   let shown: Html = inert(body);
   if (q.at !== undefined && q.at >= page.start && q.at < page.end) {
-    const from = q.at - page.start;
+    // The whole line of the match is marked.
+    const from = body.lastIndexOf('\n', q.at - page.start - 1) + 1;
     const nl = body.indexOf('\n', from);
     const to = nl < 0 ? body.length : nl;
     shown = html`${inert(body.slice(0, from))}<mark id="found">${inert(body.slice(from, to))}</mark

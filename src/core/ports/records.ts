@@ -64,6 +64,8 @@ export interface RecordsPort {
   conversation(id: string): Promise<ConversationRecord | undefined>;
   /** A tool call's row id, by the id the model saw, within one channel (newest first). */
   callIn(channel: ChannelScope, toolCallId: string): Promise<string | undefined>;
+  /** A conversation's id, by its place. */
+  conversationAt(place: Place): Promise<string | undefined>;
   /** The channels of a platform that hold records (of one workspace, when it is given). */
   channels(platform: string, workspace?: string): Promise<ChannelScope[]>;
 }
