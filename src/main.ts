@@ -113,7 +113,7 @@ async function main(): Promise<number> {
     ),
   );
   try {
-    if (consoleMode) printLocalAddress(spool, config, endpoint);
+    if (consoleMode) printLocalAddress(spool, config, endpoint, logger);
     if (consoleMode) return await runConsoleMode(spool, config, args.session, screen);
     const platforms = await startPlatforms(
       await configuredPlatforms(config, spool, registry, logger),
@@ -168,11 +168,19 @@ async function httpRoutes(
   ];
 }
 
-/** On the console, the web pages' local address with its one-time key (docs/web-pages.md). */
-function printLocalAddress(spool: Spool, config: Config, endpoint: HttpEndpoint | undefined) {
+/**
+ * On the console, the web pages' local address with its one-time key (docs/web-pages.md), a line of
+ * the log like any other (one JSON object with LOG_FORMAT=json). The key signs in once, from here.
+ */
+function printLocalAddress(
+  spool: Spool,
+  config: Config,
+  endpoint: HttpEndpoint | undefined,
+  logger: Logger,
+) {
   const port = (endpoint?.server.address() as AddressInfo | null)?.port;
   if (spool.web && port)
-    process.stderr.write(`Web pages: ${spool.web.localKey.address(pagesBase(config.web, port))}\n`);
+    logger.info(`Web pages: ${spool.web.localKey.address(pagesBase(config.web, port))}`);
 }
 
 /** The database, the tools, the model, the agent and the delivery engine over them. */
