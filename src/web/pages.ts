@@ -47,6 +47,12 @@ const FAVICON = Buffer.from(
   'base64',
 );
 
+/** What every page loads: the style sheet and the icon, the same for everyone. */
+const ASSETS: Partial<Record<string, { type: string; body: string | Buffer; maxAge: number }>> = {
+  'style.css': { type: 'text/css; charset=utf-8', body: STYLE_SHEET, maxAge: 3_600 },
+  'favicon.png': { type: 'image/png', body: FAVICON, maxAge: 86_400 },
+};
+
 const NOT_FOUND = 'There is no such page, or it is not yours to see.';
 
 /**
@@ -123,22 +129,15 @@ export class WebPages {
   /** The pages anyone may open: the style sheet and signing in. True when it was one. */
   private async open(r: Request): Promise<boolean> {
     const [first, second] = r.parts;
-    if (first === 'style.css') {
+    const asset = first === undefined ? undefined : ASSETS[first];
+    if (asset) {
+      const { type, body, maxAge } = asset;
       r.res.writeHead(200, {
         ...CONTENT_HEADERS,
-        'content-type': 'text/css; charset=utf-8',
-        'cache-control': 'max-age=3600',
+        'content-type': type,
+        'cache-control': `max-age=${maxAge}`,
       });
-      r.res.end(STYLE_SHEET);
-      return true;
-    }
-    if (first === 'favicon.png') {
-      r.res.writeHead(200, {
-        ...CONTENT_HEADERS,
-        'content-type': 'image/png',
-        'cache-control': 'max-age=86400',
-      });
-      r.res.end(FAVICON);
+      r.res.end(body);
       return true;
     }
     if (first === 'local') {
