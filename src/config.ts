@@ -9,6 +9,7 @@ import { openAiSettings, type OpenAiSettings } from './llm/settings.ts';
 import { storeSettings, type StoreSettings } from './store/settings.ts';
 import { toolSettings, type ToolSettings } from './tools/settings.ts';
 import { errorMessage } from './core/errors.ts';
+import { webSettings, type WebSettings } from './web/settings.ts';
 
 /** Every bad setting at once, one line each, so a newcomer fixes them in one go. */
 export class ConfigError extends Error {
@@ -29,6 +30,7 @@ export interface Config {
   slack?: SlackSettings;
   discord?: DiscordSettings;
   tracing: TracingSettings;
+  web: WebSettings;
 }
 
 /** main's own section. */
@@ -146,6 +148,7 @@ export function readConfig(r: EnvReader): Config {
     slack: slackSettings(r),
     discord: discordSettings(r),
     tracing: tracingSettings(r),
+    web: webSettings(r),
   };
 }
 

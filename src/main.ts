@@ -53,6 +53,10 @@ import type { PlatformSignIn } from './core/ports/platform-sign-in.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
 import { searchHistoryTool } from './core/builtins/search-history.ts';
 import { loadToolsTool } from './core/builtins/load-tools.ts';
+import type { ChannelAccess } from './core/ports/channel-access.ts';
+import { webRoutes } from './web/routes.ts';
+import { openWebPages, pagesBase } from './web/open.ts';
+import type { AddressInfo } from 'node:net';
 
 async function main(): Promise<number> {
   const settings = readSettings();
@@ -87,16 +91,17 @@ async function main(): Promise<number> {
     return 2;
   }
   const readiness = new Readiness(['database', ...platformNames]);
-  const httpPort = httpPortOf(config, platformNames);
+  const httpPort = httpPortOf(config, platformNames, consoleMode);
   // People's sign-ins land on this server; they are completed once the database is open.
   const opened: { spool?: Spool } = {};
   const endpoint =
     httpPort === undefined
       ? undefined
-      : await serveRoutes(httpPort, [
-          ...(await httpRoutes(config, registry, readiness)),
-          ...(await import('./tools/mcp/sign-in.ts')).signInRoutes(() => opened.spool?.signIns),
-        ]);
+      : await serveRoutes(
+          httpPort,
+          await httpRoutes(config, registry, readiness, () => opened.spool),
+          httpPort === 0 ? '127.0.0.1' : undefined,
+        );
 
   const spool = await openSpool(config, mcp, registry, logger, platformNames);
   opened.spool = spool;
@@ -108,12 +113,14 @@ async function main(): Promise<number> {
     ),
   );
   try {
+    if (consoleMode) printLocalAddress(spool, config, endpoint, logger);
     if (consoleMode) return await runConsoleMode(spool, config, args.session, screen);
     const platforms = await startPlatforms(
       await configuredPlatforms(config, spool, registry, logger),
       readiness,
       endpoint,
       logger,
+      spool.access,
     );
     if (platforms.length === 0) return 1;
     spool.delivery.start();
@@ -140,7 +147,12 @@ async function main(): Promise<number> {
 }
 
 /** Health, readiness and metrics; Spool's OAuth client metadata document where it has an address. */
-async function httpRoutes(config: Config, registry: Registry, readiness: Readiness) {
+async function httpRoutes(
+  config: Config,
+  registry: Registry,
+  readiness: Readiness,
+  spool: () => Spool | undefined,
+) {
   const { clientMetadataUrl } = config.tools.oauth;
   const document = clientMetadataUrl
     ? (await import('./tools/mcp/oauth.ts')).clientMetadataDocument({
@@ -151,7 +163,24 @@ async function httpRoutes(config: Config, registry: Registry, readiness: Readine
   return [
     ...observabilityRoutes(registry, readiness),
     ...(document ? [jsonRoute(new URL(document.client_id).pathname, document)] : []),
+    ...(await import('./tools/mcp/sign-in.ts')).signInRoutes(() => spool()?.signIns),
+    ...webRoutes(() => spool()?.web),
   ];
+}
+
+/**
+ * On the console, the web pages' local address with its one-time key (docs/web-pages.md), a line of
+ * the log like any other (one JSON object with LOG_FORMAT=json). The key signs in once, from here.
+ */
+function printLocalAddress(
+  spool: Spool,
+  config: Config,
+  endpoint: HttpEndpoint | undefined,
+  logger: Logger,
+) {
+  const port = (endpoint?.server.address() as AddressInfo | null)?.port;
+  if (spool.web && port)
+    logger.info(`Web pages: ${spool.web.localKey.address(pagesBase(config.web, port))}`);
 }
 
 /** The database, the tools, the model, the agent and the delivery engine over them. */
@@ -261,7 +290,10 @@ async function openSpool(
     await tracing.shutdown();
   };
   const mcpStatus = () => mcpSource?.status() ?? [];
-  return { db, agent, ledger, delivery, holder, mcpStatus, signIns, close };
+  const access = new Map<string, ChannelAccess>();
+  const admins = config.delivery.policy?.admins ?? [];
+  const web = openWebPages(config.web, db, { signIns: platforms, access, admins, search, logger });
+  return { db, agent, ledger, delivery, holder, mcpStatus, signIns, web, access, close };
 }
 
 type Spool = Awaited<ReturnType<typeof openSpool>>;
@@ -424,6 +456,7 @@ async function startPlatforms(
   readiness: Readiness,
   endpoint: HttpEndpoint | undefined,
   logger: Logger,
+  access: Map<string, ChannelAccess>,
 ): Promise<PlatformAdapter[]> {
   const started: PlatformAdapter[] = [];
   for (const platform of configured) {
@@ -433,6 +466,8 @@ async function startPlatforms(
       readiness.set(platform.name.toLowerCase(), () => platform.ready());
       const handler = platform.httpHandler?.();
       if (handler) endpoint?.mount(handler);
+      const channels = platform.channelAccess?.();
+      if (channels) access.set(platform.name.toLowerCase(), channels);
     } catch (error) {
       logger.error(`${platform.name} could not start: ${errorMessage(error)}`);
       // Stopping what half started; its own failure says nothing more than the line above.

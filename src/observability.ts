@@ -174,9 +174,19 @@ function inboxGauges(registers: Registry[], inbox: InboxDepth): void {
 
 export interface Route {
   path: string;
-  method: 'GET';
+  method: 'GET' | 'POST';
+  /** Answers every path under `path` (which ends with a slash) too. */
+  prefix?: boolean;
   handler(req: IncomingMessage, res: ServerResponse): void;
 }
+
+const routeFor = (routes: Route[], method: string | undefined, path: string) =>
+  routes.find(
+    (r) =>
+      r.method === method &&
+      (r.path === path ||
+        (!!r.prefix && path.startsWith(r.path.endsWith('/') ? r.path : `${r.path}/`))),
+  );
 
 /**
  * What /readyz answers for: every part named when the bot starts (the database, each configured
@@ -282,15 +292,19 @@ export interface HttpEndpoint {
  * a supervisor's liveness probe must not restart a bot that is only starting. Other requests get
  * 503 until a handler is mounted, so Slack sends its events again later.
  */
-export async function serveRoutes(port: number, routes: Route[]): Promise<HttpEndpoint> {
+export async function serveRoutes(
+  port: number,
+  routes: Route[],
+  host?: string,
+): Promise<HttpEndpoint> {
   let mounted: RequestListener | undefined;
   const server = createServer((req, res) => {
-    const route = routes.find((r) => r.method === req.method && r.path === req.url?.split('?')[0]);
+    const route = routeFor(routes, req.method, req.url?.split('?')[0] ?? '');
     if (route) return route.handler(req, res);
     if (mounted) return mounted(req, res);
     res.writeHead(503);
     res.end();
   });
-  await new Promise<void>((resolve) => server.listen(port, resolve));
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
   return { server, mount: (handler) => (mounted = handler) };
 }

@@ -45,13 +45,19 @@ export function readSettings():
  * Slack's Events API and people's sign-ins (PUBLIC_URL) need the port (3000 unless PORT says
  * otherwise); without them, PORT alone asks for one.
  */
-export function httpPortOf(config: Config, platformNames: string[]): number | undefined {
+export function httpPortOf(
+  config: Config,
+  platformNames: string[],
+  consoleMode: boolean,
+): number | undefined {
   // Installs' pages are served here too.
   const slackOverHttp =
     platformNames.includes('slack') && (!config.slack?.appToken || !!config.slack.installs);
   // People's sign-ins come back to PUBLIC_URL, served here.
   const signIns = !!config.tools.oauth.signInRedirectUrl;
-  return config.server.port ?? (slackOverHttp || signIns ? 3000 : undefined);
+  // The console's web pages: on a free port of this machine alone, unless PORT says otherwise.
+  const local = consoleMode && config.web.enabled ? 0 : undefined;
+  return config.server.port ?? (slackOverHttp || signIns ? 3000 : local);
 }
 
 /**

@@ -13,6 +13,8 @@ import { inviteUrl, registerCommands } from './slash-commands.ts';
 import { NO_MENTIONS } from './text.ts';
 import type { ShardKeeper } from './shards/shard-keeper.ts';
 import { startSharedGateway } from './shards/shared-gateway.ts';
+import type { ChannelAccess } from '../../core/ports/channel-access.ts';
+import { discordChannelAccess } from './channel-access.ts';
 
 export type { DiscordAdapterConfig } from './parts.ts';
 export { DISCORD_COMMANDS, inviteUrl } from './slash-commands.ts';
@@ -92,6 +94,11 @@ export class DiscordAdapter implements PlatformAdapter {
   async stop(): Promise<void> {
     await this.keeper?.stop();
     await this.parts.client.destroy();
+  }
+
+  /** Who may read a channel: a member its permissions let view it (the web pages). */
+  channelAccess(): ChannelAccess {
+    return discordChannelAccess(this.parts.client);
   }
 
   /** Whether the gateway is connected (each shard this replica holds): interactions reach Spool now. */

@@ -49,6 +49,10 @@ export class DiscordSignIn implements PlatformSignIn {
   }
 
   async isPerson(person: Person, code: string, redirectUrl: string): Promise<boolean> {
+    return (await this.identify(code, redirectUrl)).user === person.user;
+  }
+
+  async identify(code: string, redirectUrl: string): Promise<Person> {
     const token = (await new REST(this.rest).post(Routes.oauth2TokenExchange(), {
       auth: false,
       passThroughBody: true,
@@ -64,6 +68,6 @@ export class DiscordSignIn implements PlatformSignIn {
     const me = (await new REST({ ...this.rest, authPrefix: 'Bearer' })
       .setToken(token.access_token)
       .get(Routes.user())) as APIUser;
-    return me.id === person.user;
+    return { platform: 'discord', workspace: '', user: me.id };
   }
 }

@@ -36,12 +36,17 @@ export class SignInWithSlack implements PlatformSignIn {
       state,
       redirect_uri: redirectUrl,
       // Straight to the person's workspace: no choosing among the browser's others.
-      team: person.workspace,
+      ...(person ? { team: person.workspace } : {}),
     }).toString();
     return url.href;
   }
 
   async isPerson(person: Person, code: string, redirectUrl: string): Promise<boolean> {
+    const who = await this.identify(code, redirectUrl);
+    return who.user === person.user && who.workspace === person.workspace;
+  }
+
+  async identify(code: string, redirectUrl: string): Promise<Person> {
     const { clientId, clientSecret } = this.options;
     const { access_token: token } = await this.client().openid.connect.token({
       client_id: clientId,
@@ -51,10 +56,10 @@ export class SignInWithSlack implements PlatformSignIn {
     });
     if (!token) throw new Error('Slack gave no token for the code');
     const who = await this.client(token).openid.connect.userInfo();
-    return (
-      who['https://slack.com/user_id'] === person.user &&
-      who['https://slack.com/team_id'] === person.workspace
-    );
+    const user = who['https://slack.com/user_id'];
+    const workspace = who['https://slack.com/team_id'];
+    if (!user || !workspace) throw new Error('Slack named no user or workspace for the code');
+    return { platform: 'slack', workspace, user };
   }
 
   private client(token?: string): webApi.WebClient {

@@ -20,6 +20,8 @@ import { slackOutbound } from './outbound.ts';
 import { listenForReactions } from './reactions.ts';
 import type { SlackAdapterConfig, SlackParts } from './parts.ts';
 import { INSTALL_PATH } from './settings.ts';
+import type { ChannelAccess } from '../../core/ports/channel-access.ts';
+import { slackChannelAccess } from './channel-access.ts';
 
 export type { SlackAdapterConfig } from './parts.ts';
 export { SLACK_HELP, SLACK_MESSAGE_LIMIT, SLACK_REFUSAL, toSlackMessages } from './text.ts';
@@ -84,6 +86,8 @@ export class SlackAdapter implements PlatformAdapter {
   private readonly receiver: AckingHttpReceiver | AckAfterListenerReceiver;
   /** "Add to Slack", when workspaces install the app (no SLACK_BOT_TOKEN). */
   private readonly installs?: SlackInstalls;
+  /** Each workspace's Web API client: the one token's, or each installation's. */
+  private readonly clients: SlackClients;
   private started = false;
 
   constructor(
@@ -108,13 +112,13 @@ export class SlackAdapter implements PlatformAdapter {
       clientOptions,
       logger: boltLogger(logger),
     });
-    const clients: SlackClients =
+    const clients: SlackClients = (this.clients =
       this.installs && config.installationStore
         ? installedWorkspaces(config.installationStore, {
             ...clientOptions,
             logger: this.app.logger,
           })
-        : singleWorkspace(this.app);
+        : singleWorkspace(this.app));
     this.app.error(async (error) => {
       // Bolt answers 500 (HTTP), and Socket Mode leaves it unacknowledged: Slack sends it again.
       if (error.code === NotRecordedError.CODE) throw error;
@@ -177,6 +181,11 @@ export class SlackAdapter implements PlatformAdapter {
       this.started &&
       (this.receiver instanceof AckAfterListenerReceiver ? this.receiver.connected() : true)
     );
+  }
+
+  /** Who may read a channel: its members, as its workspace's Slack lists them (the web pages). */
+  channelAccess(): ChannelAccess {
+    return slackChannelAccess((workspace) => this.clients.of(workspace));
   }
 
   /**

@@ -5,6 +5,7 @@
  */
 import type { RequestListener } from 'node:http';
 import type { ClickOutcome } from './approvals.ts';
+import type { ChannelAccess } from './channel-access.ts';
 import type { Rating } from './feedback.ts';
 import type { FormAnswer, FormRequest, QuestionState, RawForm } from './forms.ts';
 import type { HistoryHit, StoredResult } from './history.ts';
@@ -280,4 +281,6 @@ export interface PlatformAdapter {
    * Where the platform calls Spool over HTTP (Slack's Events API), the handler of those requests.
    */
   httpHandler?(): RequestListener | undefined;
+  /** Who may read a channel, as the platform says: the web pages show records by it. */
+  channelAccess?(): ChannelAccess;
 }

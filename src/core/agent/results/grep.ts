@@ -69,6 +69,42 @@ function lineAround(text: string, at: number, width: number): { start: number; l
   return { start, line: text.slice(start, Math.min(lineEnd, start + width)) };
 }
 
+/** The lines of a text that match a pattern, as `findLines` finds them. */
+export interface FoundLines {
+  /** Each shown match: its offset, and its line cut around it (from `start`). */
+  lines: Array<{ at: number; start: number; line: string }>;
+  /** How many lines match in all, from the offset on. */
+  count: number;
+  /** The pattern was not a valid regular expression, so it was matched literally. */
+  literal: boolean;
+  /** Where the next search starts, past the last line shown. */
+  next: number;
+}
+
+/**
+ * The lines of `full` that match `pattern` (case-insensitive, line-wise), from `offset` on,
+ * bounded by `limits`; 'timeout' for a pattern that backtracks too long. get_continuation and the
+ * web pages' find both use it.
+ */
+export function findLines(
+  full: string,
+  pattern: string,
+  offset: number,
+  limits = DEFAULT_GREP_LIMITS,
+): FoundLines | 'timeout' {
+  const { regex, literal } = compile(pattern);
+  let found: { starts: number[]; count: number };
+  try {
+    found = matchingLines(full, regex, offset, limits.maxMatches, limits.timeoutMs);
+  } catch {
+    return 'timeout';
+  }
+  const width = Math.floor(limits.maxChars / limits.maxMatches) - '@1234567: …'.length;
+  const lines = found.starts.map((at) => ({ at, ...lineAround(full, at, width) }));
+  const next = Math.min(full.length, endOfLine(full, found.starts.at(-1) ?? offset) + 1);
+  return { lines, count: found.count, literal, next };
+}
+
 /**
  * The lines of a stored result that match `pattern`, from `offset` on: each with the offset of
  * its match, which get_continuation reads on from. Bounded in size; beyond the bound, how many
@@ -81,29 +117,24 @@ export function grepResult(
   offset: number,
   limits = DEFAULT_GREP_LIMITS,
 ): ToolOutcome {
-  const { regex, literal } = compile(pattern);
-  let found: { starts: number[]; count: number };
-  try {
-    found = matchingLines(full, regex, offset, limits.maxMatches, limits.timeoutMs);
-  } catch {
+  const found = findLines(full, pattern, offset, limits);
+  if (found === 'timeout')
     return errorResult(
       `pattern ${JSON.stringify(pattern)} took too long to match; use a simpler one (plain words match literally)`,
     );
-  }
-  const width = Math.floor(limits.maxChars / limits.maxMatches) - '@1234567: …'.length;
-  const how = literal ? 'not a valid regular expression, so matched literally' : 'case-insensitive';
+  const how = found.literal
+    ? 'not a valid regular expression, so matched literally'
+    : 'case-insensitive';
   const head = `${found.count} matching lines for ${JSON.stringify(pattern)} (${how}) in ${full.length} chars from offset ${offset}:`;
-  const lines = found.starts.map((at) => {
-    const { start, line } = lineAround(full, at, width);
-    return `@${at}: ${start > 0 && full[start - 1] !== '\n' ? '…' : ''}${line}`;
-  });
-  const more = found.count - found.starts.length;
-  const next = Math.min(full.length, endOfLine(full, found.starts.at(-1) ?? offset) + 1);
+  const lines = found.lines.map(
+    ({ at, start, line }) => `@${at}: ${start > 0 && full[start - 1] !== '\n' ? '…' : ''}${line}`,
+  );
+  const more = found.count - found.lines.length;
   return {
     content: [
       head,
       ...lines,
-      ...(more > 0 ? [moreMatchesMarker(toolCallId, more, pattern, next)] : []),
+      ...(more > 0 ? [moreMatchesMarker(toolCallId, more, pattern, found.next)] : []),
     ].join('\n'),
     isError: false,
   };

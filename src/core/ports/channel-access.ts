@@ -1,0 +1,12 @@
+import type { ChannelScope } from './conversation.ts';
+
+/**
+ * Whether a person may read a channel on its platform now, as the platform says (implemented by
+ * each adapter): Slack's membership (a direct message's own person is its member), Discord's view
+ * permission for the member's roles. Spool's web pages show a channel's records only where this
+ * says yes.
+ */
+export interface ChannelAccess {
+  /** False for a channel the platform does not know or will not say of; never throws for that. */
+  canRead(user: string, channel: ChannelScope): Promise<boolean>;
+}

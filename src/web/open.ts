@@ -1,0 +1,44 @@
+import type { Logger } from '../core/logger.ts';
+import type { ChannelAccess } from '../core/ports/channel-access.ts';
+import type { PlatformSignIn } from '../core/ports/platform-sign-in.ts';
+import type { Database } from '../store/database.ts';
+import { WebRecords } from '../store/web-records.ts';
+import { WebSessionLedger } from '../store/web-session-ledger.ts';
+import { WebPages } from './pages.ts';
+import { addRecordPages } from './record-pages.ts';
+import { addSignInsPage } from './sign-ins-page.ts';
+import type { HistorySearchPort } from '../core/ports/history.ts';
+import type { WebSettings } from './settings.ts';
+
+/**
+ * The web pages over the database, or none when WEB_PAGES=false. `access` is filled as each
+ * platform starts (`PlatformAdapter.channelAccess`).
+ */
+export function openWebPages(
+  settings: WebSettings,
+  db: Database,
+  options: {
+    signIns: Record<string, PlatformSignIn | 'local'>;
+    access: ReadonlyMap<string, ChannelAccess>;
+    admins: readonly string[];
+    search: HistorySearchPort;
+    logger: Logger;
+  },
+): WebPages | undefined {
+  if (!settings.enabled) return undefined;
+  const { search, ...deps } = options;
+  const pages = new WebPages({
+    settings,
+    sessions: new WebSessionLedger(db.prisma),
+    records: new WebRecords(db.prisma),
+    ...deps,
+  });
+  addRecordPages(pages, search);
+  addSignInsPage(pages);
+  return pages;
+}
+
+/** The pages' address: PUBLIC_URL, else this machine at the server's port. */
+export function pagesBase(settings: WebSettings, port: number): string {
+  return settings.publicUrl ?? `http://127.0.0.1:${port}`;
+}
