@@ -712,10 +712,10 @@ describe('LLM failures', () => {
     fake.requests.length = 0;
     fake.maxContextChars = 10;
     const { reply, status } = await agent.runTurn(conversation, 'question 5');
-    expect(fake.requests).toHaveLength(2); // levels 1 and 2
+    expect(fake.requests).toHaveLength(3); // levels 1 to 3
     expect(status).toBe('failed');
     expect(reply).toBe(
-      "This conversation no longer fits the model's context window, even after compacting it. Please start a new conversation.",
+      "Your message, with the tool calls it needed, does not fit the model's context window even with the rest of the conversation left out. Please shorten it or send the long part as a file (files are read a page at a time), or ask for less at once.",
     );
     fake.maxContextChars = undefined;
     fake.enqueue({ content: 'still usable' });

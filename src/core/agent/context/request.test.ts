@@ -78,16 +78,18 @@ describe('buildRequestMessages', () => {
       { level: 0, viewChars: 200_000 },
       { level: 1, viewChars: 200_000 },
       { level: 2, viewChars: 200_000 },
-      { level: 2, viewChars: 4_500 },
-      { level: 2, viewChars: 2_250 },
-      { level: 2, viewChars: 1_125 },
-      { level: 2, viewChars: 562 },
-      { level: 2, viewChars: 281 },
+      { level: 3, viewChars: 200_000 },
+      { level: 3, viewChars: 4_500 },
+      { level: 3, viewChars: 2_250 },
+      { level: 3, viewChars: 1_125 },
+      { level: 3, viewChars: 562 },
+      { level: 3, viewChars: 281 },
     ]);
     // Nothing read this turn: narrowing the view would send the same request again.
     expect(fits({ level: 1, viewChars: 200_000 }, 0)).toEqual([
       { level: 1, viewChars: 200_000 },
       { level: 2, viewChars: 200_000 },
+      { level: 3, viewChars: 200_000 },
     ]);
   });
 
