@@ -156,7 +156,7 @@ function requestsByTurn(): ChatRequest[][] {
 
 describe('a step whose results together are larger than the window', () => {
   it.each([
-    { window: 32_768, calls: 90, shape: 'prose', env: {} },
+    { window: 32_768, calls: 90, shape: 'prose', env: {} as Record<string, string> },
     { window: 32_768, calls: 90, shape: 'json', env: {} },
     { window: 8_192, calls: 20, shape: 'prose', env: { OPENAI_CONTEXT_TOKENS: '8192' } },
     { window: 8_192, calls: 20, shape: 'json', env: { OPENAI_CONTEXT_TOKENS: '8192' } },
