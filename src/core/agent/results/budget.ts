@@ -91,7 +91,7 @@ function shared<T extends BudgetedResult>(
  * that made them), the share the step's results may fill: the rest is left to what the model reads
  * next (a page, matching lines), and to the error of an estimate.
  */
-export const RESULTS_SHARE = 0.5;
+export const RESULTS_SHARE = 0.75;
 
 /** What the model's window can take beside the request that made a step's calls, in tokens. */
 export interface StepRoom {
