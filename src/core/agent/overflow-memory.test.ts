@@ -15,12 +15,6 @@ describe('OverflowMemory', () => {
     expect(memory.levelFor('a')).toBe(0);
   });
 
-  it('remembers the last level as level 2: the next turn may not need every earlier one left out', () => {
-    const memory = new OverflowMemory(60_000);
-    memory.remember('a', 3);
-    expect(memory.levelFor('a')).toBe(2);
-  });
-
   it('keeps at most its number of conversations, forgetting the least recently remembered', () => {
     const memory = new OverflowMemory(60_000, 2);
     memory.remember('a', 1);

@@ -19,15 +19,10 @@ export class OverflowMemory {
     return remembered && remembered.until > Date.now() ? remembered.level : 0;
   }
 
-  /**
-   * The last level is not remembered past level 2: it leaves out every earlier turn for what one
-   * turn needed, which the next turn, with only its own message, may well not need.
-   */
   remember(conversationId: string, level: OverflowLevel): void {
     this.levels.delete(conversationId);
     if (level === 0) return;
-    const kept = Math.min(level, 2) as OverflowLevel;
-    this.levels.set(conversationId, { level: kept, until: Date.now() + this.ttlMs });
+    this.levels.set(conversationId, { level, until: Date.now() + this.ttlMs });
     if (this.levels.size > this.maxConversations)
       this.levels.delete(this.levels.keys().next().value!);
   }
