@@ -16,7 +16,7 @@ import {
   type LlmResponse,
 } from '../core/ports/llm.ts';
 import { toOpenAi, toOpenAiTools } from './chat-messages.ts';
-import { promptBound, promptEstimator, tokenCounter } from './token-estimate.ts';
+import { promptBound, windowEstimator } from './token-estimate.ts';
 import { askServer, assumedWindow, windowSource, type ModelWindow } from './context-window.ts';
 import { readUsage } from './usage.ts';
 import { errorMessage } from '../core/errors.ts';
@@ -241,7 +241,7 @@ export class OpenAiChatClient implements LlmPort {
    * database starts, before the first request needs it.
    */
   loadTokenizer(): Promise<(request: LlmRequest) => number> {
-    return (this.estimatePrompt ??= tokenCounter(this.options.model).then(promptEstimator));
+    return (this.estimatePrompt ??= windowEstimator(this.options.model));
   }
 
   private replyFloor(request: LlmRequest): number {
