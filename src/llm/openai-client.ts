@@ -3,7 +3,6 @@ import { followingSignal } from '../signals.ts';
 import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
-  ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { Dispatcher } from 'undici';
 import { secretMasker } from '../core/redact.ts';
@@ -16,8 +15,8 @@ import {
   type LlmRequest,
   type LlmResponse,
 } from '../core/ports/llm.ts';
-import { type Message } from '../core/ports/conversation.ts';
-import { promptBound, promptEstimator, tokenCounter } from './token-estimate.ts';
+import { toOpenAi, toOpenAiTools } from './chat-messages.ts';
+import { promptBound, windowEstimator } from './token-estimate.ts';
 import { askServer, assumedWindow, windowSource, type ModelWindow } from './context-window.ts';
 import { readUsage } from './usage.ts';
 import { errorMessage } from '../core/errors.ts';
@@ -58,26 +57,6 @@ export interface OpenAiClientOptions {
 // OpenAI says code context_length_exceeded; vLLM, Ollama, LM Studio and llama.cpp say it in words.
 const CONTEXT_LENGTH =
   /context[_ ]length|maximum context|context window|too many tokens|prompt is too long/i;
-
-function toOpenAi(message: Message): ChatCompletionMessageParam {
-  switch (message.role) {
-    case 'user':
-      return { role: 'user', content: message.content };
-    case 'tool':
-      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
-    case 'assistant':
-      if (!message.toolCalls?.length) return { role: 'assistant', content: message.content };
-      return {
-        role: 'assistant',
-        content: message.content || null,
-        tool_calls: message.toolCalls.map((c) => ({
-          id: c.id,
-          type: 'function',
-          function: { name: c.name, arguments: c.arguments },
-        })),
-      };
-  }
-}
 
 /**
  * A tool message cannot carry an image: the images of a run of tool results follow it as one user
@@ -136,10 +115,7 @@ export function chatRequestBody(
   request: LlmRequest,
   tokenParam: TokenParam = 'max_tokens',
 ): ChatCompletionCreateParamsNonStreaming {
-  const tools: ChatCompletionTool[] = request.tools.map((t) => ({
-    type: 'function',
-    function: { name: t.name, description: t.description, parameters: t.parameters },
-  }));
+  const tools = toOpenAiTools(request.tools);
   return {
     model: request.model ?? options.model,
     [tokenParam]: request.maxTokens ?? options.maxTokens,
@@ -265,7 +241,7 @@ export class OpenAiChatClient implements LlmPort {
    * database starts, before the first request needs it.
    */
   loadTokenizer(): Promise<(request: LlmRequest) => number> {
-    return (this.estimatePrompt ??= tokenCounter(this.options.model).then(promptEstimator));
+    return (this.estimatePrompt ??= windowEstimator(this.options.model));
   }
 
   private replyFloor(request: LlmRequest): number {

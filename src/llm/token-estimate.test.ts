@@ -1,53 +1,124 @@
+import fc from 'fast-check';
+import { countTokens as o200k } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
+import type { Message } from '../core/ports/conversation.ts';
 import type { LlmRequest } from '../core/ports/llm.ts';
-import { promptEstimator, tokenCounter } from './token-estimate.ts';
+import { toOpenAiTools } from './chat-messages.ts';
+import { chatRequestBody } from './openai-client.ts';
+import {
+  promptEstimator,
+  tokenCounter,
+  UNKNOWN_TOKENIZER_MARGIN,
+  windowEstimator,
+} from './token-estimate.ts';
 
 describe('tokenCounter', () => {
-  it("uses OpenAI's tokenizer for its models and chars / 4 for any other", async () => {
-    const text = 'Spool keeps every tool result.';
-    expect((await tokenCounter('gpt-4o-mini'))(text)).toBe(7);
-    expect((await tokenCounter('o3-mini'))(text)).toBe(7);
-    expect((await tokenCounter('gpt-4'))(text)).toBe(7);
-    expect((await tokenCounter('llama3.1:8b'))(text)).toBe(Math.ceil(text.length / 4));
+  it("uses OpenAI's tokenizer for its models, exact, and o200k for any other, not exact", async () => {
+    const text = 'Spool keeps every tool result: call_0123456789abcdef0123456789abcdef.';
+    for (const model of ['gpt-4o-mini', 'o3-mini', 'gpt-4']) {
+      const { count, exact } = await tokenCounter(model);
+      expect([count(text), exact]).toEqual([o200k(text), true]);
+    }
+    const { count, exact } = await tokenCounter('llama3.1:8b');
+    expect([count(text), exact]).toEqual([o200k(text), false]);
   });
 });
 
-describe('promptEstimator', () => {
-  const request: LlmRequest = {
-    system: 'ssss',
-    messages: [
-      { role: 'user', content: 'uuuu', turn: 1 },
-      {
-        role: 'assistant',
-        content: '',
-        toolCalls: [{ id: 'c', name: 'n', arguments: '{}' }],
-        turn: 1,
-      },
-    ],
-    tools: [{ name: 't', description: 'd', parameters: {} }],
-    toolChoice: 'auto',
-  };
-  const calls = JSON.stringify([{ id: 'c', name: 'n', arguments: '{}' }]);
-  const expected = 4 + JSON.stringify(request.tools).length + 4 + (4 + 4) + (4 + 0 + calls.length);
+const call = {
+  id: 'call_0123456789abcdef0123456789abcdef',
+  name: 'records__lookup',
+  arguments: '{}',
+};
+const request: LlmRequest = {
+  system: 'ssss',
+  messages: [
+    { role: 'user', content: 'uuuu', turn: 1 },
+    { role: 'assistant', content: '', toolCalls: [call], turn: 1 },
+    { role: 'tool', toolCallId: call.id, content: 'rrrr', turn: 1 },
+  ],
+  tools: [{ name: 't', description: 'd', parameters: {} }],
+  toolChoice: 'auto',
+};
 
-  it('counts the system prompt, every message, tool calls and tool schemas', () => {
-    expect(promptEstimator((text) => text.length)(request)).toBe(expected);
+/**
+ * A request's prompt counted from the body `complete` sends, as a Chat Completions server counts
+ * it: each message's text, its tool calls, a result's call id, and the tools' schemas.
+ */
+function sentTokens(body: ReturnType<typeof chatRequestBody>, count: (text: string) => number) {
+  const messages = body.messages.reduce((sum, m) => {
+    const text = typeof m.content === 'string' ? count(m.content) : 0;
+    const calls = m.role === 'assistant' && m.tool_calls ? count(JSON.stringify(m.tool_calls)) : 0;
+    return sum + 3 + text + calls + (m.role === 'tool' ? count(m.tool_call_id) : 0);
+  }, 3);
+  return messages + (body.tools ? count(JSON.stringify(body.tools)) : 0);
+}
+
+const options = { model: 'acme-local-7b', maxTokens: 0 };
+
+describe('promptEstimator', () => {
+  it('counts the request as sent: tool calls with their type and ids, a result with its call id, the tools as sent', () => {
+    const length = (text: string) => text.length;
+    const estimate = promptEstimator(length)(request);
+    const sent = sentTokens(chatRequestBody(options, request), length);
+    expect(estimate).toBeGreaterThanOrEqual(sent);
+    // Within the few tokens a message's wrapping is allowed over a server's.
+    expect(estimate - sent).toBeLessThanOrEqual(2 * (request.messages.length + 2));
   });
 
-  it('tokenizes each message and each tool list once across requests: after that, only the system prompt and the new messages', () => {
+  it('never counts less than o200k counts the body sent, whatever the messages hold', () => {
+    const estimate = promptEstimator(o200k);
+    const text = fc.string({ unit: 'grapheme', maxLength: 60 });
+    const id = fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 40 });
+    const message: fc.Arbitrary<Message> = fc.oneof(
+      fc.record({ role: fc.constant('user' as const), content: text, turn: fc.constant(1) }),
+      fc.record({
+        role: fc.constant('assistant' as const),
+        content: text,
+        toolCalls: fc.array(fc.record({ id, name: id, arguments: text }), { maxLength: 4 }),
+        turn: fc.constant(1),
+      }),
+      fc.record({
+        role: fc.constant('tool' as const),
+        toolCallId: id,
+        content: text,
+        turn: fc.constant(1),
+      }),
+    );
+    fc.assert(
+      fc.property(text, fc.array(message, { maxLength: 12 }), (system, messages) => {
+        const sent: LlmRequest = { ...request, system, messages };
+        expect(estimate(sent)).toBeGreaterThanOrEqual(
+          sentTokens(chatRequestBody(options, sent), o200k),
+        );
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('tokenizes each message, each tool list and the system prompt once across requests: after that, only the new messages', () => {
     const seen: string[] = [];
     const estimate = promptEstimator((text) => (seen.push(text), text.length));
-    estimate(request);
+    const first = estimate(request);
     seen.length = 0;
     const next = {
       ...request,
       messages: [...request.messages, { role: 'user' as const, content: 'vv', turn: 2 }],
     };
-    expect(estimate(next)).toBe(expected + 4 + 2);
-    expect(seen).toEqual(['ssss', 'vv']);
-    // Another tool list (another turn's, or a changed server) is counted.
+    expect(estimate(next)).toBe(first + 4 + 2);
+    expect(seen).toEqual(['vv']);
+    // Another tool list (another turn's, or a changed server) is counted, and another prompt.
     seen.length = 0;
-    estimate({ ...next, tools: [...request.tools] });
-    expect(seen).toEqual(['ssss', JSON.stringify(request.tools)]);
+    estimate({ ...next, system: 'tttt', tools: [...request.tools] });
+    expect(seen).toEqual(['tttt', JSON.stringify(toOpenAiTools(request.tools))]);
+  });
+});
+
+describe('windowEstimator', () => {
+  it("keeps the measured margin over o200k's count for a model whose tokenizer is unknown, none for OpenAI's", async () => {
+    const counted = promptEstimator(o200k)(request);
+    expect((await windowEstimator('gpt-4o-mini'))(request)).toBe(counted);
+    expect((await windowEstimator('acme-local-7b'))(request)).toBe(
+      Math.ceil(counted * (1 + UNKNOWN_TOKENIZER_MARGIN)),
+    );
   });
 });

@@ -119,7 +119,10 @@ describe('a server that reports its window', () => {
     // The room a page may fill is the reported window's, not the default's.
     const unreported = openAiClientFor(fake, 0, { contextTokens: 32_768 });
     expect((await unreported.room(request))! - (await llm.room(request))!).toBe(32_768 - 8_192);
-    expect(await llm.fits({ ...request, system: 'x'.repeat(40_000) })).toBe(false);
+    // 40,000 chars of prose: 9,501 tokens by o200k (a run of one letter is 8 chars a token).
+    const prose =
+      'The ledger for this record was filed on day 17, and nothing unusual came of it. ';
+    expect(await llm.fits({ ...request, system: prose.repeat(500).slice(0, 40_000) })).toBe(false);
   });
 
   it('OPENAI_CONTEXT_TOKENS comes first: the server is not asked over it', async () => {

@@ -211,8 +211,8 @@ describe('Agent over an in-memory store', () => {
     const { llm, requests } = scriptedModel(() => new ContextLengthError('too long'));
     const result = await agentWith(llm, store).runTurn(await store.openConversation(key), 'hello');
     expect(result).toEqual({ reply: TURN_REPLIES.tooLong, status: 'failed' });
-    // Levels 0, 1 and 2; with nothing read this turn, narrowing the view would change nothing.
-    expect(requests).toHaveLength(3);
+    // Levels 0 to 3; with nothing read this turn, narrowing the view would change nothing.
+    expect(requests).toHaveLength(4);
   });
 
   it('offers a tool a server adds during the turn from the next request on', async () => {

@@ -1,5 +1,4 @@
-import { acceptedCalls, flagsOf, newToolCallId } from './accepted-calls.ts';
-import { parseToolArguments } from './arguments.ts';
+import { acceptedCalls, newToolCallId } from './accepted-calls.ts';
 import { derivedCallCount, pastCallLimit } from './call-limits.ts';
 import type { UserPreview } from './context/long-messages.ts';
 import type { MicrocompactOptions } from './context/microcompact.ts';
@@ -8,16 +7,16 @@ import { buildRequestMessages } from './context/request.ts';
 import { notify, type AgentHooks } from './hooks.ts';
 import { nextStep, type StepLimits } from './next-step.ts';
 import { OverflowMemory } from './overflow-memory.ts';
-import { applyResultBudget, type ResultBudget } from './results/budget.ts';
-import { admitResult, type ResultIntake } from './results/result-intake.ts';
+import type { ResultBudget } from './results/budget.ts';
+import type { ResultIntake } from './results/result-intake.ts';
 import { offeredTools, type ToolOfferOptions } from './tool-offer.ts';
-import { cutShortResult, resumePlan, turnProgress, unansweredCalls } from './resume.ts';
+import { resumePlan, turnProgress, unansweredCalls } from './resume.ts';
 import { redoneWork } from './redone.ts';
 import type { ModelOutcome, Step } from './step.ts';
 import { cappedReply, failedTurn } from './turn-replies.ts';
 import { admit, settleUsage, usageRecord } from './request-spend.ts';
 import { whileUnreachable } from './unreachable.ts';
-import { AWAITING, executeCall } from './execute.ts';
+import { runCalls, showImages } from './run-calls.ts';
 import type { Turn } from './turn.ts';
 import {
   advance,
@@ -38,7 +37,7 @@ import {
   type UsageRecord,
 } from '../ports/store.ts';
 import type { SharedFile } from '../ports/files.ts';
-import { isParked, type ToolOutcome, type ToolPort, type ToolSpec } from '../ports/tools.ts';
+import type { ToolPort, ToolSpec } from '../ports/tools.ts';
 import type { PendingCall, TurnOptions, TurnResult, TurnRunner } from '../ports/turns.ts';
 import { wellFormed, wellFormedMessage } from '../well-formed.ts';
 
@@ -70,22 +69,6 @@ export interface AgentDeps {
  */
 const systemPrompt = (base: string, tools: ToolSpec[]) =>
   [base, ...tools.flatMap((t) => (t.guidance ? [t.guidance] : []))].join('\n');
-
-/** A result's images go to a model that takes image input, in this turn, as shared images do. */
-function showImages(turn: Turn, toolCallId: string, outcome: ToolOutcome): void {
-  const images = (outcome.binaries ?? []).flatMap((b) =>
-    b.kind === 'image' && b.mimeType && b.base64
-      ? [{ mimeType: b.mimeType, base64: b.base64 }]
-      : [],
-  );
-  if (images.length) turn.images.set(toolCallId, images);
-}
-
-/** A stored call's arguments as an object (a call reaches the gate only once they parse). */
-const parseArgs = (call: ToolCall): Record<string, unknown> => {
-  const parsed = parseToolArguments(call.arguments);
-  return parsed.ok ? parsed.args : {};
-};
 
 /**
  * The call Spool makes for each file shared with a message, so that the file is a result of its
@@ -435,59 +418,13 @@ export class Agent implements TurnRunner {
   ): Promise<StepRun | undefined> {
     const store = 'store' in step ? step.store : [];
     if (store.length > 0 || usage) await this.append(turn, store, { usage });
-    return 'calls' in step ? this.dispatch(turn, state, step.calls) : undefined;
-  }
-
-  /**
-   * Runs the calls concurrently; their results and tool messages are stored together, in one
-   * write. A call awaiting a decision is not run, and one that parks has not ended: neither gets a
-   * result yet.
-   */
-  private async dispatch(turn: Turn, state: TurnState, calls: ToolCall[]): Promise<StepRun> {
-    const waiting: Array<PendingCall | undefined> = [];
-    const ran = await Promise.all(
-      calls.map(async (call, i) => {
-        const started = Date.now();
-        const done = await executeCall(this.deps, turn, state.fit.viewChars, call);
-        if (done === AWAITING || isParked(done)) {
-          const pending = { id: call.id, name: call.name, args: parseArgs(call) };
-          waiting[i] = done === AWAITING ? pending : { ...pending, parked: done };
-          return undefined;
-        }
-        const outcome = cutShortResult(done, call.name, turn.tools);
-        showImages(turn, call.id, outcome);
-        return {
-          toolCallId: call.id,
-          ...admitResult(outcome, this.options.resultIntake),
-          durationMs: Date.now() - started,
-          name: call.name,
-          bounded: flagsOf(turn.tools, call.name).bounded,
-        };
-      }),
-    );
-    const results = ran.filter((r) => r !== undefined);
-    const awaiting = waiting.filter((w) => w !== undefined);
-    const budgeted = applyResultBudget(results, this.options.budget, state.resultChars);
-    const messages = budgeted.map((r): Message => ({
-      role: 'tool',
-      toolCallId: r.toolCallId,
-      content: r.content,
-      turn: turn.number,
-    }));
-    if (messages.length > 0)
-      await this.append(turn, messages, {
-        results: results.map(({ bounded: _, name: __, ...r }) => r),
-      });
-    return {
-      toolCalls: results.map((r) => ({
-        name: r.name,
-        isError: r.isError,
-        durationMs: r.durationMs,
-      })),
-      awaiting,
-      previewed: budgeted.filter((r, i) => r.content !== results[i]!.content).length,
-      resultChars: budgeted.reduce((sum, r) => sum + r.content.length, 0),
-    };
+    return 'calls' in step
+      ? runCalls(this.deps, turn, state, step.calls, {
+          budget: this.options.budget,
+          resultIntake: this.options.resultIntake,
+          append: (messages, records) => this.append(turn, messages, records),
+        })
+      : undefined;
   }
 
   /**

@@ -133,11 +133,19 @@ describe('nextStep', () => {
         turn,
         limits,
       ),
-    ).toEqual({ action: 'compact', fit: { level: 2, viewChars: 4_500 } });
+    ).toEqual({ action: 'compact', fit: { level: 3, viewChars: 200_000 } });
+    expect(
+      nextStep(
+        { kind: 'too_long', readChars: 9_000 },
+        after({ fit: { level: 3, viewChars: 200_000 } }),
+        turn,
+        limits,
+      ),
+    ).toEqual({ action: 'compact', fit: { level: 3, viewChars: 4_500 } });
     expect(
       nextStep(
         { kind: 'too_long', readChars: 0 },
-        after({ fit: { level: 2, viewChars: 200_000 } }),
+        after({ fit: { level: 3, viewChars: 200_000 } }),
         turn,
         limits,
       ),

@@ -15,7 +15,7 @@ export const TURN_REPLIES = {
     'I reached the tool-call limit for this message without an answer. Please narrow the question.',
   empty: 'The model returned an empty reply.',
   tooLong:
-    "This conversation no longer fits the model's context window, even after compacting it. Please start a new conversation.",
+    "Your message, with the tool calls it needed, does not fit the model's context window even with the rest of the conversation left out. Please shorten it or send the long part as a file (files are read a page at a time), or ask for less at once.",
   failed:
     'Sorry, something went wrong while handling your message. Everything said so far is saved; please try again.',
   cappedMidTurn: 'I stopped here: what I did so far is kept, and I can go on once the cap resets.',

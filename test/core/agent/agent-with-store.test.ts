@@ -86,8 +86,15 @@ describe('tool result continuation', () => {
       };
     };
     // Pages of 20,000 chars (CONTINUATION_CHUNK_CHARS), as this test reads them: with the window
-    // known (32,768 tokens, the default for an unknown model) a page would take the whole rest.
-    const agent = testAgent({ fake, store, tools: [dump], pages: { maxChunkChars: 20_000 } });
+    // known a page would take the whole rest. A window that holds the whole result in view: o200k
+    // counts it 30,634 tokens, past the default 32,768 with the margin of an unknown tokenizer.
+    const agent = testAgent({
+      fake,
+      store,
+      tools: [dump],
+      pages: { maxChunkChars: 20_000 },
+      llm: openAiClientFor(fake, 0, { contextTokens: 128_000 }),
+    });
 
     const { reply, status } = await agent.runTurn(conversation, 'dump it and tell me the code');
 
@@ -279,6 +286,8 @@ describe('per-turn budget', () => {
       },
       { content: 'ok' },
     );
+    // The character budget is what is tried: a window that holds what it keeps ('b\n' is a token a
+    // character, so b alone is 60,000 tokens).
     const agent = testAgent({
       fake,
       store,
@@ -286,6 +295,7 @@ describe('per-turn budget', () => {
       overrides: {
         budget: { maxChars: 100_000, turnBudgetChars: 100_000, headChars: 4_000, tailChars: 1_000 },
       },
+      llm: openAiClientFor(fake, 0, { contextTokens: 1_000_000 }),
     });
     await agent.runTurn(conversation, 'run all three');
     const [a, b, c] = toolMessages(fake.requests[1]!).map((m) => m.content ?? '');
@@ -712,10 +722,10 @@ describe('LLM failures', () => {
     fake.requests.length = 0;
     fake.maxContextChars = 10;
     const { reply, status } = await agent.runTurn(conversation, 'question 5');
-    expect(fake.requests).toHaveLength(2); // levels 1 and 2
+    expect(fake.requests).toHaveLength(3); // levels 1 to 3
     expect(status).toBe('failed');
     expect(reply).toBe(
-      "This conversation no longer fits the model's context window, even after compacting it. Please start a new conversation.",
+      "Your message, with the tool calls it needed, does not fit the model's context window even with the rest of the conversation left out. Please shorten it or send the long part as a file (files are read a page at a time), or ask for less at once.",
     );
     fake.maxContextChars = undefined;
     fake.enqueue({ content: 'still usable' });

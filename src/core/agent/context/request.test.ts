@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildRequestMessages, keepRecentTurns, nextFit, type Fit } from './request.ts';
+import { previewMarker } from '../../markers.ts';
 import type { Message } from '../../ports/conversation.ts';
 
 const options = {
@@ -25,7 +26,7 @@ describe('buildRequestMessages', () => {
   const transcript = [1, 2, 3, 4].flatMap((t) => turn(t, 20_000));
 
   it('compacts harder at each overflow level', () => {
-    const sizes = ([0, 1, 2] as const).map((level) =>
+    const sizes = ([0, 1, 2, 3] as const).map((level) =>
       size(
         buildRequestMessages(transcript, 4, { compaction: options, level, viewChars: 200_000 })
           .messages,
@@ -33,6 +34,7 @@ describe('buildRequestMessages', () => {
     );
     expect(sizes[1]).toBeLessThan(sizes[0]!);
     expect(sizes[2]).toBeLessThan(sizes[1]!);
+    expect(sizes[3]).toBeLessThan(sizes[2]!);
   });
 
   it('keeps only the recent turns at level 2, saying what was left out', () => {
@@ -52,6 +54,19 @@ describe('buildRequestMessages', () => {
       'question 3',
       'question 4',
     ]);
+  });
+
+  it('keeps only this turn at level 3, its results a line each that says how to read them', () => {
+    const out = buildRequestMessages(transcript, 4, {
+      compaction: options,
+      level: 3,
+      viewChars: 200_000,
+    }).messages;
+    expect(out.map((m) => m.role)).toEqual(['user', 'user', 'assistant', 'tool', 'assistant']);
+    expect(out[0]!.content).toBe(
+      "[12 earlier messages of this conversation were left out to fit the model's context window.]",
+    );
+    expect(out[3]!.content).toBe(previewMarker('c4', 0, 20_000, 0));
   });
 
   it('repairs pairing after compaction', () => {
@@ -78,16 +93,18 @@ describe('buildRequestMessages', () => {
       { level: 0, viewChars: 200_000 },
       { level: 1, viewChars: 200_000 },
       { level: 2, viewChars: 200_000 },
-      { level: 2, viewChars: 4_500 },
-      { level: 2, viewChars: 2_250 },
-      { level: 2, viewChars: 1_125 },
-      { level: 2, viewChars: 562 },
-      { level: 2, viewChars: 281 },
+      { level: 3, viewChars: 200_000 },
+      { level: 3, viewChars: 4_500 },
+      { level: 3, viewChars: 2_250 },
+      { level: 3, viewChars: 1_125 },
+      { level: 3, viewChars: 562 },
+      { level: 3, viewChars: 281 },
     ]);
     // Nothing read this turn: narrowing the view would send the same request again.
     expect(fits({ level: 1, viewChars: 200_000 }, 0)).toEqual([
       { level: 1, viewChars: 200_000 },
       { level: 2, viewChars: 200_000 },
+      { level: 3, viewChars: 200_000 },
     ]);
   });
 

@@ -7,19 +7,27 @@ import type { Message } from '../../ports/conversation.ts';
 
 /**
  * 0: normal; 1: the window could not take the request, so the current turn's results are cut to
- * head and tail; 2: cut harder, and only the previous turn kept before this one.
+ * head and tail; 2: cut harder, and only the previous turn kept before this one; 3: no turn kept
+ * before this one, and this turn's results a line each, naming them and how to read them: what
+ * is left is the system prompt, the person's message and this turn's calls.
  */
-export type OverflowLevel = 0 | 1 | 2;
+export type OverflowLevel = 0 | 1 | 2 | 3;
+
+/** The most overflow there is. */
+const LAST_LEVEL = 3;
 
 function harder(options: MicrocompactOptions, level: OverflowLevel): MicrocompactOptions {
   if (level < 2) return options;
   const half = (n: number) => Math.max(1, Math.floor(n / 2));
-  return {
-    ...options,
-    minChars: half(options.minChars),
-    headChars: half(options.headChars),
-    tailChars: half(options.tailChars),
-  };
+  const [headChars, tailChars] =
+    level === LAST_LEVEL ? [0, 0] : [half(options.headChars), half(options.tailChars)];
+  return { ...options, minChars: half(options.minChars), headChars, tailChars };
+}
+
+/** The turns a request at `level` keeps: from the previous one at level 2, this one alone at 3. */
+function recentTurns(transcript: readonly Message[], currentTurn: number, level: OverflowLevel) {
+  if (level < 2) return transcript;
+  return keepRecentTurns(transcript, level === LAST_LEVEL ? currentTurn : currentTurn - 1);
 }
 
 /**
@@ -35,7 +43,7 @@ export function keepRecentTurns(messages: readonly Message[], fromTurn: number):
 
 export interface RequestOptions {
   compaction: MicrocompactOptions;
-  /** 0 normally; 1 and 2 after the server said the context was too long. */
+  /** 0 normally; 1 to 3 after the request was found too long for the window. */
   level?: OverflowLevel;
   /**
    * What this turn's pages, matches and hits may add up to in the request (see `viewOfReading`).
@@ -58,7 +66,7 @@ export function buildRequestMessages(
   options: RequestOptions,
 ): { messages: Message[]; repairs: number } {
   const level = options.level ?? 0;
-  const recent = level === 2 ? keepRecentTurns(transcript, currentTurn - 1) : transcript;
+  const recent = recentTurns(transcript, currentTurn, level);
   const shown = options.userPreview ? previewLongUserMessages(recent, options.userPreview) : recent;
   // Finished turns are compacted always; on overflow, the current turn's results are cut too.
   const compacted = microcompact(shown, currentTurn, harder(options.compaction, level), {
@@ -86,11 +94,12 @@ export interface Fit {
 
 /**
  * The next smaller way to fit a request that is too long, or none: older turns compacted harder
- * first, then less of this turn's reading (`readChars` of it) kept in view, while that still
- * leaves something out. What the model read is the last thing to give way.
+ * first, up to none of them kept and this turn's results a line each, then less of this turn's
+ * reading (`readChars` of it) kept in view, while that still leaves something out. What the model
+ * read is the last thing to give way.
  */
 export function nextFit({ level, viewChars }: Fit, readChars: number): Fit | undefined {
-  if (level < 2) return { level: (level + 1) as OverflowLevel, viewChars };
+  if (level < LAST_LEVEL) return { level: (level + 1) as OverflowLevel, viewChars };
   const narrower = Math.floor(Math.min(viewChars, readChars) / 2);
   return narrower >= MIN_VIEW_CHARS ? { level, viewChars: narrower } : undefined;
 }

@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { previewMarker } from '../../markers.ts';
-import { buildPreview, originalLength } from './preview.ts';
+import { previewMarker, previewSpans } from '../../markers.ts';
+import { buildPreview, originalLength, previewWithin } from './preview.ts';
 
 const numbered = (n: number) =>
   Array.from({ length: n }, (_, i) => `line ${String(i).padStart(5, '0')}`).join('\n');
@@ -40,5 +41,31 @@ describe('buildPreview', () => {
     expect(originalLength(again)).toBe(full.length);
     const offset = Number(/offset=(\d+)/.exec(again)![1]);
     expect(full.slice(0, offset)).toBe(again.slice(0, offset));
+  });
+});
+
+describe('previewWithin', () => {
+  const full = numbered(3000);
+
+  it('is a preview no longer than asked, head and tail in the sizes’ proportion, of the same original', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 400, max: 40_000 }), (chars) => {
+        const preview = previewWithin(full, 'call_1', chars, { headChars: 4000, tailChars: 1000 });
+        expect(preview.length).toBeLessThanOrEqual(chars);
+        expect(originalLength(preview)).toBe(full.length);
+        const [[, head], tail] = previewSpans(preview)!.spans as [
+          [number, number],
+          [number, number],
+        ];
+        expect(full.startsWith(preview.slice(0, head))).toBe(true);
+        expect(head).toBeGreaterThanOrEqual(tail[1] - tail[0]);
+      }),
+    );
+  });
+
+  it('is one line naming the result and how to read it when its text would be shorter than that line', () => {
+    expect(previewWithin(full, 'call_1', 300, { headChars: 4000, tailChars: 1000 })).toBe(
+      previewMarker('call_1', 0, full.length, 0),
+    );
   });
 });

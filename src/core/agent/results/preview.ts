@@ -28,5 +28,29 @@ export function buildPreview(
   const tailBudget = Math.min(sizes.tailChars, Math.max(0, full.length - head.length));
   const tail = tailBudget > 0 ? tailAtLineBreak(full, tailBudget) : '';
   const marker = previewMarker(toolCallId, head.length + tail.length, total, head.length);
-  return tail ? `${head}\n${marker}\n${tail}` : `${head}\n${marker}`;
+  return [head, marker, tail].filter(Boolean).join('\n');
+}
+
+/** The longest preview marker of a result: what a preview of it keeps room for. */
+const markerRoom = (toolCallId: string, total: number) =>
+  previewMarker(toolCallId, total, total, total).length + 2;
+
+/**
+ * A preview of `full` no longer than `chars`, its head and tail in the proportion of `sizes`: a
+ * result's share of what the window can take. Where its text would be shorter than its marker,
+ * the marker alone: one line naming the result and how to read it, which is longer than `chars`
+ * only when the marker is.
+ */
+export function previewWithin(
+  full: string,
+  toolCallId: string,
+  chars: number,
+  sizes: PreviewSizes,
+): string {
+  const total = originalLength(full);
+  const marker = markerRoom(toolCallId, total);
+  const text = chars - marker;
+  if (text < marker) return buildPreview(full, toolCallId, { headChars: 0, tailChars: 0 }, total);
+  const head = Math.ceil((text * sizes.headChars) / Math.max(1, sizes.headChars + sizes.tailChars));
+  return buildPreview(full, toolCallId, { headChars: head, tailChars: text - head }, total);
 }
