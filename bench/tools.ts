@@ -1,10 +1,14 @@
 /**
  * What the tools' schemas cost: a small-talk turn's request (o200k over the tools and messages it
- * sends, as bench/lib/billing.ts counts), with 5, 14, 29 and 62 tools connected, side by side in
- * one run, Spool's defaults beside the same bot with tool loading off (TOOL_SCHEMAS_MAX_TOKENS
- * out of reach). The tools are the official everything and filesystem MCP servers', some
- * connected twice under other names, as a team connects several servers. Each bot then reads a
- * file: past the threshold the model loads the filesystem tool first (one more request).
+ * sends, as bench/lib/billing.ts counts), with 5, 14, 29, 62 and 200 tools connected, side by
+ * side in one run, Spool's defaults beside the same bot with tool loading off
+ * (TOOL_SCHEMAS_MAX_TOKENS out of reach) and with the catalogue kept however many tools there are
+ * (TOOL_CATALOGUE_MAX_TOOLS out of reach, as Spool did before find_tools). The tools are the
+ * official everything and filesystem MCP servers', some connected twice under other names, as a
+ * team connects several servers; the 200 are the filesystem server's 14 beside 186 of the test
+ * suite's realistic tools (test/support/many-tools.ts, in process). Each bot then reads a file:
+ * past the threshold the model loads the filesystem tool first, or finds it, in words (one more
+ * request).
  * Spool runs as bench/lib/spool-bot.ts has it: real agent, store, registry and MCP clients, a
  * scripted model server.
  */
@@ -13,7 +17,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseMcpConfig } from '../src/tools/mcp/config.ts';
 import { McpToolSource } from '../src/tools/mcp/source.ts';
+import type { Tool } from '../src/core/ports/tools.ts';
+import { builtinSource } from '../src/tools/registry.ts';
 import { FakeOpenAi, type ChatRequest, type ScriptedReply } from '../test/support/fake-openai.ts';
+import { MANY_TOOLS } from '../test/support/many-tools.ts';
 import { silentLogger } from '../test/support/logger.ts';
 import { EVERYTHING_SERVER, FILESYSTEM_SERVER } from '../test/support/process.ts';
 import { requestCost } from './lib/billing.ts';
@@ -44,7 +51,9 @@ const everything = () => ({ command: process.execPath, args: [EVERYTHING_SERVER,
  * Each setup: how many tools, and the servers that make them (everything: 14 and the
  * read_resource Spool adds for a server that serves resources, filesystem: 14).
  */
-const setups = (root: string): Array<{ tools: number; servers: Servers; what: string }> => [
+const setups = (
+  root: string,
+): Array<{ tools: number; servers: Servers; what: string; fixtures?: number }> => [
   { tools: 5, what: 'filesystem, 5 of its tools', servers: { fs: fs(root, FIVE) } },
   { tools: 14, what: 'filesystem', servers: { fs: fs(root) } },
   {
@@ -63,7 +72,22 @@ const setups = (root: string): Array<{ tools: number; servers: Servers; what: st
       logs: fs(root, FIVE.slice(0, 4)),
     },
   },
+  {
+    tools: 200,
+    what: 'filesystem + 186 realistic tools of 19 services',
+    servers: { fs: fs(root) },
+    fixtures: 186,
+  },
 ];
+
+/** `count` of the test suite's realistic tools, each answering that it is done. */
+const fixtureSource = (count: number) =>
+  builtinSource(
+    MANY_TOOLS.slice(0, count).map((spec): Tool => ({
+      spec,
+      run: async () => ({ content: 'Done.', isError: false }),
+    })),
+  );
 
 /**
  * Small talk is answered; a question loads the read tool if its schema is not sent, reads the
@@ -78,10 +102,15 @@ function model(request: ChatRequest): ScriptedReply {
     toolCalls: [{ id: 'call_0', name, arguments: JSON.stringify(args) }],
   });
   if (tools.includes(READ_TOOL)) return call(READ_TOOL, { path: 'notes.txt' });
+  // A model asks for the tool in words where it has no catalogue to read the name from.
+  if (tools.includes('find_tools')) return call('find_tools', { query: 'read a text file' });
   return call('load_tools', { names: [READ_TOOL] });
 }
 
-async function source(root: string, servers: Servers, tools: number): Promise<McpToolSource> {
+async function source(
+  root: string,
+  { servers, tools, fixtures }: ReturnType<typeof setups>[number],
+): Promise<McpToolSource> {
   const config = parseMcpConfig(
     JSON.stringify({ mcpServers: servers }),
     join(root, 'mcp.json'),
@@ -92,7 +121,7 @@ async function source(root: string, servers: Servers, tools: number): Promise<Mc
     maxMessageBytes: 10_485_760,
     binaryMaxBytes: 0,
   });
-  const listed = mcp.tools().length;
+  const listed = mcp.tools().length + (fixtures ?? 0);
   if (listed !== tools) throw new Error(`expected ${tools} tools, the servers list ${listed}`);
   return mcp;
 }
@@ -110,7 +139,7 @@ async function run(
   setup: ReturnType<typeof setups>[number],
   env: Record<string, string>,
 ): Promise<Run> {
-  const mcp = await source(root, setup.servers, setup.tools);
+  const mcp = await source(root, setup);
   const bot = await startSpoolBot(
     {
       OPENAI_BASE_URL: fake.baseURL,
@@ -120,7 +149,7 @@ async function run(
       OPENAI_MAX_RETRIES: '0',
       ...env,
     },
-    [mcp],
+    [mcp, fixtureSource(setup.fixtures ?? 0)],
   );
   try {
     const before = fake.requests.length;
@@ -150,28 +179,29 @@ const fake = await new FakeOpenAi().start();
 fake.fallback = model;
 fake.models = [MODEL];
 try {
-  const rows: Array<{ setup: ReturnType<typeof setups>[number]; on: Run; off: Run }> = [];
+  const rows: Array<{ setup: ReturnType<typeof setups>[number]; on: Run; off: Run; all: Run }> = [];
   for (const setup of setups(root)) {
     const on = await run(fake, root, setup, {});
     const off = await run(fake, root, setup, { TOOL_SCHEMAS_MAX_TOKENS: '1000000000' });
-    rows.push({ setup, on, off });
+    const all = await run(fake, root, setup, { TOOL_CATALOGUE_MAX_TOOLS: '1000000000' });
+    rows.push({ setup, on, off, all });
   }
   const base = rows[0]!.on.smallTalk;
   const ratio = (n: number) => `${(n / base).toFixed(2)}×`;
   console.log(`### A small-talk turn's request by tools connected (o200k, ${MODEL})\n`);
   console.log(
-    '| tools connected | servers | schemas sent, defaults | small-talk request, defaults | × 5 tools | loading off | × 5 tools | reading a file, defaults: requests, input tokens | loading off |',
+    '| tools connected | servers | schemas sent, defaults | small-talk request, defaults | × 5 tools | catalogue of every tool | × 5 tools | loading off | × 5 tools | reading a file, defaults: requests, input tokens | catalogue of every tool | loading off |',
   );
-  console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|');
-  for (const { setup, on, off } of rows) {
+  console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const { setup, on, off, all } of rows) {
     const read = (r: Run) =>
       `${r.read.requests}, ${r.read.tokens.toLocaleString('en')}${r.read.answered ? '' : ' (not answered)'}`;
     console.log(
-      `| ${setup.tools} | ${setup.what} | ${on.sent} | ${on.smallTalk.toLocaleString('en')} | ${ratio(on.smallTalk)} | ${off.smallTalk.toLocaleString('en')} | ${ratio(off.smallTalk)} | ${read(on)} | ${read(off)} |`,
+      `| ${setup.tools} | ${setup.what} | ${on.sent} | ${on.smallTalk.toLocaleString('en')} | ${ratio(on.smallTalk)} | ${all.smallTalk.toLocaleString('en')} | ${ratio(all.smallTalk)} | ${off.smallTalk.toLocaleString('en')} | ${ratio(off.smallTalk)} | ${read(on)} | ${read(all)} | ${read(off)} |`,
     );
   }
   console.log(
-    `\nGoal (issue 40): with 62 tools, the small-talk request ≤ 1.3× its size with 5. "Schemas sent" counts the built-ins (search_history, get_continuation) and, past TOOL_SCHEMAS_MAX_TOKENS, load_tools with its catalogue.`,
+    `\nGoals (issues 40 and 56): with 62 tools, and with 200, the small-talk request ≤ 1.3× its size with 5. "Schemas sent" counts the built-ins (search_history, get_continuation) and, past TOOL_SCHEMAS_MAX_TOKENS, load_tools with its catalogue or, past TOOL_CATALOGUE_MAX_TOOLS server tools, find_tools. "Catalogue of every tool" is load_tools whatever the number, as before find_tools.`,
   );
 } finally {
   await fake.stop();

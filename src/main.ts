@@ -52,6 +52,7 @@ import { SealedPersonVault } from './store/person-vault.ts';
 import type { PlatformSignIn } from './core/ports/platform-sign-in.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
 import { searchHistoryTool } from './core/builtins/search-history.ts';
+import { findToolsTool } from './core/builtins/find-tools.ts';
 import { loadToolsTool } from './core/builtins/load-tools.ts';
 import type { ChannelAccess } from './core/ports/channel-access.ts';
 import { webRoutes } from './web/routes.ts';
@@ -242,6 +243,8 @@ async function openSpool(
       getContinuationTool(store, config.agent.pages),
       // Offered only past TOOL_SCHEMAS_MAX_TOKENS, with a catalogue of the registry's tools.
       loadToolsTool(() => tools.list()),
+      // Offered in load_tools' place past TOOL_CATALOGUE_MAX_TOOLS: a search of the same tools.
+      findToolsTool(() => tools.list()),
     ]),
   ];
   const platforms = await platformSignIns(config, platformNames);

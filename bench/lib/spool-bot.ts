@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { Agent } from '../../src/core/agent/agent.ts';
 import { getContinuationTool } from '../../src/core/builtins/get-continuation.ts';
+import { findToolsTool } from '../../src/core/builtins/find-tools.ts';
 import { loadToolsTool } from '../../src/core/builtins/load-tools.ts';
 import { searchHistoryTool } from '../../src/core/builtins/search-history.ts';
 import { OpenAiChatClient } from '../../src/llm/openai-client.ts';
@@ -46,6 +47,7 @@ export async function startSpoolBot(
       searchHistoryTool(search),
       getContinuationTool(store, config.agent.pages),
       loadToolsTool(() => tools.list()),
+      findToolsTool(() => tools.list()),
     ]),
     ...sources,
   ]);

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_TOOL_OFFER,
   firstSentence,
+  foundNames,
+  foundToolsResult,
   loadedToolNames,
   offeredTools,
   requestedNames,
@@ -38,8 +40,8 @@ const ghIssue = serverTool('gh', 'create_issue');
 const ghRead = serverTool('gh', 'read_file');
 const tools: ToolSpec[] = [search, fsRead, fsList, loader, ghIssue, ghRead];
 /** Every server tool is loaded only past this: the test tools' schemas are larger. */
-const tight = { maxSchemaTokens: 10 };
-const loose = { maxSchemaTokens: 1_000_000 };
+const tight = { maxSchemaTokens: 10, maxCatalogueTools: 60 };
+const loose = { maxSchemaTokens: 1_000_000, maxCatalogueTools: 60 };
 
 let ids = 0;
 const call = (name: string, args: unknown = {}): ToolCall => ({
@@ -63,8 +65,8 @@ describe('offeredTools', () => {
     expect(offeredTools(tools, [load(1, 'fs__read_file')], loose)).toEqual(rest);
     // The threshold is inclusive: at it exactly, nothing changes; a token past it, the catalogue.
     const size = schemaTokens(rest);
-    expect(offeredTools(tools, [], { maxSchemaTokens: size })).toEqual(rest);
-    expect(names(offeredTools(tools, [], { maxSchemaTokens: size - 1 }))).toEqual([
+    expect(offeredTools(tools, [], { ...loose, maxSchemaTokens: size })).toEqual(rest);
+    expect(names(offeredTools(tools, [], { ...loose, maxSchemaTokens: size - 1 }))).toEqual([
       'search_history',
       'load_tools',
     ]);
@@ -278,13 +280,74 @@ describe('schemaTokens', () => {
 });
 
 describe('toolOfferSettings', () => {
-  it('reads TOOL_SCHEMAS_MAX_TOKENS, 3,000 by default, and refuses a negative one', () => {
-    expect(toolOfferSettings(new EnvReader({}))).toEqual({ maxSchemaTokens: 3_000 });
-    expect(toolOfferSettings(new EnvReader({ TOOL_SCHEMAS_MAX_TOKENS: '0' }))).toEqual({
-      maxSchemaTokens: 0,
+  it('reads TOOL_SCHEMAS_MAX_TOKENS (3,000) and TOOL_CATALOGUE_MAX_TOOLS (60), and refuses a negative one', () => {
+    expect(toolOfferSettings(new EnvReader({}))).toEqual({
+      maxSchemaTokens: 3_000,
+      maxCatalogueTools: 60,
     });
-    const reader = new EnvReader({ TOOL_SCHEMAS_MAX_TOKENS: '-1' });
+    expect(
+      toolOfferSettings(
+        new EnvReader({ TOOL_SCHEMAS_MAX_TOKENS: '0', TOOL_CATALOGUE_MAX_TOOLS: '0' }),
+      ),
+    ).toEqual({ maxSchemaTokens: 0, maxCatalogueTools: 0 });
+    const reader = new EnvReader({ TOOL_SCHEMAS_MAX_TOKENS: '-1', TOOL_CATALOGUE_MAX_TOOLS: '-1' });
     toolOfferSettings(reader);
-    expect(reader.problems).toEqual([expect.stringContaining('TOOL_SCHEMAS_MAX_TOKENS')]);
+    expect(reader.problems).toEqual([
+      expect.stringContaining('TOOL_SCHEMAS_MAX_TOKENS'),
+      expect.stringContaining('TOOL_CATALOGUE_MAX_TOOLS'),
+    ]);
+  });
+});
+
+describe('offeredTools past TOOL_CATALOGUE_MAX_TOOLS', () => {
+  const finder: ToolSpec = {
+    name: 'find_tools',
+    description: 'Find tools:',
+    parameters: { type: 'object', properties: { query: { type: 'string' } } },
+    flags: { findsTools: true, freeIteration: true },
+  };
+  const all = [search, loader, finder, fsRead, fsList, ghIssue, ghRead];
+  const found = (turn: number, ...names: string[]): Message[] => {
+    const c = call('find_tools', { query: 'files' });
+    return [
+      calls(turn, c),
+      { role: 'tool', toolCallId: c.id, content: foundToolsResult(names), turn },
+    ];
+  };
+
+  it('carries the finder, no catalogue, past that many server tools; the loader up to it', () => {
+    expect(names(offeredTools(all, [], { ...tight, maxCatalogueTools: 3 }))).toEqual([
+      'search_history',
+      'find_tools',
+    ]);
+    expect(names(offeredTools(all, [], { ...tight, maxCatalogueTools: 4 }))).toEqual([
+      'search_history',
+      'load_tools',
+    ]);
+    expect(offeredTools(all, [], { ...loose, maxCatalogueTools: 0 })).toEqual([
+      search,
+      fsRead,
+      fsList,
+      ghIssue,
+      ghRead,
+    ]);
+  });
+
+  it('loads what its results named, after what was loaded before, and nothing a result did not name', () => {
+    const transcript = [
+      load(1, 'gh__create_issue'),
+      ...found(2, 'fs__list_directory', 'fs__read_file', 'fs__nope'),
+      calls(2, call('find_tools', { query: 'no result stored' })),
+    ];
+    expect(names(offeredTools(all, transcript, { ...tight, maxCatalogueTools: 0 }))).toEqual([
+      'search_history',
+      'find_tools',
+      'gh__create_issue',
+      'fs__list_directory',
+      'fs__read_file',
+    ]);
+    const text = { role: 'tool', toolCallId: 'x', content: 'fs__read_file', turn: 1 } as const;
+    expect(loadedToolNames([text], all)).toEqual([]);
+    expect(foundNames('Loaded fs__read_file: call it now.')).toEqual([]);
   });
 });

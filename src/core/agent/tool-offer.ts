@@ -1,5 +1,5 @@
 import { parseToolArguments } from './arguments.ts';
-import type { Message } from '../ports/conversation.ts';
+import type { Message, ToolCall } from '../ports/conversation.ts';
 import type { SettingsReader } from '../ports/settings.ts';
 import type { ToolSpec } from '../ports/tools.ts';
 
@@ -7,25 +7,35 @@ import type { ToolSpec } from '../ports/tools.ts';
  * Which tools' schemas a request carries. Under the threshold, every offered tool's. Past it, the
  * built-in tools', the loader's (`ToolFlags.loadsTools`, whose description then lists every
  * server tool in one line each) and those of the server tools the conversation has loaded: named
- * by a loader call, or called at all. That set is read from the transcript alone, so it survives a
+ * by a loader call, found by a finder call, or called at all. Past `maxCatalogueTools` server
+ * tools the finder (`ToolFlags.findsTools`, a search over them) replaces the loader and its
+ * catalogue, which would grow with every tool. That set is read from the transcript alone, so it survives a
  * restart and is the same on every replica; it only grows, so the tools (the start of the prompt,
  * which a provider caches) change only when a tool is loaded, and only at their end.
  */
 export interface ToolOfferOptions {
   /** TOOL_SCHEMAS_MAX_TOKENS: the offered tools' schemas past which server tools are loaded. */
   maxSchemaTokens: number;
+  /** TOOL_CATALOGUE_MAX_TOOLS: the server tools past which a request carries a search instead. */
+  maxCatalogueTools: number;
 }
 
 /**
  * The filesystem server's 14 tools and the built-ins stay under it (2,369 as estimated here):
  * with one such server nothing changes. With the everything server's 14 beside them (3,719), the
- * server tools are loaded.
+ * server tools are loaded. A catalogue costs about 14 tokens a tool: with 60 a small-talk
+ * request is still about 1.1× its size with 5 tools; past them, a search costs the same for any
+ * number.
  */
-export const DEFAULT_TOOL_OFFER: ToolOfferOptions = { maxSchemaTokens: 3_000 };
+export const DEFAULT_TOOL_OFFER: ToolOfferOptions = {
+  maxSchemaTokens: 3_000,
+  maxCatalogueTools: 60,
+};
 
 export function toolOfferSettings(r: SettingsReader): ToolOfferOptions {
   return {
     maxSchemaTokens: r.int('TOOL_SCHEMAS_MAX_TOKENS', DEFAULT_TOOL_OFFER.maxSchemaTokens, 0),
+    maxCatalogueTools: r.int('TOOL_CATALOGUE_MAX_TOOLS', DEFAULT_TOOL_OFFER.maxCatalogueTools, 0),
   };
 }
 
@@ -41,8 +51,10 @@ export const schemaTokens = (tools: readonly ToolSpec[]): number =>
   );
 
 const isLoader = (tool: ToolSpec) => tool.flags?.loadsTools === true;
+const isFinder = (tool: ToolSpec) => tool.flags?.findsTools === true;
 /** A tool that can wait to be loaded: a server's; a built-in one is always in the request. */
-const isLoadable = (tool: ToolSpec) => tool.server !== undefined && !isLoader(tool);
+export const isLoadable = (tool: ToolSpec) =>
+  tool.server !== undefined && !isLoader(tool) && !isFinder(tool);
 
 /** The names a loader call's arguments give (`{"names": [...]}`); none when they are malformed. */
 export function requestedNames(args: string | Record<string, unknown>): string[] {
@@ -51,6 +63,21 @@ export function requestedNames(args: string | Record<string, unknown>): string[]
   const { names } = parsed.args as { names?: unknown };
   const list = Array.isArray(names) ? names : typeof names === 'string' ? [names] : [];
   return list.filter((n): n is string => typeof n === 'string').map((n) => n.trim());
+}
+
+/** A finder's result: the first line says what it is, then one found tool's name a line. */
+const FOUND =
+  'Loaded, best first (call the one that fits; if none does, search again with other words):';
+const NOTHING_FOUND = 'No tool matches these words: search again with other words.';
+
+/** What a finder call returns for the tools it found, best first. */
+export const foundToolsResult = (names: readonly string[]): string =>
+  names.length ? [FOUND, ...names].join('\n') : NOTHING_FOUND;
+
+/** The names a finder's result gives (`foundToolsResult`); none for any other text. */
+export function foundNames(content: string): string[] {
+  const [first, ...rest] = content.split('\n');
+  return first === FOUND ? rest.map((n) => n.trim()).filter(Boolean) : [];
 }
 
 /**
@@ -76,18 +103,29 @@ export function resolveToolNames(
 
 /**
  * The server tools the conversation has loaded, in the order it first did: those its loader calls
- * named and those it called (a call of a tool not loaded yet runs, and loads it).
+ * named, those its finder calls' results named, and those it called (a call of a tool not loaded
+ * yet runs, and loads it).
  */
 export function loadedToolNames(
   transcript: readonly Message[],
   tools: readonly ToolSpec[],
 ): string[] {
   const loader = tools.find(isLoader)?.name;
+  const finder = tools.find(isFinder)?.name;
+  const results = new Map(
+    transcript.flatMap((m) => (m.role === 'tool' ? [[m.toolCallId, m.content] as const] : [])),
+  );
+  const named = (call: ToolCall): string[] =>
+    call.name === loader
+      ? requestedNames(call.arguments)
+      : call.name === finder
+        ? foundNames(results.get(call.id) ?? '')
+        : [call.name];
   const loaded = new Set<string>();
   for (const message of transcript) {
     if (message.role !== 'assistant') continue;
     for (const call of message.toolCalls ?? []) {
-      const names = call.name === loader ? requestedNames(call.arguments) : [call.name];
+      const names = named(call);
       for (const name of resolveToolNames(names, tools).found) loaded.add(name);
     }
   }
@@ -149,14 +187,22 @@ export function offeredTools(
   options: ToolOfferOptions = DEFAULT_TOOL_OFFER,
 ): ToolSpec[] {
   const loader = tools.find(isLoader);
-  const rest = tools.filter((t) => t !== loader);
+  const finder = tools.find(isFinder);
+  const rest = tools.filter((t) => t !== loader && t !== finder);
   const loadable = rest.filter(isLoadable);
-  if (!loader || loadable.length === 0 || schemaTokens(rest) <= options.maxSchemaTokens)
+  const searched = finder !== undefined && loadable.length > options.maxCatalogueTools;
+  if (
+    !(searched || loader) ||
+    loadable.length === 0 ||
+    schemaTokens(rest) <= options.maxSchemaTokens
+  )
     return rest;
   const byName = new Map(loadable.map((t) => [t.name, t]));
   return [
     ...rest.filter((t) => !isLoadable(t)),
-    { ...loader, description: `${loader.description}\n${toolCatalogue(loadable)}` },
+    searched
+      ? finder
+      : { ...loader!, description: `${loader!.description}\n${toolCatalogue(loadable)}` },
     ...loadedToolNames(transcript, tools).map((name) => byName.get(name)!),
   ];
 }

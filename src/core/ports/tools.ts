@@ -40,6 +40,12 @@ export interface ToolFlags {
    * (`offeredTools`).
    */
   loadsTools?: boolean;
+  /**
+   * It finds other tools: past TOOL_CATALOGUE_MAX_TOOLS server tools, a request carries it in
+   * place of the loader and its catalogue; the tools its results name are loaded as the loader's
+   * are (`offeredTools`).
+   */
+  findsTools?: boolean;
 }
 
 export interface ToolSpec {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../../src/core/agent/agent.ts';
+import { findToolsTool } from '../../../src/core/builtins/find-tools.ts';
 import { loadToolsTool } from '../../../src/core/builtins/load-tools.ts';
 import type { Conversation } from '../../../src/core/ports/conversation.ts';
 import { loadConfig } from '../../../src/config.ts';
@@ -20,6 +21,7 @@ import {
 import { testDatabase, testStore, uniqueKey } from '../../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import { silentLogger } from '../../support/logger.ts';
+import { MANY_TOOLS } from '../../support/many-tools.ts';
 import { EVERYTHING_SERVER, FILESYSTEM_SERVER } from '../../support/process.ts';
 
 // Spool's defaults: TOOL_SCHEMAS_MAX_TOKENS unset.
@@ -51,11 +53,20 @@ async function servers(withEverything: boolean): Promise<McpToolSource> {
   return source;
 }
 
-/** An agent as main.ts wires one: the built-ins, load_tools among them, and the servers. */
-function agentOver(source: McpToolSource): Agent {
+/**
+ * An agent as main.ts wires one: the built-ins, load_tools and find_tools among them, and the
+ * servers; with `fixtures`, the test suite's realistic tools beside them.
+ */
+function agentOver(source: McpToolSource, fixtures = 0): Agent {
   const tools: ToolRegistry = toolsWithPages(store, [
     source,
-    builtinSource([loadToolsTool(() => tools.list())]),
+    builtinSource([loadToolsTool(() => tools.list()), findToolsTool(() => tools.list())]),
+    builtinSource(
+      MANY_TOOLS.slice(0, fixtures).map((spec) => ({
+        spec,
+        run: async () => ({ content: 'Done.', isError: false }),
+      })),
+    ),
   ]);
   return new Agent(
     { llm: openAiClientFor(fake), tools, store, logger: silentLogger },
@@ -181,5 +192,37 @@ describe('one filesystem server (14 tools), by default', () => {
     expect(names).toHaveLength(15);
     expect(names).toContain(READ);
     expect(names).not.toContain('load_tools');
+  });
+});
+
+describe('200 tools (filesystem beside 186 realistic ones), by default', () => {
+  it('sends find_tools, no catalogue; what it finds joins the end of the tools, and stays after a restart', async () => {
+    const source = await servers(false);
+    const conversation = await store.openConversation(uniqueKey());
+    const before = fake.requests.length;
+    fake.enqueue(
+      call('find_tools', { query: 'read the contents of a text file' }),
+      call(READ, { path: join(root, 'notes.txt') }),
+      (request) => ({ content: `It says: ${lastMessage(request).content}` }),
+    );
+    const { reply, status } = await agentOver(source, 186).runTurn(
+      conversation,
+      'What does notes.txt say?',
+    );
+    expect(status).toBe('ok');
+    expect(reply).toContain(NOTE);
+
+    const [first, second, third] = fake.requests.slice(before);
+    expect(sentNames(first!)).toEqual(['get_continuation', 'find_tools']);
+    const found = sentNames(second!).slice(2);
+    expect(found).toContain(READ);
+    expect(found.length).toBeLessThanOrEqual(5);
+    expect(second!.tools!.slice(0, 2)).toEqual(first!.tools);
+    expect(lastMessage(second!).content!.split('\n').slice(1)).toEqual(found);
+    expect(third!.tools).toEqual(second!.tools);
+
+    fake.enqueue({ content: 'You are welcome!' });
+    expect((await agentOver(source, 186).runTurn(conversation, 'Thanks!')).status).toBe('ok');
+    expect(fake.requests.at(-1)!.tools).toEqual(second!.tools);
   });
 });
