@@ -15,7 +15,7 @@ import type { StepRun, TurnState } from './turn-state.ts';
 import type { Logger } from '../logger.ts';
 import type { Message, ToolCall } from '../ports/conversation.ts';
 import type { LlmPort, LlmRequest } from '../ports/llm.ts';
-import type { StepRecords } from '../ports/store.ts';
+import type { StepRecords, StorePort } from '../ports/store.ts';
 import { isParked, type ToolOutcome, type ToolPort } from '../ports/tools.ts';
 import type { PendingCall } from '../ports/turns.ts';
 
@@ -101,7 +101,7 @@ async function windowRoom(
  * result yet.
  */
 export async function runCalls(
-  deps: { tools: ToolPort; llm: LlmPort; hooks?: AgentHooks; logger: Logger },
+  deps: { tools: ToolPort; llm: LlmPort; store: StorePort; hooks?: AgentHooks; logger: Logger },
   turn: Turn,
   state: TurnState,
   calls: ToolCall[],
