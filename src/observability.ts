@@ -8,6 +8,7 @@ import {
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AgentHooks } from './core/agent/hooks.ts';
 import type { ShardEvent } from './core/ports/gateway.ts';
+import type { HttpMount } from './core/ports/platform.ts';
 
 /** The inbox as the metrics see it. */
 export interface InboxDepth {
@@ -274,23 +275,25 @@ export function jsonRoute(path: string, document: unknown): Route {
  */
 export interface HttpEndpoint {
   server: Server;
-  mount(handler: RequestListener): void;
+  mount(platform: HttpMount): void;
 }
 
 /**
  * Serves `routes` on `port` as soon as the process runs, before the database or any platform:
  * a supervisor's liveness probe must not restart a bot that is only starting. Other requests get
- * 503 until a handler is mounted, so Slack sends its events again later.
+ * 503 until a platform mounts their path, so Slack sends its events again later.
  */
 export async function serveRoutes(port: number, routes: Route[]): Promise<HttpEndpoint> {
-  let mounted: RequestListener | undefined;
+  const mounted = new Map<string, RequestListener>();
   const server = createServer((req, res) => {
-    const route = routes.find((r) => r.method === req.method && r.path === req.url?.split('?')[0]);
+    const path = req.url?.split('?')[0] ?? '';
+    const route = routes.find((r) => r.method === req.method && r.path === path);
     if (route) return route.handler(req, res);
-    if (mounted) return mounted(req, res);
+    const platform = mounted.get(path);
+    if (platform) return platform(req, res);
     res.writeHead(503);
     res.end();
   });
   await new Promise<void>((resolve) => server.listen(port, resolve));
-  return { server, mount: (handler) => (mounted = handler) };
+  return { server, mount: ({ path, handler }) => void mounted.set(path, handler) };
 }

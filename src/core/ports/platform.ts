@@ -249,6 +249,12 @@ export interface Delivery {
   form(who: Asker, questionId: string): Promise<FormRequest | FormClickOutcome>;
 }
 
+/** A platform's requests on the bot's HTTP server: those to `path` go to `handler`. */
+export interface HttpMount {
+  path: string;
+  handler: RequestListener;
+}
+
 /** A platform as the process runs it. */
 export interface PlatformAdapter {
   /** As people read it (`Slack`); lower-cased, its readiness check's name. */
@@ -258,7 +264,8 @@ export interface PlatformAdapter {
   /** Whether its events reach Spool now (for /readyz). */
   ready(): boolean;
   /**
-   * Where the platform calls Spool over HTTP (Slack's Events API), the handler of those requests.
+   * Where the platform calls Spool over HTTP (Slack's Events API, Discord's interactions), the
+   * path and the handler of those requests.
    */
-  httpHandler?(): RequestListener | undefined;
+  httpHandler?(): HttpMount | undefined;
 }
