@@ -421,8 +421,8 @@ async function startPlatforms(
       await platform.start();
       started.push(platform);
       readiness.set(platform.name.toLowerCase(), () => platform.ready());
-      const mount = platform.httpHandler?.();
-      if (mount) endpoint?.mount(mount);
+      const handler = platform.httpHandler?.();
+      if (handler) endpoint?.mount(handler, platform.httpPath);
     } catch (error) {
       logger.error(`${platform.name} could not start: ${errorMessage(error)}`);
       // Stopping what half started; its own failure says nothing more than the line above.

@@ -8,7 +8,6 @@ import {
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AgentHooks } from './core/agent/hooks.ts';
 import type { ShardEvent } from './core/ports/gateway.ts';
-import type { HttpMount } from './core/ports/platform.ts';
 
 /** The inbox as the metrics see it. */
 export interface InboxDepth {
@@ -275,7 +274,8 @@ export function jsonRoute(path: string, document: unknown): Route {
  */
 export interface HttpEndpoint {
   server: Server;
-  mount(platform: HttpMount): void;
+  /** `handler` serves `path`; mounted without a path, every path no other handler serves. */
+  mount(handler: RequestListener, path?: string): void;
 }
 
 /**
@@ -284,16 +284,16 @@ export interface HttpEndpoint {
  * 503 until a platform mounts their path, so Slack sends its events again later.
  */
 export async function serveRoutes(port: number, routes: Route[]): Promise<HttpEndpoint> {
-  const mounted = new Map<string, RequestListener>();
+  const mounted = new Map<string | undefined, RequestListener>();
   const server = createServer((req, res) => {
     const path = req.url?.split('?')[0] ?? '';
     const route = routes.find((r) => r.method === req.method && r.path === path);
     if (route) return route.handler(req, res);
-    const platform = mounted.get(path);
+    const platform = mounted.get(path) ?? mounted.get(undefined);
     if (platform) return platform(req, res);
     res.writeHead(503);
     res.end();
   });
   await new Promise<void>((resolve) => server.listen(port, resolve));
-  return { server, mount: ({ path, handler }) => void mounted.set(path, handler) };
+  return { server, mount: (handler, path) => void mounted.set(path, handler) };
 }

@@ -1,5 +1,6 @@
+import type { RequestListener } from 'node:http';
 import { Client, Events, type ClientOptions, type Interaction, type RESTOptions } from 'discord.js';
-import type { Delivery, HttpMount, PlatformAdapter } from '../../core/ports/platform.ts';
+import type { Delivery, PlatformAdapter } from '../../core/ports/platform.ts';
 import type { Logger } from '../../core/logger.ts';
 import { answeringCommands } from '../../core/delivery/commands/commands.ts';
 import { answerCommand } from './commands.ts';
@@ -41,8 +42,9 @@ export class DiscordAdapter implements PlatformAdapter {
   private readonly options: ClientOptions;
   /** The shards this replica holds, when they are shared with other replicas. */
   private keeper?: ShardKeeper;
+  readonly httpPath = INTERACTIONS_PATH;
   /** Interactions over HTTP (DISCORD_PUBLIC_KEY): Discord's requests, on the bot's HTTP server. */
-  private readonly http?: HttpMount;
+  private readonly http?: RequestListener;
 
   constructor(config: DiscordAdapterConfig, delivery: Delivery, logger: Logger) {
     // Interactions need no intent; Guilds (not privileged) keeps channel and role data coherent.
@@ -109,7 +111,7 @@ export class DiscordAdapter implements PlatformAdapter {
   }
 
   /** Discord's interactions endpoint: its requests, answered as the gateway's interactions. */
-  httpHandler(): HttpMount | undefined {
+  httpHandler(): RequestListener | undefined {
     return this.http;
   }
 
@@ -117,12 +119,12 @@ export class DiscordAdapter implements PlatformAdapter {
    * The handler of interactions over HTTP. They are built on a client of their own, never
    * connected, whose REST gives an interaction's first answer to its HTTP request.
    */
-  private httpInteractions(publicKey: string, rest: Partial<RESTOptions>): HttpMount {
+  private httpInteractions(publicKey: string, rest: Partial<RESTOptions>): RequestListener {
     const { config, logger } = this.parts;
     const pending = new PendingAnswers();
     const makeRequest = pending.answerOverHttp(discordRequest);
     const client = new Client({ ...this.options, rest: { ...rest, makeRequest } });
-    const handler = interactionsHandler({
+    return interactionsHandler({
       key: discordPublicKey(publicKey),
       applicationId: config.applicationId,
       client,
@@ -130,7 +132,6 @@ export class DiscordAdapter implements PlatformAdapter {
       interacted: (interaction) => this.interacted(interaction),
       logger,
     });
-    return { path: INTERACTIONS_PATH, handler };
   }
 
   /** What Spool hears on a gateway client: interactions, mentions, its errors. */

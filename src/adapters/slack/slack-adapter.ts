@@ -1,6 +1,7 @@
+import type { RequestListener } from 'node:http';
 import { App, LogLevel, webApi, type Logger as BoltLogger } from '@slack/bolt';
 import { NotRecordedError } from '../../core/ports/delivery.ts';
-import type { Delivery, HttpMount, PlatformAdapter } from '../../core/ports/platform.ts';
+import type { Delivery, PlatformAdapter } from '../../core/ports/platform.ts';
 import type { Logger } from '../../core/logger.ts';
 import { answeringCommands } from '../../core/delivery/commands/commands.ts';
 import { fetchThrough } from '../../proxy.ts';
@@ -161,20 +162,17 @@ export class SlackAdapter implements PlatformAdapter {
    * Over HTTP, the handler of Slack's requests (/slack/events) for the bot's HTTP server; none over
    * Socket Mode.
    */
-  httpHandler(): HttpMount | undefined {
+  httpHandler(): RequestListener | undefined {
     const receiver = this.receiver;
     if (!(receiver instanceof AckingHttpReceiver)) return undefined;
-    return {
-      path: '/slack/events',
-      handler: (req, res) => {
-        try {
-          receiver.requestListener(req, res);
-        } catch {
-          // Bolt throws for a method it does not serve.
-          res.writeHead(404);
-          res.end();
-        }
-      },
+    return (req, res) => {
+      try {
+        receiver.requestListener(req, res);
+      } catch {
+        // Bolt throws for a path it does not serve.
+        res.writeHead(404);
+        res.end();
+      }
     };
   }
 

@@ -249,12 +249,6 @@ export interface Delivery {
   form(who: Asker, questionId: string): Promise<FormRequest | FormClickOutcome>;
 }
 
-/** A platform's requests on the bot's HTTP server: those to `path` go to `handler`. */
-export interface HttpMount {
-  path: string;
-  handler: RequestListener;
-}
-
 /** A platform as the process runs it. */
 export interface PlatformAdapter {
   /** As people read it (`Slack`); lower-cased, its readiness check's name. */
@@ -265,7 +259,9 @@ export interface PlatformAdapter {
   ready(): boolean;
   /**
    * Where the platform calls Spool over HTTP (Slack's Events API, Discord's interactions), the
-   * path and the handler of those requests.
+   * handler of those requests.
    */
-  httpHandler?(): HttpMount | undefined;
+  httpHandler?(): RequestListener | undefined;
+  /** The one path its handler serves; without it, every path no other platform's handler serves. */
+  readonly httpPath?: string;
 }

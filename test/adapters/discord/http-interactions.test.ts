@@ -63,7 +63,7 @@ beforeAll(async () => {
   pipeline.start();
   // As `npm start` mounts it on the bot's HTTP server.
   const endpoint = await serveRoutes(0, []);
-  endpoint.mount(adapter.httpHandler()!);
+  endpoint.mount(adapter.httpHandler()!, adapter.httpPath);
   server = endpoint.server;
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${INTERACTIONS_PATH}`;
 });
