@@ -126,6 +126,23 @@ function ask(prompt: string): Payload {
   return { ...payload, id, token: `http-token-${id}` };
 }
 
+/** A click on `customId` (or its modal submitted with `values`) in fixture 04's channel. */
+function component(customId: string, values?: Record<string, string>): Payload {
+  const place = fixture('04');
+  const id = nextId();
+  const data = values
+    ? {
+        custom_id: customId,
+        components: Object.entries(values).map(([custom_id, value]) => ({
+          type: 1,
+          components: [{ type: 4, custom_id, value }],
+        })),
+      }
+    : { custom_id: customId, component_type: 2 };
+  const message = { id: nextId(), channel_id: place.channel_id };
+  return { ...place, id, token: `http-token-${id}`, type: values ? 5 : 3, data, message };
+}
+
 describe('Discord interactions over HTTP', () => {
   it('answers a signed PING with PONG', async () => {
     const ping = JSON.stringify({
@@ -159,6 +176,26 @@ describe('Discord interactions over HTTP', () => {
     expect(await post(JSON.stringify(payload))).toMatchObject({ status: 200, json: { type: 6 } });
     expect(callbacks(payload.token)).toEqual([]);
     expect(await stored(payload.id)).toBe(0);
+  });
+
+  it("answers a 👎 with its modal, and the modal's reason privately, each as the HTTP response", async () => {
+    const asked = ask('rate me');
+    await post(JSON.stringify(asked));
+    await discord.waitFor(() => edits(asked.token).length === 1);
+    const inbox = await db.prisma.inboxEntry.findFirstOrThrow({ where: { messageKey: asked.id } });
+    const down = await post(JSON.stringify(component(`spool:feedback:down:${inbox.id}`)));
+    expect(down).toMatchObject({
+      status: 200,
+      json: { type: 9, data: { custom_id: `spool:feedback-reason:${inbox.id}` } },
+    });
+    const reason = component(`spool:feedback-reason:${inbox.id}`, { reason: 'too short' });
+    expect(await post(JSON.stringify(reason))).toMatchObject({
+      status: 200,
+      json: { type: 4, data: { flags: 64 } },
+    });
+    const rows = await db.prisma.answerFeedback.findMany({ where: { inboxId: inbox.id } });
+    expect(rows.map((r) => [r.rating, r.reason])).toEqual([['down', 'too short']]);
+    expect(discord.callsTo('POST', /\/callback$/)).toEqual([]);
   });
 
   it('refuses a wrong signature, a stale one and a body that is not JSON; stores nothing; serves the next', async () => {
