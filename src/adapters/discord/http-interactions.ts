@@ -77,6 +77,8 @@ export class PendingAnswers {
 
   /** The deadline's deferral, given in place of the adapter's. */
   defer(id: string, answer: Answer): void {
+    // An interaction already handled (`done`) takes no later callback.
+    if (!this.waiting.has(id)) return;
     this.answer(id, answer);
     this.deferred.add(id);
   }
@@ -190,19 +192,26 @@ async function firstAnswer(
 ): Promise<Answer> {
   const { id } = payload;
   const answered = deps.pending.wait(id);
-  const interaction = interactionOf(deps.client, completeInteraction(payload, deps.applicationId));
-  const handled = interaction ? deps.interacted(interaction) : Promise.resolve();
-  const deferral = deferralOf(payload.type);
+  // Never rejects: an interaction discord.js cannot build is logged, and deferred.
+  const handled = (async () => {
+    const interaction = interactionOf(
+      deps.client,
+      completeInteraction(payload, deps.applicationId),
+    );
+    if (interaction) await deps.interacted(interaction);
+  })().catch((error: unknown) =>
+    deps.logger.error('Discord: an HTTP interaction could not be handled', {
+      error: errorMessage(error),
+    }),
+  );
+  void handled.finally(() => deps.pending.done(id));
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ANSWER_WITHIN_MS)));
   const first = await Promise.race([answered, Promise.race([handled, late]).then(() => undefined)]);
   clearTimeout(timer);
-  if (first) {
-    void handled.finally(() => deps.pending.done(id));
-    return first;
-  }
+  if (first) return first;
+  const deferral = deferralOf(payload.type);
   deps.pending.defer(id, deferral);
-  void handled.finally(() => deps.pending.done(id));
   return deferral;
 }
 
