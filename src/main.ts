@@ -468,7 +468,7 @@ async function startPlatforms(
       started.push(platform);
       readiness.set(platform.name.toLowerCase(), () => platform.ready());
       const handler = platform.httpHandler?.();
-      if (handler) endpoint?.mount(handler);
+      if (handler) endpoint?.mount(handler, platform.httpPath);
       const channels = platform.channelAccess?.();
       if (channels) access.set(platform.name.toLowerCase(), channels);
     } catch (error) {

@@ -284,27 +284,30 @@ export function jsonRoute(path: string, document: unknown): Route {
  */
 export interface HttpEndpoint {
   server: Server;
-  mount(handler: RequestListener): void;
+  /** `handler` serves `path`; mounted without a path, every path no other handler serves. */
+  mount(handler: RequestListener, path?: string): void;
 }
 
 /**
  * Serves `routes` on `port` as soon as the process runs, before the database or any platform:
  * a supervisor's liveness probe must not restart a bot that is only starting. Other requests get
- * 503 until a handler is mounted, so Slack sends its events again later.
+ * 503 until a platform mounts their path, so Slack sends its events again later.
  */
 export async function serveRoutes(
   port: number,
   routes: Route[],
   host?: string,
 ): Promise<HttpEndpoint> {
-  let mounted: RequestListener | undefined;
+  const mounted = new Map<string | undefined, RequestListener>();
   const server = createServer((req, res) => {
-    const route = routeFor(routes, req.method, req.url?.split('?')[0] ?? '');
+    const path = req.url?.split('?')[0] ?? '';
+    const route = routeFor(routes, req.method, path);
     if (route) return route.handler(req, res);
-    if (mounted) return mounted(req, res);
+    const platform = mounted.get(path) ?? mounted.get(undefined);
+    if (platform) return platform(req, res);
     res.writeHead(503);
     res.end();
   });
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
-  return { server, mount: (handler) => (mounted = handler) };
+  return { server, mount: (handler, path) => void mounted.set(path, handler) };
 }

@@ -177,6 +177,26 @@ export class FakeDiscord {
     return `http://127.0.0.1:${this.port}${pathname}${search}`;
   }
 
+  /**
+   * A copy of an interaction's payload with each attachment it resolves served here (its contents
+   * `contentsOf(filename)`), where its URL now points.
+   */
+  serveAttachments<T extends Record<string, unknown>>(
+    payload: T,
+    contentsOf: (filename: string) => string,
+  ): T {
+    const copy = structuredClone(payload);
+    const attachments =
+      (
+        copy.data as {
+          resolved?: { attachments?: Record<string, { url: string; filename: string }> };
+        }
+      ).resolved?.attachments ?? {};
+    for (const attachment of Object.values(attachments))
+      attachment.url = this.serve(attachment.url, Buffer.from(contentsOf(attachment.filename)));
+    return copy;
+  }
+
   /** Dispatches a MESSAGE_CREATE exactly as given, as the gateway would. */
   dispatchMessage(d: Record<string, unknown>): void {
     this.gateway.dispatch('MESSAGE_CREATE', d);

@@ -1,9 +1,16 @@
+import type { RequestListener } from 'node:http';
 import { Client, Events, type ClientOptions, type Interaction, type RESTOptions } from 'discord.js';
 import type { Delivery, PlatformAdapter } from '../../core/ports/platform.ts';
 import type { Logger } from '../../core/logger.ts';
 import { answeringCommands } from '../../core/delivery/commands/commands.ts';
 import { answerCommand } from './commands.ts';
 import { guardGateway } from './gateway.ts';
+import {
+  discordPublicKey,
+  INTERACTIONS_PATH,
+  interactionsHandler,
+  PendingAnswers,
+} from './http-interactions.ts';
 import { answerComponent } from './interactions.ts';
 import { intentsFor, listenForMentions } from './mentions.ts';
 import { discordOutbound } from './outbound.ts';
@@ -37,13 +44,16 @@ export class DiscordAdapter implements PlatformAdapter {
   private readonly options: ClientOptions;
   /** The shards this replica holds, when they are shared with other replicas. */
   private keeper?: ShardKeeper;
+  readonly httpPath = INTERACTIONS_PATH;
+  /** Interactions over HTTP (DISCORD_PUBLIC_KEY): Discord's requests, on the bot's HTTP server. */
+  private readonly http?: RequestListener;
 
   constructor(config: DiscordAdapterConfig, delivery: Delivery, logger: Logger) {
     // Interactions need no intent; none of the default ones is privileged (see intentsFor).
     // discord.js bundles undici 6, whose requests take our undici 7 dispatcher (the types differ;
     // tested), files included once discordRequest has encoded them.
     const agent = config.dispatcher as unknown as RESTOptions['agent'] | undefined;
-    const rest = {
+    const rest: Partial<RESTOptions> = {
       makeRequest: discordRequest,
       ...(config.apiUrl ? { api: config.apiUrl } : {}),
       ...(agent ? { agent } : {}),
@@ -58,6 +68,7 @@ export class DiscordAdapter implements PlatformAdapter {
     this.parts = { client, config, delivery: answeringCommands(delivery), logger };
     // Shared shards each have a client of their own; this one then only speaks REST.
     if (!config.sharding) this.listen(client);
+    if (config.publicKey) this.http = this.httpInteractions(config.publicKey, rest);
     delivery.register('discord', discordOutbound(this.parts), {
       workspaces: config.allowedGuilds,
       roles: config.allowedRoles,
@@ -104,6 +115,30 @@ export class DiscordAdapter implements PlatformAdapter {
   /** Whether the gateway is connected (each shard this replica holds): interactions reach Spool now. */
   ready(): boolean {
     return this.keeper ? this.keeper.ready() : this.parts.client.isReady();
+  }
+
+  /** Discord's interactions endpoint: its requests, answered as the gateway's interactions. */
+  httpHandler(): RequestListener | undefined {
+    return this.http;
+  }
+
+  /**
+   * The handler of interactions over HTTP. They are built on a client of their own, never
+   * connected, whose REST gives an interaction's first answer to its HTTP request.
+   */
+  private httpInteractions(publicKey: string, rest: Partial<RESTOptions>): RequestListener {
+    const { config, logger } = this.parts;
+    const pending = new PendingAnswers();
+    const makeRequest = pending.answerOverHttp(discordRequest);
+    const client = new Client({ ...this.options, rest: { ...rest, makeRequest } });
+    return interactionsHandler({
+      key: discordPublicKey(publicKey),
+      applicationId: config.applicationId,
+      client,
+      pending,
+      interacted: (interaction) => this.interacted(interaction),
+      logger,
+    });
   }
 
   /** What Spool hears on a gateway client: interactions, mentions, its errors. */

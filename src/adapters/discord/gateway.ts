@@ -3,13 +3,13 @@ import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 
 /**
- * An INTERACTION_CREATE completed with what discord.js reads unconditionally when it builds the
+ * An INTERACTION_CREATE (or an interaction over HTTP, the same payload) completed with what discord.js reads unconditionally when it builds the
  * interaction, where Discord left it out: `entitlements` and `authorizing_integration_owners`
  * (absent before 2023, as in Discord's own documented example), `application_id` (always this
  * app's), and the `channel` object where only `channel_id` came. Without them the person's
  * message would be lost to a TypeError inside discord.js.
  */
-function completeInteraction(
+export function completeInteraction(
   d: Record<string, unknown>,
   applicationId: string,
 ): Record<string, unknown> {

@@ -20,6 +20,11 @@ export interface DiscordSettings {
    * checks who follows a link to sign in to a tool server as themselves.
    */
   clientSecret?: string;
+  /**
+   * DISCORD_PUBLIC_KEY (General Information → Public Key, 64 hex digits): interactions are also
+   * taken over HTTP, at /discord/interactions on PORT, their signature checked with it.
+   */
+  publicKey?: string;
   /** The gateway's shards, shared by the replicas through the database (docs/discord-at-scale.md). */
   shards: DiscordShardSettings;
 }
@@ -64,6 +69,9 @@ export function discordSettings(r: SettingsReader): DiscordSettings | undefined 
   const messageContent = r.flag('DISCORD_MESSAGE_CONTENT', false);
   const clientSecret = r.string('DISCORD_CLIENT_SECRET');
   const shards = shardSettings(r);
+  const publicKey = r.string('DISCORD_PUBLIC_KEY');
+  if (publicKey && !/^[0-9a-f]{64}$/i.test(publicKey))
+    r.problem("DISCORD_PUBLIC_KEY must be the application's Public Key: 64 hexadecimal digits");
   // Set together or not at all: one of the pair alone is a mistake worth naming.
   if (token && !applicationId)
     r.problem('DISCORD_APPLICATION_ID must be set when DISCORD_TOKEN is set');
@@ -80,6 +88,7 @@ export function discordSettings(r: SettingsReader): DiscordSettings | undefined 
         messageContent,
         shards,
         ...(clientSecret ? { clientSecret } : {}),
+        ...(publicKey ? { publicKey } : {}),
       }
     : undefined;
 }

@@ -278,9 +278,12 @@ export interface PlatformAdapter {
   /** Whether its events reach Spool now (for /readyz). */
   ready(): boolean;
   /**
-   * Where the platform calls Spool over HTTP (Slack's Events API), the handler of those requests.
+   * Where the platform calls Spool over HTTP (Slack's Events API, Discord's interactions), the
+   * handler of those requests.
    */
   httpHandler?(): RequestListener | undefined;
   /** Who may read a channel, as the platform says: the web pages show records by it. */
   channelAccess?(): ChannelAccess;
+  /** The one path its handler serves; without it, every path no other platform's handler serves. */
+  readonly httpPath?: string;
 }

@@ -87,18 +87,7 @@ const callbacks = (token: string) => discord.callsTo('POST', /\/callback$/).filt
 const fileText = (name: string) => `the contents of ${name}`;
 
 /** The payload with each attachment it resolves served by the fake, where its URL now points. */
-function served(payload: Fixture['payload']): Fixture['payload'] {
-  const copy = structuredClone(payload);
-  const attachments =
-    (
-      copy.data as {
-        resolved?: { attachments?: Record<string, { url: string; filename: string }> };
-      }
-    ).resolved?.attachments ?? {};
-  for (const attachment of Object.values(attachments))
-    attachment.url = discord.serve(attachment.url, Buffer.from(fileText(attachment.filename)));
-  return copy;
-}
+const served = (payload: Fixture['payload']) => discord.serveAttachments(payload, fileText);
 
 describe('real Discord payloads, replayed through discord.js', () => {
   it('holds at least six, each with its source', () => {

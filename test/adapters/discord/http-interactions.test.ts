@@ -1,0 +1,254 @@
+import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import type { AddressInfo, Server } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DiscordAdapter, isWorkingLine } from '../../../src/adapters/discord/discord-adapter.ts';
+import { INTERACTIONS_PATH } from '../../../src/adapters/discord/http-interactions.ts';
+import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
+import { serveRoutes } from '../../../src/observability.ts';
+import type { Database } from '../../../src/store/database.ts';
+import { testAgent } from '../../support/agent.ts';
+import { testDatabase, testEngine, testStore } from '../../support/db.ts';
+import { APP_ID, FakeDiscord, nextId, type DiscordCall } from '../../support/fake-discord.ts';
+import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { silentLogger } from '../../support/logger.ts';
+
+/** Real INTERACTION_CREATE payloads (test/fixtures/discord-payloads/README.md), as Discord posts them. */
+type Payload = Record<string, unknown> & { id: string; token: string; channel_id: string };
+const DIR = new URL('../../fixtures/discord-payloads/', import.meta.url);
+const fixtures = readdirSync(DIR)
+  .filter((file) => file.endsWith('.json'))
+  .sort()
+  .map((file) => ({
+    file,
+    ...(JSON.parse(readFileSync(new URL(file, DIR), 'utf8')) as {
+      expect: 'answered' | 'noted';
+      payload: Payload;
+    }),
+  }));
+const fixture = (prefix: string) => fixtures.find((f) => f.file.startsWith(prefix))!.payload;
+
+// Discord's key pair: Spool is given the public half, as 64 hex digits; the test signs as Discord.
+const keys = generateKeyPairSync('ed25519');
+const publicKeyHex = keys.publicKey
+  .export({ format: 'der', type: 'spki' })
+  .subarray(12)
+  .toString('hex');
+
+let db: Database;
+let llm: FakeOpenAi;
+let discord: FakeDiscord;
+let pipeline: DeliveryEngine;
+let adapter: DiscordAdapter;
+let server: Server;
+let url: string;
+
+beforeAll(async () => {
+  db = await testDatabase();
+  llm = await new FakeOpenAi().start();
+  discord = await new FakeDiscord().start();
+  pipeline = testEngine(db, testAgent({ fake: llm, store: testStore(db) }));
+  adapter = new DiscordAdapter(
+    {
+      token: 'bot-token',
+      applicationId: APP_ID,
+      guildId: '400000000000000001',
+      apiUrl: discord.apiUrl,
+      publicKey: publicKeyHex,
+    },
+    pipeline,
+    silentLogger,
+  );
+  await adapter.start();
+  pipeline.start();
+  // As `npm start` mounts it on the bot's HTTP server.
+  const endpoint = await serveRoutes(0, []);
+  endpoint.mount(adapter.httpHandler()!, adapter.httpPath);
+  server = endpoint.server;
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${INTERACTIONS_PATH}`;
+});
+afterAll(async () => {
+  server.close();
+  await Promise.all([adapter.stop(), pipeline.stop(0)]);
+  await discord.stop();
+  await llm.stop();
+  await db.close();
+});
+beforeEach(() => {
+  llm.requests.length = 0;
+  discord.calls.length = 0;
+  llm.fallback = (request) => ({ content: `reply to: ${lastUserText(request)}` });
+});
+
+const lastUserText = (request: ChatRequest) =>
+  String(request.messages.filter((m) => m.role === 'user').at(-1)?.content);
+const forToken = (token: string) => (c: DiscordCall) => c.path.includes(`/${token}`);
+const edits = (token: string) =>
+  discord
+    .callsTo('PATCH', /@original$/)
+    .filter(forToken(token))
+    .filter((c) => !isWorkingLine(c.body?.content));
+const callbacks = (token: string) => discord.callsTo('POST', /\/callback$/).filter(forToken(token));
+const stored = (id: string) => db.prisma.inboxEntry.count({ where: { messageKey: id } });
+
+/** A POST as Discord makes it: `body` signed with `key` at `timestamp` (now, by default). */
+async function post(
+  body: string,
+  options: { key?: KeyObject; timestamp?: string; signature?: string } = {},
+): Promise<{ status: number; json?: { type: number; data?: { flags?: number } }; ms: number }> {
+  const timestamp = options.timestamp ?? String(Math.floor(Date.now() / 1000));
+  const signature =
+    options.signature ??
+    sign(null, Buffer.from(timestamp + body), options.key ?? keys.privateKey).toString('hex');
+  const started = performance.now();
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-signature-ed25519': signature,
+      'x-signature-timestamp': timestamp,
+    },
+    body,
+  });
+  const ms = performance.now() - started;
+  const text = await response.text();
+  const json =
+    response.headers.get('content-type') === 'application/json' ? JSON.parse(text) : undefined;
+  return { status: response.status, json, ms };
+}
+
+/** A fixture's /ask again, as a new interaction with words of its own. */
+function ask(prompt: string): Payload {
+  const payload = structuredClone(fixture('04'));
+  const id = nextId();
+  const data = payload.data as { options: Array<{ name: string; type: number; value: string }> };
+  data.options = [{ name: 'prompt', type: 3, value: prompt }];
+  return { ...payload, id, token: `http-token-${id}` };
+}
+
+/** A click on `customId` (or its modal submitted with `values`) in fixture 04's channel. */
+function component(customId: string, values?: Record<string, string>): Payload {
+  const place = fixture('04');
+  const id = nextId();
+  const data = values
+    ? {
+        custom_id: customId,
+        components: Object.entries(values).map(([custom_id, value]) => ({
+          type: 1,
+          components: [{ type: 4, custom_id, value }],
+        })),
+      }
+    : { custom_id: customId, component_type: 2 };
+  const message = { id: nextId(), channel_id: place.channel_id };
+  return { ...place, id, token: `http-token-${id}`, type: values ? 5 : 3, data, message };
+}
+
+describe('Discord interactions over HTTP', () => {
+  it('answers a signed PING with PONG', async () => {
+    const ping = JSON.stringify({
+      id: nextId(),
+      application_id: APP_ID,
+      type: 1,
+      token: 't',
+      version: 1,
+    });
+    expect(await post(ping)).toMatchObject({ status: 200, json: { type: 1 } });
+  });
+
+  it.each(fixtures.filter((f) => f.expect === 'answered').map((f) => f.file))(
+    '%s over HTTP: deferred in the response, answered once through the webhook',
+    async (file) => {
+      const payload = discord.serveAttachments(fixture(file.slice(0, 2)), (name) => `in ${name}`);
+      const response = await post(JSON.stringify(payload));
+      expect(response).toMatchObject({ status: 200, json: { type: 5 } });
+      await discord.waitFor(() => edits(payload.token).length === 1);
+      expect(edits(payload.token)[0]!.body!.content).toBe(
+        `reply to: ${lastUserText(llm.requests[0]!)}`,
+      );
+      // The deferral was the HTTP response: nothing was posted to the callback.
+      expect(callbacks(payload.token)).toEqual([]);
+      expect(await stored(payload.id)).toBe(1);
+    },
+  );
+
+  it('acknowledges a click on a button of no one it knows, and stores nothing', async () => {
+    const payload = fixture('06');
+    expect(await post(JSON.stringify(payload))).toMatchObject({ status: 200, json: { type: 6 } });
+    expect(callbacks(payload.token)).toEqual([]);
+    expect(await stored(payload.id)).toBe(0);
+  });
+
+  it("answers a 👎 with its modal, and the modal's reason privately, each as the HTTP response", async () => {
+    const asked = ask('rate me');
+    await post(JSON.stringify(asked));
+    await discord.waitFor(() => edits(asked.token).length === 1);
+    const inbox = await db.prisma.inboxEntry.findFirstOrThrow({ where: { messageKey: asked.id } });
+    const down = await post(JSON.stringify(component(`spool:feedback:down:${inbox.id}`)));
+    expect(down).toMatchObject({
+      status: 200,
+      json: { type: 9, data: { custom_id: `spool:feedback-reason:${inbox.id}` } },
+    });
+    const reason = component(`spool:feedback-reason:${inbox.id}`, { reason: 'too short' });
+    expect(await post(JSON.stringify(reason))).toMatchObject({
+      status: 200,
+      json: { type: 4, data: { flags: 64 } },
+    });
+    const rows = await db.prisma.answerFeedback.findMany({ where: { inboxId: inbox.id } });
+    expect(rows.map((r) => [r.rating, r.reason])).toEqual([['down', 'too short']]);
+    expect(discord.callsTo('POST', /\/callback$/)).toEqual([]);
+  });
+
+  it('refuses a wrong signature, a stale one and a body that is not JSON; stores nothing; serves the next', async () => {
+    const payload = ask('refused?');
+    const body = JSON.stringify(payload);
+    const stranger = generateKeyPairSync('ed25519').privateKey;
+    expect((await post(body, { key: stranger })).status).toBe(401);
+    expect((await post(body, { signature: 'ab'.repeat(64) })).status).toBe(401);
+    expect((await post(body, { signature: 'not hex' })).status).toBe(401);
+    const hourAgo = String(Math.floor(Date.now() / 1000) - 3600);
+    expect((await post(body, { timestamp: hourAgo })).status).toBe(401);
+    expect((await post(body.slice(0, -1))).status).toBe(400);
+    expect((await post('{"type": 2}')).status).toBe(400);
+    const next = ask('and the next one');
+    expect(await post(JSON.stringify(next))).toMatchObject({ status: 200, json: { type: 5 } });
+    await discord.waitFor(() => edits(next.token).length === 1);
+    expect(edits(next.token)[0]!.body!.content).toBe('reply to: and the next one');
+    expect(await stored(payload.id)).toBe(0);
+    expect(llm.requests.map(lastUserText)).toEqual(['and the next one']);
+  });
+
+  it('answers an interaction once though it also came over the gateway', async () => {
+    const payload = ask('twice delivered');
+    discord.dispatchInteraction(payload);
+    const response = await post(JSON.stringify(payload));
+    expect(response.status).toBe(200);
+    await discord.waitFor(() => edits(payload.token).length >= 1);
+    // A later interaction's answer: whatever the first would still do is done by then.
+    const next = ask('after the twice delivered');
+    await post(JSON.stringify(next));
+    await discord.waitFor(() => edits(next.token).length === 1);
+    expect(edits(payload.token)).toHaveLength(1);
+    expect(await stored(payload.id)).toBe(1);
+    expect(llm.requests.map(lastUserText).filter((t) => t === 'twice delivered')).toHaveLength(1);
+  });
+
+  it('acknowledges 50 interactions, each well within 3 s', async () => {
+    const asks = Array.from({ length: 50 }, (_, i) => ask(`question ${i}`));
+    // Ten at a time, as people in many channels would.
+    const times: number[] = [];
+    for (let i = 0; i < asks.length; i += 10) {
+      const responses = await Promise.all(
+        asks.slice(i, i + 10).map((p) => post(JSON.stringify(p))),
+      );
+      for (const r of responses) expect(r).toMatchObject({ status: 200, json: { type: 5 } });
+      times.push(...responses.map((r) => r.ms));
+    }
+    await discord.waitFor(() => asks.every((p) => edits(p.token).length === 1), 60_000);
+    times.sort((a, b) => a - b);
+    const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
+    console.info(
+      `HTTP interactions acknowledged in ${at(0.5).toFixed(0)} ms median, ${at(0.9).toFixed(0)} ms p90, ${times.at(-1)!.toFixed(0)} ms max`,
+    );
+    expect(times.at(-1)).toBeLessThan(3_000);
+  }, 120_000);
+});
