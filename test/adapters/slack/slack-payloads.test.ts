@@ -186,7 +186,13 @@ function runCorpus(transport: 'http' | 'socket') {
         ts: event.thread_ts,
         channel,
       });
-      await deliver('events_api', { ...start, team_id: payload.team_id });
+      // From the same workspace as the reply: its team and the authorizations Bolt reads it from.
+      const { team_id, authorizations } = payload;
+      await deliver('events_api', {
+        ...start,
+        team_id,
+        ...(authorizations ? { authorizations } : {}),
+      });
       await slack.waitFor(() => repliesIn(channel).length === 1);
     }
     const before = repliesIn(channel).length;
