@@ -6,6 +6,8 @@ import type { LlmRequest } from '../core/ports/llm.ts';
 import { toOpenAiTools } from './chat-messages.ts';
 import { chatRequestBody } from './openai-client.ts';
 import {
+  inShortRuns,
+  LONGEST_RUN,
   promptEstimator,
   tokenCounter,
   UNKNOWN_TOKENIZER_MARGIN,
@@ -21,6 +23,43 @@ describe('tokenCounter', () => {
     }
     const { count, exact } = await tokenCounter('llama3.1:8b');
     expect([count(text), exact]).toEqual([o200k(text), false]);
+  });
+});
+
+describe('inShortRuns', () => {
+  const longestRun = (text: string) =>
+    Math.max(
+      0,
+      ...[...text.matchAll(/[\p{L}\p{M}]+|[^\s\p{L}\p{M}\p{N}]+|\s+/gu)].map((m) => m[0].length),
+    );
+  const runs = [
+    'x'.repeat(300_000),
+    '='.repeat(50_000),
+    ' '.repeat(100_000),
+    '語'.repeat(20_000),
+    '😀'.repeat(5_000),
+    `{"padding":"${'A'.repeat(40_000)}=="}`,
+  ];
+
+  it('never gives the tokenizer a run longer than LONGEST_RUN, nor a split surrogate pair', () => {
+    const seen: string[] = [];
+    const count = inShortRuns((text) => (seen.push(text), o200k(text)));
+    for (const text of runs) count(`before ${text} after`);
+    expect(Math.max(...seen.map(longestRun))).toBeLessThanOrEqual(LONGEST_RUN);
+    expect(seen.some((piece) => /^[\udc00-\udfff]|[\ud800-\udbff]$/.test(piece))).toBe(false);
+    expect(seen.join('')).toBe(runs.map((text) => `before ${text} after`).join(''));
+  });
+
+  it('counts ordinary text exactly, and a long run within a token a piece of the whole count', () => {
+    const count = inShortRuns(o200k);
+    const prose = 'Spool keeps every tool result whole. '.repeat(2_000);
+    const json = JSON.stringify({ rows: Array.from({ length: 500 }, (_, i) => ({ i, ok: true })) });
+    expect([count(prose), count(json)]).toEqual([o200k(prose), o200k(json)]);
+    for (const text of ['x'.repeat(5_000), '-'.repeat(3_000), `a ${' '.repeat(2_000)}b`]) {
+      const exact = o200k(text);
+      expect(count(text)).toBeGreaterThanOrEqual(exact);
+      expect(count(text)).toBeLessThanOrEqual(exact + Math.ceil(text.length / LONGEST_RUN));
+    }
   });
 });
 

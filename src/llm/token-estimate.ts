@@ -33,9 +33,51 @@ export const UNKNOWN_TOKENIZER_MARGIN = 0.3;
 export async function tokenCounter(model: string): Promise<{ count: CountTokens; exact: boolean }> {
   const name = bare(model);
   if (CL100K.test(name) && !O200K.test(name))
-    return { count: (await import('gpt-tokenizer/encoding/cl100k_base')).countTokens, exact: true };
+    return {
+      count: inShortRuns((await import('gpt-tokenizer/encoding/cl100k_base')).countTokens),
+      exact: true,
+    };
   const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
-  return { count: countTokens, exact: O200K.test(name) };
+  return { count: inShortRuns(countTokens), exact: O200K.test(name) };
+}
+
+/** The longest run of one character class a tokenizer is given at once. */
+export const LONGEST_RUN = 256;
+
+/** A run of letters, of punctuation or of whitespace longer than `LONGEST_RUN`. */
+const LONG_RUN = new RegExp(
+  `[\\p{L}\\p{M}]{${LONGEST_RUN + 1},}|[^\\s\\p{L}\\p{M}\\p{N}]{${LONGEST_RUN + 1},}|\\s{${LONGEST_RUN + 1},}`,
+  'gu',
+);
+
+/**
+ * `count`, given long runs of one character class in pieces of `LONGEST_RUN`. The tokenizers'
+ * pre-split leaves such a run (a line of `=`, base64 padding, a megabyte of spaces) one piece,
+ * and byte-pair merging is quadratic in a piece's length: 300,000 `x` took 45 s on one core,
+ * blocking every conversation of the process. Cut, a run counts at most a token a piece more,
+ * and ordinary text, whose pieces are short, counts exactly as before.
+ */
+export function inShortRuns(count: CountTokens): CountTokens {
+  return (text) => {
+    let tokens = 0;
+    let from = 0;
+    for (const run of text.matchAll(LONG_RUN)) {
+      tokens += count(text.slice(from, run.index));
+      for (const piece of pieces(run[0])) tokens += count(piece);
+      from = run.index + run[0].length;
+    }
+    return tokens + count(from === 0 ? text : text.slice(from));
+  };
+}
+
+/** `run` in pieces of `LONGEST_RUN` UTF-16 units, never splitting a surrogate pair. */
+function* pieces(run: string): Generator<string> {
+  for (let start = 0; start < run.length;) {
+    let end = Math.min(start + LONGEST_RUN, run.length);
+    if (end < run.length && /[\udc00-\udfff]/.test(run[end]!)) end += 1;
+    yield run.slice(start, end);
+    start = end;
+  }
 }
 
 /**

@@ -918,12 +918,13 @@ describe('hooks', () => {
     };
     const steps: StepEvent[] = [];
     const turns: TurnEvent[] = [];
-    await testAgent({
+    const result = await testAgent({
       fake,
       store,
       tools: [dump],
       hooks: { onStepFinish: (e) => steps.push(e), onTurnFinish: (e) => turns.push(e) },
     }).runTurn(conversation, 'dump');
+    expect(result).toEqual({ status: 'ok', reply: 'read' });
     expect(
       steps.map((s) => [
         s.step,
