@@ -95,6 +95,20 @@ export class SlackInstallations implements InstallationStore {
   }
 
   /**
+   * The workspaces an installation serves: its own, or, for an org-wide install, every workspace of
+   * the organization an event has come from (those whose turns and schedules it carries).
+   */
+  async workspacesOf(query: InstallationQuery<boolean>): Promise<string[]> {
+    if (!query.isEnterpriseInstall || !query.enterpriseId)
+      return query.teamId ? [query.teamId] : [];
+    const teams = await this.prisma.slackTeam.findMany({
+      where: { enterpriseId: query.enterpriseId },
+      select: { teamId: true },
+    });
+    return [...new Set([...(query.teamId ? [query.teamId] : []), ...teams.map((t) => t.teamId)])];
+  }
+
+  /**
    * The installation a workspace's background posts use: its own, or its organization's (an
    * org-wide install, once an event from the workspace was seen).
    */

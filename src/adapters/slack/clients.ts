@@ -1,4 +1,4 @@
-import type { App, Installation } from '@slack/bolt';
+import type { App, Installation, InstallationQuery } from '@slack/bolt';
 import { WebClient, type WebClientOptions } from '@slack/web-api';
 
 /** The Web API client of each workspace: what Spool posts there goes with that workspace's token. */
@@ -14,6 +14,8 @@ export const singleWorkspace = (app: App): SlackClients => ({
 /** Where a workspace's installation is found (the installation store). */
 export interface WorkspaceInstallations {
   forWorkspace(workspace: string): Promise<Installation>;
+  /** The workspaces an installation serves: an org-wide one, each of its organization's seen. */
+  workspacesOf(query: InstallationQuery<boolean>): Promise<string[]>;
 }
 
 /**

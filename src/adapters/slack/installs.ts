@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { InstallationStore, Logger as BoltLogger } from '@slack/bolt';
+import type { InstallationQuery, InstallationStore, Logger as BoltLogger } from '@slack/bolt';
 import {
   defaultCallbackSuccess,
   ErrorCode,
@@ -26,8 +26,8 @@ export interface SlackInstallsOptions extends SlackInstallSettings {
   authorizationUrl?: string;
   boltLogger: BoltLogger;
   logger: Logger;
-  /** A workspace installed (again): what its uninstall paused resumes. */
-  onInstalled?(workspace: string): Promise<unknown>;
+  /** Installed (again): what its uninstall paused resumes, in each workspace it serves. */
+  onInstalled?(installed: InstallationQuery<boolean>): Promise<unknown>;
 }
 
 /** What the installer's browser is told when an install does not go through. */
@@ -111,12 +111,16 @@ export class SlackInstalls {
         );
       },
       successAsync: async (installation, options, req, res) => {
-        if (installation.team?.id)
-          await this.options.onInstalled?.(installation.team.id)?.catch((error: unknown) =>
-            logger.warn('Slack: what the workspace’s uninstall paused did not resume', {
-              error: String(error),
-            }),
-          );
+        const installed = {
+          teamId: installation.team?.id,
+          enterpriseId: installation.enterprise?.id,
+          isEnterpriseInstall: installation.isEnterpriseInstall === true,
+        };
+        await this.options.onInstalled?.(installed)?.catch((error: unknown) =>
+          logger.warn('Slack: what the workspace’s uninstall paused did not resume', {
+            error: String(error),
+          }),
+        );
         logger.info('Slack: installed', {
           workspace: installation.team?.id ?? '',
           enterprise: installation.enterprise?.id ?? '',

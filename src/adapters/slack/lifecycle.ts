@@ -9,8 +9,9 @@ interface TokensRevoked {
 /**
  * Uninstalls: `app_uninstalled`, and `tokens_revoked` naming the bot, end the workspace's open
  * turns with nothing posted, pause its schedules, and delete its installation, at once (Bolt
- * authorizes neither event: the tokens are gone already). Nothing of another workspace is touched. With one workspace's token (SLACK_BOT_TOKEN) there is nothing stored to delete: the
- * operator is told.
+ * authorizes neither event: the tokens are gone already). An org-wide install's uninstall ends
+ * every workspace of its organization. Nothing of another workspace is touched. With one
+ * workspace's token (SLACK_BOT_TOKEN) there is nothing stored to delete: the operator is told.
  */
 export function listenForLifecycle({ app, config, delivery, logger }: SlackParts): void {
   const uninstalled = async (
@@ -25,16 +26,19 @@ export function listenForLifecycle({ app, config, delivery, logger }: SlackParts
     };
     const store = config.installationStore;
     try {
-      // Its token first, so that nothing more is posted there; then its turns end and its schedules
-      // pause.
+      // The workspaces it served (an org-wide install: each of the organization's seen), read
+      // before its token goes, so that nothing more is posted there; then their turns end and
+      // their schedules pause.
+      const workspaces = store ? await store.workspacesOf(query) : [query.teamId];
       await store?.deleteInstallation?.(query);
-      await delivery.workspaceGone({ platform: 'slack', workspace: query.teamId });
+      for (const workspace of workspaces)
+        await delivery.workspaceGone({ platform: 'slack', workspace });
       if (!store)
         return logger.error(`Slack: ${why}; SLACK_BOT_TOKEN no longer works`, {
           workspace: query.teamId,
         });
       logger.info(`Slack: ${why}; its installation is deleted`, {
-        workspace: query.teamId,
+        workspaces: workspaces.join(','),
         enterprise: query.enterpriseId ?? '',
       });
     } catch (error) {

@@ -8,7 +8,7 @@ import { fetchThrough } from '../../proxy.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { AckAfterListenerReceiver } from './socket-receiver.ts';
 import { installedWorkspaces, singleWorkspace, type SlackClients } from './clients.ts';
-import { SlackInstalls, withInstallRoutes } from './installs.ts';
+import { SlackInstalls, withInstallRoutes, type SlackInstallsOptions } from './installs.ts';
 import { listenForLifecycle } from './lifecycle.ts';
 import { AckingHttpReceiver } from './acknowledge.ts';
 import { listenForCommands } from './commands.ts';
@@ -102,9 +102,10 @@ export class SlackAdapter implements PlatformAdapter {
       ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
       ...(config.dispatcher ? { fetch: fetchThrough(config.dispatcher) } : {}),
     };
-    this.installs = installsFor(config, clientOptions, logger, (workspace) =>
-      delivery.workspaceBack({ platform: 'slack', workspace }),
-    );
+    this.installs = installsFor(config, clientOptions, logger, async (installed) => {
+      for (const workspace of (await config.installationStore?.workspacesOf(installed)) ?? [])
+        await delivery.workspaceBack({ platform: 'slack', workspace });
+    });
     this.app = new App({
       // One workspace's token, or each event's own workspace's, from its installation.
       ...(this.installs ? { authorize: this.installs.authorize } : { token: config.botToken }),
@@ -240,7 +241,7 @@ function installsFor(
   config: SlackAdapterConfig,
   clientOptions: webApi.WebClientOptions,
   logger: Logger,
-  onInstalled: (workspace: string) => Promise<unknown>,
+  onInstalled: SlackInstallsOptions['onInstalled'],
 ): SlackInstalls | undefined {
   const { installs, clientId, clientSecret, installationStore, stateStore } = config;
   if (!installs || !clientId || !clientSecret || !installationStore || !stateStore)

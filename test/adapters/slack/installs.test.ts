@@ -190,6 +190,39 @@ function messageIn(
   };
 }
 
+/** An event from a workspace of an organization whose install is org-wide, as Slack sends it. */
+function inOrganization<T extends { team_id: string }>(enterprise: string, body: T) {
+  return {
+    ...body,
+    enterprise_id: enterprise,
+    is_ext_shared_channel: false,
+    authorizations: [
+      {
+        enterprise_id: enterprise,
+        team_id: body.team_id,
+        user_id: 'UBOT',
+        is_bot: true,
+        is_enterprise_install: true,
+      },
+    ],
+  };
+}
+
+/** Slack's `app_uninstalled`, for a workspace or (with `enterprise`) an org-wide install. */
+function uninstallEvent(team: string, at: number, enterprise?: string) {
+  const body = {
+    token: 'verification-token',
+    team_id: team,
+    api_app_id: 'A1',
+    event: { type: 'app_uninstalled', event_ts: `${at / 1000}` },
+    type: 'event_callback',
+    event_id: `EvUninstall${team}${at}`,
+    event_time: Math.floor(at / 1000),
+    authorizations: [{ team_id: team, user_id: 'UBOT', is_bot: true }],
+  };
+  return enterprise ? inOrganization(enterprise, body) : body;
+}
+
 const postsIn = (team: string) =>
   slack.calls.filter((c) => c.method === 'chat.postMessage' && installs.teamOf(c.token) === team);
 
@@ -273,20 +306,7 @@ describe('Slack installs (Add to Slack) through Bolt’s InstallProvider', () =>
     const page = await new Browser().get(`${spool.base}/slack/oauth_redirect?code=${code}`);
     expect(page.status).toBe(200);
     expect(await db.prisma.slackInstallation.count({ where: { id: 'enterprise:EGRID' } })).toBe(1);
-    const body = {
-      ...messageIn('TGRID1', 'hello from the grid'),
-      enterprise_id: 'EGRID',
-      is_ext_shared_channel: false,
-      authorizations: [
-        {
-          enterprise_id: 'EGRID',
-          team_id: 'TGRID1',
-          user_id: 'UBOT',
-          is_bot: true,
-          is_enterprise_install: true,
-        },
-      ],
-    };
+    const body = inOrganization('EGRID', messageIn('TGRID1', 'hello from the grid'));
     expect((await post(spool, body)).status).toBe(200);
     const answer = await until(() =>
       slack.calls.find(
@@ -333,17 +353,7 @@ describe('Slack installs (Add to Slack) through Bolt’s InstallProvider', () =>
     // Slack revokes the tokens, then sends app_uninstalled (Bolt authorizes neither).
     installs.uninstall('TGONE');
     const uninstalledAt = Date.now();
-    const uninstall = {
-      token: 'verification-token',
-      team_id: 'TGONE',
-      api_app_id: 'A1',
-      event: { type: 'app_uninstalled', event_ts: `${uninstalledAt / 1000}` },
-      type: 'event_callback',
-      event_id: `EvUninstall${uninstalledAt}`,
-      event_time: Math.floor(uninstalledAt / 1000),
-      authorizations: [{ team_id: 'TGONE', user_id: 'UBOT', is_bot: true }],
-    };
-    expect((await post(spool, uninstall)).status).toBe(200);
+    expect((await post(spool, uninstallEvent('TGONE', uninstalledAt))).status).toBe(200);
     const endedAt = await until(() => held[running]!.endedAt);
     const silenceMs = endedAt - uninstalledAt;
     console.log(`uninstall → silence: ${silenceMs} ms`);
@@ -367,6 +377,73 @@ describe('Slack installs (Add to Slack) through Bolt’s InstallProvider', () =>
     expect(await pausedOf(gone.id)).toBeNull();
     expect((await post(spool, messageIn('TGONE', 'back again', 'C9'))).status).toBe(200);
     await until(() => postsIn('TGONE').find((c) => String(c.args.text).includes('back again')));
+  });
+
+  it('an org-wide uninstall ends every workspace of the organization; another install goes on; a reinstall resumes them all', async () => {
+    spool = await startSpool({ adminInstallsWithoutState: true });
+    const approve = () =>
+      new Browser().get(
+        `${spool.base}/slack/oauth_redirect?code=${installs.adminApproval({ team: 'TORG1', enterprise: 'EORG', orgWide: true })}`,
+      );
+    expect((await approve()).status).toBe(200);
+    await install(spool, new Browser('TOUTSIDE'));
+    // Each workspace of the organization is seen through an event of its own.
+    for (const team of ['TORG1', 'TORG2']) {
+      const channel = `CSEEN${team}`;
+      await post(spool, inOrganization('EORG', messageIn(team, `hello from ${team}`, channel)));
+      await until(() =>
+        slack.calls.find(
+          (c) =>
+            c.method === 'chat.postMessage' && String(c.args.text).includes(`hello from ${team}`),
+        ),
+      );
+    }
+    const schedule = (workspace: string) =>
+      db.prisma.schedule.create({
+        data: {
+          platform: 'slack',
+          workspace,
+          channel: 'C1',
+          owner: 'U1',
+          rule: 'every day at 9:00',
+          timeZone: 'UTC',
+          prompt: 'news',
+        },
+      });
+    const [first, second, outside] = [
+      await schedule('TORG1'),
+      await schedule('TORG2'),
+      await schedule('TOUTSIDE'),
+    ];
+    const running = held.length;
+    const heldChannel = `CHOLD${Date.now()}`;
+    await post(spool, inOrganization('EORG', messageIn('TORG2', 'please hold on', heldChannel)));
+    await until(() => held[running]);
+
+    // The organization's uninstall names one workspace; both end.
+    installs.uninstall('EORG');
+    const uninstalledAt = Date.now();
+    expect((await post(spool, uninstallEvent('TORG1', uninstalledAt, 'EORG'))).status).toBe(200);
+    await until(() => held[running]!.endedAt);
+    expect(await db.prisma.slackInstallation.count({ where: { id: 'enterprise:EORG' } })).toBe(0);
+    const pausedOf = async (id: bigint) =>
+      (await db.prisma.schedule.findUniqueOrThrow({ where: { id } })).pausedReason;
+    expect([await pausedOf(first.id), await pausedOf(second.id)]).toEqual([
+      'uninstalled',
+      'uninstalled',
+    ]);
+    expect(await pausedOf(outside.id)).toBeNull();
+
+    // The other install is answered; by then nothing was posted in the held turn's channel.
+    expect((await post(spool, messageIn('TOUTSIDE', 'still on?'))).status).toBe(200);
+    await until(() => postsIn('TOUTSIDE').find((c) => String(c.args.text).includes('still on?')));
+    expect(
+      slack.calls.filter((c) => c.method === 'chat.postMessage' && c.args.channel === heldChannel),
+    ).toEqual([]);
+
+    // Approved again: every workspace of the organization runs its schedules again.
+    expect((await approve()).status).toBe(200);
+    expect([await pausedOf(first.id), await pausedOf(second.id)]).toEqual([null, null]);
   });
 
   it('keeps two workspaces with the same channel, thread and user ids apart: messages, answers, recalls, usage', async () => {
