@@ -1,10 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prepareTemplate } from '../../src/store/embedded-postgres.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { running, runSpool, startSpool, until } from '../support/process.ts';
 
@@ -154,5 +155,39 @@ describe('the embedded server killed under a running bot', () => {
     } finally {
       bot.child.kill('SIGKILL');
     }
+  });
+});
+
+describe('a first start', () => {
+  /** The cluster's system identifier: initdb draws a new one, a copy keeps its template's. */
+  const systemId = (pgdata: string) =>
+    readFileSync(join(pgdata, 'global', 'pg_control'))
+      .subarray(0, 8)
+      .toString('hex');
+
+  it('copies the cluster npm ci prepared instead of running initdb, and a copy left half made by a killed start is made again', async () => {
+    const template = await prepareTemplate();
+    expect(template).toBeDefined();
+    const fresh = join(privateDir, 'fresh');
+    const first = await runSpool(['chat'], {
+      env: { ...env, DATA_DIR: fresh },
+      input: 'first words\n',
+    });
+    expect(first.stdout).toBe('you said: first words\n');
+    expect(systemId(join(fresh, 'postgres'))).toBe(systemId(template!));
+
+    // A start killed while it copied: a data directory with no cluster, and half a copy beside it.
+    const killed = join(privateDir, 'killed');
+    await mkdir(join(killed, 'postgres'), { recursive: true });
+    await mkdir(join(killed, 'postgres.new', 'base'), { recursive: true });
+    await writeFile(join(killed, 'postgres.new', 'PG_VERSION'), '18\n');
+    const next = await runSpool(['chat'], {
+      env: { ...env, DATA_DIR: killed },
+      input: 'after the kill\n',
+    });
+    expect(next.stdout).toBe('you said: after the kill\n');
+    expect(next.code).toBe(0);
+    expect(existsSync(join(killed, 'postgres.new'))).toBe(false);
+    expect(systemId(join(killed, 'postgres'))).toBe(systemId(template!));
   });
 });
