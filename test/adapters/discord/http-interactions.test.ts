@@ -1,5 +1,4 @@
-import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
 import type { AddressInfo, Server } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DiscordAdapter, isWorkingLine } from '../../../src/adapters/discord/discord-adapter.ts';
@@ -12,28 +11,16 @@ import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { APP_ID, FakeDiscord, nextId, type DiscordCall } from '../../support/fake-discord.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import { silentLogger } from '../../support/logger.ts';
+import {
+  ask,
+  discordSigner,
+  fixture,
+  fixtures,
+  type Payload,
+} from '../../support/discord-interactions.ts';
 
-/** Real INTERACTION_CREATE payloads (test/fixtures/discord-payloads/README.md), as Discord posts them. */
-type Payload = Record<string, unknown> & { id: string; token: string; channel_id: string };
-const DIR = new URL('../../fixtures/discord-payloads/', import.meta.url);
-const fixtures = readdirSync(DIR)
-  .filter((file) => file.endsWith('.json'))
-  .sort()
-  .map((file) => ({
-    file,
-    ...(JSON.parse(readFileSync(new URL(file, DIR), 'utf8')) as {
-      expect: 'answered' | 'noted';
-      payload: Payload;
-    }),
-  }));
-const fixture = (prefix: string) => fixtures.find((f) => f.file.startsWith(prefix))!.payload;
-
-// Discord's key pair: Spool is given the public half, as 64 hex digits; the test signs as Discord.
-const keys = generateKeyPairSync('ed25519');
-const publicKeyHex = keys.publicKey
-  .export({ format: 'der', type: 'spki' })
-  .subarray(12)
-  .toString('hex');
+const signer = discordSigner();
+const publicKeyHex = signer.publicKeyHex;
 
 let db: Database;
 let llm: FakeOpenAi;
@@ -91,40 +78,9 @@ const edits = (token: string) =>
 const callbacks = (token: string) => discord.callsTo('POST', /\/callback$/).filter(forToken(token));
 const stored = (id: string) => db.prisma.inboxEntry.count({ where: { messageKey: id } });
 
-/** A POST as Discord makes it: `body` signed with `key` at `timestamp` (now, by default). */
-async function post(
-  body: string,
-  options: { key?: KeyObject; timestamp?: string; signature?: string } = {},
-): Promise<{ status: number; json?: { type: number; data?: { flags?: number } }; ms: number }> {
-  const timestamp = options.timestamp ?? String(Math.floor(Date.now() / 1000));
-  const signature =
-    options.signature ??
-    sign(null, Buffer.from(timestamp + body), options.key ?? keys.privateKey).toString('hex');
-  const started = performance.now();
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-signature-ed25519': signature,
-      'x-signature-timestamp': timestamp,
-    },
-    body,
-  });
-  const ms = performance.now() - started;
-  const text = await response.text();
-  const json =
-    response.headers.get('content-type') === 'application/json' ? JSON.parse(text) : undefined;
-  return { status: response.status, json, ms };
-}
-
-/** A fixture's /ask again, as a new interaction with words of its own. */
-function ask(prompt: string): Payload {
-  const payload = structuredClone(fixture('04'));
-  const id = nextId();
-  const data = payload.data as { options: Array<{ name: string; type: number; value: string }> };
-  data.options = [{ name: 'prompt', type: 3, value: prompt }];
-  return { ...payload, id, token: `http-token-${id}` };
-}
+/** A POST to Spool's endpoint, as Discord makes it. */
+const post = (body: string, options?: Parameters<typeof signer.post>[2]) =>
+  signer.post(url, body, options);
 
 /** A click on `customId` (or its modal submitted with `values`) in fixture 04's channel. */
 function component(customId: string, values?: Record<string, string>): Payload {

@@ -3,17 +3,20 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ask, discordSigner, type PostedInteraction } from '../../support/discord-interactions.ts';
+import { isWorkingLine } from '../../../src/adapters/discord/discord-adapter.ts';
 import { FakeDiscord, nextId } from '../../support/fake-discord.ts';
 import { startDiscordReplica } from '../../support/discord-replica.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import { createScratchDatabase, queryAt } from '../../support/global-db.ts';
-import { until, type SpoolProcess } from '../../support/process.ts';
+import { freePort, until, type SpoolProcess } from '../../support/process.ts';
 
 /**
  * Discord's gateway in 4 shards over two `npm start` processes on one PostgreSQL database, against
  * the fake Discord's gateway (which records every identify and resume per shard, and any shard
  * connected twice at once): the shards shared evenly, handed over by resuming, and taken over by
- * resuming when a replica is SIGKILLed; every mention answered once.
+ * resuming when a replica is SIGKILLed; every mention answered once. Slash commands come over
+ * HTTP (DISCORD_PUBLIC_KEY), to the replica that lives, through the takeover.
  */
 const LEASE_MS = 2_000;
 const SHARDS = 4;
@@ -36,7 +39,8 @@ let scratch: { url: string; drop(): Promise<void> };
 let llm: FakeOpenAi;
 let discord: FakeDiscord;
 let dir: string;
-const replicas: SpoolProcess[] = [];
+const signer = discordSigner();
+const replicas: Array<SpoolProcess & { interactions: string }> = [];
 /** The replicas' logs, shown when the test fails. */
 let logs = '';
 
@@ -63,7 +67,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function startReplica(): SpoolProcess {
+async function startReplica(): Promise<SpoolProcess & { interactions: string }> {
+  const port = await freePort();
   const replica = startDiscordReplica({
     llm,
     discord,
@@ -73,11 +78,14 @@ function startReplica(): SpoolProcess {
       DISCORD_MESSAGE_CONTENT: 'true',
       DISCORD_SHARD_LEASE_MS: String(LEASE_MS),
       DISCORD_IDENTIFY_SPACING_MS: '200',
+      DISCORD_PUBLIC_KEY: signer.publicKeyHex,
+      PORT: String(port),
     },
     onLog: (text) => (logs += text),
   });
-  replicas.push(replica);
-  return replica;
+  const started = { ...replica, interactions: `http://127.0.0.1:${port}/discord/interactions` };
+  replicas.push(started);
+  return started;
 }
 
 /** Each shard's live holder, from the lease rows (none before the first replica migrated). */
@@ -105,17 +113,21 @@ function mention(shard: number, text: string): string {
 }
 const answers = (channel: string) =>
   discord.calls.filter((c) => c.method === 'POST' && c.path === `/channels/${channel}/messages`);
+/** The answer to an interaction: its deferred reply edited with words other than the working line. */
+const edited = (token: string) =>
+  discord
+    .callsTo('PATCH', /@original$/)
+    .filter((c) => c.path.includes(`/${token}/`) && !isWorkingLine(c.body?.content));
 
 describe('Discord shards over two replicas', () => {
-  it('shares 4 shards evenly, hands two over by resuming, and takes a SIGKILLed replica’s shards over within a lease; every mention answered once, no shard ever connected twice', async () => {
-    startReplica();
+  it('shares 4 shards evenly, hands two over by resuming, and takes a SIGKILLed replica’s shards over within a lease; every mention answered once, every interaction acknowledged within 3 s, no shard ever connected twice', async () => {
+    const first = await startReplica();
     await until(async () => ((await holders()).size === SHARDS ? true : undefined), 45_000);
     await until(() => (connected() === '0,1,2,3' ? true : undefined), 30_000);
-    const first = await holders();
-    expect(new Set(first.values()).size).toBe(1);
+    expect(new Set((await holders()).values()).size).toBe(1);
 
     // A second replica: two shards handed over to it, each resumed where the first left it.
-    const second = startReplica();
+    const second = await startReplica();
     const pid = String(second.child.pid);
     const shared = await until(async () => {
       const now = await holders();
@@ -143,14 +155,35 @@ describe('Discord shards over two replicas', () => {
     second.child.kill('SIGKILL');
     await second.done;
     const during = [0, 1, 2, 3].map((s) => mention(s, `during ${s}`));
+    // Slash commands through the takeover, one every 250 ms, over HTTP to the replica that lives.
+    const asked: Array<{ token: string; response: Promise<PostedInteraction> }> = [];
+    const asking = setInterval(() => {
+      const payload = ask(`asked during the takeover ${asked.length}`);
+      asked.push({
+        token: payload.token,
+        response: signer.post(first.interactions, JSON.stringify(payload)),
+      });
+    }, 250);
     const takenOver = await until(() => {
       const resumes = discord.gateway.logins.filter(
         (l) => l.kind === 'resume' && l.at > killedAt && theirs.includes(l.shard),
       );
       return resumes.length === 2 ? resumes : undefined;
     }, 30_000);
+    clearInterval(asking);
     const takeoverMs = Math.max(...takenOver.map((l) => l.at)) - killedAt;
-    console.log(`takeover: ${takeoverMs} ms after SIGKILL (lease ${LEASE_MS} ms)`);
+    const acks = await Promise.all(asked.map((a) => a.response));
+    const ackMs = acks.map((r) => r.ms).sort((a, b) => a - b);
+    console.log(
+      `takeover: ${takeoverMs} ms after SIGKILL (lease ${LEASE_MS} ms); ${acks.length} interactions over HTTP meanwhile, acknowledged in ${ackMs.at(-1)!.toFixed(0)} ms at most`,
+    );
+    expect(acks.length).toBeGreaterThan(0);
+    for (const r of acks) expect(r).toMatchObject({ status: 200, json: { type: 5 } });
+    expect(ackMs.at(-1)).toBeLessThan(3_000);
+    await until(
+      () => (asked.every((a) => edited(a.token).length === 1) ? true : undefined),
+      30_000,
+    );
     expect(takenOver.every((l) => l.resumed)).toBe(true);
     // Within one lease of the last renewal (before the kill), and the upkeep's quarter-lease tick.
     expect(takeoverMs).toBeLessThan(LEASE_MS + LEASE_MS / 4 + 1_000);
@@ -161,6 +194,7 @@ describe('Discord shards over two replicas', () => {
     await until(() => (after.every((c) => answers(c).length === 1) ? true : undefined), 30_000);
     for (const channel of [...before, ...during, ...after])
       expect(answers(channel)).toHaveLength(1);
+    for (const { token } of asked) expect(edited(token)).toHaveLength(1);
     expect(discord.gateway.doubled).toEqual([]);
     // Resumed, not identified: the day's budget untouched by the takeover.
     expect(discord.gateway.logins.filter((l) => l.kind === 'identify')).toHaveLength(
