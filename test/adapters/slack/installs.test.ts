@@ -6,6 +6,7 @@ import {
 } from '../../../src/adapters/slack/slack-adapter.ts';
 import { DEFAULT_INSTALL_SCOPES } from '../../../src/adapters/slack/settings.ts';
 import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
+import type { DeliveryOptions } from '../../../src/core/delivery/engine/engine-options.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { SlackInstallations } from '../../../src/store/slack-installations.ts';
 import { SlackInstallStates } from '../../../src/store/slack-install-states.ts';
@@ -76,6 +77,7 @@ interface Started {
 
 async function startSpool(
   overrides: Partial<SlackAdapterConfig['installs']> = {},
+  engine: Partial<DeliveryOptions> = {},
 ): Promise<Started> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -90,7 +92,7 @@ async function startSpool(
     }),
   });
   const agent = testAgent({ fake: llm, store: testStore(db), tools: [hold] });
-  const pipeline = testEngine(db, agent, {}, { schedules: new ScheduleLedger(db.prisma) });
+  const pipeline = testEngine(db, agent, engine, { schedules: new ScheduleLedger(db.prisma) });
   const adapter = new SlackAdapter(
     {
       signingSecret: SIGNING_SECRET,
@@ -508,5 +510,78 @@ describe('Slack installs (Add to Slack) through Bolt’s InstallProvider', () =>
         await db.prisma.llmUsage.count({ where: { platform: 'slack', workspace, channel } }),
       ).toBe(2);
     }
+  });
+  it('keeps caps and schedules apart: a cap reached in one workspace holds nothing of the other’s same channel and person; each lists its own schedules', async () => {
+    const cap = (per: 'channel' | 'user' | 'workspace') => ({
+      per,
+      period: 'day' as const,
+      tokens: 1_000_000,
+    });
+    spool = await startSpool({}, { policy: { rules: [], caps: [cap('channel'), cap('user')] } });
+    await install(spool, new Browser('TCAPA'));
+    await install(spool, new Browser('TCAPB'));
+    const channel = `CCAP${Date.now()}`;
+    // Workspace A's channel, and its person U1, spent past their caps today.
+    const conversation = await db.prisma.conversation.create({
+      data: { platform: 'slack', workspace: 'TCAPA', channel, thread: 'spent' },
+    });
+    await db.prisma.llmUsage.create({
+      data: {
+        conversationId: conversation.id,
+        platform: 'slack',
+        workspace: 'TCAPA',
+        channel,
+        userId: 'U1',
+        model: 'gpt-4o-mini',
+        promptTokens: 1_500_000,
+        completionTokens: 0,
+        totalTokens: 1_500_000,
+      },
+    });
+    await db.prisma.schedule.create({
+      data: {
+        platform: 'slack',
+        workspace: 'TCAPA',
+        channel,
+        owner: 'U1',
+        rule: 'every day at 9:00',
+        timeZone: 'UTC',
+        prompt: 'alpha digest',
+      },
+    });
+    await post(spool, messageIn('TCAPA', 'alpha over the cap?', channel));
+    await post(spool, messageIn('TCAPB', 'bravo under the cap?', channel));
+    const capped = await until(() =>
+      postsIn('TCAPA').find((c) => /reached its cap/.test(String(c.args.text))),
+    );
+    const answered = await until(() =>
+      postsIn('TCAPB').find((c) => String(c.args.text).includes('bravo under the cap?')),
+    );
+    expect(String(capped.args.text)).not.toContain('seen:');
+    expect(String(answered.args.text)).not.toMatch(/reached its cap/);
+
+    // `/spool schedule list` in the "same" channel of each workspace.
+    const list = async (team: string) => {
+      const id = `${team}${Date.now()}`;
+      await fetch(
+        `${spool.base}/slack/events`,
+        signedRequest(
+          new URLSearchParams({
+            command: '/spool',
+            text: 'schedule list',
+            team_id: team,
+            channel_id: channel,
+            user_id: 'U1',
+            response_url: slack.responseUrl(id),
+            trigger_id: 't',
+          }).toString(),
+          SIGNING_SECRET,
+          'application/x-www-form-urlencoded',
+        ),
+      );
+      return until(() => slack.responses(id)[0]);
+    };
+    expect(await list('TCAPA')).toContain('alpha digest');
+    expect(await list('TCAPB')).not.toContain('alpha digest');
   });
 });
