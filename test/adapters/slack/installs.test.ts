@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -225,6 +226,42 @@ function uninstallEvent(team: string, at: number, enterprise?: string) {
   return enterprise ? inOrganization(enterprise, body) : body;
 }
 
+/** A daily schedule of U1's in a workspace's channel, stored as `schedule` stores it. */
+const scheduleIn = (workspace: string, channel = 'C1', prompt = 'news') =>
+  db.prisma.schedule.create({
+    data: {
+      platform: 'slack',
+      workspace,
+      channel,
+      owner: 'U1',
+      rule: 'every day at 9:00',
+      timeZone: 'UTC',
+      prompt,
+    },
+  });
+
+/** `/spool TEXT` from U1 in a workspace's channel: what it answered, through its response URL. */
+async function spoolCommand(spool: Started, team: string, channel: string, text: string) {
+  const id = `${team}-${randomUUID()}`;
+  await fetch(
+    `${spool.base}/slack/events`,
+    signedRequest(
+      new URLSearchParams({
+        command: '/spool',
+        text,
+        team_id: team,
+        channel_id: channel,
+        user_id: 'U1',
+        response_url: slack.responseUrl(id),
+        trigger_id: 't',
+      }).toString(),
+      SIGNING_SECRET,
+      'application/x-www-form-urlencoded',
+    ),
+  );
+  return until(() => slack.responses(id)[0]);
+}
+
 const postsIn = (team: string) =>
   slack.calls.filter((c) => c.method === 'chat.postMessage' && installs.teamOf(c.token) === team);
 
@@ -335,19 +372,7 @@ describe('Slack installs (Add to Slack) through Bolt’s InstallProvider', () =>
     spool = await startSpool();
     await install(spool, new Browser('TGONE'));
     await install(spool, new Browser('TSTAY'));
-    const schedule = (workspace: string) =>
-      db.prisma.schedule.create({
-        data: {
-          platform: 'slack',
-          workspace,
-          channel: 'C1',
-          owner: 'U1',
-          rule: 'every day at 9:00',
-          timeZone: 'UTC',
-          prompt: 'news',
-        },
-      });
-    const [gone, stay] = [await schedule('TGONE'), await schedule('TSTAY')];
+    const [gone, stay] = [await scheduleIn('TGONE'), await scheduleIn('TSTAY')];
     const running = held.length;
     expect((await post(spool, messageIn('TGONE', 'please hold on'))).status).toBe(200);
     await until(() => held[running]);
@@ -400,22 +425,10 @@ describe('Slack installs (Add to Slack) through Bolt’s InstallProvider', () =>
         ),
       );
     }
-    const schedule = (workspace: string) =>
-      db.prisma.schedule.create({
-        data: {
-          platform: 'slack',
-          workspace,
-          channel: 'C1',
-          owner: 'U1',
-          rule: 'every day at 9:00',
-          timeZone: 'UTC',
-          prompt: 'news',
-        },
-      });
     const [first, second, outside] = [
-      await schedule('TORG1'),
-      await schedule('TORG2'),
-      await schedule('TOUTSIDE'),
+      await scheduleIn('TORG1'),
+      await scheduleIn('TORG2'),
+      await scheduleIn('TOUTSIDE'),
     ];
     const running = held.length;
     const heldChannel = `CHOLD${Date.now()}`;
@@ -475,29 +488,8 @@ describe('Slack installs (Add to Slack) through Bolt’s InstallProvider', () =>
     expect(String(b.args.text)).not.toContain('alpha');
 
     // /spool recall in the other workspace's "same" channel finds nothing of this one.
-    const recall = (team: string, words: string, id: string) =>
-      fetch(
-        `${spool.base}/slack/events`,
-        signedRequest(
-          new URLSearchParams({
-            command: '/spool',
-            text: `recall ${words}`,
-            team_id: team,
-            channel_id: channel,
-            user_id: 'U1',
-            response_url: slack.responseUrl(id),
-            trigger_id: 't',
-          }).toString(),
-          SIGNING_SECRET,
-          'application/x-www-form-urlencoded',
-        ),
-      );
-    const id = `${Date.now()}`;
-    await recall('TBPART', 'alpha', `b${id}`);
-    await recall('TAPART', 'alpha', `a${id}`);
-    const heard = (rid: string) => until(() => slack.responses(rid)[0]);
-    expect(await heard(`a${id}`)).toContain('alpha plans');
-    const other = await heard(`b${id}`);
+    const other = await spoolCommand(spool, 'TBPART', channel, 'recall alpha');
+    expect(await spoolCommand(spool, 'TAPART', channel, 'recall alpha')).toContain('alpha plans');
     expect(other).toMatch(/No earlier messages/);
     expect(other).not.toContain('alpha plans');
 
@@ -538,17 +530,7 @@ describe('Slack installs (Add to Slack) through Bolt’s InstallProvider', () =>
         totalTokens: 1_500_000,
       },
     });
-    await db.prisma.schedule.create({
-      data: {
-        platform: 'slack',
-        workspace: 'TCAPA',
-        channel,
-        owner: 'U1',
-        rule: 'every day at 9:00',
-        timeZone: 'UTC',
-        prompt: 'alpha digest',
-      },
-    });
+    await scheduleIn('TCAPA', channel, 'alpha digest');
     await post(spool, messageIn('TCAPA', 'alpha over the cap?', channel));
     await post(spool, messageIn('TCAPB', 'bravo under the cap?', channel));
     const capped = await until(() =>
@@ -561,27 +543,9 @@ describe('Slack installs (Add to Slack) through Bolt’s InstallProvider', () =>
     expect(String(answered.args.text)).not.toMatch(/reached its cap/);
 
     // `/spool schedule list` in the "same" channel of each workspace.
-    const list = async (team: string) => {
-      const id = `${team}${Date.now()}`;
-      await fetch(
-        `${spool.base}/slack/events`,
-        signedRequest(
-          new URLSearchParams({
-            command: '/spool',
-            text: 'schedule list',
-            team_id: team,
-            channel_id: channel,
-            user_id: 'U1',
-            response_url: slack.responseUrl(id),
-            trigger_id: 't',
-          }).toString(),
-          SIGNING_SECRET,
-          'application/x-www-form-urlencoded',
-        ),
-      );
-      return until(() => slack.responses(id)[0]);
-    };
-    expect(await list('TCAPA')).toContain('alpha digest');
-    expect(await list('TCAPB')).not.toContain('alpha digest');
+    expect(await spoolCommand(spool, 'TCAPA', channel, 'schedule list')).toContain('alpha digest');
+    expect(await spoolCommand(spool, 'TCAPB', channel, 'schedule list')).not.toContain(
+      'alpha digest',
+    );
   });
 });
