@@ -54,7 +54,13 @@ describe('inShortRuns', () => {
     const count = inShortRuns(o200k);
     const prose = 'Spool keeps every tool result whole. '.repeat(2_000);
     const json = JSON.stringify({ rows: Array.from({ length: 500 }, (_, i) => ({ i, ok: true })) });
-    expect([count(prose), count(json)]).toEqual([o200k(prose), o200k(json)]);
+    // Runs just short of the limit are left whole.
+    const nearRuns = `${'a'.repeat(LONGEST_RUN)}1${'='.repeat(LONGEST_RUN)}1`.repeat(200);
+    expect([count(prose), count(json), count(nearRuns)]).toEqual([
+      o200k(prose),
+      o200k(json),
+      o200k(nearRuns),
+    ]);
     for (const text of ['x'.repeat(5_000), '-'.repeat(3_000), `a ${' '.repeat(2_000)}b`]) {
       const exact = o200k(text);
       expect(count(text)).toBeGreaterThanOrEqual(exact);
