@@ -27,7 +27,7 @@ import type { StorePort } from '../src/core/ports/store.ts';
 import { OpenAiChatClient } from '../src/llm/openai-client.ts';
 import { startTracing, UNTRACED, type Tracing } from '../src/tracing.ts';
 import { openDatabase, type Database } from '../src/store/database.ts';
-import { TranscriptStore } from '../src/store/transcript-store.ts';
+import { TranscriptStore } from '../src/store/transcripts/transcript-store.ts';
 import { builtinSource } from '../src/tools/registry.ts';
 import { defaultAgentOptions, toolsWithPages } from '../test/support/agent.ts';
 import { createScratchDatabase } from '../test/support/global-db.ts';

@@ -16,9 +16,9 @@ import { time } from './lib/stats.ts';
 import { MIGRATIONS_DIR } from '../src/store/database.ts';
 import { PrismaClient } from '../src/store/generated/client.ts';
 import { applyMigrations } from '../src/store/migrate.ts';
-import { HistorySearch } from '../src/store/history-search.ts';
-import { ResultIndexer } from '../src/store/result-index.ts';
-import { channelKeyOf } from '../src/store/conversations.ts';
+import { HistorySearch } from '../src/store/transcripts/history-search.ts';
+import { ResultIndexer } from '../src/store/transcripts/result-index.ts';
+import { channelKeyOf } from '../src/store/transcripts/conversations.ts';
 import { silentLogger } from '../test/support/logger.ts';
 
 const ADMIN_URL =

@@ -15,7 +15,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseMcpConfig } from '../src/tools/mcp/config.ts';
+import { parseMcpConfig } from '../src/tools/mcp/config/config.ts';
 import { McpToolSource } from '../src/tools/mcp/source.ts';
 import type { Tool } from '../src/core/ports/tools.ts';
 import { builtinSource } from '../src/tools/registry.ts';

@@ -12,11 +12,11 @@ import { DeliveryEngine } from './core/delivery/engine/engine.ts';
 import { errorMessage } from './core/errors.ts';
 import type { PlatformAdapter } from './core/ports/platform.ts';
 import { secretMasker } from './core/redact.ts';
-import { ApprovalLedger } from './store/approval-ledger.ts';
-import { TaskLedger } from './store/task-ledger.ts';
-import { QuestionLedger } from './store/question-ledger.ts';
-import { PostgresSpendLedger } from './store/spend-ledger.ts';
-import { FeedbackLedger } from './store/feedback-ledger.ts';
+import { ApprovalLedger } from './store/delivery/approval-ledger.ts';
+import { TaskLedger } from './store/delivery/task-ledger.ts';
+import { QuestionLedger } from './store/delivery/question-ledger.ts';
+import { PostgresSpendLedger } from './store/delivery/spend-ledger.ts';
+import { FeedbackLedger } from './store/delivery/feedback-ledger.ts';
 import { getContinuationTool } from './core/builtins/get-continuation.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
 import { windowLine } from './llm/context-window.ts';
@@ -35,20 +35,20 @@ import {
 import { proxyFromEnv } from './proxy.ts';
 import { startTracing } from './tracing.ts';
 import { openDatabase, type Database } from './store/database.ts';
-import { DeliveryLedger } from './store/delivery-ledger.ts';
-import { GatewayLedger } from './store/gateway-ledger.ts';
-import { ScheduleLedger } from './store/schedule-ledger.ts';
-import { HistorySearch } from './store/history-search.ts';
-import { ResultIndexer } from './store/result-index.ts';
-import { TranscriptStore } from './store/transcript-store.ts';
-import type { McpConfig } from './tools/mcp/config.ts';
+import { DeliveryLedger } from './store/delivery/delivery-ledger.ts';
+import { GatewayLedger } from './store/delivery/gateway-ledger.ts';
+import { ScheduleLedger } from './store/delivery/schedule-ledger.ts';
+import { HistorySearch } from './store/transcripts/history-search.ts';
+import { ResultIndexer } from './store/transcripts/result-index.ts';
+import { TranscriptStore } from './store/transcripts/transcript-store.ts';
+import type { McpConfig } from './tools/mcp/config/config.ts';
 import { httpPortOf, readMcpConfig, readSettings, uncheckedSignIns } from './startup-settings.ts';
 import { runMcpLogin } from './mcp-login.ts';
 // The MCP SDK and its schemas take about 100 ms of a start to load: the modules using it are
 // imported only where MCP servers, OAuth or sign-ins are configured.
 import type { McpToolSource, McpOAuthOptions } from './tools/mcp/source.ts';
-import { SealedOAuthVault } from './store/oauth-vault.ts';
-import { SealedPersonVault } from './store/person-vault.ts';
+import { SealedOAuthVault } from './store/credentials/oauth-vault.ts';
+import { SealedPersonVault } from './store/credentials/person-vault.ts';
 import type { PlatformSignIn } from './core/ports/platform-sign-in.ts';
 import { builtinSource, ToolRegistry, type ToolSource } from './tools/registry.ts';
 import { searchHistoryTool } from './core/builtins/search-history.ts';
@@ -156,7 +156,7 @@ async function httpRoutes(
 ) {
   const { clientMetadataUrl } = config.tools.oauth;
   const document = clientMetadataUrl
-    ? (await import('./tools/mcp/oauth.ts')).clientMetadataDocument({
+    ? (await import('./tools/mcp/sign-in/oauth.ts')).clientMetadataDocument({
         ...config.tools.oauth,
         clientMetadataUrl,
       })
@@ -164,7 +164,7 @@ async function httpRoutes(
   return [
     ...observabilityRoutes(registry, readiness),
     ...(document ? [jsonRoute(new URL(document.client_id).pathname, document)] : []),
-    ...(await import('./tools/mcp/sign-in.ts')).signInRoutes(() => spool()?.signIns),
+    ...(await import('./tools/mcp/sign-in/sign-in.ts')).signInRoutes(() => spool()?.signIns),
     ...webRoutes(() => spool()?.web),
   ];
 }
@@ -325,10 +325,10 @@ async function mcpOAuth(
   onSignedIn: (toolCallId: string) => Promise<void>,
 ): Promise<McpOAuthOptions> {
   const { signInRedirectUrl, signInLinkUrl, clientMetadataUrl, key } = config.tools.oauth;
-  const people = mcp ? (await import('./tools/mcp/cross-app.ts')).signInServers(mcp) : [];
+  const people = mcp ? (await import('./tools/mcp/sign-in/cross-app.ts')).signInServers(mcp) : [];
   const signIns =
     signInRedirectUrl && signInLinkUrl && people.length > 0
-      ? new (await import('./tools/mcp/sign-in.ts')).SignIns(people, {
+      ? new (await import('./tools/mcp/sign-in/sign-in.ts')).SignIns(people, {
           vault: new SealedPersonVault(db.prisma, key),
           identity: { redirectUrl: signInRedirectUrl, clientMetadataUrl },
           linkUrl: signInLinkUrl,

@@ -2,8 +2,8 @@ import type { Config } from './config.ts';
 import type { Logger } from './core/logger.ts';
 import { errorMessage } from './core/errors.ts';
 import { openDatabase } from './store/database.ts';
-import { SealedOAuthVault } from './store/oauth-vault.ts';
-import type { McpConfig } from './tools/mcp/config.ts';
+import { SealedOAuthVault } from './store/credentials/oauth-vault.ts';
+import type { McpConfig } from './tools/mcp/config/config.ts';
 import { USAGE } from './startup-settings.ts';
 
 /**
@@ -33,7 +33,7 @@ export async function runMcpLogin(
     return 2;
   }
   const [{ login, terminalOperator }, { CLIENT_INFO }] = await Promise.all([
-    import('./tools/mcp/login.ts'),
+    import('./tools/mcp/sign-in/login.ts'),
     import('./tools/mcp/source.ts'),
   ]);
   const db = await openDatabase({ ...config.store, logger });

@@ -2,10 +2,10 @@ import type { Dispatcher } from 'undici';
 import type { Config } from './config.ts';
 import type { Logger } from './core/logger.ts';
 import { errorMessage } from './core/errors.ts';
-import { refreshBotToken } from './adapters/slack/rotation.ts';
+import { refreshBotToken } from './adapters/slack/installs/rotation.ts';
 import type { PrismaClient } from './store/generated/client.ts';
-import { SlackInstallations } from './store/slack-installations.ts';
-import { SlackInstallStates } from './store/slack-install-states.ts';
+import { SlackInstallations } from './store/credentials/slack-installations.ts';
+import { SlackInstallStates } from './store/credentials/slack-install-states.ts';
 import { fetchThrough } from './proxy.ts';
 
 /**

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, SECRET_ENV_NAMES, type Config } from './config.ts';
 import type { Logger } from './core/logger.ts';
 import { errorMessage } from './core/errors.ts';
-import { loadMcpConfig, McpConfigError, type McpConfig } from './tools/mcp/config.ts';
+import { loadMcpConfig, McpConfigError, type McpConfig } from './tools/mcp/config/config.ts';
 
 export const USAGE = `Usage: npm start                      the bot: every platform whose credentials are set, else the console
        npm run chat [-- --session NAME] the console chat; NAME keeps a conversation of its own (default: console)
@@ -71,7 +71,9 @@ export async function uncheckedSignIns(
   platformNames: string[],
 ): Promise<string | undefined> {
   if (!mcp || !config.tools.oauth.signInRedirectUrl) return undefined;
-  const people = (await import('./tools/mcp/cross-app.ts')).signInServers(mcp).map((s) => s.name);
+  const people = (await import('./tools/mcp/sign-in/cross-app.ts'))
+    .signInServers(mcp)
+    .map((s) => s.name);
   if (people.length === 0) return undefined;
   const missing = [
     platformNames.includes('slack') &&

@@ -1,7 +1,7 @@
 // Each quirk of an OpenAI-compatible server, reproduced by the fake over HTTP and met by the real
 // openai SDK through Spool's client, as each server's own issue tracker reports it.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { TranscriptStore } from '../../src/store/transcript-store.ts';
+import type { TranscriptStore } from '../../src/store/transcripts/transcript-store.ts';
 import type { Database } from '../../src/store/database.ts';
 import { OpenAiChatClient } from '../../src/llm/openai-client.ts';
 import { lastMessage, openAiClientFor, testAgent, testTool } from '../support/agent.ts';

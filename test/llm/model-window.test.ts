@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/database.ts';
-import type { TranscriptStore } from '../../src/store/transcript-store.ts';
+import type { TranscriptStore } from '../../src/store/transcripts/transcript-store.ts';
 import {
   lastMessage,
   markedCallId,

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/database.ts';
-import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
-import { FeedbackLedger } from '../../src/store/feedback-ledger.ts';
+import { DeliveryLedger } from '../../src/store/delivery/delivery-ledger.ts';
+import { FeedbackLedger } from '../../src/store/delivery/feedback-ledger.ts';
 import { testDatabase } from '../support/db.ts';
 
 let db: Database;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/database.ts';
-import { GatewayLedger } from '../../src/store/gateway-ledger.ts';
+import { GatewayLedger } from '../../src/store/delivery/gateway-ledger.ts';
 import { testDatabase } from '../support/db.ts';
 
 /** Discord's gateway shared through the database: the count's fence, shard leases, sessions, identifies. */

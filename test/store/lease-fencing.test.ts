@@ -4,8 +4,8 @@ import type { AcquiredLease, InboxEntry } from '../../src/core/ports/delivery.ts
 import type { Conversation, Message } from '../../src/core/ports/conversation.ts';
 import { LeaseLostError } from '../../src/core/ports/store.ts';
 import type { Database } from '../../src/store/database.ts';
-import { DeliveryLedger } from '../../src/store/delivery-ledger.ts';
-import { TranscriptStore } from '../../src/store/transcript-store.ts';
+import { DeliveryLedger } from '../../src/store/delivery/delivery-ledger.ts';
+import { TranscriptStore } from '../../src/store/transcripts/transcript-store.ts';
 import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
 
 let db: Database;

@@ -1,8 +1,8 @@
 import { WebClient } from '@slack/web-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refreshBotToken } from '../../src/adapters/slack/rotation.ts';
+import { refreshBotToken } from '../../src/adapters/slack/installs/rotation.ts';
 import type { Database } from '../../src/store/database.ts';
-import { SlackInstallations } from '../../src/store/slack-installations.ts';
+import { SlackInstallations } from '../../src/store/credentials/slack-installations.ts';
 import { testDatabase } from '../support/db.ts';
 import { FakeSlack, SLACK_CLIENT } from '../support/fake-slack.ts';
 import { FakeSlackInstalls } from '../support/fake-slack-installs.ts';

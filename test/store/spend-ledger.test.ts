@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { turnSpend } from '../../src/core/delivery/rules/spend.ts';
 import type { CapScope, Spender } from '../../src/core/ports/spend.ts';
 import type { Database } from '../../src/store/database.ts';
-import { PostgresSpendLedger } from '../../src/store/spend-ledger.ts';
-import type { TranscriptStore } from '../../src/store/transcript-store.ts';
+import { PostgresSpendLedger } from '../../src/store/delivery/spend-ledger.ts';
+import type { TranscriptStore } from '../../src/store/transcripts/transcript-store.ts';
 import { testDatabase, testStore, uniqueKey } from '../support/db.ts';
 
 /** Two replicas: each its own connections to the one database, its own ledger and store. */

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation, Message } from '../../src/core/ports/conversation.ts';
 import type { Database } from '../../src/store/database.ts';
-import type { HistorySearch } from '../../src/store/history-search.ts';
-import type { TranscriptStore } from '../../src/store/transcript-store.ts';
+import type { HistorySearch } from '../../src/store/transcripts/history-search.ts';
+import type { TranscriptStore } from '../../src/store/transcripts/transcript-store.ts';
 import { testDatabase, testSearch, testStore, uniqueKey } from '../support/db.ts';
 
 let db: Database;

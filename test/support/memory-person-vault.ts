@@ -4,14 +4,14 @@ import type {
   Person,
   PersonRecord,
   PersonVault,
-} from '../../src/tools/mcp/person-oauth.ts';
+} from '../../src/tools/mcp/sign-in/person-oauth.ts';
 
 const keyOf = (server: string, p: Person) =>
   JSON.stringify([server, p.platform, p.workspace, p.user]);
 
 /**
  * People's sign-ins kept in memory, for a client run as one process with no database (the
- * conformance suite's client); the bot keeps them sealed in PostgreSQL (src/store/person-vault.ts).
+ * conformance suite's client); the bot keeps them sealed in PostgreSQL (src/store/credentials/person-vault.ts).
  */
 export class MemoryPersonVault implements PersonVault {
   private readonly records = new Map<

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/database.ts';
-import { TranscriptStore } from '../../src/store/transcript-store.ts';
+import { TranscriptStore } from '../../src/store/transcripts/transcript-store.ts';
 import { openChromium, seriousViolations } from '../support/chromium.ts';
 import { testDatabase } from '../support/db.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';

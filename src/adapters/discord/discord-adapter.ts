@@ -3,20 +3,20 @@ import { Client, Events, type ClientOptions, type Interaction, type RESTOptions 
 import type { Delivery, PlatformAdapter } from '../../core/ports/platform.ts';
 import type { Logger } from '../../core/logger.ts';
 import { answeringCommands } from '../../core/delivery/commands/commands.ts';
-import { answerCommand } from './commands.ts';
+import { answerCommand } from './interactions/commands.ts';
 import { guardGateway } from './gateway.ts';
 import {
   discordPublicKey,
   INTERACTIONS_PATH,
   interactionsHandler,
   PendingAnswers,
-} from './http-interactions.ts';
-import { answerComponent } from './interactions.ts';
+} from './interactions/http-interactions.ts';
+import { answerComponent } from './interactions/interactions.ts';
 import { intentsFor, listenForMentions } from './mentions.ts';
 import { discordOutbound } from './outbound.ts';
 import type { DiscordAdapterConfig, DiscordParts } from './parts.ts';
 import { discordRequest } from './rest-request.ts';
-import { inviteUrl, registerCommands } from './slash-commands.ts';
+import { inviteUrl, registerCommands } from './interactions/slash-commands.ts';
 import { NO_MENTIONS } from './text.ts';
 import type { ShardKeeper } from './shards/shard-keeper.ts';
 import { startSharedGateway } from './shards/shared-gateway.ts';
@@ -24,7 +24,7 @@ import type { ChannelAccess } from '../../core/ports/channel-access.ts';
 import { discordChannelAccess } from './channel-access.ts';
 
 export type { DiscordAdapterConfig } from './parts.ts';
-export { DISCORD_COMMANDS, inviteUrl } from './slash-commands.ts';
+export { DISCORD_COMMANDS, inviteUrl } from './interactions/slash-commands.ts';
 export { DISCORD_HELP, DISCORD_MESSAGE_LIMIT, DISCORD_REFUSAL, isWorkingLine } from './text.ts';
 export { NOTHING_TO_STOP } from '../../core/delivery/waiting/clicks.ts';
 export { unreadableReply } from '../../core/delivery/intake/handled-reply.ts';

@@ -12,8 +12,12 @@ import type { Logger } from '../../core/logger.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import { discordAnswer, isExpired, refusesFile } from './api-errors.ts';
 import { attached, postToChannel, replyInChannel } from './channel-post.ts';
-import { approvalComponents, feedbackComponents, stopComponents } from './components.ts';
-import { formComponents } from './form-modal.ts';
+import {
+  approvalComponents,
+  feedbackComponents,
+  stopComponents,
+} from './interactions/components.ts';
+import { formComponents } from './interactions/form-modal.ts';
 import { postInThread, startThread, tell } from './threads.ts';
 import type { DiscordAdapterConfig, DiscordParts } from './parts.ts';
 import { DISCORD_REFUSAL, discordChunks, NO_MENTIONS, workingLine } from './text.ts';

@@ -8,7 +8,7 @@ import { approvalBlocks } from './approval-blocks.ts';
 import { answerBlocks } from './feedback.ts';
 import { deleteFile, fetchSlackFile, uploadFile } from './files.ts';
 import { formBlocks } from './form-blocks.ts';
-import { slackText } from './message.ts';
+import { slackText } from './inbound/message.ts';
 import type { SlackParts } from './parts.ts';
 import { startThread, tell } from './schedules.ts';
 import { SlackStatus } from './status.ts';

@@ -6,18 +6,22 @@ import type { Logger } from '../../core/logger.ts';
 import { answeringCommands } from '../../core/delivery/commands/commands.ts';
 import { fetchThrough } from '../../proxy.ts';
 import { errorMessage } from '../../core/errors.ts';
-import { AckAfterListenerReceiver } from './socket-receiver.ts';
-import { installedWorkspaces, singleWorkspace, type SlackClients } from './clients.ts';
-import { SlackInstalls, withInstallRoutes, type SlackInstallsOptions } from './installs.ts';
-import { listenForLifecycle } from './lifecycle.ts';
-import { AckingHttpReceiver } from './acknowledge.ts';
-import { listenForCommands } from './commands.ts';
-import { listenForMessages } from './events.ts';
-import { listenForAgentThreads } from './assistant.ts';
+import { AckAfterListenerReceiver } from './inbound/socket-receiver.ts';
+import { installedWorkspaces, singleWorkspace, type SlackClients } from './installs/clients.ts';
+import {
+  SlackInstalls,
+  withInstallRoutes,
+  type SlackInstallsOptions,
+} from './installs/installs.ts';
+import { listenForLifecycle } from './installs/lifecycle.ts';
+import { AckingHttpReceiver } from './inbound/acknowledge.ts';
+import { listenForCommands } from './inbound/commands.ts';
+import { listenForMessages } from './inbound/events.ts';
+import { listenForAgentThreads } from './inbound/assistant.ts';
 import { listenForFeedback } from './feedback.ts';
-import { listenForClicks } from './interactions.ts';
+import { listenForClicks } from './inbound/interactions.ts';
 import { slackOutbound } from './outbound.ts';
-import { listenForReactions } from './reactions.ts';
+import { listenForReactions } from './inbound/reactions.ts';
 import type { SlackAdapterConfig, SlackParts } from './parts.ts';
 import { INSTALL_PATH } from './settings.ts';
 import type { ChannelAccess } from '../../core/ports/channel-access.ts';

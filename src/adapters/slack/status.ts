@@ -1,5 +1,5 @@
 import type { InboundMessage } from '../../core/ports/delivery.ts';
-import type { SlackClients } from './clients.ts';
+import type { SlackClients } from './installs/clients.ts';
 
 const THINKING_REACTION = 'hourglass_flowing_sand';
 

@@ -1,22 +1,22 @@
-import { acceptedCalls, newToolCallId } from './accepted-calls.ts';
-import { derivedCallCount, pastCallLimit } from './call-limits.ts';
+import { acceptedCalls, newToolCallId } from './calls/accepted-calls.ts';
+import { derivedCallCount, pastCallLimit } from './calls/call-limits.ts';
 import type { UserPreview } from './context/long-messages.ts';
 import type { MicrocompactOptions } from './context/microcompact.ts';
 import { readingChars } from './context/reading-view.ts';
 import { buildRequestMessages } from './context/request.ts';
 import { notify, type AgentHooks } from './hooks.ts';
 import { nextStep, type StepLimits } from './next-step.ts';
-import { OverflowMemory } from './overflow-memory.ts';
+import { OverflowMemory } from './context/overflow-memory.ts';
 import type { ResultBudget } from './results/budget.ts';
 import type { ResultIntake } from './results/result-intake.ts';
-import { offeredTools, type ToolOfferOptions } from './tool-offer.ts';
-import { resumePlan, turnProgress, unansweredCalls } from './resume.ts';
-import { redoneWork } from './redone.ts';
+import { offeredTools, type ToolOfferOptions } from './calls/tool-offer.ts';
+import { resumePlan, turnProgress, unansweredCalls } from './resume/resume.ts';
+import { redoneWork } from './resume/redone.ts';
 import type { ModelOutcome, Step } from './step.ts';
 import { cappedReply, failedTurn } from './turn-replies.ts';
 import { admit, settleUsage, usageRecord } from './request-spend.ts';
-import { whileUnreachable } from './unreachable.ts';
-import { runCalls, showImages } from './run-calls.ts';
+import { whileUnreachable } from './resume/unreachable.ts';
+import { runCalls, showImages } from './calls/run-calls.ts';
 import type { Turn } from './turn.ts';
 import {
   advance,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { nextStep } from './next-step.ts';
-import { CONTINUE_PROMPT } from './resume.ts';
+import { CONTINUE_PROMPT } from './resume/resume.ts';
 import type { ModelOutcome } from './step.ts';
 import { TURN_REPLIES } from './turn-replies.ts';
 import { startState, type TurnState } from './turn-state.ts';

@@ -1,6 +1,6 @@
-import { flagsOf } from './accepted-calls.ts';
+import { flagsOf } from './calls/accepted-calls.ts';
 import { nextFit } from './context/request.ts';
-import { CONTINUE_PROMPT } from './resume.ts';
+import { CONTINUE_PROMPT } from './resume/resume.ts';
 import type { ModelOutcome, Step } from './step.ts';
 import { cutOffReply, TURN_REPLIES } from './turn-replies.ts';
 import type { TurnState } from './turn-state.ts';

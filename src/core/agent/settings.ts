@@ -1,6 +1,6 @@
 import type { AgentOptions } from './agent.ts';
 import type { PreviewSizes } from './results/preview.ts';
-import { toolOfferSettings } from './tool-offer.ts';
+import { toolOfferSettings } from './calls/tool-offer.ts';
 import type { PageOptions } from '../builtins/get-continuation.ts';
 import { PAGE_MARKER_CHARS, PREVIEW_MARKER_CHARS } from '../markers.ts';
 import type { SettingsReader } from '../ports/settings.ts';

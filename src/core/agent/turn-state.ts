@@ -1,7 +1,7 @@
 import type { Fit } from './context/request.ts';
 import type { StepEvent, TurnInfo } from './hooks.ts';
 import type { ModelOutcome, Step } from './step.ts';
-import type { TurnProgress } from './resume.ts';
+import type { TurnProgress } from './resume/resume.ts';
 import type { PendingCall } from '../ports/turns.ts';
 
 /** What one turn has spent so far. Only `advance` changes it, one step at a time. */

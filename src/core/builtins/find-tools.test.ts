@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findToolsTool } from './find-tools.ts';
-import { foundNames, foundToolsResult } from '../agent/tool-offer.ts';
+import { foundNames, foundToolsResult } from '../agent/calls/tool-offer.ts';
 import type { ToolContext, ToolSpec } from '../ports/tools.ts';
 
 const spec = (name: string, description: string, server?: string): ToolSpec => ({

@@ -1,5 +1,5 @@
-import { foundToolsResult, isLoadable } from '../agent/tool-offer.ts';
-import { searchTools } from '../agent/tool-search.ts';
+import { foundToolsResult, isLoadable } from '../agent/calls/tool-offer.ts';
+import { searchTools } from '../agent/calls/tool-search.ts';
 import { errorResult, type Tool, type ToolOutcome, type ToolSpec } from '../ports/tools.ts';
 
 /** The tools one search loads: enough that the right one is among them, few enough to be cheap. */

@@ -1,4 +1,4 @@
-import { requestedNames, resolveToolNames } from '../agent/tool-offer.ts';
+import { requestedNames, resolveToolNames } from '../agent/calls/tool-offer.ts';
 import { errorResult, type Tool, type ToolOutcome, type ToolSpec } from '../ports/tools.ts';
 
 /**

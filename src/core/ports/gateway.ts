@@ -5,7 +5,7 @@ import type { Lease } from './store.ts';
  * A platform's gateway split into shards (Discord's), shared by the replicas through the database:
  * each shard held by one replica under a lease of the lanes' kind (generations, renewals, takeover
  * once a holder stops renewing), its session kept with the lease, and the identifies budgeted
- * across replicas. The store implements it (src/store/gateway-ledger.ts).
+ * across replicas. The store implements it (src/store/delivery/gateway-ledger.ts).
  */
 
 /** The shard count every replica connects with; a new count is a new generation. */

@@ -55,7 +55,7 @@ export interface ConversationRecord {
   entries: ConversationEntry[];
 }
 
-/** What Spool stored, read for the web pages (src/store/web-records.ts). */
+/** What Spool stored, read for the web pages (src/store/transcripts/web-records.ts). */
 export interface RecordsPort {
   /** A tool call by its row id, with its whole result. */
   call(id: string): Promise<CallRecord | undefined>;

@@ -16,7 +16,7 @@ export interface SignInListing {
 /** A sign-in link for a person; or why there is none. */
 export type SignInLink = { url: string } | 'signed_in' | 'unknown';
 
-/** People's sign-ins to MCP servers used with each person's own account (src/tools/mcp/sign-in.ts). */
+/** People's sign-ins to MCP servers used with each person's own account (src/tools/mcp/sign-in/sign-in.ts). */
 export interface SignInPort {
   /** The sign-ins in a workspace: one person's, or everyone's when `user` is not given. */
   logins(where: { platform: string; workspace: string; user?: string }): Promise<SignInListing[]>;

@@ -11,7 +11,7 @@ export interface WebSession {
   expiresAt: Date;
 }
 
-/** Where web sessions are kept (src/store/web-session-ledger.ts). */
+/** Where web sessions are kept (src/store/credentials/web-session-ledger.ts). */
 export interface WebSessionPort {
   create(session: Omit<WebSession, 'createdAt'>): Promise<void>;
   /** The session, while it has not expired. */

@@ -18,14 +18,14 @@ import type { Logger } from '../../core/logger.ts';
 import type { StoredTask, TaskPort } from '../../core/ports/tasks.ts';
 import type { ParkedCall, ToolContext, ToolOutcome, ToolProgress } from '../../core/ports/tools.ts';
 import { CallClock } from './call-clock.ts';
-import { formOf, pageOf } from './elicitation.ts';
+import { formOf, pageOf } from './server-requests/elicitation.ts';
 import { errorResult } from '../../core/ports/tools.ts';
-import type { McpServerConfig } from './config.ts';
-import { loginCommand, StoredOAuthProvider } from './oauth.ts';
-import { PersonOAuthProvider } from './person-oauth.ts';
+import type { McpServerConfig } from './config/config.ts';
+import { loginCommand, StoredOAuthProvider } from './sign-in/oauth.ts';
+import { PersonOAuthProvider } from './sign-in/person-oauth.ts';
 import { toOutcome } from './result.ts';
 import { ServerSkills } from './skills.ts';
-import { answerSampling, type SamplingCall } from './sampling.ts';
+import { answerSampling, type SamplingCall } from './server-requests/sampling.ts';
 import {
   cancelTask,
   FOLLOW_MS,

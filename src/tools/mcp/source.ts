@@ -5,7 +5,7 @@ import type { PromptPort, PromptSpec } from '../../core/ports/prompts.ts';
 import type { TaskPort } from '../../core/ports/tasks.ts';
 import { errorResult, type Tool, type ToolFlags } from '../../core/ports/tools.ts';
 import type { ToolSource } from '../registry.ts';
-import type { McpConfig, McpServerConfig } from './config.ts';
+import type { McpConfig, McpServerConfig } from './config/config.ts';
 import { McpServerConnection, type McpLimits } from './connection.ts';
 import { exposedToolNames } from './naming.ts';
 import {
@@ -13,10 +13,10 @@ import {
   StoredOAuthProvider,
   type OAuthIdentity,
   type OAuthVault,
-} from './oauth.ts';
-import { crossAppAccess, IdentityProvider } from './cross-app.ts';
-import { ownSignIn, PersonConnections } from './person-connections.ts';
-import { personServers, type SignIns } from './sign-in.ts';
+} from './sign-in/oauth.ts';
+import { crossAppAccess, IdentityProvider } from './sign-in/cross-app.ts';
+import { ownSignIn, PersonConnections } from './sign-in/person-connections.ts';
+import { personServers, type SignIns } from './sign-in/sign-in.ts';
 import { LOAD_SKILL, skillLoader } from './skills.ts';
 
 export const CLIENT_INFO = { name: 'spool', version: '0.1.0' };

@@ -9,7 +9,7 @@ import {
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { errorMessage } from '../../core/errors.ts';
 import { traceContextFetch } from '../../tracing/propagation.ts';
-import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from './config.ts';
+import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from './config/config.ts';
 import { MessageLineBuffer } from './line-buffer.ts';
 
 /**

@@ -8,7 +8,7 @@ import {
 } from '../../../src/adapters/discord/discord-adapter.ts';
 import { STOPPED_REPLY } from '../../../src/core/delivery/engine/engine.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
+import { parseMcpConfig } from '../../../src/tools/mcp/config/config.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';
 import { testAgent } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import type { AddressInfo, Server } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DiscordAdapter, isWorkingLine } from '../../../src/adapters/discord/discord-adapter.ts';
-import { INTERACTIONS_PATH } from '../../../src/adapters/discord/http-interactions.ts';
+import { INTERACTIONS_PATH } from '../../../src/adapters/discord/interactions/http-interactions.ts';
 import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import { serveRoutes } from '../../../src/observability.ts';
 import type { Database } from '../../../src/store/database.ts';

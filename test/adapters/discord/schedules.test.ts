@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
 import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { ScheduleLedger } from '../../../src/store/schedule-ledger.ts';
+import { ScheduleLedger } from '../../../src/store/delivery/schedule-ledger.ts';
 import { testAgent } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { APP_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';

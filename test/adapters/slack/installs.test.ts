@@ -9,10 +9,10 @@ import { DEFAULT_INSTALL_SCOPES } from '../../../src/adapters/slack/settings.ts'
 import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import type { DeliveryOptions } from '../../../src/core/delivery/engine/engine-options.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { SlackInstallations } from '../../../src/store/slack-installations.ts';
-import { SlackInstallStates } from '../../../src/store/slack-install-states.ts';
+import { SlackInstallations } from '../../../src/store/credentials/slack-installations.ts';
+import { SlackInstallStates } from '../../../src/store/credentials/slack-install-states.ts';
 import { testAgent, testTool } from '../../support/agent.ts';
-import { ScheduleLedger } from '../../../src/store/schedule-ledger.ts';
+import { ScheduleLedger } from '../../../src/store/delivery/schedule-ledger.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import { eventBody, FakeSlack, signedRequest, SLACK_CLIENT } from '../../support/fake-slack.ts';
@@ -20,7 +20,7 @@ import { FakeSlackInstalls, SLACK_WORKSPACE_COOKIE } from '../../support/fake-sl
 import { RecordingLogger } from '../../support/logger.ts';
 import { freePort, until } from '../../support/process.ts';
 import { serveSlackEvents } from '../../support/slack-bot.ts';
-import { refreshBotToken } from '../../../src/adapters/slack/rotation.ts';
+import { refreshBotToken } from '../../../src/adapters/slack/installs/rotation.ts';
 
 const SIGNING_SECRET = 'installs-signing-secret';
 const KEY = Buffer.alloc(32, 7);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryOptions } from '../../../src/core/delivery/engine/engine.ts';
 import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
+import { parseMcpConfig } from '../../../src/tools/mcp/config/config.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';
 import { testAgent } from '../../support/agent.ts';
 import { STOPPED_REPLY } from '../../../src/core/delivery/engine/engine.ts';

@@ -13,7 +13,7 @@ import {
 import { STOPPED_CLICK_REPLY } from '../../../src/core/delivery/posts/approval-text.ts';
 import { STOPPED_PROMPT } from '../../../src/core/delivery/posts/replies.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { DeliveryLedger } from '../../../src/store/delivery-ledger.ts';
+import { DeliveryLedger } from '../../../src/store/delivery/delivery-ledger.ts';
 import { searchHistoryTool } from '../../../src/core/builtins/search-history.ts';
 import { defaultAgentOptions, testAgent, testTool } from '../../support/agent.ts';
 import type { AgentOptions } from '../../../src/core/agent/agent.ts';

@@ -1,11 +1,11 @@
 import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Agent } from '../../../src/core/agent/agent.ts';
-import { CONTINUE_PROMPT } from '../../../src/core/agent/resume.ts';
+import { CONTINUE_PROMPT } from '../../../src/core/agent/resume/resume.ts';
 import type { AgentHooks, StepEvent, TurnEvent } from '../../../src/core/agent/hooks.ts';
 import type { Conversation } from '../../../src/core/ports/conversation.ts';
 import type { Database } from '../../../src/store/database.ts';
-import type { TranscriptStore } from '../../../src/store/transcript-store.ts';
+import type { TranscriptStore } from '../../../src/store/transcripts/transcript-store.ts';
 import { OpenAiChatClient } from '../../../src/llm/openai-client.ts';
 import { ToolRegistry } from '../../../src/tools/registry.ts';
 import {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../../src/store/database.ts';
-import { TranscriptStore } from '../../../src/store/transcript-store.ts';
+import { TranscriptStore } from '../../../src/store/transcripts/transcript-store.ts';
 import { searchHistoryTool } from '../../../src/core/builtins/search-history.ts';
 import { lastMessage, sentCallIds, testAgent, testTool } from '../../support/agent.ts';
 import { databaseKind, testSearch, uniqueKey } from '../../support/db.ts';

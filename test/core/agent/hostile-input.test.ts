@@ -6,8 +6,8 @@ import { secretMasker } from '../../../src/core/redact.ts';
 import type { Conversation } from '../../../src/core/ports/conversation.ts';
 import { loadConfig } from '../../../src/config.ts';
 import type { Database } from '../../../src/store/database.ts';
-import type { TranscriptStore } from '../../../src/store/transcript-store.ts';
-import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
+import type { TranscriptStore } from '../../../src/store/transcripts/transcript-store.ts';
+import { parseMcpConfig } from '../../../src/tools/mcp/config/config.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';
 import {
   defaultAgentOptions,

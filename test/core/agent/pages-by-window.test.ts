@@ -3,7 +3,7 @@ import type { StepEvent } from '../../../src/core/agent/hooks.ts';
 import { parsePage } from '../../../src/core/markers.ts';
 import type { Conversation } from '../../../src/core/ports/conversation.ts';
 import type { Database } from '../../../src/store/database.ts';
-import type { TranscriptStore } from '../../../src/store/transcript-store.ts';
+import type { TranscriptStore } from '../../../src/store/transcripts/transcript-store.ts';
 import { defaultPageOptions, openAiClientFor, testAgent, testTool } from '../../support/agent.ts';
 import { testDatabase, testStore, uniqueKey } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';

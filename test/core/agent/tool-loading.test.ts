@@ -8,8 +8,8 @@ import { loadToolsTool } from '../../../src/core/builtins/load-tools.ts';
 import type { Conversation } from '../../../src/core/ports/conversation.ts';
 import { loadConfig } from '../../../src/config.ts';
 import type { Database } from '../../../src/store/database.ts';
-import type { TranscriptStore } from '../../../src/store/transcript-store.ts';
-import { parseMcpConfig } from '../../../src/tools/mcp/config.ts';
+import type { TranscriptStore } from '../../../src/store/transcripts/transcript-store.ts';
+import { parseMcpConfig } from '../../../src/tools/mcp/config/config.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';
 import { builtinSource, type ToolRegistry } from '../../../src/tools/registry.ts';
 import {

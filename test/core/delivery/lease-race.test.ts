@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Lanes } from '../../../src/core/delivery/engine/lanes.ts';
 import type { PendingEntry } from '../../../src/core/ports/delivery.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { DeliveryLedger } from '../../../src/store/delivery-ledger.ts';
+import { DeliveryLedger } from '../../../src/store/delivery/delivery-ledger.ts';
 import { testDatabase, uniqueKey } from '../../support/db.ts';
 import { silentLogger } from '../../support/logger.ts';
 import { fileDatabaseUrl } from '../../support/file-database.ts';

@@ -4,7 +4,7 @@ import { ChannelGoneError, type InboundMessage } from '../../../src/core/ports/d
 import type { Outbound } from '../../../src/core/ports/platform.ts';
 import type { TurnRunner } from '../../../src/core/ports/turns.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { ScheduleLedger } from '../../../src/store/schedule-ledger.ts';
+import { ScheduleLedger } from '../../../src/store/delivery/schedule-ledger.ts';
 import { testDatabase, testEngine } from '../../support/db.ts';
 import { until } from '../../support/process.ts';
 

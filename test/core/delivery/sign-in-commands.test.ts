@@ -4,8 +4,8 @@ import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts
 import { namingFor } from '../../../src/core/delivery/commands/naming.ts';
 import type { Asker } from '../../../src/core/ports/platform.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { SealedPersonVault } from '../../../src/store/person-vault.ts';
-import { SignIns } from '../../../src/tools/mcp/sign-in.ts';
+import { SealedPersonVault } from '../../../src/store/credentials/person-vault.ts';
+import { SignIns } from '../../../src/tools/mcp/sign-in/sign-in.ts';
 import { testAgent } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';

@@ -1,0 +1,63 @@
+import { policyFor } from '../../../core/delivery/rules/policy.ts';
+import type { InboundMessage } from '../../../core/ports/delivery.ts';
+import { keyIn, workspaceOf, type SlackParts } from '../parts.ts';
+import { messageAt, quotedSubject } from './subject.ts';
+
+/** A reaction event, as Slack sends it (reaction_added, reaction_removed). */
+interface ReactionEvent {
+  user?: string;
+  reaction?: string;
+  item?: { type?: string; channel?: string; ts?: string };
+}
+
+/**
+ * Reactions as requests: an emoji the channel's policy maps to a prompt (`reactions`), added to a
+ * message by a person who may talk to Spool there, is a message of theirs in that message's thread
+ * (the prompt, with the message quoted). One person's one emoji on one message is one request,
+ * however often Slack delivers it; taking the emoji off stops its turn if it still runs.
+ */
+export function listenForReactions(parts: SlackParts): void {
+  parts.app.event('reaction_added', async ({ event, body, context }) => {
+    // Spool's own ⏳ (its working sign, where the status API is refused) asks nothing.
+    if (event.user === context.botUserId) return;
+    const asked = await request(parts, event as ReactionEvent, workspaceOf(context, body.team_id));
+    if (!asked) return;
+    const handled = await parts.delivery.handleIncoming(asked);
+    parts.logger.debug('Slack: a reaction', { outcome: handled.status });
+  });
+  parts.app.event('reaction_removed', async ({ event, body, context }) => {
+    const asked = await request(parts, event as ReactionEvent, workspaceOf(context, body.team_id));
+    if (!asked) return;
+    const outcome = await parts.delivery.stopTurn(asked, asked.messageKey);
+    parts.logger.debug('Slack: a reaction taken back', { outcome });
+  });
+}
+
+/** The request a reaction makes, or none (an emoji no prompt is mapped to, not on a message). */
+async function request(
+  { clients, config, logger }: SlackParts,
+  { user, reaction, item }: ReactionEvent,
+  workspace: string,
+): Promise<InboundMessage | undefined> {
+  if (!user || !reaction || item?.type !== 'message' || !item.channel || !item.ts) return undefined;
+  const { channel, ts } = item;
+  // Skin tones are one emoji: `+1::skin-tone-2` asks what `+1` asks.
+  const emoji = reaction.split('::')[0]!;
+  const prompt = policyFor(config.policy, { platform: 'slack', workspace, channel }).reactions?.[
+    emoji
+  ];
+  if (!prompt) return undefined;
+  const reacted = await messageAt(await clients.of(workspace), channel, ts);
+  if (!reacted) {
+    logger.warn('Slack: could not read the message a reaction is on', { channel });
+    return undefined;
+  }
+  return {
+    lane: { platform: 'slack', workspace, channel, thread: reacted.thread },
+    messageKey: keyIn(config, workspace, `reaction:${channel}:${ts}:${user}:${emoji}`),
+    kind: 'message',
+    user,
+    text: `${prompt}\n\n${quotedSubject(reacted)}`,
+    delivery: { ts },
+  };
+}
