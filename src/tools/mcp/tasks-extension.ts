@@ -222,10 +222,15 @@ export class ExtensionTaskCall<Context> implements TaskCall {
   }
 }
 
+/**
+ * How the task ended. A failure the server did not answer with (its connection lost while the
+ * task was followed) is no end: it is thrown, and the task looked at again later.
+ */
 function ended(outcome: TaskOutcome<ToolResult>): TaskEnd {
   if (outcome.status === 'completed') return { ended: 'completed', result: outcome.result };
-  if (outcome.status === 'failed') return { ended: 'failed', error: outcome.error.message };
-  return { ended: 'cancelled' };
+  if (outcome.status === 'cancelled') return { ended: 'cancelled' };
+  if (outcome.error.code === undefined) throw outcome.error;
+  return { ended: 'failed', error: outcome.error.message };
 }
 
 /** Asks the server to cancel a task of this session; a task that ended already is left as it is. */

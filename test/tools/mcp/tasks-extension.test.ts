@@ -22,10 +22,8 @@ import { freePort, until } from '../../support/process.ts';
  */
 let db: Database;
 let dir: string;
-let events: string;
-let server: ChildProcess;
-let url: string;
 const sources: McpToolSource[] = [];
+const servers: ChildProcess[] = [];
 
 interface ServerEvent {
   event: string;
@@ -34,34 +32,48 @@ interface ServerEvent {
   name?: string;
 }
 
-const seen = async (): Promise<ServerEvent[]> =>
-  (await readFile(events, 'utf8').catch(() => ''))
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as ServerEvent);
+/** A fixture server of its own process: its address, what it saw, and its process. */
+interface TaskServer {
+  url: string;
+  seen: () => Promise<ServerEvent[]>;
+  child: ChildProcess;
+}
+
+async function startServer(name: string): Promise<TaskServer> {
+  const events = join(dir, `${name}.jsonl`);
+  const port = await freePort();
+  const child = spawn(process.execPath, ['test/fixtures/modern-task-mcp-server.mjs'], {
+    env: { ...process.env, PORT: String(port), EVENTS_FILE: events },
+    stdio: 'inherit',
+  });
+  servers.push(child);
+  const seen = async () =>
+    (await readFile(events, 'utf8').catch(() => ''))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as ServerEvent);
+  await until(async () => ((await seen()).length > 0 ? true : undefined));
+  return { url: `http://127.0.0.1:${port}/mcp`, seen, child };
+}
+
+let server: TaskServer;
+const seen = () => server.seen();
 
 beforeAll(async () => {
   db = await testDatabase();
   dir = await mkdtemp(join(tmpdir(), 'spool-tasks-ext-'));
-  events = join(dir, 'events.jsonl');
-  const port = await freePort();
-  server = spawn(process.execPath, ['test/fixtures/modern-task-mcp-server.mjs'], {
-    env: { ...process.env, PORT: String(port), EVENTS_FILE: events },
-    stdio: 'inherit',
-  });
-  await until(async () => ((await seen()).length > 0 ? true : undefined));
-  url = `http://127.0.0.1:${port}/mcp`;
+  server = await startServer('events');
 }, 60_000);
 
 afterAll(async () => {
   await Promise.all(sources.map((s) => s.close()));
-  server?.kill();
+  for (const child of servers) child.kill();
   await db?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Spool's MCP tools of the fixture server, with tasks kept (in the test database) or not. */
-async function started(keepTasks: boolean): Promise<ToolRegistry> {
+/** Spool's MCP tools of a fixture server, with tasks kept (in the test database) or not. */
+async function started(keepTasks: boolean, url = server.url): Promise<ToolRegistry> {
   const config = parseMcpConfig(
     JSON.stringify({ mcpServers: { tasks: { url } } }),
     join(dir, 'mcp.json'),
@@ -165,5 +177,18 @@ describe('a server with the tasks extension', () => {
     const badgers = (await seen()).filter((e) => e.topic === 'badgers');
     expect(badgers.map((e) => e.event)).toEqual(['plain']);
     expect(await taskRow(callId)).toBeNull();
+  });
+
+  it('a server gone while its task is followed parks the turn: the task is not taken as failed', async () => {
+    const lost = await startServer('lost');
+    const tools = await started(true, lost.url);
+    const callId = 'call_ext_00000000000000000000000006';
+    const outcome = tools.call('tasks__research', { topic: 'voles', seconds: 60 }, context(callId));
+    await until(async () =>
+      (await lost.seen()).some((e) => e.event === 'call' && e.topic === 'voles') ? true : undefined,
+    );
+    lost.child.kill('SIGKILL');
+    expect(await outcome).toMatchObject({ parked: 'task' });
+    expect(await taskRow(callId)).toMatchObject({ status: 'working' });
   });
 });
