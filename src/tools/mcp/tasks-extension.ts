@@ -19,7 +19,8 @@ import {
   type TaskView,
   type ToolExecution,
 } from '@modelcontextprotocol/ext-tasks/client';
-import { taskId as asTaskId } from '@modelcontextprotocol/ext-tasks/core';
+import { taskId as asTaskId, type JsonValue } from '@modelcontextprotocol/ext-tasks/core';
+import type { ErrorV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import type { ParkedCall } from '../../core/ports/tools.ts';
 import { FOLLOW_MS, nextLook, type TaskCall, type TaskEnd } from './tasks.ts';
 
@@ -33,9 +34,7 @@ import { FOLLOW_MS, nextLook, type TaskCall, type TaskEnd } from './tasks.ts';
  * else, so a server without it is spoken to as before.
  */
 
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-
-type ToolResult = CallToolResult;
+const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 /**
  * The requests of the tasks extension go out on the connection's own transport, beside the SDK's:
@@ -43,7 +42,7 @@ type ToolResult = CallToolResult;
  * does not speak. Spool's ids for them are strings the SDK (which counts in numbers) never uses, so
  * their answers are told apart; everything else reaches the SDK as before.
  */
-export function rawDispatchOver(client: Client): RawClientDispatch {
+function rawDispatchOver(client: Client): RawClientDispatch {
   const transport = client.transport;
   if (!transport) throw new Error('the MCP client is not connected');
   const waiting = new Map<string, (response: JsonRpcResponse) => void>();
@@ -55,8 +54,8 @@ export function rawDispatchOver(client: Client): RawClientDispatch {
     waiting.delete(id as string);
     answer(
       'error' in message
-        ? { kind: 'error', error: message.error as JsonRpcResponse & never }
-        : { kind: 'result', result: (message as unknown as { result: never }).result },
+        ? { kind: 'error', error: message.error as ErrorV2 }
+        : { kind: 'result', result: (message as { result: JsonValue }).result },
     );
   };
   let sent = 0;
@@ -125,8 +124,8 @@ export function openTaskSession<Context>(
         return tool ? toolDeclarationFromMcpTool(tool) : undefined;
       },
     },
-    onInputRequest: (request, context) =>
-      input(request, context.applicationContext) as ReturnType<typeof input> & never,
+    // The extension checks each answer against its question's schema before sending it.
+    onInputRequest: (request, context) => input(request, context.applicationContext) as never,
     onError,
   });
 }
@@ -138,7 +137,7 @@ export function openTaskSession<Context>(
  * While the task needs input, the person is asked and the follow waits for them.
  */
 export class ExtensionTaskCall<Context> implements TaskCall {
-  private execution?: ToolExecution<ToolResult, Context>;
+  private execution?: ToolExecution<CallToolResult, Context>;
 
   constructor(
     private readonly session: TaskEnabledSession<Context>,
@@ -153,7 +152,7 @@ export class ExtensionTaskCall<Context> implements TaskCall {
     private readonly onStatus: (message: string) => void,
   ) {}
 
-  async begin(): Promise<ToolResult | undefined> {
+  async begin(): Promise<CallToolResult | undefined> {
     const { session, context: applicationContext, signal, params } = this;
     if (this.taskId) {
       const reference = {
@@ -162,17 +161,21 @@ export class ExtensionTaskCall<Context> implements TaskCall {
         taskId: asTaskId(this.taskId),
         originalOperation: 'tools/call',
       } as const;
-      this.execution = await session.resumeTask<ToolResult>(reference, {
+      this.execution = await session.resumeTask<CallToolResult>(reference, {
         applicationContext,
         signal,
       });
       return undefined;
     }
-    const execution = await session.callTool<ToolResult>(params.name, params.arguments as never, {
-      applicationContext,
-      signal,
-      ...(params._meta ? { metadata: params._meta } : {}),
-    });
+    const execution = await session.callTool<CallToolResult>(
+      params.name,
+      params.arguments as never,
+      {
+        applicationContext,
+        signal,
+        ...(params._meta ? { metadata: params._meta } : {}),
+      },
+    );
     if (execution.kind === 'immediate') return resultFromTaskOutcome(await execution.result());
     this.execution = execution;
     this.taskId = execution.handle.taskId;
@@ -226,7 +229,7 @@ export class ExtensionTaskCall<Context> implements TaskCall {
  * How the task ended. A failure the server did not answer with (its connection lost while the
  * task was followed) is no end: it is thrown, and the task looked at again later.
  */
-function ended(outcome: TaskOutcome<ToolResult>): TaskEnd {
+function ended(outcome: TaskOutcome<CallToolResult>): TaskEnd {
   if (outcome.status === 'completed') return { ended: 'completed', result: outcome.result };
   if (outcome.status === 'cancelled') return { ended: 'cancelled' };
   if (outcome.error.code === undefined) throw outcome.error;
