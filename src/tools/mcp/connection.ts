@@ -9,6 +9,7 @@ import {
   type OAuthClientProvider,
   type Prompt as McpPrompt,
   type PromptMessage,
+  type RequestOptions,
   type Tool as McpTool,
 } from '@modelcontextprotocol/client';
 import type {
@@ -432,26 +433,11 @@ export class McpServerConnection {
           });
         },
       };
-      const listed = this.tools.find((t) => t.name === tool);
-      const session = this.taskSession;
-      // A task is kept by its call's id: a call without one is a plain call.
-      if (
-        this.tasks &&
-        context.callId &&
-        (task || session || (listed && runsAsTask(listed, client.getServerCapabilities())))
-      ) {
-        const params = withTraceContext({ name: tool, arguments: args });
-        const onStatus = (message: string) => context.onProgress?.({ progress: 0, message });
-        const taskCall = session
-          ? new ExtensionTaskCall(session, params, call, options.signal, task?.taskId, onStatus)
-          : new LegacyTaskCall(client, params, options, task?.taskId, onStatus);
-        return await this.asTask(taskCall, tool, context, task);
-      }
+      const params = withTraceContext({ name: tool, arguments: args });
+      const taskCall = this.taskCallOf(client, params, call, options, context, task);
+      if (taskCall) return await this.asTask(taskCall, tool, context, task);
       // With tracing on, the call carries its trace in `_meta` too, as MCP asks (SEP-414).
-      const result = await client.callTool(
-        withTraceContext({ name: tool, arguments: args }),
-        options,
-      );
+      const result = await client.callTool(params, options);
       return toOutcome(result, this.limits.binaryMaxBytes);
     } catch (error) {
       return this.failed(tool, error, context.signal);
@@ -460,6 +446,30 @@ export class McpServerConnection {
       clock.stop();
       this.running.delete(call);
     }
+  }
+
+  /**
+   * How the call runs as a task, if it may become one: a stored task is taken up again; a server of
+   * the tasks extension decides itself, through the extension's session; a 2025 server, by the
+   * tool's `taskSupport`. A task is kept by its call's id: without one, or where Spool keeps no
+   * tasks, the call is a plain one.
+   */
+  private taskCallOf(
+    client: Client,
+    params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, string> },
+    call: RunningCall,
+    options: RequestOptions & { signal: AbortSignal },
+    context: Pick<ToolContext, 'onProgress' | 'callId'>,
+    stored: StoredTask | undefined,
+  ): TaskCall | undefined {
+    const session = this.taskSession;
+    const listed = this.tools.find((t) => t.name === params.name);
+    const legacy = listed !== undefined && runsAsTask(listed, client.getServerCapabilities());
+    if (!this.tasks || !context.callId || !(stored || session || legacy)) return undefined;
+    const onStatus = (message: string) => context.onProgress?.({ progress: 0, message });
+    return session
+      ? new ExtensionTaskCall(session, params, call, options.signal, stored?.taskId, onStatus)
+      : new LegacyTaskCall(client, params, options, stored?.taskId, onStatus);
   }
 
   /**
