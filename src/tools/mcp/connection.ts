@@ -1,19 +1,21 @@
 import {
   Client,
-  ProtocolError,
   SdkError,
   SdkErrorCode,
   UnauthorizedError,
   type CallToolResult,
   type ElicitRequest,
   type ElicitResult,
-  type GetTaskResult,
   type OAuthClientProvider,
   type Prompt as McpPrompt,
   type PromptMessage,
   type RequestOptions,
   type Tool as McpTool,
 } from '@modelcontextprotocol/client';
+import type {
+  ApplicationInputRequest,
+  TaskEnabledSession,
+} from '@modelcontextprotocol/ext-tasks/client';
 import type { Logger } from '../../core/logger.ts';
 import type { StoredTask, TaskPort } from '../../core/ports/tasks.ts';
 import type { ParkedCall, ToolContext, ToolOutcome, ToolProgress } from '../../core/ports/tools.ts';
@@ -26,15 +28,8 @@ import { PersonOAuthProvider } from './sign-in/person-oauth.ts';
 import { toOutcome } from './result.ts';
 import { ServerSkills } from './skills.ts';
 import { answerSampling, type SamplingCall } from './server-requests/sampling.ts';
-import {
-  cancelTask,
-  FOLLOW_MS,
-  followTask,
-  lookAtTask,
-  runsAsTask,
-  startTask,
-  taskResult,
-} from './tasks.ts';
+import { cancelTask, FOLLOW_MS, LegacyTaskCall, runsAsTask, type TaskCall } from './tasks.ts';
+import { cancelInSession, ExtensionTaskCall, openTaskSession } from './tasks-extension.ts';
 import { connectTransport } from './transport.ts';
 import { withTraceContext } from '../../tracing/propagation.ts';
 import { errorMessage } from '../../core/errors.ts';
@@ -95,6 +90,8 @@ export class McpServerConnection {
   /** The protocol version the server speaks, once connected: 2025-11-25, 2026-07-28… */
   protocolVersion?: string;
   private client?: Client;
+  /** The tasks extension's session, with a 2026-07-28 server that declares it. */
+  private taskSession?: TaskEnabledSession<RunningCall>;
   private retryMs = FIRST_RETRY_MS;
   private retryTimer?: NodeJS.Timeout;
   private opening?: Promise<void>;
@@ -256,6 +253,7 @@ export class McpServerConnection {
       this.client = client;
       this.authInUse = auth;
       this.offer((await client.listTools()).tools);
+      this.taskSession = this.tasks ? this.openTaskSession(client) : undefined;
       this.resources = client.getServerCapabilities()?.resources
         ? await this.listResources(client)
         : undefined;
@@ -276,6 +274,7 @@ export class McpServerConnection {
       );
     } catch (error) {
       this.client = undefined;
+      this.endTaskSession();
       client.onclose = undefined;
       // The connection never came up: closing what is left of it has nothing to report.
       await client.close().catch(() => {});
@@ -341,9 +340,42 @@ export class McpServerConnection {
     }
   }
 
+  /**
+   * With a server that declares the tasks extension, its calls go through the extension's session:
+   * their questions come back to the call that made them.
+   */
+  private openTaskSession(client: Client): TaskEnabledSession<RunningCall> | undefined {
+    return openTaskSession<RunningCall>(client, {
+      server: this.config.name,
+      clientInfo: this.clientInfo,
+      capabilities: capabilitiesOf(this.config),
+      tools: () => this.tools,
+      input: (request, call) => this.answer(request, call),
+      onError: (error) =>
+        this.logger.warn(`MCP server "${this.config.name}" tasks: ${errorMessage(error)}`),
+    });
+  }
+
+  private endTaskSession(): void {
+    void this.taskSession?.close();
+    this.taskSession = undefined;
+  }
+
+  /** A question of a call made through the tasks extension, which says whose call it is. */
+  private async answer(request: ApplicationInputRequest, call: RunningCall): Promise<unknown> {
+    const { sampling, roots } = this.config;
+    if (request.kind === 'elicitation')
+      return this.ask(call, request.params as unknown as ElicitRequest['params']);
+    if (request.kind === 'sampling' && sampling)
+      return answerSampling(request.params as never, [call], sampling);
+    if (request.kind === 'roots' && roots) return { roots };
+    throw new Error(`Spool does not offer ${request.kind} to MCP server "${this.config.name}"`);
+  }
+
   private lost(client: Client): void {
     if (this.client !== client || this.closed()) return;
     this.client = undefined;
+    this.endTaskSession();
     // A person's connection is opened again by their next call.
     if (this.personal) this.state = 'down';
     else this.scheduleReconnect('stopped');
@@ -401,14 +433,11 @@ export class McpServerConnection {
           });
         },
       };
-      const listed = this.tools.find((t) => t.name === tool);
-      if (task || (listed && runsAsTask(listed, client.getServerCapabilities())))
-        return await this.asTask(client, { name: tool, arguments: args }, context, options, task);
+      const params = withTraceContext({ name: tool, arguments: args });
+      const taskCall = this.taskCallOf(client, params, call, options, context, task);
+      if (taskCall) return await this.asTask(taskCall, tool, context, task);
       // With tracing on, the call carries its trace in `_meta` too, as MCP asks (SEP-414).
-      const result = await client.callTool(
-        withTraceContext({ name: tool, arguments: args }),
-        options,
-      );
+      const result = await client.callTool(params, options);
       return toOutcome(result, this.limits.binaryMaxBytes);
     } catch (error) {
       return this.failed(tool, error, context.signal);
@@ -417,6 +446,30 @@ export class McpServerConnection {
       clock.stop();
       this.running.delete(call);
     }
+  }
+
+  /**
+   * How the call runs as a task, if it may become one: a stored task is taken up again; a server of
+   * the tasks extension decides itself, through the extension's session; a 2025 server, by the
+   * tool's `taskSupport`. A task is kept by its call's id: without one, or where Spool keeps no
+   * tasks, the call is a plain one.
+   */
+  private taskCallOf(
+    client: Client,
+    params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, string> },
+    call: RunningCall,
+    options: RequestOptions & { signal: AbortSignal },
+    context: Pick<ToolContext, 'onProgress' | 'callId'>,
+    stored: StoredTask | undefined,
+  ): TaskCall | undefined {
+    const session = this.taskSession;
+    const listed = this.tools.find((t) => t.name === params.name);
+    const legacy = listed !== undefined && runsAsTask(listed, client.getServerCapabilities());
+    if (!this.tasks || !context.callId || !(stored || session || legacy)) return undefined;
+    const onStatus = (message: string) => context.onProgress?.({ progress: 0, message });
+    return session
+      ? new ExtensionTaskCall(session, params, call, options.signal, stored?.taskId, onStatus)
+      : new LegacyTaskCall(client, params, options, stored?.taskId, onStatus);
   }
 
   /**
@@ -450,49 +503,46 @@ export class McpServerConnection {
   }
 
   /**
-   * A call the server runs as a task: started once (its id kept before anything waits on it) and
-   * followed until it ends, or parked on while it runs. A Stop while it is followed cancels it.
+   * A call the server may run as a task, in either era: started once (its task's id kept before
+   * anything waits on it) and followed until it ends, or parked on while it runs. A Stop while it
+   * is followed cancels it.
    */
   private async asTask(
-    client: Client,
-    params: { name: string; arguments: Record<string, unknown> },
-    context: Pick<ToolContext, 'signal' | 'onProgress' | 'callId' | 'conversation'>,
-    options: RequestOptions & { signal: AbortSignal },
+    call: TaskCall,
+    tool: string,
+    context: Pick<ToolContext, 'signal' | 'callId' | 'conversation'>,
     stored: StoredTask | undefined,
   ): Promise<ToolOutcome | ParkedCall> {
     const tasks = this.tasks!;
     const toolCallId = context.callId!;
-    let taskId = stored?.taskId;
+    const { name: server } = this.config;
     try {
-      let first: GetTaskResult;
-      if (taskId) first = await lookAtTask(client, taskId, options);
-      else {
-        first = await startTask(client, withTraceContext(params), options);
-        taskId = first.taskId;
-        const { name: server } = this.config;
-        await tasks.save({ toolCallId, server, taskId, conversation: context.conversation });
-      }
+      // A server of the tasks extension may answer at once: then the call was a plain one.
+      const result = await call.begin();
+      if (result) return toOutcome(result, this.limits.binaryMaxBytes);
+      if (!stored)
+        await tasks.save({
+          toolCallId,
+          server,
+          taskId: call.taskId!,
+          conversation: context.conversation,
+        });
       // A task taken up again is looked at once: the turn parks on it at once if it still runs.
-      const followMs = stored ? 0 : FOLLOW_MS;
-      const look = await followTask(client, first, { ...options, followMs }, (message) =>
-        context.onProgress?.({ progress: 0, message }),
-      );
-      if ('parked' in look) return look.parked;
-      if (look.ended === 'cancelled') {
-        await tasks.finish(toolCallId, 'cancelled');
-        return errorResult(`${params.name} on MCP server "${this.config.name}" was cancelled.`);
-      }
-      // A task that needs input asks through tasks/result, whose answer waits for the task's end.
-      const result = await taskResult(client, taskId, options);
-      await tasks.finish(toolCallId, look.ended === 'failed' ? 'failed' : 'completed');
-      return toOutcome(result, this.limits.binaryMaxBytes);
+      const end = await call.follow(stored ? 0 : FOLLOW_MS);
+      if ('parked' in end) return end.parked;
+      await tasks.finish(toolCallId, end.ended);
+      if (end.ended === 'cancelled')
+        return errorResult(`${tool} on MCP server "${server}" was cancelled.`);
+      if ('error' in end)
+        return errorResult(`${tool} on MCP server "${server}" failed: ${end.error}`);
+      return toOutcome(end.result, this.limits.binaryMaxBytes);
     } catch (error) {
       // A call that never became a task failed as any call does.
-      if (!taskId) throw error;
+      if (!call.taskId) throw error;
       if (context.signal.aborted) {
-        await cancelTask(client, taskId);
+        await call.cancel();
         await tasks.finish(toolCallId, 'cancelled');
-      } else if (error instanceof ProtocolError) {
+      } else if (call.answered(error)) {
         // The server answered, and not with the task (a stdio server restarted lost it): it ends.
         await tasks.finish(toolCallId, 'failed');
       } else {
@@ -505,7 +555,8 @@ export class McpServerConnection {
 
   /** Cancels a task this server runs; the caller marks it ended. */
   async cancel(taskId: string): Promise<void> {
-    if (this.client) await cancelTask(this.client, taskId);
+    if (this.taskSession) await cancelInSession(this.taskSession, taskId);
+    else if (this.client) await cancelTask(this.client, taskId);
   }
 
   /**
@@ -516,11 +567,19 @@ export class McpServerConnection {
    * a request belongs to, so with several calls to this server under way it is declined: a person
    * must never be asked about someone else's call.
    */
-  private async elicit({ params }: ElicitRequest): Promise<ElicitResult> {
+  private elicit({ params }: ElicitRequest): Promise<ElicitResult> {
     const [call, ...others] = this.running;
+    return this.ask(others.length > 0 ? undefined : call, params);
+  }
+
+  /** A server's question put to the person of this call; declined without one to ask. */
+  private async ask(
+    call: RunningCall | undefined,
+    params: ElicitRequest['params'],
+  ): Promise<ElicitResult> {
     const question =
       params.mode === 'url' ? pageOf(this.config.name, params) : formOf(this.config.name, params);
-    if (!call?.askForm || others.length > 0 || !question) {
+    if (!call?.askForm || !question) {
       this.logger.info(
         `MCP server "${this.config.name}" asked a question nobody can be asked; declined`,
       );
@@ -602,6 +661,7 @@ export class McpServerConnection {
     clearTimeout(this.retryTimer);
     const client = this.client;
     this.client = undefined;
+    this.endTaskSession();
     await client?.close();
   }
 }

@@ -12,16 +12,22 @@ import { freePort, until, type SpoolProcess } from '../../support/process.ts';
 import { deliver, startSlackBot } from '../../support/slack-bot.ts';
 
 /**
- * Tools that run for long, as MCP tasks on a server of their own process (test/fixtures/
- * task-mcp-server.mjs): the turn parks on the task holding nothing, a restart follows the same
- * task by its id instead of calling again, and a Stop cancels it at its server.
+ * Tools that run for long, as MCP tasks on a server of their own process, in both eras: the
+ * 2025-11-25 era's tasks (test/fixtures/task-mcp-server.mjs) and the 2026-07-28 era's tasks
+ * extension (test/fixtures/modern-task-mcp-server.mjs). The turn parks on the task holding
+ * nothing, a restart follows the same task by its id instead of calling again, its result is
+ * stored once, and a Stop cancels it at its server.
  */
+const SERVERS = [
+  { era: '2025-11-25', fixture: 'test/fixtures/task-mcp-server.mjs', tag: 'A' },
+  {
+    era: '2026-07-28, the tasks extension',
+    fixture: 'test/fixtures/modern-task-mcp-server.mjs',
+    tag: 'B',
+  },
+];
 let llm: FakeOpenAi;
 let slack: FakeSlack;
-let dir: string;
-let events: string;
-let server: ChildProcess;
-let env: Record<string, string>;
 const bots: SpoolProcess[] = [];
 /** How long the task of the restart runs: TASK_SECONDS=600 for the issue's ten minutes. */
 const SECONDS = Number(process.env.TASK_SECONDS ?? 6);
@@ -42,15 +48,6 @@ interface ServerEvent {
   at: number;
 }
 
-const seen = async (): Promise<ServerEvent[]> =>
-  (await readFile(events, 'utf8').catch(() => ''))
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as ServerEvent);
-
-const taskOf = async (topic: string) =>
-  (await seen()).find((e) => e.event === 'call' && e.topic === topic)?.taskId;
-
 const threadReplies = (channel: string) =>
   slack.callsTo('chat.postMessage').filter((m) => m.channel === channel);
 
@@ -58,47 +55,76 @@ beforeAll(async () => {
   llm = await new FakeOpenAi().start();
   llm.fallback = researchModel;
   slack = await new FakeSlack().start();
-  dir = await mkdtemp(join(tmpdir(), 'spool-tasks-'));
-  events = join(dir, 'events.jsonl');
-  const port = await freePort();
-  server = spawn(process.execPath, ['test/fixtures/task-mcp-server.mjs'], {
-    env: { ...process.env, PORT: String(port), EVENTS_FILE: events },
-    stdio: 'inherit',
-  });
-  await until(async () => ((await seen()).length > 0 ? true : undefined));
-  await writeFile(
-    join(dir, 'mcp.json'),
-    JSON.stringify({ mcpServers: { tasks: { url: `http://127.0.0.1:${port}/mcp` } } }),
-  );
-  env = {
-    OPENAI_BASE_URL: llm.baseURL,
-    DATABASE_URL: fileDatabaseUrl(),
-    SLACK_API_URL: slack.apiUrl,
-    MCP_CONFIG: join(dir, 'mcp.json'),
-    DATA_DIR: dir,
-    LEASE_TTL_MS: '1500',
-  };
-}, 60_000);
+});
 
 afterAll(async () => {
   for (const bot of bots) bot.child.kill('SIGTERM');
   await Promise.all(bots.map((bot) => bot.done.catch(() => {})));
-  server?.kill();
   await Promise.all([llm.stop(), slack.stop()]);
-  await rm(dir, { recursive: true, force: true });
 });
 
 const mention = (channel: string, ts: string, text: string) =>
   eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> ${text}`, ts, channel });
 
-describe('a tool that runs as a task', () => {
+/** The tool's stored results in the channel: one per call, whatever followed the task. */
+const storedResults = (channel: string) =>
+  queryAt<{ content: string }>(
+    fileDatabaseUrl(),
+    `SELECT r.content FROM tool_results r JOIN tool_calls c ON c.id = r.call_id
+      WHERE r.channel_key LIKE '%"' || $1 || '"]' AND r.tool_name = 'tasks__research'`,
+    [channel],
+  );
+
+describe.each(SERVERS)('a tool that runs as a task, MCP $era', ({ fixture, tag }) => {
+  let dir: string;
+  let events: string;
+  let server: ChildProcess;
+  let env: Record<string, string>;
+
+  const seen = async (): Promise<ServerEvent[]> =>
+    (await readFile(events, 'utf8').catch(() => ''))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as ServerEvent);
+
+  const taskOf = async (topic: string) =>
+    (await seen()).find((e) => e.event === 'call' && e.topic === topic)?.taskId;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'spool-tasks-'));
+    events = join(dir, 'events.jsonl');
+    const port = await freePort();
+    server = spawn(process.execPath, [fixture], {
+      env: { ...process.env, PORT: String(port), EVENTS_FILE: events },
+      stdio: 'inherit',
+    });
+    await until(async () => ((await seen()).length > 0 ? true : undefined));
+    await writeFile(
+      join(dir, 'mcp.json'),
+      JSON.stringify({ mcpServers: { tasks: { url: `http://127.0.0.1:${port}/mcp` } } }),
+    );
+    env = {
+      OPENAI_BASE_URL: llm.baseURL,
+      DATABASE_URL: fileDatabaseUrl(),
+      SLACK_API_URL: slack.apiUrl,
+      MCP_CONFIG: join(dir, 'mcp.json'),
+      DATA_DIR: dir,
+      LEASE_TTL_MS: '1500',
+    };
+  }, 60_000);
+
+  afterAll(async () => {
+    server?.kill();
+    await rm(dir, { recursive: true, force: true });
+  });
+
   it(
     'is followed by its id after a SIGKILL: the server sees one call, the thread one answer',
     async () => {
       const port = await freePort();
       const first = await startSlackBot(port, env);
       bots.push(first);
-      const channel = 'CTASKKILL';
+      const channel = `CTASKKILL${tag}`;
       const asked = `research otters ${SECONDS}`;
       expect(await deliver(port, mention(channel, '3100.1', asked))).toBe(true);
       const taskId = await until(() => taskOf('otters'), 30_000);
@@ -134,6 +160,7 @@ describe('a tool that runs as a task', () => {
       );
       expect(server.filter((e) => e.event === 'result' && e.taskId === taskId)).toHaveLength(1);
       expect(threadReplies(channel)).toHaveLength(1);
+      expect(await storedResults(channel)).toEqual([{ content: 'report on otters' }]);
       // The task is kept by the call's id, and marked ended once its result was taken.
       const rows = await queryAt<{ task_id: string; status: string }>(
         fileDatabaseUrl(),
@@ -148,7 +175,7 @@ describe('a tool that runs as a task', () => {
     const port = await freePort();
     const bot = await startSlackBot(port, env);
     bots.push(bot);
-    const channel = 'CTASKSTOP';
+    const channel = `CTASKSTOP${tag}`;
     expect(await deliver(port, mention(channel, '3200.1', 'research badgers 600'))).toBe(true);
     const taskId = await until(() => taskOf('badgers'), 30_000);
     // Parked: its message waits for the task's next look, and no lease holds its lane.
