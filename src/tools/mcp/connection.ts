@@ -1,7 +1,5 @@
 import {
   Client,
-  SdkError,
-  SdkErrorCode,
   UnauthorizedError,
   type CallToolResult,
   type ElicitRequest,
@@ -28,7 +26,9 @@ import { PersonOAuthProvider } from './sign-in/person-oauth.ts';
 import { toOutcome } from './result.ts';
 import { ServerSkills } from './skills.ts';
 import { answerSampling, type SamplingCall } from './server-requests/sampling.ts';
-import { cancelTask, FOLLOW_MS, LegacyTaskCall, runsAsTask, type TaskCall } from './tasks.ts';
+import { failedCall } from './call-failure.ts';
+import { cancelTask, LegacyTaskCall, runsAsTask, type TaskCall } from './tasks.ts';
+import { runAsTask } from './task-run.ts';
 import { cancelInSession, ExtensionTaskCall, openTaskSession } from './tasks-extension.ts';
 import { connectTransport } from './transport.ts';
 import { withTraceContext } from '../../tracing/propagation.ts';
@@ -435,12 +435,25 @@ export class McpServerConnection {
       };
       const params = withTraceContext({ name: tool, arguments: args });
       const taskCall = this.taskCallOf(client, params, call, options, context, task);
-      if (taskCall) return await this.asTask(taskCall, tool, context, task);
+      if (taskCall)
+        return await runAsTask(
+          taskCall,
+          {
+            tasks: this.tasks!,
+            server: this.config.name,
+            tool,
+            toolCallId: context.callId!,
+            conversation: context.conversation,
+            signal: context.signal,
+            binaryMaxBytes: this.limits.binaryMaxBytes,
+          },
+          task,
+        );
       // With tracing on, the call carries its trace in `_meta` too, as MCP asks (SEP-414).
       const result = await client.callTool(params, options);
       return toOutcome(result, this.limits.binaryMaxBytes);
     } catch (error) {
-      return this.failed(tool, error, context.signal);
+      return failedCall(this.config, this.personal, tool, error, context.signal);
     } finally {
       for (const done of call.pages.values()) done();
       clock.stop();
@@ -470,87 +483,6 @@ export class McpServerConnection {
     return session
       ? new ExtensionTaskCall(session, params, call, options.signal, stored?.taskId, onStatus)
       : new LegacyTaskCall(client, params, options, stored?.taskId, onStatus);
-  }
-
-  /**
-   * What the model reads of a call that failed; a person's connection that needs them to sign in
-   * throws, for its owner to ask them.
-   */
-  private failed(tool: string, error: unknown, signal: AbortSignal): ToolOutcome {
-    // The turn was stopped (a person's Stop, shutdown, a lost lease): the server was told to
-    // cancel, but it had the call, so whether it took effect is unknown.
-    if (signal.aborted)
-      return {
-        ...errorResult(
-          `${tool} on MCP server "${this.config.name}" was stopped before it finished.`,
-        ),
-        cutShort: true,
-      };
-    if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
-      return errorResult(
-        `${tool} on MCP server "${this.config.name}" did not finish within ${this.config.timeoutMs / 1000} s of its last word (or ${this.config.maxTimeoutMs / 1000} s in all) and was cancelled.`,
-      );
-    }
-    // The person is asked to sign in (again, or more widely), by whoever opened the connection.
-    if (error instanceof UnauthorizedError && this.personal) throw error;
-    if (error instanceof UnauthorizedError)
-      return errorResult(
-        `${tool} on MCP server "${this.config.name}" needs more access than Spool was given: an operator has to log in again (${loginCommand(this.config.name)}).`,
-      );
-    return errorResult(
-      `${tool} on MCP server "${this.config.name}" failed: ${errorMessage(error)}`,
-    );
-  }
-
-  /**
-   * A call the server may run as a task, in either era: started once (its task's id kept before
-   * anything waits on it) and followed until it ends, or parked on while it runs. A Stop while it
-   * is followed cancels it.
-   */
-  private async asTask(
-    call: TaskCall,
-    tool: string,
-    context: Pick<ToolContext, 'signal' | 'callId' | 'conversation'>,
-    stored: StoredTask | undefined,
-  ): Promise<ToolOutcome | ParkedCall> {
-    const tasks = this.tasks!;
-    const toolCallId = context.callId!;
-    const { name: server } = this.config;
-    try {
-      // A server of the tasks extension may answer at once: then the call was a plain one.
-      const result = await call.begin();
-      if (result) return toOutcome(result, this.limits.binaryMaxBytes);
-      if (!stored)
-        await tasks.save({
-          toolCallId,
-          server,
-          taskId: call.taskId!,
-          conversation: context.conversation,
-        });
-      // A task taken up again is looked at once: the turn parks on it at once if it still runs.
-      const end = await call.follow(stored ? 0 : FOLLOW_MS);
-      if ('parked' in end) return end.parked;
-      await tasks.finish(toolCallId, end.ended);
-      if (end.ended === 'cancelled')
-        return errorResult(`${tool} on MCP server "${server}" was cancelled.`);
-      if ('error' in end)
-        return errorResult(`${tool} on MCP server "${server}" failed: ${end.error}`);
-      return toOutcome(end.result, this.limits.binaryMaxBytes);
-    } catch (error) {
-      // A call that never became a task failed as any call does.
-      if (!call.taskId) throw error;
-      if (context.signal.aborted) {
-        await call.cancel();
-        await tasks.finish(toolCallId, 'cancelled');
-      } else if (call.answered(error)) {
-        // The server answered, and not with the task (a stdio server restarted lost it): it ends.
-        await tasks.finish(toolCallId, 'failed');
-      } else {
-        // The server did not answer: the task is looked at again later.
-        return { parked: 'task', until: new Date(Date.now() + FOLLOW_MS) };
-      }
-      throw error;
-    }
   }
 
   /** Cancels a task this server runs; the caller marks it ended. */
