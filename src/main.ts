@@ -8,7 +8,7 @@ import { secretsOf, type Config } from './config.ts';
 import { Agent } from './core/agent/agent.ts';
 import type { Logger } from './core/logger.ts';
 import { observers } from './core/agent/hooks.ts';
-import { DeliveryEngine } from './core/delivery/engine/engine.ts';
+import { DeliveryEngine, type DeliveryOptions } from './core/delivery/engine/engine.ts';
 import { errorMessage } from './core/errors.ts';
 import type { PlatformAdapter } from './core/ports/platform.ts';
 import { secretMasker } from './core/redact.ts';
@@ -56,7 +56,7 @@ import { findToolsTool } from './core/builtins/find-tools.ts';
 import { loadToolsTool } from './core/builtins/load-tools.ts';
 import type { ChannelAccess } from './core/ports/channel-access.ts';
 import { webRoutes } from './web/routes.ts';
-import { openWebPages, pagesBase } from './web/open.ts';
+import { openWebPages, pagesBase, resultPage } from './web/open.ts';
 import type { AddressInfo } from 'node:net';
 
 async function main(): Promise<number> {
@@ -104,7 +104,7 @@ async function main(): Promise<number> {
           httpPort === 0 ? '127.0.0.1' : undefined,
         );
 
-  const spool = await openSpool(config, mcp, registry, logger, platformNames);
+  const spool = await openSpool(config, mcp, registry, logger, { platformNames, endpoint });
   opened.spool = spool;
   readiness.details = spool.mcpStatus;
   readiness.set('database', () =>
@@ -179,9 +179,33 @@ function printLocalAddress(
   endpoint: HttpEndpoint | undefined,
   logger: Logger,
 ) {
+  const pagesAt = pagesAddress(config, endpoint, []);
+  if (spool.web && pagesAt) logger.info(`Web pages: ${spool.web.localKey.address(pagesAt)}`);
+}
+
+/**
+ * The web pages' address: PUBLIC_URL; on the console (no platform), the local pages'. None with the
+ * pages off, or on a platform without PUBLIC_URL.
+ */
+function pagesAddress(
+  config: Config,
+  endpoint: HttpEndpoint | undefined,
+  platformNames: string[],
+): string | undefined {
+  if (!config.web.enabled) return undefined;
+  if (platformNames.length > 0) return config.web.publicUrl;
   const port = (endpoint?.server.address() as AddressInfo | null)?.port;
-  if (spool.web && port)
-    logger.info(`Web pages: ${spool.web.localKey.address(pagesBase(config.web, port))}`);
+  return port ? pagesBase(config.web, port) : undefined;
+}
+
+/** Replies link the whole results their turn previewed to the pages, where they have an address. */
+function resultPages(
+  config: Config,
+  endpoint: HttpEndpoint | undefined,
+  platformNames: string[],
+): Pick<DeliveryOptions, 'resultPage'> {
+  const pagesAt = pagesAddress(config, endpoint, platformNames);
+  return pagesAt ? { resultPage: resultPage(pagesAt) } : {};
 }
 
 /** The database, the tools, the model, the agent and the delivery engine over them. */
@@ -216,7 +240,7 @@ async function openSpool(
   mcp: McpConfig | undefined,
   registry: Registry,
   logger: Logger,
-  platformNames: string[],
+  { platformNames, endpoint }: { platformNames: string[]; endpoint?: HttpEndpoint },
 ) {
   // The embedded server lost for good: one line, and a non-zero exit for the supervisor to act on.
   const onLost = (reason: string) => {
@@ -284,7 +308,7 @@ async function openSpool(
       logger,
       onAnswered: replyMetrics(registry),
     },
-    { holder, ...config.delivery },
+    { holder, ...config.delivery, ...resultPages(config, endpoint, platformNames) },
   );
   const close = async () => {
     await tools.close();

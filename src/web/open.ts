@@ -8,7 +8,7 @@ import { WebPages } from './pages.ts';
 import { addRecordPages } from './record-pages.ts';
 import { addSignInsPage } from './sign-ins-page.ts';
 import type { HistorySearchPort } from '../core/ports/history.ts';
-import type { WebSettings } from './settings.ts';
+import { WEB_PATH, type WebSettings } from './settings.ts';
 
 /**
  * The web pages over the database, or none when WEB_PAGES=false. `access` is filled as each
@@ -42,3 +42,10 @@ export function openWebPages(
 export function pagesBase(settings: WebSettings, port: number): string {
   return settings.publicUrl ?? `http://127.0.0.1:${port}`;
 }
+
+/**
+ * A stored result's page at `base`, by its call's id: the address replies link to. It carries the
+ * id alone; the page asks for a sign-in and checks the channel as any page does.
+ */
+export const resultPage = (base: string) => (toolCallId: string) =>
+  `${base}${WEB_PATH}/results/${encodeURIComponent(toolCallId)}`;

@@ -184,6 +184,19 @@ describe('lane leases', () => {
     ]);
   });
 
+  it("keeps a reply's links with the chunk that carries them, for a delivery resumed from the store", async () => {
+    const entry = (await ledger.record(message(), false))!;
+    const links = [
+      { label: 'View the whole result', url: 'https://spool.test/web/results/call_a1' },
+    ];
+    const saved = await ledger.saveReply(entry.id, [{ text: 'one' }, { text: 'two', links }]);
+    expect(saved.map((c) => c.links)).toEqual([undefined, links]);
+    expect((await ledger.replyOf(entry.id)).map(({ text, links }) => ({ text, links }))).toEqual([
+      { text: 'one', links: undefined },
+      { text: 'two', links },
+    ]);
+  });
+
   it('puts messages in place of a refused file, once, however many attempts race to', async () => {
     const entry = (await ledger.record(message(), false))!;
     const [file] = await ledger.saveReply(entry.id, [

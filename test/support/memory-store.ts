@@ -233,7 +233,8 @@ export class MemoryLedger implements DeliveryPort {
     const chunks = this.chunks.get(inboxId) ?? [];
     const at = chunks.findIndex((c) => c.id === chunkId && c.file);
     if (at >= 0) {
-      const { id, seq } = chunks[at]!;
+      const { id, seq, links } = chunks[at]!;
+      // The first takes the file's row, its links with it.
       chunks.splice(
         at,
         1,
@@ -241,6 +242,7 @@ export class MemoryLedger implements DeliveryPort {
           text: part.text,
           id: i === 0 ? id : `${inboxId}.${seq + i}`,
           seq: seq + i,
+          ...(i === 0 && links ? { links } : {}),
         })),
       );
     }

@@ -5,6 +5,7 @@ import { usageArguments } from '../../core/delivery/commands/usage-report.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { InboundMessage } from '../../core/ports/delivery.ts';
 import type { Delivery } from '../../core/ports/platform.ts';
+import { linkLines } from './outbound.ts';
 
 type Lane = InboundMessage['lane'];
 
@@ -26,11 +27,11 @@ async function writeResult(
   path: string,
 ): Promise<string> {
   const found = await delivery.result({ lane, user: 'local' }, toolCallId);
-  const { text, file } = resultAsFile(toolCallId, found === 'refused' ? undefined : found);
+  const { text, file, links } = resultAsFile(toolCallId, found === 'refused' ? undefined : found);
   if (!file) return text;
   try {
     await writeFile(path, file.content);
-    return `${text} Written to ${path}.`;
+    return [`${text} Written to ${path}.`, ...linkLines(links)].join('\n');
   } catch (error) {
     return `Could not write ${path}: ${errorMessage(error)}`;
   }

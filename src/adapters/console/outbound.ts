@@ -1,16 +1,21 @@
 import type { Writable } from 'node:stream';
-import type { InboundMessage } from '../../core/ports/delivery.ts';
+import type { InboundMessage, ReplyLink } from '../../core/ports/delivery.ts';
 import type { Outbound } from '../../core/ports/platform.ts';
 import { fieldHint, pageHost, readForm } from '../../core/delivery/waiting/forms.ts';
 import type { FormAnswer, FormRequest, RawForm } from '../../core/ports/forms.ts';
 import type { ConsoleScreen } from './screen.ts';
 
+/** Links as lines of the terminal: `label: address`. */
+export const linkLines = (links: readonly ReplyLink[] = []) =>
+  links.map((link) => `${link.label}: ${link.url}`);
+
 /** Replies on stdout, one block each; "thinking…" on the terminal while a turn runs. */
 export function consoleOutbound(options: { output: Writable; screen?: ConsoleScreen }): Outbound {
   return {
     render: (reply) => [reply],
+    // Its links under it, each an address to open.
     post: async (_message, chunk) => {
-      options.output.write(`${chunk.text}\n`);
+      options.output.write(`${[chunk.text, ...linkLines(chunk.links)].join('\n')}\n`);
       return `console-${chunk.seq}`;
     },
     // A scheduled run: its header, then its answer, each its own conversation.
@@ -22,7 +27,7 @@ export function consoleOutbound(options: { output: Writable; screen?: ConsoleScr
     refuse: async () => {},
     // The terminal is the person's own.
     showPrivately: async (_message, text, link) => {
-      options.output.write(`${text}\n${link.label}: ${link.url}\n`);
+      options.output.write(`${[text, ...linkLines([link])].join('\n')}\n`);
     },
     // Whoever sits at the terminal decides; with no terminal, nobody can, and the call is denied.
     askApproval: async (_message, prompt) => {

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Routes, type REST } from 'discord.js';
-import type { InboundMessage, ReplyFile } from '../../core/ports/delivery.ts';
+import type { InboundMessage, ReplyFile, ReplyLink } from '../../core/ports/delivery.ts';
 import type { OutgoingChunk } from '../../core/ports/platform.ts';
 import type { Logger } from '../../core/logger.ts';
+import { linkComponents } from './interactions/components.ts';
 
 /**
  * A reply's file as discord.js sends it, and the attachment list that makes it the message's only
@@ -41,7 +42,7 @@ export async function postToChannel(
   );
   // The same nonce for the same chunk on every attempt: with enforce_nonce, Discord answers a
   // repeat (a crash between posting and recording it) with the message it already created.
-  const post = (content: string, part: string, file?: ReplyFile) => {
+  const post = (content: string, part: string, file?: ReplyFile, links?: ReplyLink[]) => {
     const { files, attachments } = attached(file);
     const nonce = chunk.inboxId
       ? { nonce: channelNonce(chunk.inboxId, part), enforce_nonce: true }
@@ -50,6 +51,7 @@ export async function postToChannel(
       body: {
         content,
         allowed_mentions: { parse: [], users: [message.user] },
+        ...(links ? { components: linkComponents(links) } : {}),
         ...nonce,
         ...attachments,
       },
@@ -61,7 +63,7 @@ export async function postToChannel(
       `<@${message.user}>, your \`/ask\` took longer than Discord waits for a reply, so here it is:`,
       'intro',
     );
-  return (await post(chunk.text, String(chunk.seq), chunk.file)).id;
+  return (await post(chunk.text, String(chunk.seq), chunk.file, chunk.links)).id;
 }
 
 /**

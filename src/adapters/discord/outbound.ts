@@ -1,12 +1,9 @@
+import { InteractionResponseType, MessageFlags, Routes, type REST } from 'discord.js';
 import {
-  ButtonStyle,
-  ComponentType,
-  InteractionResponseType,
-  MessageFlags,
-  Routes,
-  type REST,
-} from 'discord.js';
-import { FileRefusedError, type InboundMessage } from '../../core/ports/delivery.ts';
+  FileRefusedError,
+  type InboundMessage,
+  type ReplyLink,
+} from '../../core/ports/delivery.ts';
 import type { OutgoingChunk, Outbound } from '../../core/ports/platform.ts';
 import type { Logger } from '../../core/logger.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
@@ -15,6 +12,7 @@ import { attached, postToChannel, replyInChannel } from './channel-post.ts';
 import {
   approvalComponents,
   feedbackComponents,
+  linkComponents,
   stopComponents,
 } from './interactions/components.ts';
 import { formComponents } from './interactions/form-modal.ts';
@@ -58,9 +56,9 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
         throw error;
       }
     },
-    // The text alone: the buttons go, but for an answer's 👍 and 👎.
+    // The text alone: the buttons go, but for an answer's links, 👍 and 👎.
     edit: async (message, messageId, chunk) => {
-      const components = chunk.feedback && chunk.inboxId ? feedbackComponents(chunk.inboxId) : [];
+      const components = answerComponents(chunk);
       const body = { content: chunk.text, components, allowed_mentions: NO_MENTIONS };
       // The answer to a mention is the bot's own channel message, a scheduled run's its thread's;
       // an /ask's, the webhook's.
@@ -119,12 +117,18 @@ const cdnOrigins = (config: DiscordAdapterConfig) => [
   ...(config.apiUrl ? [new URL(config.apiUrl).origin] : []),
 ];
 
-/** A chunk's buttons: a prompt's, or an answer's 👍 and 👎. */
+/** An answer's buttons: its links, then, under its last message, 👍 and 👎. */
+const answerComponents = (chunk: OutgoingChunk): unknown[] => [
+  ...linkComponents(chunk.links),
+  ...(chunk.feedback && chunk.inboxId ? feedbackComponents(chunk.inboxId) : []),
+];
+
+/** A chunk's buttons: a prompt's, or an answer's. */
 function componentsOf(chunk: OutgoingChunk): unknown[] | undefined {
   if (chunk.approval) return approvalComponents(chunk.approval);
   if (chunk.form) return formComponents(chunk.form);
-  if (chunk.feedback && chunk.inboxId) return feedbackComponents(chunk.inboxId);
-  return undefined;
+  const components = answerComponents(chunk);
+  return components.length > 0 ? components : undefined;
 }
 
 /** One chunk, by the interaction's token: the deferred response first, then follow-ups. */
@@ -178,20 +182,14 @@ async function showPrivately(
   rest: REST,
   { delivery }: InboundMessage,
   text: string,
-  link: { label: string; url: string },
+  link: ReplyLink,
 ): Promise<void> {
   if (!delivery.token) return;
-  const button = {
-    type: ComponentType.Button,
-    style: ButtonStyle.Link,
-    label: link.label.slice(0, 80),
-    url: link.url,
-  };
   const body = {
     content: text,
     flags: MessageFlags.Ephemeral,
     allowed_mentions: NO_MENTIONS,
-    components: [{ type: ComponentType.ActionRow, components: [button] }],
+    components: linkComponents([link]),
   };
   await rest.post(Routes.webhook(delivery.applicationId!, delivery.token), { body, auth: false });
 }

@@ -2,6 +2,7 @@ import { DiscordAPIError, Routes, type REST } from 'discord.js';
 import { ChannelGoneError, type InboundMessage } from '../../core/ports/delivery.ts';
 import type { OutgoingChunk } from '../../core/ports/platform.ts';
 import { attached, channelNonce } from './channel-post.ts';
+import { linkComponents } from './interactions/components.ts';
 import { NO_MENTIONS } from './text.ts';
 
 /** Unknown Channel, Missing Access, Missing Permissions: Spool cannot post there any more. */
@@ -52,7 +53,13 @@ export async function postInThread(
     ? { nonce: channelNonce(chunk.inboxId, String(chunk.seq)), enforce_nonce: true }
     : {};
   const sent = (await rest.post(Routes.channelMessages(lane.thread), {
-    body: { content: chunk.text, allowed_mentions: NO_MENTIONS, ...nonce, ...attachments },
+    body: {
+      content: chunk.text,
+      allowed_mentions: NO_MENTIONS,
+      ...(chunk.links ? { components: linkComponents(chunk.links) } : {}),
+      ...nonce,
+      ...attachments,
+    },
     files,
   })) as { id: string };
   return sent.id;

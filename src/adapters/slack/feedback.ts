@@ -1,6 +1,8 @@
+import type { ReplyLink } from '../../core/ports/delivery.ts';
 import type { Rating } from '../../core/ports/feedback.ts';
 import { feedbackReply } from '../../core/delivery/posts/feedback.ts';
 import { splitMessage } from '../shared/split-message.ts';
+import { linkButtons } from './link-buttons.ts';
 import { workspaceOf, type SlackParts } from './parts.ts';
 
 /** The action ids of an answer's 👍/👎 (value `up:<inbox id>`), and of the 👎's reason prompt. */
@@ -11,10 +13,15 @@ export const SKIP_ACTION = 'spool_feedback_skip';
 const SECTION_CHARS = 3_000;
 
 /**
- * An answer's last message as Block Kit: its text, then Slack's feedback buttons (a
- * `context_actions` block), each carrying the answer's inbox row.
+ * An answer's message as Block Kit: its text, its links (to the whole results its turn previewed),
+ * then, under the last (`inboxId`), Slack's feedback buttons (a `context_actions` block), each
+ * carrying the answer's inbox row.
  */
-export function answerBlocks(text: string, inboxId: string) {
+export function answerBlocks(
+  text: string,
+  inboxId: string | undefined,
+  links: readonly ReplyLink[] = [],
+) {
   const button = (label: string, rating: Rating, accessible: string) => ({
     text: { type: 'plain_text' as const, text: label },
     value: `${rating}:${inboxId}`,
@@ -25,17 +32,22 @@ export function answerBlocks(text: string, inboxId: string) {
       type: 'section' as const,
       text: { type: 'mrkdwn' as const, text: part },
     })),
-    {
-      type: 'context_actions' as const,
-      elements: [
-        {
-          type: 'feedback_buttons' as const,
-          action_id: FEEDBACK_ACTION,
-          positive_button: button('👍', 'up', 'This answer helped'),
-          negative_button: button('👎', 'down', 'This answer did not help'),
-        },
-      ],
-    },
+    ...(links.length > 0 ? [linkButtons(links)] : []),
+    ...(inboxId
+      ? [
+          {
+            type: 'context_actions' as const,
+            elements: [
+              {
+                type: 'feedback_buttons' as const,
+                action_id: FEEDBACK_ACTION,
+                positive_button: button('👍', 'up', 'This answer helped'),
+                negative_button: button('👎', 'down', 'This answer did not help'),
+              },
+            ],
+          },
+        ]
+      : []),
   ];
 }
 

@@ -8,6 +8,7 @@ import { approvalBlocks } from './approval-blocks.ts';
 import { answerBlocks } from './feedback.ts';
 import { deleteFile, fetchSlackFile, uploadFile } from './files.ts';
 import { formBlocks } from './form-blocks.ts';
+import { linkButtons, linkLines } from './link-buttons.ts';
 import { slackText } from './inbound/message.ts';
 import type { SlackParts } from './parts.ts';
 import { startThread, tell } from './schedules.ts';
@@ -35,10 +36,10 @@ export function slackOutbound({ clients, config, logger }: SlackParts): Outbound
     postsFiles: true,
     post: async (message, chunk) =>
       post(await clientOf(message), config.policy, message.lane, chunk),
-    // The text alone, with no blocks (the buttons go), but for an answer's 👍 and 👎.
+    // The text alone, with no blocks (the buttons go), but for an answer's links, 👍 and 👎.
     edit: async (message, ts, chunk) => {
       const { lane } = message;
-      const blocks = chunk.feedback && chunk.inboxId ? answerBlocks(chunk.text, chunk.inboxId) : [];
+      const blocks = replyBlocks(chunk) ?? [];
       const client = await clientOf(message);
       await client.chat.update({ channel: lane.channel, ts, text: chunk.text, blocks });
     },
@@ -65,20 +66,7 @@ export function slackOutbound({ clients, config, logger }: SlackParts): Outbound
         user,
         thread_ts: lane.thread,
         text: `${text} ${link.url}`,
-        blocks: [
-          { type: 'section', text: { type: 'mrkdwn', text } },
-          {
-            type: 'actions',
-            elements: [
-              {
-                type: 'button',
-                text: { type: 'plain_text', text: link.label.slice(0, 75) },
-                url: link.url,
-                action_id: 'spool_private_link',
-              },
-            ],
-          },
-        ],
+        blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }, linkButtons([link])],
       });
     },
     showWorking: (message) => status.showWorking(message),
@@ -107,6 +95,13 @@ export function slackOutbound({ clients, config, logger }: SlackParts): Outbound
   };
 }
 
+/** An answer's message with its links and, the last, its 👍 and 👎; none for a plain one. */
+function replyBlocks(chunk: OutgoingChunk) {
+  const inboxId = chunk.feedback ? chunk.inboxId : undefined;
+  if (!inboxId && !chunk.links?.length) return undefined;
+  return answerBlocks(chunk.text, inboxId, chunk.links);
+}
+
 /** A thread's title: the question's first line, cut at a word near 60 characters. */
 const TITLE_CHARS = 60;
 function threadTitle(question: string): string {
@@ -127,7 +122,7 @@ async function post(
   lane: InboundMessage['lane'],
   chunk: OutgoingChunk,
 ): Promise<string> {
-  if (chunk.file) return uploadFile(client, lane, chunk.text, chunk.file);
+  if (chunk.file) return uploadFile(client, lane, linkLines(chunk.text, chunk.links), chunk.file);
   const metadata = chunk.inboxId
     ? { event_type: REPLY_EVENT, event_payload: { inbox: chunk.inboxId, seq: chunk.seq } }
     : undefined;
@@ -135,9 +130,7 @@ async function post(
     ? approvalBlocks(toSlackMessages(chunk.text)[0]!, chunk.approval)
     : chunk.form
       ? formBlocks(toSlackMessages(chunk.text)[0]!, chunk.form)
-      : chunk.feedback && chunk.inboxId
-        ? answerBlocks(chunk.text, chunk.inboxId)
-        : undefined;
+      : replyBlocks(chunk);
   // No previews of the links a reply carries, unless the channel's policy allows them.
   const unfurl = policyFor(policy, lane).unfurl === true;
   const sent = await client.chat.postMessage({

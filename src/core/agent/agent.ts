@@ -9,6 +9,7 @@ import { nextStep, type StepLimits } from './next-step.ts';
 import { OverflowMemory } from './context/overflow-memory.ts';
 import type { ResultBudget } from './results/budget.ts';
 import type { ResultIntake } from './results/result-intake.ts';
+import { previewedResults } from './results/preview.ts';
 import { offeredTools, type ToolOfferOptions } from './calls/tool-offer.ts';
 import { resumePlan, turnProgress, unansweredCalls } from './resume/resume.ts';
 import { redoneWork } from './resume/redone.ts';
@@ -76,6 +77,13 @@ const systemPrompt = (base: string, tools: ToolSpec[]) =>
  */
 const SHARED_FILE = 'shared_file';
 
+/** A reply with the turn's results the model read as previews, for people to read whole. */
+function withPreviewed(result: TurnResult, turn: Turn): TurnResult {
+  if (result.status === 'awaiting_approval') return result;
+  const previewed = previewedResults(turn.transcript, turn.number);
+  return previewed.length > 0 ? { ...result, previewed } : result;
+}
+
 /**
  * The channel-agnostic agent: one `runTurn` per user message. Each step asks the model, lets
  * `nextStep` decide what its reply means, acts on that decision and lets `advance` count it. The
@@ -122,7 +130,7 @@ export class Agent implements TurnRunner {
           ({ turn, state, awaiting }) =>
             withLogFields(logger, { turn: turn.number }, () =>
               this.loop(turn, state, awaiting).then(
-                ({ result, steps }) => finish(result, turn.number, steps),
+                ({ result, steps }) => finish(withPreviewed(result, turn), turn.number, steps),
                 (error: unknown) => finish(failed(error), turn.number),
               ),
             ),

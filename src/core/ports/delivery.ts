@@ -136,13 +136,20 @@ export interface FormButtons {
   request: FormRequest;
 }
 
+/** A page to open in a browser, under a message: a link button where the platform has one. */
+export interface ReplyLink {
+  label: string;
+  url: string;
+}
+
 /**
- * One message of a reply, with the file it carries, if any; or a prompt, with its buttons: an
- * approval's, or a question's form.
+ * One message of a reply, with the file it carries, if any, and links to open (the whole results
+ * its turn previewed); or a prompt, with its buttons: an approval's, or a question's form.
  */
 export interface ReplyPart {
   text: string;
   file?: ReplyFile;
+  links?: ReplyLink[];
   approval?: ApprovalButtons;
   form?: FormButtons;
 }

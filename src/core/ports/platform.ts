@@ -10,7 +10,7 @@ import type { Rating } from './feedback.ts';
 import type { FormAnswer, FormRequest, QuestionState, RawForm } from './forms.ts';
 import type { HistoryHit, StoredResult } from './history.ts';
 import type { Naming, UsageReport } from './spend.ts';
-import type { InboundEdit, InboundFile, InboundMessage, ReplyPart } from './delivery.ts';
+import type { InboundEdit, InboundFile, InboundMessage, ReplyLink, ReplyPart } from './delivery.ts';
 
 /**
  * One message to post: chunk `seq` of the reply to inbox row `inboxId` (none for a failure notice).
@@ -75,11 +75,7 @@ export interface Outbound {
    * Shows the sender alone a text and a link to open (a sign-in to a tool server, bound to them):
    * never posted in the thread, where others would see it.
    */
-  showPrivately?(
-    message: InboundMessage,
-    text: string,
-    link: { label: string; url: string },
-  ): Promise<void>;
+  showPrivately?(message: InboundMessage, text: string, link: ReplyLink): Promise<void>;
   /**
    * Shows that Spool is working; resolves to the function that ends it, told whether a reply is
    * about to be posted (on some platforms a reply ends it by itself). Never throws.
@@ -199,8 +195,14 @@ export interface Delivery {
   handleIncoming(message: InboundMessage, options?: HandleOptions): Promise<Handled>;
   /** search_history for a person, behind the allow-lists; undefined when refused. */
   recall(who: Asker, query: string): Promise<HistoryHit[] | undefined>;
-  /** A stored result in full for a person, behind the allow-lists; 'refused' when they may not. */
-  result(who: Asker, toolCallId: string): Promise<StoredResult | 'refused' | undefined>;
+  /**
+   * A stored result in full for a person, behind the allow-lists, with a link to its page where
+   * the web pages have an address; 'refused' when they may not.
+   */
+  result(
+    who: Asker,
+    toolCallId: string,
+  ): Promise<(StoredResult & { link?: ReplyLink }) | 'refused' | undefined>;
   /**
    * A person's edit (or deletion) of a message Spool recorded: the turn runs again with the new
    * words and its answer replaces the old one (with a note when later answers may be stale; see

@@ -57,7 +57,10 @@ export interface ConversationRecord {
 
 /** What Spool stored, read for the web pages (src/store/transcripts/web-records.ts). */
 export interface RecordsPort {
-  /** A tool call by its row id, with its whole result. */
+  /**
+   * A tool call by its row id, or by its tool_call_id (where a reply's link points), with its
+   * whole result.
+   */
   call(id: string): Promise<CallRecord | undefined>;
   /** A binary part's bytes; none when it was not kept. */
   binary(callId: string, position: number): Promise<Uint8Array | undefined>;

@@ -21,6 +21,14 @@ export type RedoReason = 'lease_lost' | 'crash' | 'shutdown' | 'error';
 export interface TurnReply {
   reply: string;
   status: TurnStatus;
+  /** The turn's results the model was shown as previews, being over a budget: stored whole. */
+  previewed?: PreviewedResult[];
+}
+
+/** A tool result the model read as a preview: people can read it whole. */
+export interface PreviewedResult {
+  toolCallId: string;
+  toolName: string;
 }
 
 /**

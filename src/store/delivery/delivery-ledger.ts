@@ -310,23 +310,24 @@ export class DeliveryLedger implements DeliveryPort {
   }
 
   async saveReply(inboxId: string, parts: ReplyPart[], lease?: Lease): Promise<ReplyChunk[]> {
-    const rows = parts.map(({ text, file }, seq) => ({
+    const rows = parts.map(({ text, file, links }, seq) => ({
       seq,
       text,
       file_name: file?.name ?? null,
       file_content: file?.content ?? null,
       file_language: file?.language ?? null,
+      links: links ?? null,
     }));
     // The message's row is locked while the reply is saved, so an edit's supersede (which locks it
     // too) comes wholly before, and nothing is saved, or wholly after, and finds the reply. Under a
     // lease, the lane's row is locked too (see `fence`).
     const created = await this.rows<ChunkRow[]>(Prisma.sql`
       WITH open AS (SELECT id FROM inbox WHERE id = ${BigInt(inboxId)} AND NOT superseded AND ${fence(lease)} FOR UPDATE)
-      INSERT INTO outbox (inbox_id, seq, text, file_name, file_content, file_language)
-      SELECT open.id, seq, text, file_name, file_content, file_language
-        FROM open, jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(seq int, text text, file_name text, file_content text, file_language text)
+      INSERT INTO outbox (inbox_id, seq, text, file_name, file_content, file_language, links)
+      SELECT open.id, seq, text, file_name, file_content, file_language, links
+        FROM open, jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(seq int, text text, file_name text, file_content text, file_language text, links jsonb)
       ON CONFLICT DO NOTHING
-      RETURNING id, seq, text, file_name AS "fileName", file_content AS "fileContent", file_language AS "fileLanguage", tool_call_id AS "toolCallId", platform_message_id AS "platformMessageId"`);
+      RETURNING id, seq, text, file_name AS "fileName", file_content AS "fileContent", file_language AS "fileLanguage", links, tool_call_id AS "toolCallId", platform_message_id AS "platformMessageId"`);
     if (created.length === 0) await this.fenced(lease);
     // Another attempt saved some first: the reply is what is stored.
     return created.length === parts.length

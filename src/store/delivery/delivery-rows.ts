@@ -3,6 +3,7 @@ import type {
   InboundKind,
   InboxEntry,
   ReplyChunk,
+  ReplyLink,
   StopKind,
 } from '../../core/ports/delivery.ts';
 import type { OutboxChunk } from '../generated/client.ts';
@@ -59,6 +60,7 @@ export type ChunkRow = Pick<
   | 'fileName'
   | 'fileContent'
   | 'fileLanguage'
+  | 'links'
   | 'toolCallId'
   | 'platformMessageId'
 >;
@@ -76,6 +78,7 @@ export const toChunk = (r: ChunkRow): ReplyChunk => ({
           ...(r.fileLanguage ? { language: r.fileLanguage } : {}),
         },
       }),
+  ...(Array.isArray(r.links) ? { links: r.links as unknown as ReplyLink[] } : {}),
   ...(r.toolCallId === null ? {} : { approval: { toolCallId: r.toolCallId } }),
   ...(r.platformMessageId ? { platformMessageId: r.platformMessageId } : {}),
 });

@@ -94,11 +94,13 @@ export class WebRecords implements RecordsPort {
 
   async call(id: string): Promise<CallRecord | undefined> {
     const key = rowId(id);
-    if (key === undefined) return undefined;
+    // Else Spool's own id of the call (`call_…`, random): the address a reply's link carries.
+    const where =
+      key === undefined ? 'c.tool_call_id = $1 ORDER BY c.id DESC LIMIT 1' : 'c.id = $1';
     const [row] = await this.prisma.$queryRawUnsafe<CallRow[]>(
       `SELECT ${CALL_COLUMNS} FROM tool_calls c JOIN conversations v ON v.id = c.conversation_id
-         LEFT JOIN tool_results r ON r.call_id = c.id WHERE c.id = $1`,
-      key,
+         LEFT JOIN tool_results r ON r.call_id = c.id WHERE ${where}`,
+      key ?? id,
     );
     return row && callOf(row);
   }

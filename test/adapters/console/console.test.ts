@@ -340,9 +340,23 @@ describe('npm run chat', () => {
       });
       expect(run.stderr).not.toContain('Invalid configuration');
       expect(run.code).toBe(0);
-      const [paged, grepped] = run.stdout.trim().split('\n');
+      const [paged, pagedLink, grepped, greppedLink] = run.stdout.trim().split('\n');
       expect(paged).toMatch(/; THE CODE IS 4417$/);
       expect(grepped).toMatch(/; THE CODE IS 4417$/);
+      // Under each reply, the address of the file's whole result, read as a preview, on the local
+      // web pages.
+      const pages = /Web pages: (http:\/\/127\.0\.0\.1:\d+)\/web\/local\?key=/.exec(run.stderr)![1];
+      const reads = fake.requests.flatMap((r) =>
+        r.messages.flatMap((m) =>
+          (m.tool_calls ?? [])
+            // Spool's own ids (a finished turn's calls are sent under short aliases).
+            .filter((c) => c.function.arguments.includes('log.txt') && c.id.startsWith('call_'))
+            .map((c) => c.id),
+        ),
+      );
+      expect([pagedLink, greppedLink]).toEqual(
+        [...new Set(reads)].map((id) => `View the whole result: ${pages}/web/results/${id}`),
+      );
       expect(fake.rejections).toEqual([]);
       // Each page fits in 4,000 chars, and the pages rebuild the file exactly.
       const asked = (r: (typeof fake.requests)[number]) =>

@@ -155,8 +155,10 @@ describe('the console with MCP tools', () => {
       input: `/result ${id} ${path}\n/result call_unknown ${path}\n`,
     });
     const readme = await readFile('workspace/README.md', 'utf8');
+    // With the address of its page on the local web pages.
+    const pages = /Web pages: (http:\/\/127\.0\.0\.1:\d+)\/web\/local\?key=/.exec(run.stderr)![1];
     expect(run.stdout).toBe(
-      `The full result of fs__read_text_file (${id}): ${readme.length} characters. Written to ${path}.\nNo tool run with tool_call_id "call_unknown" in this channel. Recall shows the ids.\n`,
+      `The full result of fs__read_text_file (${id}): ${readme.length} characters. Written to ${path}.\nView the whole result: ${pages}/web/results/${id}\nNo tool run with tool_call_id "call_unknown" in this channel. Recall shows the ids.\n`,
     );
     expect(await readFile(path, 'utf8')).toBe(readme);
     expect(fake.requests).toHaveLength(2);

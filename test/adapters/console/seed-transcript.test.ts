@@ -41,6 +41,20 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
+/**
+ * The reply's lines, sorted, and the line after it: the address of the transcript's whole result,
+ * which the model read as a preview, on the local web pages.
+ */
+const decisionsAndLink = (run: { stdout: string }) => {
+  const lines = run.stdout.trim().split('\n');
+  return { decisions: lines.slice(0, -1).sort(), link: lines.at(-1) };
+};
+const pagesOf = (run: { stderr: string }) =>
+  /Web pages: (http:\/\/127\.0\.0\.1:\d+)\/web\/local\?key=/.exec(run.stderr)?.[1];
+/** Spool's id of the turn's first call, the read of the transcript. */
+const readCallOf = (model: FakeOpenAi) =>
+  model.requests.at(-1)!.messages.find((m) => m.role === 'tool')!.tool_call_id;
+
 describe('reading a whole document (the seed transcript)', () => {
   const open = () => ({
     id: 'open',
@@ -57,7 +71,10 @@ describe('reading a whole document (the seed transcript)', () => {
     });
 
     expect(run.code).toBe(0);
-    expect(run.stdout.trim().split('\n').sort()).toEqual([...DECISIONS].sort());
+    expect(decisionsAndLink(run)).toEqual({
+      decisions: [...DECISIONS].sort(),
+      link: `View the whole result: ${pagesOf(run)}/web/results/${readCallOf(fake)}`,
+    });
     expect(fake.rejections).toEqual([]);
     expect(run.stderr).toContain(
       'Model window: 128,000 tokens (known model "gpt-4o-mini", as gpt-4o)',
@@ -81,7 +98,10 @@ describe('reading a whole document (the seed transcript)', () => {
     });
 
     expect(run.code).toBe(0);
-    expect(run.stdout.trim().split('\n').sort()).toEqual([...DECISIONS].sort());
+    expect(decisionsAndLink(run)).toEqual({
+      decisions: [...DECISIONS].sort(),
+      link: `View the whole result: ${pagesOf(run)}/web/results/${readCallOf(fake)}`,
+    });
     expect(fake.rejections).toEqual([]);
     // It got there by paging, a page per request, until all of it was in view; no page re-sent
     // what the request showed already, but for the last, which meets the preview's tail.

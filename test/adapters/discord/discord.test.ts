@@ -859,6 +859,45 @@ describe('approvals with Discord buttons', () => {
   });
 });
 
+describe('links to whole results with Discord link buttons', () => {
+  withoutSharedAdapter();
+  const page = (toolCallId: string) => `https://spool.test/web/results/${toolCallId}`;
+
+  it('puts a "View the whole result" link button, in a row above 👍 and 👎, on a reply whose turn read a result as a preview', async () => {
+    const started = await startAdapter({}, new RecordingLogger(), db, { resultPage: page });
+    try {
+      llm.fallback = (request) =>
+        request.messages.at(-1)!.role === 'user'
+          ? { toolCalls: [{ id: 's', name: 'sweep_log', arguments: '{}' }] }
+          : { content: 'swept' };
+      const ch = channel();
+      const { token } = ask(ch, 'sweep the disks');
+      await discord.waitFor(() => edits(token).some((e) => e.body?.content === 'swept'));
+      const answer = edits(token).find((e) => e.body?.content === 'swept')!;
+      const [call] = await db.prisma.toolCall.findMany({
+        where: { toolName: 'sweep_log', channelKey: { contains: ch } },
+      });
+      expect(llm.requests.at(-1)!.messages.at(-1)!.content!.length).toBeLessThan(LOG.length);
+      expect(answer.body!.components).toMatchObject([
+        {
+          type: 1,
+          components: [
+            {
+              type: 2,
+              style: 5,
+              label: 'View the whole result',
+              url: page(call!.toolCallId),
+            },
+          ],
+        },
+        { type: 1, components: [{ label: '👍' }, { label: '👎' }] },
+      ]);
+    } finally {
+      await started.stop();
+    }
+  });
+});
+
 describe('feedback on answers with Discord buttons', () => {
   it('puts 👍 and 👎 under an answer; a click is stored once per person per answer, a 👎 opens a modal for its reason, and /usage shows the ratings', async () => {
     llm.fallback = () => ({ content: 'the answer' });

@@ -167,8 +167,16 @@ describe('a step whose results together are larger than the window', () => {
       const { run, expected } = await thread({ calls, turns: 12, shape, env });
 
       expect(run.stderr).toContain(`Model window: ${window.toLocaleString('en')} tokens`);
-      // Every turn answered by the model, from a request holding a result for each of its calls.
-      expect(run.stdout.trim().split('\n')).toEqual(expected);
+      // Every turn answered by the model, from a request holding a result for each of its calls;
+      // under an answer whose turn read results as previews, the addresses of the first three.
+      const lines = run.stdout.trim().split('\n');
+      const links = lines.filter((line) => line.startsWith('View the whole result'));
+      expect(lines.filter((line) => !links.includes(line))).toEqual(expected);
+      expect(links.length).toBeGreaterThan(0);
+      for (const link of links)
+        expect(link).toMatch(
+          /^View the whole result(?: [123] of \d+: records__lookup)?: http:\/\/127\.0\.0\.1:\d+\/web\/results\/call_[0-9a-f]{32}$/,
+        );
       expect(run.code).toBe(0);
       // None refused: no request past the window, none with a call unpaired (the fake validates).
       expect(fake.rejections).toEqual([]);

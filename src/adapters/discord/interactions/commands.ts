@@ -7,6 +7,7 @@ import { chartRefusedNote, platformRefusedReply } from '../../../core/delivery/p
 import { errorMessage } from '../../../core/errors.ts';
 import { usageChartPng } from '../../shared/chart.ts';
 import { discordAnswer, refusesFile } from '../api-errors.ts';
+import { linkComponents } from './components.ts';
 import { askerOf, ask, askWithPrompt, startOver } from '../inbound.ts';
 import type { DiscordParts } from '../parts.ts';
 import { DISCORD_HELP, DISCORD_REFUSAL, discordChunks, NO_MENTIONS } from '../text.ts';
@@ -76,7 +77,11 @@ function inTime<T>(interaction: ChatInputCommandInteraction, work: Promise<T>): 
 /** A private answer: the reply, or the deferred response's edit once `inTime` deferred. */
 async function replyPrivately(
   interaction: ChatInputCommandInteraction,
-  message: { content: string; files?: Array<{ attachment: Buffer; name: string }> },
+  message: {
+    content: string;
+    files?: Array<{ attachment: Buffer; name: string }>;
+    components?: ReturnType<typeof linkComponents>;
+  },
 ): Promise<void> {
   await (interaction.deferred
     ? interaction.editReply(message)
@@ -169,6 +174,7 @@ async function result({ delivery }: DiscordParts, interaction: ChatInputCommandI
     await replyPrivately(interaction, {
       content: part.text,
       files: [{ attachment: Buffer.from(part.file.content), name: part.file.name }],
+      ...(part.links ? { components: linkComponents(part.links) } : {}),
     });
   } catch (error) {
     if (!refusesFile(error)) throw error;
@@ -180,7 +186,10 @@ async function result({ delivery }: DiscordParts, interaction: ChatInputCommandI
       discordChunks,
       9,
     );
-    await replyPrivately(interaction, { content: first! });
+    await replyPrivately(interaction, {
+      content: first!,
+      ...(part.links ? { components: linkComponents(part.links) } : {}),
+    });
     for (const content of rest)
       await interaction.followUp({ content, flags: MessageFlags.Ephemeral });
   }

@@ -1,6 +1,6 @@
 import { ButtonStyle, ComponentType } from 'discord.js';
 import { buttonId } from '../../../core/delivery/waiting/clicks.ts';
-import type { ApprovalButtons } from '../../../core/ports/delivery.ts';
+import type { ApprovalButtons, ReplyLink } from '../../../core/ports/delivery.ts';
 
 /** One row of buttons, each naming what its click asks for (core/delivery/waiting/clicks.ts). */
 const row = (buttons: Array<{ label: string; style: ButtonStyle; id: string }>) => [
@@ -45,3 +45,22 @@ export const feedbackComponents = (inboxId: string) =>
       id: buttonId({ kind: 'feedback', inboxId, rating }),
     })),
   );
+
+/** Discord's limit on a button's label. */
+const LABEL_CHARS = 80;
+
+/** Links as one row of link buttons (they open the page; Discord sends Spool nothing); none without. */
+export const linkComponents = (links: readonly ReplyLink[] = []) =>
+  links.length === 0
+    ? []
+    : [
+        {
+          type: ComponentType.ActionRow,
+          components: links.map((link) => ({
+            type: ComponentType.Button,
+            style: ButtonStyle.Link,
+            label: link.label.slice(0, LABEL_CHARS),
+            url: link.url,
+          })),
+        },
+      ];

@@ -12,6 +12,7 @@ import { recallAnswer, typedCommand } from '../../../core/delivery/commands/type
 import { errorMessage } from '../../../core/errors.ts';
 import { usageChartPng } from '../../shared/chart.ts';
 import { uploadFile } from '../files.ts';
+import { linkButtons } from '../link-buttons.ts';
 import { keyIn, type Respond, type SlackParts } from '../parts.ts';
 import { scheduleCommand } from '../schedules.ts';
 import { SLACK_HELP, SLACK_REFUSAL, slackChunks } from '../text.ts';
@@ -171,7 +172,7 @@ async function sendResult(
   const found = await delivery.result({ lane, user }, toolCallId);
   if (found === 'refused')
     return void (await respond({ response_type: 'ephemeral', text: SLACK_REFUSAL }));
-  const { text, file } = resultAsFile(toolCallId, found);
+  const { text, file, links } = resultAsFile(toolCallId, found);
   if (!file) return void (await respond({ response_type: 'ephemeral', text }));
   const client = await clients.of(lane.workspace);
   try {
@@ -189,9 +190,15 @@ async function sendResult(
           unfurl_media: false,
         });
     });
+    const sent = 'Sent you the full result in a direct message.';
     await respond({
       response_type: 'ephemeral',
-      text: 'Sent you the full result in a direct message.',
+      text: sent,
+      ...(links
+        ? {
+            blocks: [{ type: 'section', text: { type: 'mrkdwn', text: sent } }, linkButtons(links)],
+          }
+        : {}),
     });
   } catch (error) {
     logger.warn('Slack: could not send a stored result', { error: errorMessage(error) });

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { previewMarker, previewSpans } from '../../markers.ts';
-import { buildPreview, originalLength, previewWithin } from './preview.ts';
+import type { Message } from '../../ports/conversation.ts';
+import { buildPreview, originalLength, previewedResults, previewWithin } from './preview.ts';
 
 const numbered = (n: number) =>
   Array.from({ length: n }, (_, i) => `line ${String(i).padStart(5, '0')}`).join('\n');
@@ -67,5 +68,44 @@ describe('previewWithin', () => {
     expect(previewWithin(full, 'call_1', 300, { headChars: 4000, tailChars: 1000 })).toBe(
       previewMarker('call_1', 0, full.length, 0),
     );
+  });
+});
+
+describe('previewedResults', () => {
+  const full = numbered(3000);
+  const preview = (id: string) => buildPreview(full, id, { headChars: 400, tailChars: 100 });
+  const calls = (turn: number, ...names: Array<[string, string]>): Message => ({
+    role: 'assistant',
+    content: '',
+    toolCalls: names.map(([id, name]) => ({ id, name, arguments: '{}' })),
+    turn,
+  });
+  const result = (turn: number, toolCallId: string, content: string): Message => ({
+    role: 'tool',
+    toolCallId,
+    content,
+    turn,
+  });
+
+  it("names the turn's results sent as previews of their own calls, in order, with their tools", () => {
+    const transcript: Message[] = [
+      { role: 'user', content: 'earlier', turn: 1 },
+      calls(1, ['call_old', 'listing']),
+      result(1, 'call_old', preview('call_old')),
+      { role: 'user', content: 'now', turn: 2 },
+      calls(2, ['call_a', 'listing'], ['call_b', 'status'], ['call_c', 'echo']),
+      result(2, 'call_a', preview('call_a')),
+      result(2, 'call_b', 'all green'),
+      // A result that only looks like a preview, of another call: it was sent whole.
+      result(2, 'call_c', preview('call_a')),
+      calls(2, ['call_d', 'grep']),
+      result(2, 'call_d', preview('call_d')),
+      { role: 'assistant', content: 'done', turn: 2 },
+    ];
+    expect(previewedResults(transcript, 2)).toEqual([
+      { toolCallId: 'call_a', toolName: 'listing' },
+      { toolCallId: 'call_d', toolName: 'grep' },
+    ]);
+    expect(previewedResults(transcript, 3)).toEqual([]);
   });
 });

@@ -1,4 +1,6 @@
-import { previewedTotal, previewMarker } from '../../markers.ts';
+import { previewedTotal, previewMarker, previewSpans } from '../../markers.ts';
+import type { Message } from '../../ports/conversation.ts';
+import type { PreviewedResult } from '../../ports/turns.ts';
 import { headAtLineBreak, tailAtLineBreak } from '../../text.ts';
 
 export interface PreviewSizes {
@@ -53,4 +55,20 @@ export function previewWithin(
   if (text < marker) return buildPreview(full, toolCallId, { headChars: 0, tailChars: 0 }, total);
   const head = Math.ceil((text * sizes.headChars) / Math.max(1, sizes.headChars + sizes.tailChars));
   return buildPreview(full, toolCallId, { headChars: head, tailChars: text - head }, total);
+}
+
+/**
+ * The results of turn `turn` that the model was sent as previews, in the order it called them: a
+ * tool message stored as a preview of its own call (the transcript holds what was sent).
+ */
+export function previewedResults(transcript: readonly Message[], turn: number): PreviewedResult[] {
+  const names = new Map<string, string>();
+  const previewed: PreviewedResult[] = [];
+  for (const m of transcript) {
+    if (m.turn !== turn) continue;
+    if (m.role === 'assistant') for (const call of m.toolCalls ?? []) names.set(call.id, call.name);
+    if (m.role === 'tool' && previewSpans(m.content)?.toolCallId === m.toolCallId)
+      previewed.push({ toolCallId: m.toolCallId, toolName: names.get(m.toolCallId) ?? '' });
+  }
+  return previewed;
 }

@@ -1,11 +1,14 @@
 import type { StoredResult } from '../../ports/history.ts';
-import type { ReplyFile, ReplyPart } from '../../ports/delivery.ts';
+import type { ReplyFile, ReplyLink, ReplyPart } from '../../ports/delivery.ts';
 
 /**
- * A stored result as a message and the file that holds it, for `/spool result` and its kin; only
- * the message when there is none.
+ * A stored result as a message and the file that holds it, with the link to its page where it has
+ * one, for `/spool result` and its kin; only the message when there is none.
  */
-export function resultAsFile(toolCallId: string, result: StoredResult | undefined): ReplyPart {
+export function resultAsFile(
+  toolCallId: string,
+  result: (StoredResult & { link?: ReplyLink }) | undefined,
+): ReplyPart {
   if (!result)
     return {
       text: `No tool run with tool_call_id "${toolCallId}" in this channel. Recall shows the ids.`,
@@ -14,6 +17,7 @@ export function resultAsFile(toolCallId: string, result: StoredResult | undefine
   return {
     text: `The full result of ${result.toolName} (${toolCallId}): ${result.content.length.toLocaleString('en-US')} characters.`,
     file: { name, content: result.content },
+    ...(result.link ? { links: [result.link] } : {}),
   };
 }
 

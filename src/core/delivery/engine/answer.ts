@@ -97,7 +97,8 @@ export class Answerer {
             outcome = reply.outcome;
             if ('stopped' in reply) await this.deps.stopped(entry, outbound);
             const text = 'stopped' in reply ? reply.text : editedReply(entry, reply.text);
-            const parts = this.deps.outbox.parts(entry, outbound, text);
+            const links = 'stopped' in reply ? undefined : reply.links;
+            const parts = this.deps.outbox.parts(entry, outbound, text, links);
             chunks = await ledger.saveReply(entry.id, parts, lease);
           }
         }

@@ -44,6 +44,11 @@ export interface DeliveryOptions extends LaneOptions {
    * again, a parked turn's too; STATUS_REFRESH_MS without.
    */
   statusRefreshMs?: number;
+  /**
+   * A stored result's page on Spool's web pages, where people read it whole: replies link the
+   * results their turn previewed, and `/spool result` its result. No links without.
+   */
+  resultPage?(toolCallId: string): string;
 }
 
 export interface DeliveryDeps {

@@ -6,6 +6,7 @@ import {
   NOTHING_TO_READ_REPLY,
   type DeliveryOptions,
 } from './engine.ts';
+import type { DeliveryDeps } from './engine-options.ts';
 import { FileRefusedError, NotRecordedError, type InboundMessage } from '../../ports/delivery.ts';
 import type { Outbound, OutgoingChunk } from '../../ports/platform.ts';
 import type { PromptPort } from '../../ports/prompts.ts';
@@ -66,6 +67,7 @@ function pipelineOver(
   agent: TurnRunner,
   maxAttempts = 3,
   options: Partial<DeliveryOptions> = {},
+  deps: Partial<DeliveryDeps> = {},
 ) {
   const files = { read: async () => ({ content: 'a file', isError: false }) };
   return new DeliveryEngine(
@@ -77,6 +79,7 @@ function pipelineOver(
       approvals: new MemoryApprovals(),
       questions: new MemoryQuestions(),
       logger: silentLogger,
+      ...deps,
     },
     {
       holder: 'me',
@@ -343,6 +346,65 @@ describe('DeliveryEngine over an in-memory inbox', () => {
     ]);
   });
 });
+
+describe('links to the whole results a turn previewed', () => {
+  const previewed = [{ toolCallId: 'call_a1', toolName: 'listing' }];
+  const page = (toolCallId: string) => `https://spool.test/web/results/${toolCallId}`;
+  const answered = async (pipeline: DeliveryEngine, key: string) => {
+    const handled = await pipeline.handleIncoming(message(key, 'list it'), { waitForReply: true });
+    expect(handled.status === 'accepted' && (await handled.answered)).toBe('ok');
+  };
+
+  it("go under the reply's last message, with its feedback, where results have a page; nowhere without one", async () => {
+    const reply = 'the listing has 2,000 lines';
+    const turn: TurnRunner = { runTurn: async () => ({ reply, status: 'ok', previewed }) };
+    const linked = recordingOutbound();
+    const pipeline = pipelineOver(new MemoryLedger(), turn, 3, { resultPage: page });
+    pipeline.register('test', linked.outbound);
+    await answered(pipeline, 'm1');
+    expect(linked.posted.map((p) => [p.text, p.links, p.feedback])).toEqual([
+      ['the listin', undefined, undefined],
+      ['g has 2,00', undefined, undefined],
+      [
+        '0 lines',
+        [{ label: 'View the whole result', url: 'https://spool.test/web/results/call_a1' }],
+        true,
+      ],
+    ]);
+    await pipeline.stop(0);
+
+    const plain = recordingOutbound();
+    const unlinked = pipelineOver(new MemoryLedger(), turn);
+    unlinked.register('test', plain.outbound);
+    await answered(unlinked, 'm1');
+    expect(plain.posted.map((p) => p.text).join('')).toBe(reply);
+    expect(plain.posted.some((p) => p.links)).toBe(false);
+    await unlinked.stop(0);
+  });
+
+  it('come with a stored result a person asks for, where results have a page', async () => {
+    const search = {
+      searchHistory: async () => [],
+      storedResult: async () => ({ toolName: 'listing', content: 'everything' }),
+    };
+    const who = { lane: message('m1', '').lane, user: 'U1' };
+    const linked = pipelineOver(new MemoryLedger(), turnNever, 3, { resultPage: page }, { search });
+    linked.register('test', recordingOutbound().outbound);
+    expect(await linked.result(who, 'call_a1')).toEqual({
+      toolName: 'listing',
+      content: 'everything',
+      link: { label: 'View the whole result', url: page('call_a1') },
+    });
+    const unlinked = pipelineOver(new MemoryLedger(), turnNever, 3, {}, { search });
+    unlinked.register('test', recordingOutbound().outbound);
+    expect(await unlinked.result(who, 'call_a1')).toEqual({
+      toolName: 'listing',
+      content: 'everything',
+    });
+  });
+});
+
+const turnNever: TurnRunner = { runTurn: () => Promise.reject(new Error('no turn may run')) };
 
 describe('prompts under a channel policy', () => {
   it("neither lists nor fetches the prompts of a server the channel's tools leave out", async () => {

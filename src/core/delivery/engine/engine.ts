@@ -1,5 +1,5 @@
 import { errorMessage } from '../../errors.ts';
-import type { InboundMessage, InboundEdit, StopKind } from '../../ports/delivery.ts';
+import type { InboundMessage, InboundEdit, ReplyLink, StopKind } from '../../ports/delivery.ts';
 import type {
   Access,
   Answered,
@@ -37,6 +37,7 @@ import { Answerer } from './answer.ts';
 import { followEdit } from '../posts/edits.ts';
 import { closeStoppedPrompts } from '../waiting/stopped-prompts.ts';
 import { monthStart, REASON_MAX_CHARS } from '../posts/feedback.ts';
+import { WHOLE_RESULT } from '../posts/result-links.ts';
 import { agentView } from '../posts/greeting.ts';
 import { promptText } from '../commands/prompt-text.ts';
 import { PROMPT_REFUSED } from '../posts/replies.ts';
@@ -305,9 +306,15 @@ export class DeliveryEngine implements Delivery {
     return this.parking.wake(toolCallId);
   }
 
-  async result(who: Asker, toolCallId: string): Promise<StoredResult | 'refused' | undefined> {
+  async result(
+    who: Asker,
+    toolCallId: string,
+  ): Promise<(StoredResult & { link?: ReplyLink }) | 'refused' | undefined> {
     if (!this.platforms.permits(who)) return 'refused';
-    return this.deps.search.storedResult(who.lane, toolCallId);
+    const found = await this.deps.search.storedResult(who.lane, toolCallId);
+    const { resultPage } = this.options;
+    if (!found || !resultPage) return found;
+    return { ...found, link: { label: WHOLE_RESULT, url: resultPage(toolCallId) } };
   }
 
   /**

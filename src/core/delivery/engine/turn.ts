@@ -4,6 +4,7 @@ import type {
   DeliveryPort,
   InboxEntry,
   PendingEntry,
+  ReplyLink,
 } from '../../ports/delivery.ts';
 import type { FileReader } from '../../ports/files.ts';
 import type { FormRequest } from '../../ports/forms.ts';
@@ -19,6 +20,7 @@ import type {
 import type { ApprovalDesk } from '../waiting/approvals.ts';
 import type { CutShort } from './cut-short.ts';
 import { greetingOf } from '../posts/greeting.ts';
+import { resultLinks } from '../posts/result-links.ts';
 import { policyFor, toolAllowed, toolMatches, type Policy } from '../rules/policy.ts';
 import type { QuestionDesk } from '../waiting/questions.ts';
 import { NEW_CONVERSATION_REPLY, NOTHING_TO_READ_REPLY } from '../posts/replies.ts';
@@ -44,10 +46,16 @@ export interface TurnOptions {
   policy?: Policy;
   /** How long a person has to answer a tool's question, or to sign in for a call. */
   questionTimeoutMs: number;
+  /** A stored result's page, where people read it whole; no links to results without. */
+  resultPage?(toolCallId: string): string;
 }
 
-/** What a message's turn gives: its reply, or the calls it stopped at to await approval. */
-export type TurnReply = { text: string; outcome: Answered } | { awaiting: PendingCall[] };
+/**
+ * What a message's turn gives: its reply, with links to the results it previewed, or the calls it
+ * stopped at to await approval.
+ */
+export type TurnReply =
+  { text: string; outcome: Answered; links?: ReplyLink[] } | { awaiting: PendingCall[] };
 
 /**
  * The reply to one message: a new conversation started, a word for a message with nothing to read,
@@ -111,9 +119,20 @@ export async function replyTo(
   // A turn cut short by shutdown is resumed later, not answered with its cancellation.
   signal.throwIfAborted();
   if (result.status === 'awaiting_approval') return { awaiting: result.calls };
+  return answerOf(result, notes, options.resultPage);
+}
+
+/** A turn's answer: its reply, the notes on its files, and links to the results it previewed. */
+function answerOf(
+  result: Exclude<TurnResult, { status: 'awaiting_approval' }>,
+  notes: string[],
+  resultPage: TurnOptions['resultPage'],
+): TurnReply {
+  const { previewed = [] } = result;
   return {
     text: [result.reply, ...notes.map((note) => `_(${note})_`)].join('\n\n'),
     outcome: result.status === 'failed' ? 'failed' : 'ok',
+    ...(resultPage && previewed.length > 0 ? { links: resultLinks(previewed, resultPage) } : {}),
   };
 }
 

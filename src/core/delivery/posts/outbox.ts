@@ -4,6 +4,7 @@ import {
   type InboxEntry,
   type PendingEntry,
   type ReplyChunk,
+  type ReplyLink,
   type ReplyPart,
 } from '../../ports/delivery.ts';
 import type { Outbound } from '../../ports/platform.ts';
@@ -42,12 +43,16 @@ export class Outbox {
 
   /**
    * The reply as the platform's messages, or, longer than a few of them, as one file with a
-   * message.
+   * message; its links go under the last.
    */
-  parts(entry: InboxEntry, outbound: Outbound, text: string): ReplyPart[] {
-    if (outbound.postsFiles && text.length > this.options.replyFileChars)
-      return [replyAsFile(text, entry.id)];
-    return outbound.render(text).map((part) => ({ text: part }));
+  parts(entry: InboxEntry, outbound: Outbound, text: string, links?: ReplyLink[]): ReplyPart[] {
+    const parts =
+      outbound.postsFiles && text.length > this.options.replyFileChars
+        ? [replyAsFile(text, entry.id)]
+        : outbound.render(text).map((part): ReplyPart => ({ text: part }));
+    const last = parts.at(-1);
+    if (last && links?.length) last.links = links;
+    return parts;
   }
 
   /**
@@ -91,6 +96,7 @@ export class Outbox {
         seq: chunk.seq,
         text: chunk.text,
         ...(chunk.file ? { file: chunk.file } : {}),
+        ...(chunk.links ? { links: chunk.links } : {}),
         ...(chunk.seq === last ? { feedback: true } : {}),
       };
       // An edited question's answer: a message of the old answer is edited to it (again, after a
