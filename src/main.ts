@@ -104,7 +104,7 @@ async function main(): Promise<number> {
           httpPort === 0 ? '127.0.0.1' : undefined,
         );
 
-  const spool = await openSpool(config, mcp, registry, logger, platformNames);
+  const spool = await openSpool(config, mcp, { registry, readiness }, logger, platformNames);
   opened.spool = spool;
   readiness.details = spool.mcpStatus;
   readiness.set('database', () =>
@@ -214,7 +214,7 @@ const deliveryLedgers = (db: Database) => ({
 async function openSpool(
   config: Config,
   mcp: McpConfig | undefined,
-  registry: Registry,
+  { registry, readiness }: { registry: Registry; readiness: Readiness },
   logger: Logger,
   platformNames: string[],
 ) {
@@ -294,12 +294,45 @@ async function openSpool(
   };
   const mcpStatus = () => mcpSource?.status() ?? [];
   const access = new Map<string, ChannelAccess>();
-  const admins = config.delivery.policy?.admins ?? [];
-  const web = openWebPages(config.web, db, { signIns: platforms, access, admins, search, logger });
+  const bot = { platforms, access, search, logger, delivery, holder, readiness };
+  const web = openWeb(config, db, { ...bot, mcpSource });
   return { db, agent, ledger, delivery, holder, mcpStatus, signIns, web, access, close };
 }
 
 type Spool = Awaited<ReturnType<typeof openSpool>>;
+
+/** The web pages over the database and the running bot (docs/web-pages.md); none when turned off. */
+function openWeb(
+  config: Config,
+  db: Database,
+  bot: {
+    platforms: Record<string, PlatformSignIn | 'local'>;
+    access: Map<string, ChannelAccess>;
+    search: HistorySearch;
+    logger: Logger;
+    delivery: DeliveryEngine;
+    holder: string;
+    readiness: Readiness;
+    mcpSource: McpToolSource | undefined;
+  },
+) {
+  const { policy } = config.delivery;
+  return openWebPages(config.web, db, {
+    signIns: bot.platforms,
+    access: bot.access,
+    admins: policy?.admins ?? [],
+    search: bot.search,
+    logger: bot.logger,
+    operators: {
+      ...(policy ? { policy } : {}),
+      cancelSchedule: (who, id) => bot.delivery.cancelSchedule(who, id),
+      replica: bot.holder,
+      notReady: () => bot.readiness.notReady(),
+      mcpServers: () => bot.mcpSource?.servers() ?? [],
+      now: () => new Date(),
+    },
+  });
+}
 
 /** Whether the model server answers as configured, and its window; logged, never thrown. */
 async function checkModel(llm: OpenAiChatClient, config: Config, logger: Logger): Promise<void> {
