@@ -374,7 +374,17 @@ describe('the operator pages, in Chromium', () => {
     admin = await signedIn(db, { ...LOCAL, user: 'local' });
     u2 = await signedIn(db, { ...SLACK, user: 'U2' });
   }, 60_000);
-  afterAll(() => browser?.close());
+  /** Each operator page's server time (`Server-Timing`), as an admin first opened it. */
+  const serverMs: Record<string, number> = {};
+  afterAll(async () => {
+    await browser?.close();
+    console.log(`Operator pages, server time: ${JSON.stringify(serverMs)} ms`);
+  });
+  const timed = (name: string, visited: Awaited<ReturnType<typeof visit>>) => {
+    const header = visited.response?.headers()['server-timing'] ?? '';
+    serverMs[name] = Number(/dur=([\d.]+)/.exec(header)?.[1]);
+    return visited;
+  };
 
   /** Opens `path` as the person of `session`, and no one else. */
   async function as(session: { token: string }, path: string) {
@@ -411,7 +421,7 @@ describe('the operator pages, in Chromium', () => {
   ];
 
   it("shows an admin the workspace's usage by person, channel, model and day, its caps and holds", async () => {
-    const visited = await as(admin, '/web/usage');
+    const visited = timed('usage', await as(admin, '/web/usage'));
     expect(visited.response?.status()).toBe(200);
     expect(await tableText('This month by person')).toMatch(
       /local 3,000 tokens.*U-COLLEAGUE 500 tokens/,
@@ -438,7 +448,7 @@ describe('the operator pages, in Chromium', () => {
   });
 
   it("lists an admin the workspace's schedules, and Cancel cancels as `schedule cancel` does", async () => {
-    const visited = await as(admin, '/web/schedules');
+    const visited = timed('schedules', await as(admin, '/web/schedules'));
     const listed = await tableText('Schedules');
     expect(listed).toContain(
       `#${schedules.digest} local C-SCHEDULES 0 9 1 1 * (UTC) ${shown('digest ')} 2027-01-01 09:00:00 UTC 2026-01-01 09:00:00 UTC: answered`,
@@ -483,7 +493,7 @@ describe('the operator pages, in Chromium', () => {
     );
     expect(Number(waiting?.[1]?.replace(',', ''))).toBeGreaterThanOrEqual(300);
     expect(await mainText()).not.toContain(REPLICAS.other);
-    await nothingRan(await as(admin, '/web/health'));
+    await nothingRan(timed('health', await as(admin, '/web/health')));
     await shoot(page, 'health');
   });
 
@@ -514,6 +524,13 @@ describe('the operator pages, in Chromium', () => {
     });
     expect(await forged.text()).toContain(`Schedule #${schedules.theirs} is another person’s`);
     expect(await db.prisma.schedule.count({ where: { id: BigInt(schedules.theirs) } })).toBe(1);
+
+    // Their own, without the session's token: refused, and nothing cancelled.
+    const tokenless = await page.request.post(`${base}/web/schedules/cancel`, {
+      form: { csrf: 'guess', schedule: schedules.own },
+    });
+    expect(tokenless.status()).toBe(403);
+    expect(await db.prisma.schedule.count({ where: { id: BigInt(schedules.own) } })).toBe(1);
 
     await page.goto(`${base}/web/schedules`);
     await page.getByRole('button', { name: `Cancel schedule #${schedules.own}` }).click();
