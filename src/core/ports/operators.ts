@@ -34,7 +34,7 @@ export interface HeldSpend {
   expiresAt: Date;
 }
 
-/** What the operator pages read of a workspace (src/store/web-operators.ts). */
+/** What the operator pages read of a workspace (src/store/transcripts/web-operators.ts). */
 export interface OperatorRecordsPort {
   /** The workspace's schedules (of one owner, when given), oldest first, each with its last runs. */
   schedules(
