@@ -8,7 +8,7 @@ import { secretsOf, type Config } from './config.ts';
 import { Agent } from './core/agent/agent.ts';
 import type { Logger } from './core/logger.ts';
 import { observers } from './core/agent/hooks.ts';
-import { DeliveryEngine, type DeliveryOptions } from './core/delivery/engine/engine.ts';
+import { DeliveryEngine } from './core/delivery/engine/engine.ts';
 import { errorMessage } from './core/errors.ts';
 import type { PlatformAdapter } from './core/ports/platform.ts';
 import { secretMasker } from './core/redact.ts';
@@ -56,8 +56,7 @@ import { findToolsTool } from './core/builtins/find-tools.ts';
 import { loadToolsTool } from './core/builtins/load-tools.ts';
 import type { ChannelAccess } from './core/ports/channel-access.ts';
 import { webRoutes } from './web/routes.ts';
-import { openWebPages, pagesBase, resultPage } from './web/open.ts';
-import type { AddressInfo } from 'node:net';
+import { openWeb, printLocalAddress, resultPages } from './web-wiring.ts';
 
 async function main(): Promise<number> {
   const settings = readSettings();
@@ -104,7 +103,8 @@ async function main(): Promise<number> {
           httpPort === 0 ? '127.0.0.1' : undefined,
         );
 
-  const spool = await openSpool(config, mcp, registry, logger, { platformNames, endpoint });
+  const around = { registry, readiness, platformNames, endpoint };
+  const spool = await openSpool(config, mcp, logger, around);
   opened.spool = spool;
   readiness.details = spool.mcpStatus;
   readiness.set('database', () =>
@@ -114,8 +114,10 @@ async function main(): Promise<number> {
     ),
   );
   try {
-    if (consoleMode) printLocalAddress(spool, config, endpoint, logger);
-    if (consoleMode) return await runConsoleMode(spool, config, args.session, screen);
+    if (consoleMode) {
+      printLocalAddress(spool.web, config, endpoint, logger);
+      return await runConsoleMode(spool, config, args.session, screen);
+    }
     const platforms = await startPlatforms(
       await configuredPlatforms(config, spool, registry, logger),
       readiness,
@@ -125,16 +127,9 @@ async function main(): Promise<number> {
     );
     if (platforms.length === 0) return 1;
     spool.delivery.start();
-    const prune = () =>
-      spool.ledger
-        .prune(config.store.retentionDays)
-        .catch((error: unknown) =>
-          logger.warn('Could not prune the inbox', { error: errorMessage(error) }),
-        );
-    void prune();
-    const pruning = setInterval(prune, 86_400_000).unref();
+    const stopPruning = pruneDaily(spool, config.store.retentionDays, logger);
     await untilSignal();
-    clearInterval(pruning);
+    stopPruning();
     // Still receiving while turns finish: what arrives now is stored for the next start or another
     // replica.
     logger.info('Shutting down');
@@ -169,46 +164,6 @@ async function httpRoutes(
   ];
 }
 
-/**
- * On the console, the web pages' local address with its one-time key (docs/web-pages.md), a line of
- * the log like any other (one JSON object with LOG_FORMAT=json). The key signs in once, from here.
- */
-function printLocalAddress(
-  spool: Spool,
-  config: Config,
-  endpoint: HttpEndpoint | undefined,
-  logger: Logger,
-) {
-  const pagesAt = pagesAddress(config, endpoint, []);
-  if (spool.web && pagesAt) logger.info(`Web pages: ${spool.web.localKey.address(pagesAt)}`);
-}
-
-/**
- * The web pages' address: PUBLIC_URL; on the console (no platform), the local pages'. None with the
- * pages off, or on a platform without PUBLIC_URL.
- */
-function pagesAddress(
-  config: Config,
-  endpoint: HttpEndpoint | undefined,
-  platformNames: string[],
-): string | undefined {
-  if (!config.web.enabled) return undefined;
-  if (platformNames.length > 0) return config.web.publicUrl;
-  const port = (endpoint?.server.address() as AddressInfo | null)?.port;
-  return port ? pagesBase(config.web, port) : undefined;
-}
-
-/** Replies link the whole results their turn previewed to the pages, where they have an address. */
-function resultPages(
-  config: Config,
-  endpoint: HttpEndpoint | undefined,
-  platformNames: string[],
-): Pick<DeliveryOptions, 'resultPage'> {
-  const pagesAt = pagesAddress(config, endpoint, platformNames);
-  return pagesAt ? { resultPage: resultPage(pagesAt) } : {};
-}
-
-/** The database, the tools, the model, the agent and the delivery engine over them. */
 /** The MCP servers, as one tool source; none when they cannot be started at all. */
 async function startMcp(
   mcp: McpConfig,
@@ -235,12 +190,20 @@ const deliveryLedgers = (db: Database) => ({
   schedules: new ScheduleLedger(db.prisma),
 });
 
+/** What the bot runs beside: its metrics and readiness, its platforms, its HTTP server. */
+interface Around {
+  registry: Registry;
+  readiness: Readiness;
+  platformNames: string[];
+  endpoint?: HttpEndpoint;
+}
+
+/** The database, the tools, the model, the agent and the delivery engine over them. */
 async function openSpool(
   config: Config,
   mcp: McpConfig | undefined,
-  registry: Registry,
   logger: Logger,
-  { platformNames, endpoint }: { platformNames: string[]; endpoint?: HttpEndpoint },
+  { registry, readiness, platformNames, endpoint }: Around,
 ) {
   // The embedded server lost for good: one line, and a non-zero exit for the supervisor to act on.
   const onLost = (reason: string) => {
@@ -318,8 +281,8 @@ async function openSpool(
   };
   const mcpStatus = () => mcpSource?.status() ?? [];
   const access = new Map<string, ChannelAccess>();
-  const admins = config.delivery.policy?.admins ?? [];
-  const web = openWebPages(config.web, db, { signIns: platforms, access, admins, search, logger });
+  const bot = { platforms, access, search, logger, delivery, holder, readiness };
+  const web = openWeb(config, db, { ...bot, mcpSource });
   return { db, agent, ledger, delivery, holder, mcpStatus, signIns, web, access, close };
 }
 
@@ -502,6 +465,19 @@ async function startPlatforms(
     }
   }
   return started;
+}
+
+/** The inbox kept to its retention: pruned now and each day after; returns how to stop. */
+function pruneDaily(spool: Spool, retentionDays: number, logger: Logger): () => void {
+  const prune = () =>
+    spool.ledger
+      .prune(retentionDays)
+      .catch((error: unknown) =>
+        logger.warn('Could not prune the inbox', { error: errorMessage(error) }),
+      );
+  void prune();
+  const pruning = setInterval(prune, 86_400_000).unref();
+  return () => clearInterval(pruning);
 }
 
 function untilSignal(): Promise<void> {

@@ -20,9 +20,18 @@ export const csrfField = (viewer: Viewer): Html =>
 function navigation(viewer: Viewer): Html {
   const link = (path: string, label: string) =>
     html`<li><a href="${WEB_PATH}${path}">${label}</a></li>`;
+  // Health is an admin's page: nobody else is shown a link to it.
+  const links = [
+    link('/', 'Spool'),
+    link('/search', 'Search'),
+    link('/usage', 'Usage'),
+    link('/schedules', 'Schedules'),
+    viewer.admin ? link('/health', 'Health') : '',
+    link('/sign-ins', 'Sign-ins'),
+  ];
   return html`<nav aria-label="Pages">
     <ul>
-      ${link('/', 'Spool')}${link('/search', 'Search')}${link('/sign-ins', 'Sign-ins')}
+      ${links}
     </ul>
     <form method="post" action="${WEB_PATH}/sign-out" class="sign-out">
       ${csrfField(viewer)} <span>${viewer.platform} · ${viewer.user}</span>

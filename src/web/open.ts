@@ -2,11 +2,15 @@ import type { Logger } from '../core/logger.ts';
 import type { ChannelAccess } from '../core/ports/channel-access.ts';
 import type { PlatformSignIn } from '../core/ports/platform-sign-in.ts';
 import type { Database } from '../store/database.ts';
+import { PostgresSpendLedger } from '../store/delivery/spend-ledger.ts';
+import { WebOperatorRecords } from '../store/transcripts/web-operators.ts';
 import { WebRecords } from '../store/transcripts/web-records.ts';
 import { WebSessionLedger } from '../store/credentials/web-session-ledger.ts';
 import { WebPages } from './pages.ts';
 import { addRecordPages } from './record-pages.ts';
 import { addSignInsPage } from './sign-ins-page.ts';
+import type { OperatorDeps } from './operators/deps.ts';
+import { addOperatorPages } from './operators/operator-pages.ts';
 import type { HistorySearchPort } from '../core/ports/history.ts';
 import { WEB_PATH, type WebSettings } from './settings.ts';
 
@@ -23,10 +27,12 @@ export function openWebPages(
     admins: readonly string[];
     search: HistorySearchPort;
     logger: Logger;
+    /** The operator pages' view of the running bot. */
+    operators: Omit<OperatorDeps, 'records' | 'spend'>;
   },
 ): WebPages | undefined {
   if (!settings.enabled) return undefined;
-  const { search, ...deps } = options;
+  const { search, operators, ...deps } = options;
   const pages = new WebPages({
     settings,
     sessions: new WebSessionLedger(db.prisma),
@@ -35,6 +41,11 @@ export function openWebPages(
   });
   addRecordPages(pages, search);
   addSignInsPage(pages);
+  addOperatorPages(pages, {
+    ...operators,
+    records: new WebOperatorRecords(db.prisma),
+    spend: new PostgresSpendLedger(db.pool),
+  });
   return pages;
 }
 

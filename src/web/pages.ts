@@ -257,6 +257,9 @@ export class WebPages {
       </p>
       <ul>
         <li><a href="${WEB_PATH}/search">Search tool runs and messages</a></li>
+        <li><a href="${WEB_PATH}/usage">Usage and cost</a></li>
+        <li><a href="${WEB_PATH}/schedules">Schedules</a></li>
+        ${viewer.admin ? html`<li><a href="${WEB_PATH}/health">Health</a></li>` : ''}
         <li><a href="${WEB_PATH}/sign-ins">Sign-ins to these pages</a></li>
       </ul>`;
     sendPage(r.res, 200, layout('Spool', body, viewer));

@@ -35,4 +35,8 @@ th { background: #eef0f4; }
 .entry.user { border-color: #0b5cad; } .entry.assistant { border-color: #2b7a3d; }
 .entry.call { border-color: #8a5a00; } .entry.stop, .entry.edit { border-color: #8a1c1c; }
 img.part { max-width: 100%; border: 1px solid var(--line); }
+svg.chart { max-width: 100%; height: auto; }
+.scrolls { max-width: 100%; overflow-x: auto; }
+table.listing td, table.listing th { white-space: normal; overflow-wrap: break-word; }
+table.listing ul { margin: 0; padding-left: 1rem; }
 `;

@@ -135,6 +135,7 @@ describe('PostgresSpendLedger', () => {
         day: new Date().toISOString().slice(0, 10),
         channel: key.channel,
         user: 'U9',
+        model: 'm',
         tokens: 2,
         cost: 1.5,
         unpriced: 0,

@@ -1,5 +1,8 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/database.ts';
@@ -10,6 +13,7 @@ import { FakeOpenAi } from '../support/fake-openai.ts';
 import { fileDatabaseUrl } from '../support/file-database.ts';
 import { startSpool, type SpoolProcess } from '../support/process.ts';
 import { hostileResults } from './hostile-results.ts';
+import { hostile, REPLICAS, seedOperatorRows, signedIn, SLACK, LOCAL } from './operator-rows.ts';
 
 /** Characters a page of a result shows (WEB_PAGE_CHARS). */
 const PAGE_CHARS = 50_000;
@@ -35,6 +39,23 @@ let base: string;
 let localAddress: string;
 /** Each stored call's row id, by the name it was stored under. */
 const ids: Record<string, string> = {};
+/** The seeded schedules' ids (test/web/operator-rows.ts). */
+let schedules: Awaited<ReturnType<typeof seedOperatorRows>>;
+let canaryUrl: string;
+let configDir: string;
+
+/** The policy the operator pages read: prices, caps (one of another workspace), an admin. */
+const POLICY = {
+  rules: [],
+  currency: 'USD',
+  prices: { 'gpt-4o': { input: 2.5, output: 10 } },
+  admins: ['U-BOSS'],
+  caps: [
+    { per: 'user', period: 'day', tokens: 100_000 },
+    { per: 'workspace', period: 'month', spend: 50 },
+    { per: 'channel', period: 'month', tokens: 5, match: { workspace: 'T9' } },
+  ],
+};
 
 /** Stores one tool call and its whole result, as a turn does; returns its row id. */
 async function storeRun(store: TranscriptStore, name: string, content: string, binaries = false) {
@@ -94,19 +115,35 @@ beforeAll(async () => {
     res.end();
   });
   await new Promise<void>((resolve) => canary.listen(0, '127.0.0.1', resolve));
-  const canaryUrl = `http://127.0.0.1:${(canary.address() as AddressInfo).port}`;
+  canaryUrl = `http://127.0.0.1:${(canary.address() as AddressInfo).port}`;
   db = await testDatabase();
   const store = new TranscriptStore(db);
   await storeRun(store, 'big', BIG);
   await storeRun(store, 'pictures', 'two pictures', true);
   for (const [name, content] of Object.entries(hostileResults(canaryUrl)))
     await storeRun(store, name, content);
+  schedules = await seedOperatorRows(db, canaryUrl);
+  configDir = await mkdtemp(join(tmpdir(), 'spool-web-'));
+  await writeFile(join(configDir, 'policy.json'), JSON.stringify(POLICY));
+  // A server of the 2026 era, and one that never starts.
+  const modern = join(import.meta.dirname, '../fixtures/modern-mcp-server.mjs');
+  await writeFile(
+    join(configDir, 'mcp.json'),
+    JSON.stringify({
+      mcpServers: {
+        modern: { command: process.execPath, args: [modern, 'stdio'] },
+        broken: { command: join(configDir, 'no-such-server') },
+      },
+    }),
+  );
   fake = await new FakeOpenAi().start();
   spool = startSpool([], {
     env: {
       OPENAI_BASE_URL: fake.baseURL,
       OPENAI_API_KEY: 'sk-test',
       DATABASE_URL: fileDatabaseUrl(),
+      POLICY_FILE: join(configDir, 'policy.json'),
+      MCP_CONFIG: join(configDir, 'mcp.json'),
     },
     timeoutMs: 300_000,
   });
@@ -128,6 +165,7 @@ afterAll(async () => {
   await fake?.stop();
   await db?.close();
   canary?.close();
+  if (configDir) await rm(configDir, { recursive: true, force: true });
 });
 
 /** A screenshot of the page for docs/web-pages.md, when SPOOL_SCREENSHOTS names their folder. */
@@ -321,5 +359,184 @@ describe('the web pages, in Chromium', () => {
     await page.goto(`${base}/web/results/${ids.big}`);
     expect(new URL(page.url()).pathname).toBe('/web/sign-in');
     expect(await page.content()).not.toContain('large listing');
+  });
+});
+
+describe('the operator pages, in Chromium', () => {
+  let browser: Awaited<ReturnType<typeof openChromium>>;
+  let page: Page;
+  /** The console's person, the workspace's admin; and U2 of a Slack workspace, an admin of none. */
+  let admin: { token: string; csrf: string };
+  let u2: { token: string; csrf: string };
+  beforeAll(async () => {
+    browser = await openChromium();
+    page = await browser.context.newPage();
+    admin = await signedIn(db, { ...LOCAL, user: 'local' });
+    u2 = await signedIn(db, { ...SLACK, user: 'U2' });
+  }, 60_000);
+  /** Each operator page's server time (`Server-Timing`), as an admin first opened it. */
+  const serverMs: Record<string, number> = {};
+  afterAll(async () => {
+    await browser?.close();
+    console.log(`Operator pages, server time: ${JSON.stringify(serverMs)} ms`);
+  });
+  const timed = (name: string, visited: Awaited<ReturnType<typeof visit>>) => {
+    const header = visited.response?.headers()['server-timing'] ?? '';
+    serverMs[name] = Number(/dur=([\d.]+)/.exec(header)?.[1]);
+    return visited;
+  };
+
+  /** Opens `path` as the person of `session`, and no one else. */
+  async function as(session: { token: string }, path: string) {
+    await browser.context.clearCookies();
+    await browser.context.addCookies([{ name: 'spool-session', value: session.token, url: base }]);
+    return visit(page, path);
+  }
+  // As read on the screen: a cell's text apart from the next one's.
+  const mainText = async () => (await page.locator('main').innerText()).replace(/\s+/g, ' ');
+  const tableText = async (name: string) =>
+    (await page.getByRole('table', { name }).innerText()).replace(/\s+/g, ' ').trim();
+  /** Nothing of a hostile name ran, loaded or became an element. */
+  async function nothingRan(visited: { left: string[]; said: string[] }) {
+    expect(visited.left).toEqual([]);
+    expect(visited.said).toEqual([]);
+    expect(await page.title()).not.toBe('pwned');
+    expect(await page.locator('main img, main script, main iframe, [style], style').count()).toBe(
+      0,
+    );
+    expect(canaryHits).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
+  }
+  /** A hostile name as the page shows it: its markup as text, its override named. */
+  const shown = (prefix: string) => `${prefix}${hostile(canaryUrl).replace('\u202E', 'U+202E')}`;
+  const ELSEWHERE = [
+    'C-OTHER-WORKSPACE',
+    'gpt-other-workspace',
+    'HOLD-OTHER-WORKSPACE',
+    'SCHEDULE-OTHER-WORKSPACE',
+    REPLICAS.other,
+    'C-U3-SECRET',
+    'C-U2-OWN',
+    'standup of U2',
+  ];
+
+  it("shows an admin the workspace's usage by person, channel, model and day, its caps and holds", async () => {
+    const visited = timed('usage', await as(admin, '/web/usage'));
+    expect(visited.response?.status()).toBe(200);
+    expect(await tableText('This month by person')).toMatch(
+      /local 3,000 tokens.*U-COLLEAGUE 500 tokens/,
+    );
+    expect(await tableText('This month by channel')).toContain(shown('ops'));
+    const models = await tableText('This month by model');
+    expect(models).toContain(shown('model'));
+    expect(models).toContain('gpt-4o 1,500 tokens');
+    // Thirty days a bar; today's the tallest, all three rows of it.
+    expect(await page.locator('svg.chart rect').count()).toBe(30);
+    expect(await page.locator('svg.chart').getAttribute('aria-label')).toContain(
+      'the most, 3,500,',
+    );
+    // The cap of another workspace is not listed; a person's cap names who spent most.
+    const caps = await tableText('Spend caps');
+    expect(caps).toContain('each user a day (UTC) 100,000 tokens everywhere 3,000 tokens (local)');
+    expect(caps).not.toContain('T9');
+    expect(await tableText('Held now')).toContain(`${shown('held')} local 4,096 tokens`);
+    const text = await mainText();
+    for (const elsewhere of ELSEWHERE) expect(text).not.toContain(elsewhere);
+    await nothingRan(visited);
+    // After the checks: a screenshot adds a style element of Playwright's own.
+    await shoot(page, 'usage');
+  });
+
+  it("lists an admin the workspace's schedules, and Cancel cancels as `schedule cancel` does", async () => {
+    const visited = timed('schedules', await as(admin, '/web/schedules'));
+    const listed = await tableText('Schedules');
+    expect(listed).toContain(
+      `#${schedules.digest} local C-SCHEDULES 0 9 1 1 * (UTC) ${shown('digest ')} 2027-01-01 09:00:00 UTC 2026-01-01 09:00:00 UTC: answered`,
+    );
+    expect(listed).toContain(`paused one paused: Spool can no longer post (${shown('')})`);
+    for (const elsewhere of ELSEWHERE) expect(listed).not.toContain(elsewhere);
+    expect(listed).not.toContain('private digest of U3');
+    await nothingRan(visited);
+    await shoot(page, 'schedules');
+
+    await page.getByRole('button', { name: `Cancel schedule #${schedules.digest}` }).click();
+    await page.waitForURL(/\/web\/schedules\?cancelled=/);
+    expect(await page.getByRole('status').textContent()).toBe(
+      `Schedule #${schedules.digest} is cancelled: it will not run again.`,
+    );
+    expect(await tableText('Schedules')).not.toContain('digest');
+    expect(
+      await db.prisma.schedule.findUnique({ where: { id: BigInt(schedules.digest) } }),
+    ).toBeNull();
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('shows an admin the replicas and their leases, the inbox, and each MCP server', async () => {
+    // The servers start beside the pages: the page is asked again until the modern one is up.
+    await expect
+      .poll(
+        async () => {
+          await as(admin, '/web/health');
+          return tableText('MCP servers');
+        },
+        { timeout: 60_000 },
+      )
+      .toMatch(/modern ready 2026-07-28 \(\S+\) 4/);
+    expect(await tableText('MCP servers')).toMatch(/broken (connecting|down)/);
+    const replicas = await tableText('Replicas');
+    expect(replicas).toContain('(this one) 0');
+    expect(replicas).toContain(
+      `${REPLICAS.local} 1 C-SCHEDULES / ${shown('thread')}, generation 7, until`,
+    );
+    const waiting = /1 message waiting in your workspace; the oldest came in ([\d,]+) s ago/.exec(
+      await mainText(),
+    );
+    expect(Number(waiting?.[1]?.replace(',', ''))).toBeGreaterThanOrEqual(300);
+    expect(await mainText()).not.toContain(REPLICAS.other);
+    await nothingRan(timed('health', await as(admin, '/web/health')));
+    await shoot(page, 'health');
+  });
+
+  it('shows anyone else their own usage and schedules, and no health page at all', async () => {
+    const missing = await as(u2, '/web/no-such-page');
+    const nothing = await mainText();
+    const health = await as(u2, '/web/health');
+    expect(health.response?.status()).toBe(missing.response?.status());
+    expect(health.response?.status()).toBe(404);
+    expect(await mainText()).toBe(nothing);
+    expect(await page.getByRole('link', { name: 'Health' }).count()).toBe(0);
+
+    const usage = await as(u2, '/web/usage');
+    expect(await tableText('This month by channel')).toBe(
+      'Channel Tokens Cost Requests with no price C-U2-OWN 700 tokens 0.01 USD 0',
+    );
+    expect(await page.getByRole('table', { name: 'This month by person' }).count()).toBe(0);
+    expect(await mainText()).not.toContain('C-U3-SECRET');
+    await nothingRan(usage);
+
+    const listed = await as(u2, '/web/schedules');
+    expect(await tableText('Schedules')).toContain('standup of U2');
+    expect(await tableText('Schedules')).not.toContain('private digest of U3');
+    await nothingRan(listed);
+    // Another's schedule of the same workspace, by its id and this session's own token: refused.
+    const forged = await page.request.post(`${base}/web/schedules/cancel`, {
+      form: { csrf: u2.csrf, schedule: schedules.theirs },
+    });
+    expect(await forged.text()).toContain(`Schedule #${schedules.theirs} is another person’s`);
+    expect(await db.prisma.schedule.count({ where: { id: BigInt(schedules.theirs) } })).toBe(1);
+
+    // Their own, without the session's token: refused, and nothing cancelled.
+    const tokenless = await page.request.post(`${base}/web/schedules/cancel`, {
+      form: { csrf: 'guess', schedule: schedules.own },
+    });
+    expect(tokenless.status()).toBe(403);
+    expect(await db.prisma.schedule.count({ where: { id: BigInt(schedules.own) } })).toBe(1);
+
+    await page.goto(`${base}/web/schedules`);
+    await page.getByRole('button', { name: `Cancel schedule #${schedules.own}` }).click();
+    await page.waitForURL(/\/web\/schedules\?cancelled=/);
+    expect(await page.getByRole('status').textContent()).toContain('is cancelled');
+    expect(await page.locator('main').textContent()).toContain('No schedules.');
+    expect(await db.prisma.schedule.count({ where: { id: BigInt(schedules.own) } })).toBe(0);
   });
 });

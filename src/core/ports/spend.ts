@@ -60,11 +60,12 @@ export type Admission =
   | { admitted: true; holdId: string; reserveId?: string }
   | { admitted: false; at: number; spent: number; held?: number };
 
-/** A day's usage of one person in one channel. */
+/** A day's usage of one person in one channel, of one model. */
 export interface UsageRow {
   /** `YYYY-MM-DD`, UTC. */
   day: string;
   channel: string;
+  model: string;
   /** Unknown for usage stored before people were kept. */
   user?: string;
   tokens: number;
@@ -103,7 +104,7 @@ export interface SpendLedger {
   ): Promise<Admission>;
   /** Releases holds and reserves, by id (gone already is no matter). */
   release(...holdIds: string[]): Promise<void>;
-  /** Usage since the query's start, by day, channel and person. */
+  /** Usage since the query's start, by day, channel, person and model. */
   usage(query: UsageQuery): Promise<UsageRow[]>;
 }
 

@@ -9,7 +9,7 @@ import { LeaseLostError, type Lease } from '../../core/ports/store.ts';
 import { fence } from './delivery-ledger.ts';
 import type { PrismaClient, Schedule as ScheduleRow } from '../generated/client.ts';
 
-const toSchedule = (row: ScheduleRow): Schedule => ({
+export const toSchedule = (row: ScheduleRow): Schedule => ({
   id: String(row.id),
   platform: row.platform,
   workspace: row.workspace,

@@ -130,23 +130,25 @@ export class PostgresSpendLedger implements SpendLedger {
       day: string;
       channel: string;
       user_id: string | null;
+      model: string;
       tokens: string;
       cost: number;
       unpriced: number;
     }>(
-      `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, channel, user_id,
+      `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, channel, user_id, model,
               sum(total_tokens)::bigint AS tokens, coalesce(sum(cost), 0)::float8 AS cost,
               (count(*) FILTER (WHERE cost IS NULL))::int AS unpriced
          FROM llm_usage
         WHERE platform = $1 AND workspace = $2 AND ($3::text IS NULL OR user_id = $3)
           AND created_at >= $4
-        GROUP BY 1, 2, 3`,
+        GROUP BY 1, 2, 3, 4`,
       [query.platform, query.workspace, query.user ?? null, query.since],
     );
     return rows.map((r) => ({
       day: r.day,
       channel: r.channel,
       ...(r.user_id === null ? {} : { user: r.user_id }),
+      model: r.model,
       tokens: Number(r.tokens),
       cost: r.cost,
       unpriced: r.unpriced,

@@ -89,6 +89,8 @@ export class McpServerConnection {
   skills?: ServerSkills;
   /** The protocol version the server speaks, once connected: 2025-11-25, 2026-07-28… */
   protocolVersion?: string;
+  /** The SDK's era of that version, once connected. */
+  era?: string;
   private client?: Client;
   /** The tasks extension's session, with a 2026-07-28 server that declares it. */
   private taskSession?: TaskEnabledSession<RunningCall>;
@@ -264,12 +266,13 @@ export class McpServerConnection {
       this.state = 'ready';
       this.retryMs = FIRST_RETRY_MS;
       this.protocolVersion = client.getNegotiatedProtocolVersion();
+      this.era = client.getProtocolEra();
       this.logger.info(
         `MCP server "${this.config.name}" ready with ${this.tools.length} tools, MCP ${this.protocolVersion}`,
         {
           server: this.config.name,
           protocolVersion: this.protocolVersion,
-          era: client.getProtocolEra(),
+          era: this.era,
         },
       );
     } catch (error) {

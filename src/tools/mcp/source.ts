@@ -105,12 +105,27 @@ function skillTools(connection: McpServerConnection, people: PersonConnections |
   return loader ? [{ connection, name: LOAD_SKILL, tool: loader }] : [];
 }
 
+/** One MCP server as an operator sees it. */
+export interface McpServerHealth {
+  name: string;
+  /** connecting, ready, needs_login, down, closed; or disabled (left off for good). */
+  state: string;
+  protocolVersion?: string;
+  /** The SDK's era of the protocol version. */
+  era?: string;
+  tools: number;
+  /** /readyz's words on it. */
+  status: string;
+  /** Why it cannot be used now. */
+  problem?: string;
+}
+
 /** The tools of every configured MCP server, as one source for the registry; and their prompts. */
 export class McpToolSource implements ToolSource, PromptPort {
   private constructor(
     private readonly connections: McpServerConnection[],
     /** Servers left off for good, each with why (its OAuth record does not open, most often). */
-    private readonly disabled: string[],
+    private readonly disabled: Array<{ name: string; problem: string }>,
     /** The per-person connections of each server used with each person's own sign-in, by name. */
     private readonly people: Map<string, PersonConnections>,
     private readonly tasks: TaskPort | undefined,
@@ -152,7 +167,7 @@ export class McpToolSource implements ToolSource, PromptPort {
           );
       return oauthProvider(config, vault, identity);
     };
-    const disabled: string[] = [];
+    const disabled: Array<{ name: string; problem: string }> = [];
     const people = new Map<string, PersonConnections>();
     const deps = { logger, limits, clientInfo: CLIENT_INFO, tasks };
     for (const server of personServers(config)) {
@@ -169,9 +184,9 @@ export class McpToolSource implements ToolSource, PromptPort {
           const auth = await authOf(server);
           return new McpServerConnection(server, logger, CLIENT_INFO, limits, auth, false, tasks);
         } catch (error) {
-          const problem = `MCP server "${server.name}": ${errorMessage(error)}; disabled`;
-          logger.error(problem, { server: server.name });
-          disabled.push(problem);
+          const problem = `${errorMessage(error)}; disabled`;
+          logger.error(`MCP server "${server.name}": ${problem}`, { server: server.name });
+          disabled.push({ name: server.name, problem });
           return undefined;
         }
       }),
@@ -190,20 +205,36 @@ export class McpToolSource implements ToolSource, PromptPort {
 
   /** Each server, with the protocol version it speaks or why it cannot be used (/readyz). */
   status(): string[] {
+    return this.servers().map((s) => `MCP server "${s.name}": ${s.status}`);
+  }
+
+  /** Each server as an operator sees it: /readyz's lines, and the web pages' health page. */
+  servers(): McpServerHealth[] {
     return [
-      ...this.disabled,
-      ...this.connections.map((c) => `MCP server "${c.config.name}": ${c.status}`),
+      ...this.disabled.map(({ name, problem }) => ({
+        name,
+        state: 'disabled',
+        tools: 0,
+        status: problem,
+        problem,
+      })),
+      ...this.connections.map((c) => ({
+        name: c.config.name,
+        state: c.state,
+        tools: c.tools.length,
+        status: c.status,
+        ...(c.protocolVersion ? { protocolVersion: c.protocolVersion } : {}),
+        ...(c.era ? { era: c.era } : {}),
+        ...(c.problem ? { problem: c.problem } : {}),
+      })),
     ];
   }
 
   /** Each server that cannot be used now, and why. */
   problems(): string[] {
-    return [
-      ...this.disabled,
-      ...this.connections.flatMap((c) =>
-        c.problem ? [`MCP server "${c.config.name}": ${c.problem}`] : [],
-      ),
-    ];
+    return this.servers().flatMap((s) =>
+      s.problem ? [`MCP server "${s.name}": ${s.problem}`] : [],
+    );
   }
 
   tools(): Tool[] {

@@ -60,6 +60,14 @@ beforeAll(async () => {
     admins: [],
     search: testSearch(db),
     logger: silentLogger,
+    // The operator pages are not visited here: nothing runs, nothing is ready to report.
+    operators: {
+      cancelSchedule: async () => undefined,
+      replica: 'result-links-test',
+      notReady: async () => [],
+      mcpServers: () => [],
+      now: () => new Date(),
+    },
   })!;
   pagesServer = createServer((req, res) => void web.handle(req, res));
   await new Promise<void>((resolve) => pagesServer.listen(0, '127.0.0.1', resolve));

@@ -14,6 +14,7 @@ const row = (
 ): UsageRow => ({
   day,
   channel,
+  model: 'gpt-test',
   ...(user ? { user } : {}),
   tokens,
   cost,

@@ -4,7 +4,7 @@ import { feedbackLine } from '../posts/feedback.ts';
 import { amount } from '../rules/spend.ts';
 
 /** Totals of some rows. */
-interface Sum {
+export interface Sum {
   tokens: number;
   cost: number;
   unpriced: number;
@@ -50,7 +50,7 @@ export function reportStart(now: Date): Date {
   return new Date(Math.min(month.getTime(), now.getTime() - (CHART_DAYS - 1) * DAY_MS));
 }
 
-function sum(rows: UsageRow[]): Sum {
+export function sum(rows: UsageRow[]): Sum {
   return rows.reduce(
     (s, r) => ({
       tokens: s.tokens + r.tokens,
@@ -72,6 +72,18 @@ function spent(s: Sum, currency: string | undefined): string {
     : `${tokens} · price unknown`;
 }
 
+/** Rows grouped by `keyOf`, each group's totals, the most tokens first. */
+export function totalsBy(
+  rows: UsageRow[],
+  keyOf: (r: UsageRow) => string,
+): Array<{ key: string; rows: UsageRow[]; sum: Sum }> {
+  const groups = new Map<string, UsageRow[]>();
+  for (const r of rows) groups.set(keyOf(r), [...(groups.get(keyOf(r)) ?? []), r]);
+  return [...groups]
+    .map(([key, rs]) => ({ key, rows: rs, sum: sum(rs) }))
+    .sort((a, b) => b.sum.tokens - a.sum.tokens);
+}
+
 /** The biggest spenders of a grouping first, the rest summed. */
 function ranked(
   rows: UsageRow[],
@@ -79,17 +91,11 @@ function ranked(
   label: (key: string) => string,
   currency: string | undefined,
 ): string[] {
-  const groups = new Map<string, UsageRow[]>();
-  for (const r of rows) groups.set(keyOf(r), [...(groups.get(keyOf(r)) ?? []), r]);
-  const sums = [...groups]
-    .map(([key, rs]) => ({ key, s: sum(rs) }))
-    .sort((a, b) => b.s.tokens - a.s.tokens);
-  const lines = sums.slice(0, TOP).map(({ key, s }) => `• ${label(key)}: ${spent(s, currency)}`);
+  const sums = totalsBy(rows, keyOf);
+  const lines = sums.slice(0, TOP).map((g) => `• ${label(g.key)}: ${spent(g.sum, currency)}`);
   const rest = sums.slice(TOP);
   if (rest.length)
-    lines.push(
-      `• ${rest.length} more: ${spent(sum(rest.flatMap(({ key }) => groups.get(key)!)), currency)}`,
-    );
+    lines.push(`• ${rest.length} more: ${spent(sum(rest.flatMap((g) => g.rows)), currency)}`);
   return lines;
 }
 

@@ -50,7 +50,11 @@ import {
   NO_PERSONAL_SERVERS,
 } from '../commands/sign-ins.ts';
 import { Scheduler } from '../schedules/scheduler.ts';
-import { ScheduleDesk } from '../schedules/schedule-desk.ts';
+import {
+  ScheduleDesk,
+  type Cancellation,
+  type ScheduleCanceller,
+} from '../schedules/schedule-desk.ts';
 
 export type { DeliveryDeps, DeliveryOptions } from './engine-options.ts';
 export {
@@ -402,6 +406,11 @@ export class DeliveryEngine implements Delivery {
   async schedule(who: Asker, words: string, timeZone?: string): Promise<string | undefined> {
     if (!this.scheduleDesk) return 'Schedules are not available here.';
     return this.scheduleDesk.command(who, words, timeZone);
+  }
+
+  /** `schedule cancel`'s cancellation, for the web pages; undefined where there are no schedules. */
+  async cancelSchedule(who: ScheduleCanceller, id: string): Promise<Cancellation | undefined> {
+    return this.scheduleDesk?.cancelOne(who, id);
   }
 
   /**

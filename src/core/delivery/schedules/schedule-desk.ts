@@ -56,6 +56,16 @@ function created(rule: string, prompt: string): ScheduleCommand {
   return { verb: 'create', rule: rule.trim(), prompt };
 }
 
+/** Who asks to cancel a schedule, in their workspace. */
+export interface ScheduleCanceller {
+  platform: string;
+  workspace: string;
+  user: string;
+}
+
+/** A cancellation: done, no such schedule in the workspace, or another's (its owner named). */
+export type Cancellation = 'cancelled' | 'absent' | { owner: string };
+
 export interface ScheduleDeskDeps {
   schedules: SchedulePort;
   platforms: Platforms;
@@ -113,21 +123,39 @@ export class ScheduleDesk {
   }
 
   private async cancel(who: Asker, id: string): Promise<string> {
-    const schedule = await this.deps.schedules.find(who.lane, id);
-    if (!schedule) return `There is no schedule #${id} here (\`schedule list\` shows them).`;
-    if (schedule.owner !== who.user && !this.deps.admins.includes(who.user))
-      return `Only <@${schedule.owner}>, who scheduled #${id}, or an admin may cancel it.`;
-    await this.deps.schedules.cancel(schedule.id);
+    const done = await this.cancelOne({ ...who.lane, user: who.user }, id);
+    if (done === 'absent')
+      return `There is no schedule #${id} here (\`schedule list\` shows them).`;
+    if (done !== 'cancelled')
+      return `Only <@${done.owner}>, who scheduled #${id}, or an admin may cancel it.`;
     return `Cancelled schedule #${id}.`;
   }
+
+  /**
+   * Cancels schedule `id` of the person's workspace, if it is theirs or they are an admin: what
+   * `schedule cancel` does, and the web pages' Cancel button.
+   */
+  async cancelOne(who: ScheduleCanceller, id: string): Promise<Cancellation> {
+    const schedule = await this.deps.schedules.find(who, id);
+    if (!schedule) return 'absent';
+    if (schedule.owner !== who.user && !this.deps.admins.includes(who.user))
+      return { owner: schedule.owner };
+    await this.deps.schedules.cancel(schedule.id);
+    return 'cancelled';
+  }
+}
+
+/** When a schedule runs next after `now`, by its rule (paused or not). */
+export function nextRun(schedule: Schedule, now: Date): Date | undefined {
+  const parsed = parseRule(schedule.rule);
+  return 'rule' in parsed ? nextTick(parsed.rule, schedule.timeZone, now) : undefined;
 }
 
 /** "every weekday at 9:00 (Europe/Paris): Summarize… Next run: …", or why it is paused. */
 function describe(schedule: Schedule, now: Date): string {
   const head = `"${schedule.rule}" (${schedule.timeZone}): ${schedule.prompt}`;
   if (schedule.pausedReason) return `${head}\nPaused: ${schedule.pausedReason}.`;
-  const parsed = parseRule(schedule.rule);
-  const next = 'rule' in parsed ? nextTick(parsed.rule, schedule.timeZone, now) : undefined;
+  const next = nextRun(schedule, now);
   return next ? `${head}\nNext run: ${wallTime(next, schedule.timeZone)}.` : head;
 }
 

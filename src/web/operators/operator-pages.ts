@@ -1,0 +1,116 @@
+import type { SpendCap } from '../../core/delivery/rules/spend.ts';
+import type { WorkspaceScope } from '../../core/ports/operators.ts';
+import { html, type Html } from '../html.ts';
+import { redirect, sendPage } from '../http.ts';
+import { layout, type Viewer } from '../layout.ts';
+import type { Request, WebPages } from '../pages.ts';
+import { WEB_PATH } from '../settings.ts';
+import { scopeOf, type OperatorDeps } from './deps.ts';
+import { healthBody } from './health-page.ts';
+import { schedulesBody, type Cancelled } from './schedules-page.ts';
+import { usageBody, usageQuery } from './usage-page.ts';
+
+/** A schedule's last runs shown. */
+const RUNS = 3;
+
+const NO_WORKSPACE = html`<p>
+  These pages show one workspace, and a Discord sign-in names none. Sign in with Slack, or on the
+  console.
+</p>`;
+
+/** What a redirect after Cancel says: a schedule's id and what became of it. */
+function cancelledOf(query: URLSearchParams): Cancelled | undefined {
+  const id = query.get('cancelled') ?? '';
+  const said = query.get('said');
+  if (!/^\d{1,18}$/.test(id)) return undefined;
+  return said === 'cancelled' || said === 'absent' || said === 'not yours'
+    ? { id, said }
+    : undefined;
+}
+
+/** The caps that may count usage in the viewer's workspace. */
+const capsOf = (caps: SpendCap[] | undefined, platform: string, workspace: string) =>
+  (caps ?? []).filter(
+    ({ match }) =>
+      (!match?.platform || match.platform === platform) &&
+      (!match?.workspace || match.workspace === workspace),
+  );
+
+type Body = (r: Request, viewer: Viewer, scope: WorkspaceScope) => Promise<Html>;
+
+/**
+ * A page of the viewer's workspace titled `title` (or a word that there is none). An admin's page
+ * answers anyone else as one that does not exist.
+ */
+const workspacePage =
+  (pages: WebPages, title: string, body: Body, adminOnly = false) =>
+  async (r: Request, viewer: Viewer) => {
+    if (r.parts.length > 1 || (adminOnly && !viewer.admin)) return pages.notFound(r, viewer);
+    const scope = scopeOf(viewer);
+    const shown = scope ? await body(r, viewer, scope) : NO_WORKSPACE;
+    sendPage(r.res, 200, layout(title, shown, viewer));
+  };
+
+function addUsagePage(pages: WebPages, { records, policy, spend, now }: OperatorDeps): void {
+  const usage: Body = async (_r, viewer, scope) => {
+    const at = now();
+    const [rows, holds] = await Promise.all([
+      spend.usage(usageQuery(viewer, scope, at)),
+      records.holds({ ...scope, ...(viewer.admin ? {} : { user: viewer.user }) }),
+    ]);
+    const caps = capsOf(policy?.caps, scope.platform, scope.workspace);
+    const currency = policy?.currency;
+    return usageBody({ rows, holds, caps, now: at, ...(currency ? { currency } : {}) }, viewer);
+  };
+  pages.page('usage', workspacePage(pages, 'Usage and cost', usage));
+}
+
+function addSchedulesPage(pages: WebPages, deps: OperatorDeps): void {
+  const schedules: Body = async (r, viewer, scope) => {
+    const mine = viewer.admin ? {} : { owner: viewer.user };
+    const listed = await deps.records.schedules({ ...scope, ...mine }, RUNS);
+    const cancelled = cancelledOf(r.url.searchParams);
+    // A forged address cannot say a schedule still listed was cancelled.
+    const stillListed = listed.some((s) => s.schedule.id === cancelled?.id);
+    const said = cancelled?.said === 'cancelled' && stillListed ? undefined : cancelled;
+    return schedulesBody(listed, viewer, deps.now(), said);
+  };
+  pages.page('schedules', workspacePage(pages, 'Schedules', schedules));
+  pages.action('schedules/cancel', async (r, viewer, form) => {
+    const scope = scopeOf(viewer);
+    const id = form.get('schedule') ?? '';
+    if (!scope || !/^\d{1,18}$/.test(id)) return redirect(r.res, `${WEB_PATH}/schedules`);
+    const done = await deps.cancelSchedule({ ...scope, user: viewer.user }, id);
+    const said =
+      done === undefined || done === 'absent'
+        ? 'absent'
+        : done === 'cancelled'
+          ? 'cancelled'
+          : 'not yours';
+    redirect(r.res, `${WEB_PATH}/schedules?cancelled=${id}&said=${encodeURIComponent(said)}`);
+  });
+}
+
+function addHealthPage(pages: WebPages, deps: OperatorDeps): void {
+  const health: Body = async (_r, _viewer, scope) => {
+    const [notReady, lanes, inbox] = await Promise.all([
+      deps.notReady(),
+      deps.records.heldLanes(scope),
+      deps.records.inbox(scope),
+    ]);
+    const servers = deps.mcpServers();
+    return healthBody({ replica: deps.replica, notReady, lanes, inbox, servers, now: deps.now() });
+  };
+  pages.page('health', workspacePage(pages, 'Health', health, true));
+}
+
+/**
+ * The operator pages (docs/web-pages.md): usage and cost and the schedules (an admin's: the whole
+ * workspace's; anyone else's: their own), and health (admins alone). Each shows the viewer's
+ * workspace and nothing of another.
+ */
+export function addOperatorPages(pages: WebPages, deps: OperatorDeps): void {
+  addUsagePage(pages, deps);
+  addSchedulesPage(pages, deps);
+  addHealthPage(pages, deps);
+}
