@@ -13,7 +13,7 @@ export interface Viewer {
   session: string;
 }
 
-/** A form field every form that changes something carries (src/web/sessions.ts checks it). */
+/** A form field every form that changes something carries (src/web/sign-in/sessions.ts checks it). */
 export const csrfField = (viewer: Viewer): Html =>
   html`<input type="hidden" name="csrf" value="${viewer.csrf}" />`;
 

@@ -6,15 +6,15 @@ import type { PlatformSignIn } from '../core/ports/platform-sign-in.ts';
 import type { StoredPart, RecordsPort } from '../core/ports/records.ts';
 import type { Person } from '../core/ports/sign-ins.ts';
 import type { WebSessionPort } from '../core/ports/web-sessions.ts';
-import { Access } from './access.ts';
+import { Access } from './sign-in/access.ts';
 import { html } from './html.ts';
 import { CONTENT_HEADERS, cookiesOf, readForm, redirect, sendPage, startClock } from './http.ts';
 import { layout, type Viewer } from './layout.ts';
-import { ResultCache } from './result-cache.ts';
-import { isShownImage, resultBody, resultQueryOf } from './result-page.ts';
-import { sameSecret, Sessions } from './sessions.ts';
+import { ResultCache } from './records/result-cache.ts';
+import { isShownImage, resultBody, resultQueryOf } from './records/result-page.ts';
+import { sameSecret, Sessions } from './sign-in/sessions.ts';
 import { WEB_PATH, type WebSettings } from './settings.ts';
-import { LOCAL_PERSON, LocalKey, PlatformSignInDesk, signInBody } from './sign-in.ts';
+import { LOCAL_PERSON, LocalKey, PlatformSignInDesk, signInBody } from './sign-in/sign-in.ts';
 import { STYLE_SHEET } from './style.ts';
 
 export interface WebPagesDeps {

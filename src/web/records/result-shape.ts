@@ -1,4 +1,4 @@
-import { codePointBoundary } from '../core/text.ts';
+import { codePointBoundary } from '../../core/text.ts';
 
 /** How a result is best shown: as a JSON tree, a table, or text. */
 export type ResultShape =

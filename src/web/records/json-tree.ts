@@ -1,5 +1,5 @@
-import { html, type Html } from './html.ts';
-import { inert } from './inert.ts';
+import { html, type Html } from '../html.ts';
+import { inert } from '../inert.ts';
 
 /** Past this many values a tree is not drawn: the pretty-printed text is paged instead. */
 export const TREE_MAX_NODES = 20_000;

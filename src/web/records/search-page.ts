@@ -1,8 +1,8 @@
-import type { ChannelScope } from '../core/ports/conversation.ts';
-import type { HistoryHit } from '../core/ports/history.ts';
-import { html, type Html } from './html.ts';
-import { inert } from './inert.ts';
-import { WEB_PATH } from './settings.ts';
+import type { ChannelScope } from '../../core/ports/conversation.ts';
+import type { HistoryHit } from '../../core/ports/history.ts';
+import { html, type Html } from '../html.ts';
+import { inert } from '../inert.ts';
+import { WEB_PATH } from '../settings.ts';
 
 /** What the search form asks: words, and the filters. */
 export interface SearchQuery {

@@ -1,7 +1,7 @@
-import type { ConversationEntry, ConversationRecord } from '../core/ports/records.ts';
-import { html, type Html } from './html.ts';
-import { inert } from './inert.ts';
-import { WEB_PATH } from './settings.ts';
+import type { ConversationEntry, ConversationRecord } from '../../core/ports/records.ts';
+import { html, type Html } from '../html.ts';
+import { inert } from '../inert.ts';
+import { WEB_PATH } from '../settings.ts';
 
 const time = (at: Date) => at.toISOString().replace('T', ' ').slice(0, 19);
 

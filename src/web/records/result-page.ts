@@ -1,10 +1,10 @@
-import { findLines } from '../core/agent/results/grep.ts';
-import type { StoredPart, CallRecord } from '../core/ports/records.ts';
-import { html, type Html } from './html.ts';
-import { inert } from './inert.ts';
+import { findLines } from '../../core/agent/results/grep.ts';
+import type { StoredPart, CallRecord } from '../../core/ports/records.ts';
+import { html, type Html } from '../html.ts';
+import { inert } from '../inert.ts';
 import { jsonTree, nodeCount, TREE_MAX_NODES } from './json-tree.ts';
 import { pageHolding, pageOf, type ResultShape } from './result-shape.ts';
-import { WEB_PATH } from './settings.ts';
+import { WEB_PATH } from '../settings.ts';
 
 /** What a result page was asked for (its query string). */
 export interface ResultQuery {

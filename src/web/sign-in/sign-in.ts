@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { PlatformSignIn } from '../core/ports/platform-sign-in.ts';
-import type { Person } from '../core/ports/sign-ins.ts';
-import { html, type Html } from './html.ts';
+import type { PlatformSignIn } from '../../core/ports/platform-sign-in.ts';
+import type { Person } from '../../core/ports/sign-ins.ts';
+import { html, type Html } from '../html.ts';
 import { sameSecret } from './sessions.ts';
-import { WEB_PATH } from './settings.ts';
+import { WEB_PATH } from '../settings.ts';
 
 /** The console's one person: whoever holds the key `npm start` printed, at this machine. */
 export const LOCAL_PERSON: Person = { platform: 'console', workspace: 'local', user: 'local' };

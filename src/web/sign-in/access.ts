@@ -1,6 +1,6 @@
-import type { ChannelAccess } from '../core/ports/channel-access.ts';
-import type { ChannelScope } from '../core/ports/conversation.ts';
-import type { Viewer } from './layout.ts';
+import type { ChannelAccess } from '../../core/ports/channel-access.ts';
+import type { ChannelScope } from '../../core/ports/conversation.ts';
+import type { Viewer } from '../layout.ts';
 
 /** How long the platform's word on a person and a channel is kept before it is asked again. */
 const ANSWER_MS = 60_000;

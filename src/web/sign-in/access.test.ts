@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { ChannelAccess } from '../core/ports/channel-access.ts';
-import type { ChannelScope } from '../core/ports/conversation.ts';
+import type { ChannelAccess } from '../../core/ports/channel-access.ts';
+import type { ChannelScope } from '../../core/ports/conversation.ts';
 import { Access } from './access.ts';
-import type { Viewer } from './layout.ts';
+import type { Viewer } from '../layout.ts';
 
 const viewer = (over: Partial<Viewer> = {}): Viewer => ({
   platform: 'slack',

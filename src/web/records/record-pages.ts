@@ -1,11 +1,11 @@
-import type { ChannelScope } from '../core/ports/conversation.ts';
-import type { HistorySearchPort } from '../core/ports/history.ts';
+import type { ChannelScope } from '../../core/ports/conversation.ts';
+import type { HistorySearchPort } from '../../core/ports/history.ts';
 import { conversationBody } from './conversation-page.ts';
-import { redirect, sendPage } from './http.ts';
-import { layout, type Viewer } from './layout.ts';
-import type { Request, WebPages } from './pages.ts';
+import { redirect, sendPage } from '../http.ts';
+import { layout, type Viewer } from '../layout.ts';
+import type { Request, WebPages } from '../pages.ts';
 import { channelId, searchBody, searchQueryOf, type PlacedHit } from './search-page.ts';
-import { WEB_PATH } from './settings.ts';
+import { WEB_PATH } from '../settings.ts';
 
 /** Hits shown for one search. */
 const MAX_HITS = 50;

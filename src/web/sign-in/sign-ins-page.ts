@@ -1,10 +1,10 @@
-import type { WebSession } from '../core/ports/web-sessions.ts';
-import { html, type Html } from './html.ts';
-import { inert } from './inert.ts';
-import { redirect, sendPage } from './http.ts';
-import { csrfField, layout, type Viewer } from './layout.ts';
-import type { WebPages } from './pages.ts';
-import { WEB_PATH } from './settings.ts';
+import type { WebSession } from '../../core/ports/web-sessions.ts';
+import { html, type Html } from '../html.ts';
+import { inert } from '../inert.ts';
+import { redirect, sendPage } from '../http.ts';
+import { csrfField, layout, type Viewer } from '../layout.ts';
+import type { WebPages } from '../pages.ts';
+import { WEB_PATH } from '../settings.ts';
 
 function sessionRow(s: WebSession, viewer: Viewer): Html {
   const mine = s.id === viewer.session;
