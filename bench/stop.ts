@@ -10,8 +10,8 @@
  */
 import { DeliveryEngine, STOPPED_REPLY } from '../src/core/delivery/engine/engine.ts';
 import { deliverySettings } from '../src/core/delivery/settings.ts';
-import type { InboundMessage } from '../src/core/ports/delivery.ts';
-import type { Outbound } from '../src/core/ports/platform.ts';
+import type { InboundMessage } from '../src/core/ports/platform/delivery.ts';
+import type { Outbound } from '../src/core/ports/platform/platform.ts';
 import { EnvReader } from '../src/config.ts';
 import { fileReader } from '../src/files/file-reader.ts';
 import { ApprovalLedger } from '../src/store/delivery/approval-ledger.ts';

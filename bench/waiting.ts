@@ -11,7 +11,7 @@
 import pg from 'pg';
 import { DeliveryEngine } from '../src/core/delivery/engine/engine.ts';
 import { deliverySettings } from '../src/core/delivery/settings.ts';
-import type { Outbound } from '../src/core/ports/platform.ts';
+import type { Outbound } from '../src/core/ports/platform/platform.ts';
 import { fileReader } from '../src/files/file-reader.ts';
 import { EnvReader } from '../src/config.ts';
 import { ApprovalLedger } from '../src/store/delivery/approval-ledger.ts';

@@ -7,7 +7,7 @@ import {
 } from 'node:http';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AgentHooks } from './core/agent/hooks.ts';
-import type { ShardEvent } from './core/ports/gateway.ts';
+import type { ShardEvent } from './core/ports/platform/gateway.ts';
 
 /** The inbox as the metrics see it. */
 export interface InboxDepth {

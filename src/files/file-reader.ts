@@ -1,6 +1,6 @@
 import type { FileReader } from '../core/ports/files.ts';
 import { pdfText } from './pdf-text.ts';
-import type { InboundFile } from '../core/ports/delivery.ts';
+import type { InboundFile } from '../core/ports/platform/delivery.ts';
 import type { BinaryPart, ToolOutcome } from '../core/ports/tools.ts';
 import { errorMessage } from '../core/errors.ts';
 

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { AcquiredLease } from '../core/ports/delivery.ts';
+import type { AcquiredLease } from '../core/ports/platform/delivery.ts';
 import type { Lease } from '../core/ports/store.ts';
 import { Prisma } from './generated/client.ts';
 import { queryOnPool, runOnPool } from './pool-statement.ts';

@@ -1,6 +1,6 @@
 import type { Logger } from '../core/logger.ts';
-import type { ChannelAccess } from '../core/ports/channel-access.ts';
-import type { PlatformSignIn } from '../core/ports/platform-sign-in.ts';
+import type { ChannelAccess } from '../core/ports/platform/channel-access.ts';
+import type { PlatformSignIn } from '../core/ports/platform/platform-sign-in.ts';
 import type { Database } from '../store/database.ts';
 import { PostgresSpendLedger } from '../store/delivery/spend-ledger.ts';
 import { WebOperatorRecords } from '../store/transcripts/web-operators.ts';

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/logger.ts';
 import { errorMessage } from '../core/errors.ts';
-import type { ChannelAccess } from '../core/ports/channel-access.ts';
-import type { PlatformSignIn } from '../core/ports/platform-sign-in.ts';
-import type { StoredPart, RecordsPort } from '../core/ports/records.ts';
-import type { Person } from '../core/ports/sign-ins.ts';
-import type { WebSessionPort } from '../core/ports/web-sessions.ts';
+import type { ChannelAccess } from '../core/ports/platform/channel-access.ts';
+import type { PlatformSignIn } from '../core/ports/platform/platform-sign-in.ts';
+import type { StoredPart, RecordsPort } from '../core/ports/web/records.ts';
+import type { Person } from '../core/ports/parked/sign-ins.ts';
+import type { WebSessionPort } from '../core/ports/web/web-sessions.ts';
 import { Access } from './sign-in/access.ts';
 import { html } from './html.ts';
 import { CONTENT_HEADERS, cookiesOf, readForm, redirect, sendPage, startClock } from './http.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InboundMessage } from '../../src/core/ports/delivery.ts';
+import type { InboundMessage } from '../../src/core/ports/platform/delivery.ts';
 import type { Database } from '../../src/store/database.ts';
 import { DeliveryLedger } from '../../src/store/delivery/delivery-ledger.ts';
 import { testDatabase } from '../support/db.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AcquiredLease, InboxEntry } from '../../src/core/ports/delivery.ts';
+import type { AcquiredLease, InboxEntry } from '../../src/core/ports/platform/delivery.ts';
 import type { Conversation, Message } from '../../src/core/ports/conversation.ts';
 import { LeaseLostError } from '../../src/core/ports/store.ts';
 import type { Database } from '../../src/store/database.ts';

@@ -1,4 +1,4 @@
-import type { SignInListing } from '../../src/core/ports/sign-ins.ts';
+import type { SignInListing } from '../../src/core/ports/parked/sign-ins.ts';
 import type {
   PendingSignIn,
   Person,

@@ -1,4 +1,8 @@
-import type { ApprovalPort, ApprovalState, Decision } from '../../src/core/ports/approvals.ts';
+import type {
+  ApprovalPort,
+  ApprovalState,
+  Decision,
+} from '../../src/core/ports/parked/approvals.ts';
 import type {
   ChannelScope,
   Conversation,
@@ -17,14 +21,14 @@ import type {
   ReplyChunk,
   ReplyPart,
   StopKind,
-} from '../../src/core/ports/delivery.ts';
+} from '../../src/core/ports/platform/delivery.ts';
 import {
   LeaseLostError,
   type Lease,
   type StepRecords,
   type StorePort,
 } from '../../src/core/ports/store.ts';
-import type { FormAnswer, QuestionPort, QuestionState } from '../../src/core/ports/forms.ts';
+import type { FormAnswer, QuestionPort, QuestionState } from '../../src/core/ports/parked/forms.ts';
 
 /**
  * The store port with nothing behind it but arrays: for fast tests of the loop, and the floor of

@@ -3,8 +3,8 @@ import { namingFor } from '../../core/delivery/commands/naming.ts';
 import { resultAsFile } from '../../core/delivery/commands/stored-result.ts';
 import { usageArguments } from '../../core/delivery/commands/usage-report.ts';
 import { errorMessage } from '../../core/errors.ts';
-import type { InboundMessage } from '../../core/ports/delivery.ts';
-import type { Delivery } from '../../core/ports/platform.ts';
+import type { InboundMessage } from '../../core/ports/platform/delivery.ts';
+import type { Delivery } from '../../core/ports/platform/platform.ts';
 import { linkLines } from './outbound.ts';
 
 type Lane = InboundMessage['lane'];

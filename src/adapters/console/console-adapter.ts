@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout } from 'node:timers/promises';
-import { NotRecordedError, type InboundMessage } from '../../core/ports/delivery.ts';
-import type { Delivery, Handled } from '../../core/ports/platform.ts';
+import { NotRecordedError, type InboundMessage } from '../../core/ports/platform/delivery.ts';
+import type { Delivery, Handled } from '../../core/ports/platform/platform.ts';
 import { readLine } from './commands.ts';
 import type { ConsoleScreen } from './screen.ts';
 

@@ -1,8 +1,8 @@
 import type { Writable } from 'node:stream';
-import type { InboundMessage, ReplyLink } from '../../core/ports/delivery.ts';
-import type { Outbound } from '../../core/ports/platform.ts';
+import type { InboundMessage, ReplyLink } from '../../core/ports/platform/delivery.ts';
+import type { Outbound } from '../../core/ports/platform/platform.ts';
 import { fieldHint, pageHost, readForm } from '../../core/delivery/waiting/forms.ts';
-import type { FormAnswer, FormRequest, RawForm } from '../../core/ports/forms.ts';
+import type { FormAnswer, FormRequest, RawForm } from '../../core/ports/parked/forms.ts';
 import type { ConsoleScreen } from './screen.ts';
 
 /** Links as lines of the terminal: `label: address`. */

@@ -1,5 +1,5 @@
 import { PermissionFlagsBits, type Client } from 'discord.js';
-import type { ChannelAccess } from '../../core/ports/channel-access.ts';
+import type { ChannelAccess } from '../../core/ports/platform/channel-access.ts';
 
 /**
  * Who may read a Discord channel: in a server, a member whose roles and overwrites let them view it

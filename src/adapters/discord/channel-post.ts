@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Routes, type REST } from 'discord.js';
-import type { InboundMessage, ReplyFile, ReplyLink } from '../../core/ports/delivery.ts';
-import type { OutgoingChunk } from '../../core/ports/platform.ts';
+import type { InboundMessage, ReplyFile, ReplyLink } from '../../core/ports/platform/delivery.ts';
+import type { OutgoingChunk } from '../../core/ports/platform/platform.ts';
 import type { Logger } from '../../core/logger.ts';
 import { linkComponents } from './interactions/components.ts';
 

@@ -1,6 +1,6 @@
 import type { RequestListener } from 'node:http';
 import { Client, Events, type ClientOptions, type Interaction, type RESTOptions } from 'discord.js';
-import type { Delivery, PlatformAdapter } from '../../core/ports/platform.ts';
+import type { Delivery, PlatformAdapter } from '../../core/ports/platform/platform.ts';
 import type { Logger } from '../../core/logger.ts';
 import { answeringCommands } from '../../core/delivery/commands/commands.ts';
 import { answerCommand } from './interactions/commands.ts';
@@ -20,7 +20,7 @@ import { inviteUrl, registerCommands } from './interactions/slash-commands.ts';
 import { NO_MENTIONS } from './text.ts';
 import type { ShardKeeper } from './shards/shard-keeper.ts';
 import { startSharedGateway } from './shards/shared-gateway.ts';
-import type { ChannelAccess } from '../../core/ports/channel-access.ts';
+import type { ChannelAccess } from '../../core/ports/platform/channel-access.ts';
 import { discordChannelAccess } from './channel-access.ts';
 
 export type { DiscordAdapterConfig } from './parts.ts';

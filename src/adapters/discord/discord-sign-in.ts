@@ -6,8 +6,8 @@ import {
   type RESTPostOAuth2AccessTokenResult,
 } from 'discord.js';
 import type { Dispatcher } from 'undici';
-import type { PlatformSignIn } from '../../core/ports/platform-sign-in.ts';
-import type { Person } from '../../core/ports/sign-ins.ts';
+import type { PlatformSignIn } from '../../core/ports/platform/platform-sign-in.ts';
+import type { Person } from '../../core/ports/parked/sign-ins.ts';
 
 export interface DiscordSignInOptions {
   /** The application's id (DISCORD_APPLICATION_ID): its OAuth2 client id. */

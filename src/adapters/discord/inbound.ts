@@ -1,7 +1,11 @@
 import { MessageFlags, type ChatInputCommandInteraction } from 'discord.js';
 import { handledReply } from '../../core/delivery/intake/handled-reply.ts';
-import type { InboundFile, InboundKind, InboundMessage } from '../../core/ports/delivery.ts';
-import type { Asker, Delivery } from '../../core/ports/platform.ts';
+import type {
+  InboundFile,
+  InboundKind,
+  InboundMessage,
+} from '../../core/ports/platform/delivery.ts';
+import type { Asker, Delivery } from '../../core/ports/platform/platform.ts';
 import type { DiscordParts, PersonInteraction } from './parts.ts';
 import { discordChunks } from './text.ts';
 

@@ -1,5 +1,5 @@
 import { GatewayDispatchEvents, GatewayIntentBits, type GatewayDispatchPayload } from 'discord.js';
-import type { InboundMessage } from '../../core/ports/delivery.ts';
+import type { InboundMessage } from '../../core/ports/platform/delivery.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { DiscordParts } from './parts.ts';
 

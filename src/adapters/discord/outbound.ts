@@ -3,8 +3,8 @@ import {
   FileRefusedError,
   type InboundMessage,
   type ReplyLink,
-} from '../../core/ports/delivery.ts';
-import type { OutgoingChunk, Outbound } from '../../core/ports/platform.ts';
+} from '../../core/ports/platform/delivery.ts';
+import type { OutgoingChunk, Outbound } from '../../core/ports/platform/platform.ts';
 import type { Logger } from '../../core/logger.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import { discordAnswer, isExpired, refusesFile } from './api-errors.ts';

@@ -6,8 +6,8 @@ import type {
 } from 'discord.js';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../core/logger.ts';
-import type { GatewayPort, ShardEvent } from '../../core/ports/gateway.ts';
-import type { Delivery } from '../../core/ports/platform.ts';
+import type { GatewayPort, ShardEvent } from '../../core/ports/platform/gateway.ts';
+import type { Delivery } from '../../core/ports/platform/platform.ts';
 import type { DiscordSettings, DiscordShardSettings } from './settings.ts';
 
 export interface DiscordAdapterConfig extends Omit<DiscordSettings, 'shards'> {

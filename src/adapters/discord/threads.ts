@@ -1,6 +1,6 @@
 import { DiscordAPIError, Routes, type REST } from 'discord.js';
-import { ChannelGoneError, type InboundMessage } from '../../core/ports/delivery.ts';
-import type { OutgoingChunk } from '../../core/ports/platform.ts';
+import { ChannelGoneError, type InboundMessage } from '../../core/ports/platform/delivery.ts';
+import type { OutgoingChunk } from '../../core/ports/platform/platform.ts';
 import { attached, channelNonce } from './channel-post.ts';
 import { linkComponents } from './interactions/components.ts';
 import { NO_MENTIONS } from './text.ts';

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { FileTooLargeError } from '../../core/ports/delivery.ts';
+import { FileTooLargeError } from '../../core/ports/platform/delivery.ts';
 import { fetchThrough } from '../../proxy.ts';
 
 export interface FileFetch {

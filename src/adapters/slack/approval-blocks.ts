@@ -1,4 +1,4 @@
-import type { ApprovalButtons } from '../../core/ports/delivery.ts';
+import type { ApprovalButtons } from '../../core/ports/platform/delivery.ts';
 
 /** The action ids of an approval prompt's buttons; each button's value is the call's id. */
 export const APPROVE_ACTION = 'spool_approve';

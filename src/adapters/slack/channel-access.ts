@@ -1,5 +1,5 @@
 import type { webApi } from '@slack/bolt';
-import type { ChannelAccess } from '../../core/ports/channel-access.ts';
+import type { ChannelAccess } from '../../core/ports/platform/channel-access.ts';
 
 /**
  * Who may read a Slack channel: its members (conversations.members, page by page), which for a

@@ -1,4 +1,4 @@
-import type { ReplyLink } from '../../core/ports/delivery.ts';
+import type { ReplyLink } from '../../core/ports/platform/delivery.ts';
 import type { Rating } from '../../core/ports/feedback.ts';
 import { feedbackReply } from '../../core/delivery/posts/feedback.ts';
 import { splitMessage } from '../shared/split-message.ts';

@@ -1,5 +1,9 @@
 import { ErrorCode, type WebAPIPlatformError, type WebClient } from '@slack/web-api';
-import { FileRefusedError, type InboundFile, type ReplyFile } from '../../core/ports/delivery.ts';
+import {
+  FileRefusedError,
+  type InboundFile,
+  type ReplyFile,
+} from '../../core/ports/platform/delivery.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { fetchFileBytes, servedFrom } from '../shared/fetch-file.ts';
 import type { SlackAdapterConfig } from './parts.ts';

@@ -1,6 +1,6 @@
-import type { FormButtons } from '../../core/ports/delivery.ts';
+import type { FormButtons } from '../../core/ports/platform/delivery.ts';
 import { pageHost } from '../../core/delivery/waiting/forms.ts';
-import type { FormAnswer, FormField, FormValue, RawForm } from '../../core/ports/forms.ts';
+import type { FormAnswer, FormField, FormValue, RawForm } from '../../core/ports/parked/forms.ts';
 
 /** The action ids of a question's buttons; each button's value is the question's id. */
 export const FORM_ACTIONS: Record<FormAnswer['action'], string> = {

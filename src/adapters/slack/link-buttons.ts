@@ -1,4 +1,4 @@
-import type { ReplyLink } from '../../core/ports/delivery.ts';
+import type { ReplyLink } from '../../core/ports/platform/delivery.ts';
 
 /**
  * The action ids of link buttons (`spool_link_0`, …, one per button of a block): a click opens the

@@ -1,6 +1,6 @@
 import type { WebClient } from '@slack/web-api';
-import type { InboundMessage } from '../../core/ports/delivery.ts';
-import type { OutgoingChunk, Outbound } from '../../core/ports/platform.ts';
+import type { InboundMessage } from '../../core/ports/platform/delivery.ts';
+import type { OutgoingChunk, Outbound } from '../../core/ports/platform/platform.ts';
 import { policyFor, type Policy } from '../../core/delivery/rules/policy.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';

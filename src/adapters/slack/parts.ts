@@ -2,7 +2,7 @@ import type { App, InstallationStore, StateStore } from '@slack/bolt';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../core/logger.ts';
 import type { Policy } from '../../core/delivery/rules/policy.ts';
-import type { Delivery } from '../../core/ports/platform.ts';
+import type { Delivery } from '../../core/ports/platform/platform.ts';
 import type { SlackClients, WorkspaceInstallations } from './installs/clients.ts';
 import type { SlackSettings } from './settings.ts';
 

@@ -1,5 +1,5 @@
 import type { WebClient } from '@slack/web-api';
-import { ChannelGoneError, type InboundMessage } from '../../core/ports/delivery.ts';
+import { ChannelGoneError, type InboundMessage } from '../../core/ports/platform/delivery.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Respond, SlackParts } from './parts.ts';
 import { SLACK_REFUSAL, slackChunks } from './text.ts';

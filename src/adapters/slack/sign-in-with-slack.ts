@@ -1,7 +1,7 @@
 import { webApi } from '@slack/bolt';
 import type { Dispatcher } from 'undici';
-import type { PlatformSignIn } from '../../core/ports/platform-sign-in.ts';
-import type { Person } from '../../core/ports/sign-ins.ts';
+import type { PlatformSignIn } from '../../core/ports/platform/platform-sign-in.ts';
+import type { Person } from '../../core/ports/parked/sign-ins.ts';
 import { fetchThrough } from '../../proxy.ts';
 
 export interface SignInWithSlackOptions {

@@ -1,7 +1,7 @@
 import type { RequestListener } from 'node:http';
 import { App, LogLevel, webApi, type Logger as BoltLogger } from '@slack/bolt';
-import { NotRecordedError } from '../../core/ports/delivery.ts';
-import type { Delivery, PlatformAdapter } from '../../core/ports/platform.ts';
+import { NotRecordedError } from '../../core/ports/platform/delivery.ts';
+import type { Delivery, PlatformAdapter } from '../../core/ports/platform/platform.ts';
 import type { Logger } from '../../core/logger.ts';
 import { answeringCommands } from '../../core/delivery/commands/commands.ts';
 import { fetchThrough } from '../../proxy.ts';
@@ -24,7 +24,7 @@ import { slackOutbound } from './outbound.ts';
 import { listenForReactions } from './inbound/reactions.ts';
 import type { SlackAdapterConfig, SlackParts } from './parts.ts';
 import { INSTALL_PATH } from './settings.ts';
-import type { ChannelAccess } from '../../core/ports/channel-access.ts';
+import type { ChannelAccess } from '../../core/ports/platform/channel-access.ts';
 import { slackChannelAccess } from './channel-access.ts';
 
 export type { SlackAdapterConfig } from './parts.ts';

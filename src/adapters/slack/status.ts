@@ -1,4 +1,4 @@
-import type { InboundMessage } from '../../core/ports/delivery.ts';
+import type { InboundMessage } from '../../core/ports/platform/delivery.ts';
 import type { SlackClients } from './installs/clients.ts';
 
 const THINKING_REACTION = 'hourglass_flowing_sand';

@@ -1,4 +1,4 @@
-import type { InboundFile } from './delivery.ts';
+import type { InboundFile } from './platform/delivery.ts';
 import type { ToolOutcome } from './tools.ts';
 
 /**

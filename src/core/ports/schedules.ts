@@ -1,4 +1,4 @@
-import type { InboxEntry } from './delivery.ts';
+import type { InboxEntry } from './platform/delivery.ts';
 import type { Lease } from './store.ts';
 
 /** Where a schedule runs, and who it runs for. */

@@ -1,5 +1,5 @@
 import type { Conversation, ConversationKey, Message } from './conversation.ts';
-import type { FormAnswer, FormRequest } from './forms.ts';
+import type { FormAnswer, FormRequest } from './parked/forms.ts';
 
 /** The tool port: the registry (MCP servers and built-ins) implements it. */
 

@@ -1,7 +1,7 @@
 import type { Conversation } from './conversation.ts';
 import type { LlmUsage } from './llm.ts';
 import type { SharedFile } from './files.ts';
-import type { FormAnswer, FormRequest } from './forms.ts';
+import type { FormAnswer, FormRequest } from './parked/forms.ts';
 import type { ParkedCall, StoredRead, ToolProgress } from './tools.ts';
 import type { Lease } from './store.ts';
 

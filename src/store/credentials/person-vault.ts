@@ -1,4 +1,4 @@
-import type { Person, SignInListing } from '../../core/ports/sign-ins.ts';
+import type { Person, SignInListing } from '../../core/ports/parked/sign-ins.ts';
 import type {
   PendingSignIn,
   PersonRecord,

@@ -1,4 +1,4 @@
-import type { WebSession, WebSessionPort } from '../../core/ports/web-sessions.ts';
+import type { WebSession, WebSessionPort } from '../../core/ports/web/web-sessions.ts';
 import type { PrismaClient } from '../generated/client.ts';
 
 type Row = {

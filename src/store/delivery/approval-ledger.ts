@@ -1,4 +1,4 @@
-import type { ApprovalPort, ApprovalState, Decision } from '../../core/ports/approvals.ts';
+import type { ApprovalPort, ApprovalState, Decision } from '../../core/ports/parked/approvals.ts';
 import type { ChannelScope } from '../../core/ports/conversation.ts';
 import type { PrismaClient } from '../generated/client.ts';
 import { channelKeyOf } from '../transcripts/conversations.ts';

@@ -10,7 +10,7 @@ import type {
   PendingEntry,
   ReplyChunk,
   ReplyPart,
-} from '../../core/ports/delivery.ts';
+} from '../../core/ports/platform/delivery.ts';
 import type { Conversation } from '../../core/ports/conversation.ts';
 import { LeaseLostError, type Lease } from '../../core/ports/store.ts';
 import { conversationAt } from '../transcripts/conversations.ts';

@@ -5,7 +5,7 @@ import type {
   ReplyChunk,
   ReplyLink,
   StopKind,
-} from '../../core/ports/delivery.ts';
+} from '../../core/ports/platform/delivery.ts';
 import type { OutboxChunk } from '../generated/client.ts';
 
 // The inbox's and outbox's rows as the delivery ledger's statements return them, and their

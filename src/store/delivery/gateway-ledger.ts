@@ -7,7 +7,7 @@ import type {
   IdentifyTurn,
   ShardLease,
   ShardSession,
-} from '../../core/ports/gateway.ts';
+} from '../../core/ports/platform/gateway.ts';
 import type { Lease } from '../../core/ports/store.ts';
 import type { Database } from '../database.ts';
 import { fence } from './delivery-ledger.ts';

@@ -4,7 +4,7 @@ import type {
   FormValue,
   QuestionPort,
   QuestionState,
-} from '../../core/ports/forms.ts';
+} from '../../core/ports/parked/forms.ts';
 import type { PrismaClient } from '../generated/client.ts';
 
 interface QuestionRow {

@@ -1,4 +1,4 @@
-import type { InboxEntry } from '../../core/ports/delivery.ts';
+import type { InboxEntry } from '../../core/ports/platform/delivery.ts';
 import type {
   NewSchedule,
   Schedule,

@@ -1,5 +1,5 @@
 import type { ConversationKey } from '../../core/ports/conversation.ts';
-import type { StoredTask, TaskPort } from '../../core/ports/tasks.ts';
+import type { StoredTask, TaskPort } from '../../core/ports/parked/tasks.ts';
 import type { PrismaClient } from '../generated/client.ts';
 
 const conversationKeyOf = (key: ConversationKey): string =>

@@ -4,7 +4,7 @@ import type {
   OperatorRecordsPort,
   ScheduleRun,
   WorkspaceScope,
-} from '../../core/ports/operators.ts';
+} from '../../core/ports/web/operators.ts';
 import type { PrismaClient } from '../generated/client.ts';
 import { toSchedule } from '../delivery/schedule-ledger.ts';
 

@@ -5,7 +5,7 @@ import type {
   ConversationEntry,
   ConversationRecord,
   RecordsPort,
-} from '../../core/ports/records.ts';
+} from '../../core/ports/web/records.ts';
 import type { PrismaClient } from '../generated/client.ts';
 import { channelKeyOf } from './conversations.ts';
 

@@ -15,7 +15,7 @@ import type {
   TaskEnabledSession,
 } from '@modelcontextprotocol/ext-tasks/client';
 import type { Logger } from '../../core/logger.ts';
-import type { StoredTask, TaskPort } from '../../core/ports/tasks.ts';
+import type { StoredTask, TaskPort } from '../../core/ports/parked/tasks.ts';
 import type { ParkedCall, ToolContext, ToolOutcome, ToolProgress } from '../../core/ports/tools.ts';
 import { CallClock } from './call-clock.ts';
 import { formOf, pageOf } from './server-requests/elicitation.ts';

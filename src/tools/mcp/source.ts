@@ -2,7 +2,7 @@ import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { ConversationKey } from '../../core/ports/conversation.ts';
 import type { PromptPort, PromptSpec } from '../../core/ports/prompts.ts';
-import type { TaskPort } from '../../core/ports/tasks.ts';
+import type { TaskPort } from '../../core/ports/parked/tasks.ts';
 import { errorResult, type Tool, type ToolFlags } from '../../core/ports/tools.ts';
 import type { ToolSource } from '../registry.ts';
 import type { McpConfig, McpServerConfig } from './config/config.ts';

@@ -1,4 +1,4 @@
-import type { StoredTask, TaskPort } from '../../core/ports/tasks.ts';
+import type { StoredTask, TaskPort } from '../../core/ports/parked/tasks.ts';
 import {
   errorResult,
   type ParkedCall,

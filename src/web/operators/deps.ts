@@ -1,4 +1,4 @@
-import type { OperatorRecordsPort, WorkspaceScope } from '../../core/ports/operators.ts';
+import type { OperatorRecordsPort, WorkspaceScope } from '../../core/ports/web/operators.ts';
 import type { SpendLedger } from '../../core/ports/spend.ts';
 import type { SpendPolicy } from '../../core/delivery/rules/spend.ts';
 import type {

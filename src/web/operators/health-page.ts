@@ -1,4 +1,4 @@
-import type { HeldLane } from '../../core/ports/operators.ts';
+import type { HeldLane } from '../../core/ports/web/operators.ts';
 import type { McpServerHealth } from '../../tools/mcp/source.ts';
 import { html, type Html } from '../html.ts';
 import { inert } from '../inert.ts';

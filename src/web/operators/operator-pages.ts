@@ -1,5 +1,5 @@
 import type { SpendCap } from '../../core/delivery/rules/spend.ts';
-import type { WorkspaceScope } from '../../core/ports/operators.ts';
+import type { WorkspaceScope } from '../../core/ports/web/operators.ts';
 import { html, type Html } from '../html.ts';
 import { redirect, sendPage } from '../http.ts';
 import { layout, type Viewer } from '../layout.ts';

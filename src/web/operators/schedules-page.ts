@@ -1,5 +1,5 @@
 import { nextRun } from '../../core/delivery/schedules/schedule-desk.ts';
-import type { ScheduleRun } from '../../core/ports/operators.ts';
+import type { ScheduleRun } from '../../core/ports/web/operators.ts';
 import type { Schedule } from '../../core/ports/schedules.ts';
 import { html, type Html } from '../html.ts';
 import { inert } from '../inert.ts';

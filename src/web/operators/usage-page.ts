@@ -6,7 +6,7 @@ import {
   type Sum,
 } from '../../core/delivery/commands/usage-report.ts';
 import { amount, periodOf, type SpendCap } from '../../core/delivery/rules/spend.ts';
-import type { HeldSpend } from '../../core/ports/operators.ts';
+import type { HeldSpend } from '../../core/ports/web/operators.ts';
 import type { UsageRow } from '../../core/ports/spend.ts';
 import { html, type Html, type HtmlValue } from '../html.ts';
 import { inert } from '../inert.ts';

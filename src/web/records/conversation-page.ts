@@ -1,4 +1,4 @@
-import type { ConversationEntry, ConversationRecord } from '../../core/ports/records.ts';
+import type { ConversationEntry, ConversationRecord } from '../../core/ports/web/records.ts';
 import { html, type Html } from '../html.ts';
 import { inert } from '../inert.ts';
 import { WEB_PATH } from '../settings.ts';

@@ -1,4 +1,4 @@
-import type { CallRecord } from '../../core/ports/records.ts';
+import type { CallRecord } from '../../core/ports/web/records.ts';
 import { shapeOf, type ResultShape } from './result-shape.ts';
 
 /**

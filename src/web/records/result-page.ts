@@ -1,5 +1,5 @@
 import { findLines } from '../../core/agent/results/grep.ts';
-import type { StoredPart, CallRecord } from '../../core/ports/records.ts';
+import type { StoredPart, CallRecord } from '../../core/ports/web/records.ts';
 import { html, type Html } from '../html.ts';
 import { inert } from '../inert.ts';
 import { jsonTree, nodeCount, TREE_MAX_NODES } from './json-tree.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChannelAccess } from '../../core/ports/channel-access.ts';
+import type { ChannelAccess } from '../../core/ports/platform/channel-access.ts';
 import type { ChannelScope } from '../../core/ports/conversation.ts';
 import { Access } from './access.ts';
 import type { Viewer } from '../layout.ts';

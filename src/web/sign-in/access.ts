@@ -1,4 +1,4 @@
-import type { ChannelAccess } from '../../core/ports/channel-access.ts';
+import type { ChannelAccess } from '../../core/ports/platform/channel-access.ts';
 import type { ChannelScope } from '../../core/ports/conversation.ts';
 import type { Viewer } from '../layout.ts';
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { Person } from '../../core/ports/sign-ins.ts';
-import type { WebSession, WebSessionPort } from '../../core/ports/web-sessions.ts';
+import type { Person } from '../../core/ports/parked/sign-ins.ts';
+import type { WebSession, WebSessionPort } from '../../core/ports/web/web-sessions.ts';
 import { cookiesOf } from '../http.ts';
 
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { PlatformSignIn } from '../../core/ports/platform-sign-in.ts';
-import type { Person } from '../../core/ports/sign-ins.ts';
+import type { PlatformSignIn } from '../../core/ports/platform/platform-sign-in.ts';
+import type { Person } from '../../core/ports/parked/sign-ins.ts';
 import { html, type Html } from '../html.ts';
 import { sameSecret } from './sessions.ts';
 import { WEB_PATH } from '../settings.ts';

@@ -1,4 +1,4 @@
-import type { WebSession } from '../../core/ports/web-sessions.ts';
+import type { WebSession } from '../../core/ports/web/web-sessions.ts';
 import { html, type Html } from '../html.ts';
 import { inert } from '../inert.ts';
 import { redirect, sendPage } from '../http.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Lanes } from '../../../src/core/delivery/engine/lanes.ts';
-import type { PendingEntry } from '../../../src/core/ports/delivery.ts';
+import type { PendingEntry } from '../../../src/core/ports/platform/delivery.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { DeliveryLedger } from '../../../src/store/delivery/delivery-ledger.ts';
 import { testDatabase, uniqueKey } from '../../support/db.ts';

@@ -1,7 +1,10 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
-import { ChannelGoneError, type InboundMessage } from '../../../src/core/ports/delivery.ts';
-import type { Outbound } from '../../../src/core/ports/platform.ts';
+import {
+  ChannelGoneError,
+  type InboundMessage,
+} from '../../../src/core/ports/platform/delivery.ts';
+import type { Outbound } from '../../../src/core/ports/platform/platform.ts';
 import type { TurnRunner } from '../../../src/core/ports/turns.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { ScheduleLedger } from '../../../src/store/delivery/schedule-ledger.ts';

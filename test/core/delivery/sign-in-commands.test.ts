@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import { namingFor } from '../../../src/core/delivery/commands/naming.ts';
-import type { Asker } from '../../../src/core/ports/platform.ts';
+import type { Asker } from '../../../src/core/ports/platform/platform.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { SealedPersonVault } from '../../../src/store/credentials/person-vault.ts';
 import { SignIns } from '../../../src/tools/mcp/sign-in/sign-in.ts';

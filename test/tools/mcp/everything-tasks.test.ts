@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FormRequest } from '../../../src/core/ports/forms.ts';
+import type { FormRequest } from '../../../src/core/ports/parked/forms.ts';
 import { isParked, type ToolContext } from '../../../src/core/ports/tools.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { TaskLedger } from '../../../src/store/delivery/task-ledger.ts';

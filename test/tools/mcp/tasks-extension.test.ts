@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FormRequest } from '../../../src/core/ports/forms.ts';
+import type { FormRequest } from '../../../src/core/ports/parked/forms.ts';
 import { isParked, type ToolContext } from '../../../src/core/ports/tools.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { TaskLedger } from '../../../src/store/delivery/task-ledger.ts';

@@ -1,6 +1,6 @@
 import { ButtonStyle, ComponentType } from 'discord.js';
 import { buttonId } from '../../../core/delivery/waiting/clicks.ts';
-import type { ApprovalButtons, ReplyLink } from '../../../core/ports/delivery.ts';
+import type { ApprovalButtons, ReplyLink } from '../../../core/ports/platform/delivery.ts';
 
 /** One row of buttons, each naming what its click asks for (core/delivery/waiting/clicks.ts). */
 const row = (buttons: Array<{ label: string; style: ButtonStyle; id: string }>) => [

@@ -6,8 +6,8 @@ import {
 } from 'discord.js';
 import { buttonId } from '../../../core/delivery/waiting/clicks.ts';
 import { pageHost } from '../../../core/delivery/waiting/forms.ts';
-import type { FormButtons } from '../../../core/ports/delivery.ts';
-import type { FormField, FormRequest, RawForm } from '../../../core/ports/forms.ts';
+import type { FormButtons } from '../../../core/ports/platform/delivery.ts';
+import type { FormField, FormRequest, RawForm } from '../../../core/ports/parked/forms.ts';
 
 /** A question's modal carries its id: `spool:form:<question id>` (its buttons, see clicks.ts). */
 export const FORM_MODAL = /^spool:form:(.+)$/;

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { IIdentifyThrottler } from 'discord.js';
 import type { Logger } from '../../../core/logger.ts';
-import type { GatewayPort, ShardEvent } from '../../../core/ports/gateway.ts';
+import type { GatewayPort, ShardEvent } from '../../../core/ports/platform/gateway.ts';
 
 export interface IdentifyBudget {
   app: string;

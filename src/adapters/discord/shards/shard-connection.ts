@@ -10,7 +10,7 @@ import {
 } from 'discord.js';
 import { errorMessage } from '../../../core/errors.ts';
 import type { Logger } from '../../../core/logger.ts';
-import type { ShardEvent, ShardLease, ShardSession } from '../../../core/ports/gateway.ts';
+import type { ShardEvent, ShardLease, ShardSession } from '../../../core/ports/platform/gateway.ts';
 
 /**
  * Closing with 1000 or 1001 ends the session at Discord; any other code keeps it resumable. 4200

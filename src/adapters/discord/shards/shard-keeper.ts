@@ -6,7 +6,7 @@ import type {
   GatewayShape,
   ShardEvent,
   ShardLease,
-} from '../../../core/ports/gateway.ts';
+} from '../../../core/ports/platform/gateway.ts';
 import { shareMoves } from './share.ts';
 
 /** The longest a start waits for its shards to connect; they go on connecting after. */

@@ -6,7 +6,7 @@ import {
   type RESTGetAPIGatewayBotResult,
 } from 'discord.js';
 import type { Logger } from '../../../core/logger.ts';
-import type { GatewayShape, ShardEvent } from '../../../core/ports/gateway.ts';
+import type { GatewayShape, ShardEvent } from '../../../core/ports/platform/gateway.ts';
 import type { DiscordSharding } from '../parts.ts';
 import { databaseIdentifyThrottler } from './identify-throttler.ts';
 import { ShardConnection } from './shard-connection.ts';

@@ -1,6 +1,6 @@
 import { HTTPReceiver, type App, type Logger as BoltLogger, type ReceiverEvent } from '@slack/bolt';
 import { errorMessage } from '../../../core/errors.ts';
-import { NotRecordedError } from '../../../core/ports/delivery.ts';
+import { NotRecordedError } from '../../../core/ports/platform/delivery.ts';
 
 /**
  * Runs one request through Bolt, then acknowledges it if no listener did: a click on another

@@ -3,7 +3,7 @@ import {
   FileRefusedError,
   NotRecordedError,
   type InboundMessage,
-} from '../../../core/ports/delivery.ts';
+} from '../../../core/ports/platform/delivery.ts';
 import { commandFailureReply } from '../../../core/delivery/commands/commands.ts';
 import { NOT_RECORDED_REPLY } from '../../../core/delivery/engine/engine.ts';
 import { resultAsFile, resultAsMessages } from '../../../core/delivery/commands/stored-result.ts';

@@ -1,5 +1,5 @@
 import type { Context, SlackEventMiddlewareArgs } from '@slack/bolt';
-import type { InboundFile } from '../../../core/ports/delivery.ts';
+import type { InboundFile } from '../../../core/ports/platform/delivery.ts';
 import { keyIn, workspaceOf, type SlackParts } from '../parts.ts';
 import { viewedSubject } from './subject.ts';
 import {

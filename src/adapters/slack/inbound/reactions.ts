@@ -1,5 +1,5 @@
 import { policyFor } from '../../../core/delivery/rules/policy.ts';
-import type { InboundMessage } from '../../../core/ports/delivery.ts';
+import type { InboundMessage } from '../../../core/ports/platform/delivery.ts';
 import { keyIn, workspaceOf, type SlackParts } from '../parts.ts';
 import { messageAt, quotedSubject } from './subject.ts';
 

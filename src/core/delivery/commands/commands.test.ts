@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { NotRecordedError } from '../../ports/delivery.ts';
+import { NotRecordedError } from '../../ports/platform/delivery.ts';
 import { StoreError } from '../../ports/store.ts';
 import { commandFailureReply, DATABASE_AWAY_REPLY, sayingSlow, storeRead } from './commands.ts';
 import { FAILURE_REPLY, NOT_RECORDED_REPLY } from '../engine/engine.ts';

@@ -1,6 +1,6 @@
 import { errorMessage } from '../../errors.ts';
-import { NotRecordedError } from '../../ports/delivery.ts';
-import type { Delivery } from '../../ports/platform.ts';
+import { NotRecordedError } from '../../ports/platform/delivery.ts';
+import type { Delivery } from '../../ports/platform/platform.ts';
 import { StoreError } from '../../ports/store.ts';
 import { FAILURE_REPLY, NOT_RECORDED_REPLY } from '../posts/replies.ts';
 

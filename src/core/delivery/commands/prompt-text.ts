@@ -1,4 +1,4 @@
-import type { Asker } from '../../ports/platform.ts';
+import type { Asker } from '../../ports/platform/platform.ts';
 import type { PromptPort } from '../../ports/prompts.ts';
 import { errorMessage } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';

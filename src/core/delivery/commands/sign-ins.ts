@@ -1,4 +1,4 @@
-import type { SignInLink, SignInListing } from '../../ports/sign-ins.ts';
+import type { SignInLink, SignInListing } from '../../ports/parked/sign-ins.ts';
 import type { Naming } from '../../ports/spend.ts';
 
 /** Where no tool server is used with each person's own sign-in (or PUBLIC_URL is not set). */

@@ -1,5 +1,5 @@
 import type { StoredResult } from '../../ports/history.ts';
-import type { ReplyFile, ReplyLink, ReplyPart } from '../../ports/delivery.ts';
+import type { ReplyFile, ReplyLink, ReplyPart } from '../../ports/platform/delivery.ts';
 
 /**
  * A stored result as a message and the file that holds it, with the link to its page where it has

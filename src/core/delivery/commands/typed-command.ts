@@ -1,5 +1,5 @@
 import { formatHits } from '../../builtins/search-history.ts';
-import type { Asker, Delivery } from '../../ports/platform.ts';
+import type { Asker, Delivery } from '../../ports/platform/platform.ts';
 import { usageArguments } from './usage-report.ts';
 
 /**

@@ -4,8 +4,8 @@ import type {
   InboxEntry,
   PendingEntry,
   ReplyChunk,
-} from '../../ports/delivery.ts';
-import type { Answered, Outbound } from '../../ports/platform.ts';
+} from '../../ports/platform/delivery.ts';
+import type { Answered, Outbound } from '../../ports/platform/platform.ts';
 import { LeaseLostError, type Lease } from '../../ports/store.ts';
 import type { PendingCall } from '../../ports/turns.ts';
 import { errorMessage } from '../../errors.ts';

@@ -1,4 +1,4 @@
-import type { AcquiredLease, InboxEntry } from '../../ports/delivery.ts';
+import type { AcquiredLease, InboxEntry } from '../../ports/platform/delivery.ts';
 import type { RedoReason } from '../../ports/turns.ts';
 
 /** How many messages whose attempt this process cut short it remembers, with why. */

@@ -1,12 +1,12 @@
 import type { ConversationKey } from '../../ports/conversation.ts';
-import type { SignInPort } from '../../ports/sign-ins.ts';
-import type { Answered } from '../../ports/platform.ts';
-import type { DeliveryPort } from '../../ports/delivery.ts';
+import type { SignInPort } from '../../ports/parked/sign-ins.ts';
+import type { Answered } from '../../ports/platform/platform.ts';
+import type { DeliveryPort } from '../../ports/platform/delivery.ts';
 import type { FeedbackPort } from '../../ports/feedback.ts';
 import type { FileReader } from '../../ports/files.ts';
-import type { QuestionPort } from '../../ports/forms.ts';
+import type { QuestionPort } from '../../ports/parked/forms.ts';
 import type { HistorySearchPort } from '../../ports/history.ts';
-import type { ApprovalPort } from '../../ports/approvals.ts';
+import type { ApprovalPort } from '../../ports/parked/approvals.ts';
 import type { PromptPort } from '../../ports/prompts.ts';
 import type { SchedulePort } from '../../ports/schedules.ts';
 import type { SpendLedger } from '../../ports/spend.ts';

@@ -7,8 +7,12 @@ import {
   type DeliveryOptions,
 } from './engine.ts';
 import type { DeliveryDeps } from './engine-options.ts';
-import { FileRefusedError, NotRecordedError, type InboundMessage } from '../../ports/delivery.ts';
-import type { Outbound, OutgoingChunk } from '../../ports/platform.ts';
+import {
+  FileRefusedError,
+  NotRecordedError,
+  type InboundMessage,
+} from '../../ports/platform/delivery.ts';
+import type { Outbound, OutgoingChunk } from '../../ports/platform/platform.ts';
 import type { PromptPort } from '../../ports/prompts.ts';
 import type { TurnResult, TurnRunner } from '../../ports/turns.ts';
 import { silentLogger } from '../../../../test/support/logger.ts';

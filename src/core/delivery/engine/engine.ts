@@ -1,5 +1,10 @@
 import { errorMessage } from '../../errors.ts';
-import type { InboundMessage, InboundEdit, ReplyLink, StopKind } from '../../ports/delivery.ts';
+import type {
+  InboundMessage,
+  InboundEdit,
+  ReplyLink,
+  StopKind,
+} from '../../ports/platform/delivery.ts';
 import type {
   Access,
   Answered,
@@ -15,10 +20,10 @@ import type {
   FeedbackClick,
   FeedbackOutcome,
   WorkspacePlace,
-} from '../../ports/platform.ts';
+} from '../../ports/platform/platform.ts';
 import type { HistoryHit, StoredResult } from '../../ports/history.ts';
-import type { ClickOutcome } from '../../ports/approvals.ts';
-import type { FormRequest } from '../../ports/forms.ts';
+import type { ClickOutcome } from '../../ports/parked/approvals.ts';
+import type { FormRequest } from '../../ports/parked/forms.ts';
 import type { Naming, UsageReport } from '../../ports/spend.ts';
 import { Lanes } from './lanes.ts';
 import { policyFor } from '../rules/policy.ts';

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { DeliveryEngine } from './engine.ts';
-import type { DeliveryPort } from '../../ports/delivery.ts';
-import type { Outbound, OutgoingChunk } from '../../ports/platform.ts';
+import type { DeliveryPort } from '../../ports/platform/delivery.ts';
+import type { Outbound, OutgoingChunk } from '../../ports/platform/platform.ts';
 import type { TurnResult, TurnRunner } from '../../ports/turns.ts';
 import { RecordingLogger } from '../../../../test/support/logger.ts';
 import {

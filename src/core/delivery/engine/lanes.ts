@@ -1,6 +1,6 @@
 import { errorMessage } from '../../errors.ts';
 import { withLogFields, type Logger } from '../../logger.ts';
-import type { AcquiredLease, DeliveryPort, PendingEntry } from '../../ports/delivery.ts';
+import type { AcquiredLease, DeliveryPort, PendingEntry } from '../../ports/platform/delivery.ts';
 
 export interface LaneOptions {
   /**

@@ -1,5 +1,5 @@
-import type { DeliveryPort, PendingEntry, StopKind } from '../../ports/delivery.ts';
-import type { Answered } from '../../ports/platform.ts';
+import type { DeliveryPort, PendingEntry, StopKind } from '../../ports/platform/delivery.ts';
+import type { Answered } from '../../ports/platform/platform.ts';
 import { STOPPED_REPLY } from '../posts/replies.ts';
 
 /** How often this process looks for Stops other replicas took for the turns it runs. */

@@ -1,14 +1,14 @@
-import type { ApprovalPort } from '../../ports/approvals.ts';
+import type { ApprovalPort } from '../../ports/parked/approvals.ts';
 import type {
   AcquiredLease,
   DeliveryPort,
   InboxEntry,
   PendingEntry,
   ReplyLink,
-} from '../../ports/delivery.ts';
+} from '../../ports/platform/delivery.ts';
 import type { FileReader } from '../../ports/files.ts';
-import type { FormRequest } from '../../ports/forms.ts';
-import type { Answered, Outbound } from '../../ports/platform.ts';
+import type { FormRequest } from '../../ports/parked/forms.ts';
+import type { Answered, Outbound } from '../../ports/platform/platform.ts';
 import type { SpendLedger } from '../../ports/spend.ts';
 import type {
   PendingCall,

@@ -1,4 +1,4 @@
-import type { Handled } from '../../ports/platform.ts';
+import type { Handled } from '../../ports/platform/platform.ts';
 
 /** To someone whose message can never be stored (see `problemsOf`): what was wrong with it. */
 export const unreadableReply = (problems: string[]) =>

@@ -4,8 +4,8 @@ import {
   type DeliveryPort,
   type InboundMessage,
   type InboxEntry,
-} from '../../ports/delivery.ts';
-import type { Answered, Handled, HandleOptions } from '../../ports/platform.ts';
+} from '../../ports/platform/delivery.ts';
+import type { Answered, Handled, HandleOptions } from '../../ports/platform/platform.ts';
 import { errorMessage } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { wellFormed } from '../../well-formed.ts';

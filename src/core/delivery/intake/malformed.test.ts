@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { InboundMessage } from '../../ports/delivery.ts';
+import type { InboundMessage } from '../../ports/platform/delivery.ts';
 import { problemsOf } from './malformed.ts';
 
 const good: InboundMessage = {

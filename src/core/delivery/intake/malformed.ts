@@ -1,4 +1,4 @@
-import type { InboundMessage } from '../../ports/delivery.ts';
+import type { InboundMessage } from '../../ports/platform/delivery.ts';
 
 const isText = (value: unknown): value is string => typeof value === 'string';
 const isKey = (value: unknown) => isText(value) && value.length > 0;

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { readSharedFiles } from './shared-files.ts';
-import { FileTooLargeError, type InboundFile, type InboundMessage } from '../../ports/delivery.ts';
+import {
+  FileTooLargeError,
+  type InboundFile,
+  type InboundMessage,
+} from '../../ports/platform/delivery.ts';
 
 const listed = (name: string, sizeBytes = 10): InboundFile => ({
   name,

@@ -1,7 +1,11 @@
 import { errorResult } from '../../ports/tools.ts';
 import type { FileReader, SharedFile } from '../../ports/files.ts';
-import { FileTooLargeError, type InboundFile, type InboundMessage } from '../../ports/delivery.ts';
-import type { Outbound } from '../../ports/platform.ts';
+import {
+  FileTooLargeError,
+  type InboundFile,
+  type InboundMessage,
+} from '../../ports/platform/delivery.ts';
+import type { Outbound } from '../../ports/platform/platform.ts';
 import { errorMessage } from '../../errors.ts';
 
 export interface FileLimits {

@@ -1,4 +1,4 @@
-import type { ApprovalState, ClickOutcome } from '../../ports/approvals.ts';
+import type { ApprovalState, ClickOutcome } from '../../ports/parked/approvals.ts';
 import type { PendingCall } from '../../ports/turns.ts';
 import { redactSecretPatterns } from '../../redact.ts';
 import { headAtLineBreak, tailAtLineBreak } from '../../text.ts';

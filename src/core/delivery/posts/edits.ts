@@ -4,7 +4,7 @@ import type {
   InboundMessage,
   InboxEntry,
   StopKind,
-} from '../../ports/delivery.ts';
+} from '../../ports/platform/delivery.ts';
 import type { Logger } from '../../logger.ts';
 import { STALE_ANSWERS_NOTE } from './replies.ts';
 

@@ -1,5 +1,5 @@
 import type { FeedbackTally } from '../../ports/feedback.ts';
-import type { FeedbackClick, FeedbackOutcome } from '../../ports/platform.ts';
+import type { FeedbackClick, FeedbackOutcome } from '../../ports/platform/platform.ts';
 
 /** The most of a reason that is kept. */
 export const REASON_MAX_CHARS = 1_000;

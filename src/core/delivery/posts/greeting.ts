@@ -1,4 +1,4 @@
-import type { InboxEntry } from '../../ports/delivery.ts';
+import type { InboxEntry } from '../../ports/platform/delivery.ts';
 import { policyFor, type Policy, type SuggestedPrompt } from '../rules/policy.ts';
 
 /** What Spool says in a new agent thread where the policy says nothing of its own. */

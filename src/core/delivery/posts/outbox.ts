@@ -6,8 +6,8 @@ import {
   type ReplyChunk,
   type ReplyLink,
   type ReplyPart,
-} from '../../ports/delivery.ts';
-import type { Outbound } from '../../ports/platform.ts';
+} from '../../ports/platform/delivery.ts';
+import type { Outbound } from '../../ports/platform/platform.ts';
 import type { Lease } from '../../ports/store.ts';
 import type { Logger } from '../../logger.ts';
 import { replyAsFile, replyOfFile } from './reply-file.ts';

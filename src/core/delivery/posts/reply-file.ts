@@ -1,4 +1,4 @@
-import type { ReplyFile, ReplyPart } from '../../ports/delivery.ts';
+import type { ReplyFile, ReplyPart } from '../../ports/platform/delivery.ts';
 
 /** File extensions of the languages models tag code blocks with most. */
 const EXTENSIONS: Record<string, string> = {

@@ -1,4 +1,4 @@
-import type { ReplyLink } from '../../ports/delivery.ts';
+import type { ReplyLink } from '../../ports/platform/delivery.ts';
 import type { PreviewedResult } from '../../ports/turns.ts';
 
 /** What a link to a stored result says: alone, or with its number and its tool among several. */

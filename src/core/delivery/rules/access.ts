@@ -1,5 +1,5 @@
-import type { LaneKey } from '../../ports/delivery.ts';
-import type { Access } from '../../ports/platform.ts';
+import type { LaneKey } from '../../ports/platform/delivery.ts';
+import type { Access } from '../../ports/platform/platform.ts';
 
 export function permits(
   access: Access,

@@ -1,4 +1,4 @@
-import type { Access, Asker, Outbound } from '../../ports/platform.ts';
+import type { Access, Asker, Outbound } from '../../ports/platform/platform.ts';
 import { permits } from './access.ts';
 import { policyFor, type Policy } from './policy.ts';
 

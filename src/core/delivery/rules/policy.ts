@@ -1,4 +1,4 @@
-import type { LaneKey } from '../../ports/delivery.ts';
+import type { LaneKey } from '../../ports/platform/delivery.ts';
 import type { PolicyMatch } from '../../ports/spend.ts';
 import type { SpendPolicy } from './spend.ts';
 

@@ -1,4 +1,4 @@
-import type { Asker } from '../../ports/platform.ts';
+import type { Asker } from '../../ports/platform/platform.ts';
 import type { Schedule, SchedulePort } from '../../ports/schedules.ts';
 import type { Platforms } from '../rules/platforms.ts';
 import { nextTick, parseRule, startsWithSixCronFields, validTimeZone } from './schedule-rule.ts';

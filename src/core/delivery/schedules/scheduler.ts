@@ -5,7 +5,7 @@ import {
   type DeliveryPort,
   type InboundMessage,
   type PendingEntry,
-} from '../../ports/delivery.ts';
+} from '../../ports/platform/delivery.ts';
 import type { Schedule, SchedulePort } from '../../ports/schedules.ts';
 import type { Lease } from '../../ports/store.ts';
 import type { Platforms } from '../rules/platforms.ts';

@@ -1,7 +1,12 @@
-import type { ApprovalPort, ApprovalState, ClickOutcome, Decision } from '../../ports/approvals.ts';
+import type {
+  ApprovalPort,
+  ApprovalState,
+  ClickOutcome,
+  Decision,
+} from '../../ports/parked/approvals.ts';
 import type { ChannelScope } from '../../ports/conversation.ts';
-import type { InboxEntry, DeliveryPort, ReplyChunk } from '../../ports/delivery.ts';
-import type { ApprovalClick, Outbound } from '../../ports/platform.ts';
+import type { InboxEntry, DeliveryPort, ReplyChunk } from '../../ports/platform/delivery.ts';
+import type { ApprovalClick, Outbound } from '../../ports/platform/platform.ts';
 import type { ApprovalAnswer, ApprovalGate, PendingCall } from '../../ports/turns.ts';
 import { approvalPrompt, decidedPrompt, refusalReason } from '../posts/approval-text.ts';
 

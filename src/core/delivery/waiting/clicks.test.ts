@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Delivery } from '../../ports/platform.ts';
+import type { Delivery } from '../../ports/platform/platform.ts';
 import { answerClick, buttonId, clickOf, NOTHING_TO_STOP, type SpoolClick } from './clicks.ts';
 
 const who = {

@@ -1,5 +1,5 @@
-import type { FormAnswer, RawForm } from '../../ports/forms.ts';
-import type { Asker, Delivery } from '../../ports/platform.ts';
+import type { FormAnswer, RawForm } from '../../ports/parked/forms.ts';
+import type { Asker, Delivery } from '../../ports/platform/platform.ts';
 import type { Rating } from '../../ports/feedback.ts';
 import { clickReply } from '../posts/approval-text.ts';
 import { feedbackReply } from '../posts/feedback.ts';

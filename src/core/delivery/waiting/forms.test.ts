@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FormField, FormRequest } from '../../ports/forms.ts';
+import type { FormField, FormRequest } from '../../ports/parked/forms.ts';
 import { fieldHint, readForm } from './forms.ts';
 
 const field = (f: Partial<FormField> & Pick<FormField, 'name' | 'kind'>): FormField => ({

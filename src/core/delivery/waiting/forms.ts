@@ -4,8 +4,8 @@ import type {
   FormValue,
   QuestionState,
   RawForm,
-} from '../../ports/forms.ts';
-import type { FormClickOutcome } from '../../ports/platform.ts';
+} from '../../ports/parked/forms.ts';
+import type { FormClickOutcome } from '../../ports/platform/platform.ts';
 
 /**
  * What a person typed or picked, as the server's schema asks for it: every problem named, or the

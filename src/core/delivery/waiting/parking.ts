@@ -1,5 +1,5 @@
-import type { DeliveryPort, InboxEntry } from '../../ports/delivery.ts';
-import type { Outbound } from '../../ports/platform.ts';
+import type { DeliveryPort, InboxEntry } from '../../ports/platform/delivery.ts';
+import type { Outbound } from '../../ports/platform/platform.ts';
 import type { PendingCall } from '../../ports/turns.ts';
 import type { ApprovalDesk } from './approvals.ts';
 import { policyFor, type Policy } from '../rules/policy.ts';

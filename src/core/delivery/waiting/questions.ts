@@ -1,9 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import type { DeliveryPort, InboxEntry } from '../../ports/delivery.ts';
-import type { FormAnswer, FormRequest, QuestionPort, QuestionState } from '../../ports/forms.ts';
-import type { Asker, FormClick, FormClickOutcome, Outbound } from '../../ports/platform.ts';
+import type { DeliveryPort, InboxEntry } from '../../ports/platform/delivery.ts';
+import type {
+  FormAnswer,
+  FormRequest,
+  QuestionPort,
+  QuestionState,
+} from '../../ports/parked/forms.ts';
+import type {
+  Asker,
+  FormClick,
+  FormClickOutcome,
+  Outbound,
+} from '../../ports/platform/platform.ts';
 import { formPrompt, readForm, settledPrompt } from './forms.ts';
 
 export interface QuestionDeps {

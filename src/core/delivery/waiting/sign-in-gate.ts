@@ -1,5 +1,5 @@
-import type { ApprovalPort } from '../../ports/approvals.ts';
-import type { InboxEntry } from '../../ports/delivery.ts';
+import type { ApprovalPort } from '../../ports/parked/approvals.ts';
+import type { InboxEntry } from '../../ports/platform/delivery.ts';
 import type { SignInGate } from '../../ports/turns.ts';
 import { interruptedCallMarker } from '../../markers.ts';
 import { duration, person } from '../posts/approval-text.ts';

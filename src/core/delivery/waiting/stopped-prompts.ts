@@ -1,6 +1,6 @@
-import type { ApprovalPort, ApprovalState } from '../../ports/approvals.ts';
-import type { DeliveryPort, InboxEntry } from '../../ports/delivery.ts';
-import type { Outbound } from '../../ports/platform.ts';
+import type { ApprovalPort, ApprovalState } from '../../ports/parked/approvals.ts';
+import type { DeliveryPort, InboxEntry } from '../../ports/platform/delivery.ts';
+import type { Outbound } from '../../ports/platform/platform.ts';
 import { STOPPED_NOTE } from '../posts/approval-text.ts';
 import { STOPPED_PROMPT } from '../posts/replies.ts';
 

@@ -1,5 +1,5 @@
 import type { ElicitRequestFormParams, ElicitRequestURLParams } from '@modelcontextprotocol/client';
-import type { FormField, FormRequest } from '../../../core/ports/forms.ts';
+import type { FormField, FormRequest } from '../../../core/ports/parked/forms.ts';
 
 type Property = ElicitRequestFormParams['requestedSchema']['properties'][string];
 type Option = { value: string; label: string };

@@ -7,7 +7,7 @@ import {
   type ToolContext,
   type ToolOutcome,
 } from '../../../core/ports/tools.ts';
-import type { TaskPort } from '../../../core/ports/tasks.ts';
+import type { TaskPort } from '../../../core/ports/parked/tasks.ts';
 import { McpServerConnection, type McpLimits } from '../connection.ts';
 import { PersonOAuthProvider, type Person } from './person-oauth.ts';
 import type { PersonServer, SignIns } from './sign-in.ts';

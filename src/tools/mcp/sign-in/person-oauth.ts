@@ -8,10 +8,10 @@ import {
   type OAuthDiscoveryState,
   type OAuthTokens,
 } from '@modelcontextprotocol/client';
-import type { Person, SignInListing } from '../../../core/ports/sign-ins.ts';
+import type { Person, SignInListing } from '../../../core/ports/parked/sign-ins.ts';
 import type { HttpServerConfig, OAuthConfig } from '../config/config.ts';
 
-export type { Person } from '../../../core/ports/sign-ins.ts';
+export type { Person } from '../../../core/ports/parked/sign-ins.ts';
 import {
   clientInformationOf,
   clientMetadataOf,

@@ -5,7 +5,7 @@ import type { Logger } from '../../../core/logger.ts';
 import type { Route } from '../../../observability.ts';
 import type { HttpServerConfig, McpConfig, OAuthConfig } from '../config/config.ts';
 import { SIGN_IN_CALLBACK_PATH, SIGN_IN_LINK_PATH } from '../../settings.ts';
-import type { PlatformSignIn } from '../../../core/ports/platform-sign-in.ts';
+import type { PlatformSignIn } from '../../../core/ports/platform/platform-sign-in.ts';
 import { LinkCookie } from './link-cookie.ts';
 import type { OAuthIdentity, StoredOAuthProvider } from './oauth.ts';
 import type {
@@ -13,7 +13,7 @@ import type {
   SignInLink,
   SignInListing,
   SignInPort,
-} from '../../../core/ports/sign-ins.ts';
+} from '../../../core/ports/parked/sign-ins.ts';
 import {
   PersonOAuthProvider,
   type AskedSignIn,

@@ -1,4 +1,4 @@
-import type { ChannelScope } from './conversation.ts';
+import type { ChannelScope } from '../conversation.ts';
 
 /**
  * Whether a person may read a channel on its platform now, as the platform says (implemented by

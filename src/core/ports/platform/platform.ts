@@ -4,12 +4,12 @@
  * of an adapter to run it (`PlatformAdapter`).
  */
 import type { RequestListener } from 'node:http';
-import type { ClickOutcome } from './approvals.ts';
+import type { ClickOutcome } from '../parked/approvals.ts';
 import type { ChannelAccess } from './channel-access.ts';
-import type { Rating } from './feedback.ts';
-import type { FormAnswer, FormRequest, QuestionState, RawForm } from './forms.ts';
-import type { HistoryHit, StoredResult } from './history.ts';
-import type { Naming, UsageReport } from './spend.ts';
+import type { Rating } from '../feedback.ts';
+import type { FormAnswer, FormRequest, QuestionState, RawForm } from '../parked/forms.ts';
+import type { HistoryHit, StoredResult } from '../history.ts';
+import type { Naming, UsageReport } from '../spend.ts';
 import type { InboundEdit, InboundFile, InboundMessage, ReplyLink, ReplyPart } from './delivery.ts';
 
 /**

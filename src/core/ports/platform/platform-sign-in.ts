@@ -1,4 +1,4 @@
-import type { Person } from './sign-ins.ts';
+import type { Person } from '../parked/sign-ins.ts';
 
 /**
  * A chat platform's own sign-in (Sign in with Slack; Discord's OAuth2 with `identify`). It tells

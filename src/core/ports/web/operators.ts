@@ -1,4 +1,4 @@
-import type { Schedule } from './schedules.ts';
+import type { Schedule } from '../schedules.ts';
 
 /** One workspace of one platform: every operator's view is of one. */
 export interface WorkspaceScope {

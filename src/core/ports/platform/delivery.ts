@@ -1,10 +1,10 @@
-import type { FormRequest } from './forms.ts';
-import type { Lease } from './store.ts';
+import type { FormRequest } from '../parked/forms.ts';
+import type { Lease } from '../store.ts';
 /**
  * The inbound pipeline's vocabulary and ports. A platform adapter turns its events into
  * `InboundMessage`s and implements `Outbound`; the store implements `DeliveryPort`.
  */
-import type { Conversation, ConversationKey } from './conversation.ts';
+import type { Conversation, ConversationKey } from '../conversation.ts';
 
 /**
  * One lane: the place whose messages are answered one at a time, in arrival order (a Slack

@@ -1,4 +1,4 @@
-import type { ConversationKey } from './conversation.ts';
+import type { ConversationKey } from '../conversation.ts';
 
 /**
  * The task port: tool calls a server runs as tasks (MCP tasks), kept by the call's id so that a

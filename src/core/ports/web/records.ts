@@ -1,4 +1,4 @@
-import type { ChannelScope } from './conversation.ts';
+import type { ChannelScope } from '../conversation.ts';
 
 /** A conversation's place: its channel and thread. */
 export type Place = ChannelScope & { thread: string };

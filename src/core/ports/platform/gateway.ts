@@ -1,5 +1,5 @@
 import type { AcquiredLease } from './delivery.ts';
-import type { Lease } from './store.ts';
+import type { Lease } from '../store.ts';
 
 /**
  * A platform's gateway split into shards (Discord's), shared by the replicas through the database:

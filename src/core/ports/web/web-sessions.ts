@@ -1,4 +1,4 @@
-import type { Person } from './sign-ins.ts';
+import type { Person } from '../parked/sign-ins.ts';
 
 /** A browser signed in to Spool's web pages (src/web/). */
 export interface WebSession {

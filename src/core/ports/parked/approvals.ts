@@ -1,4 +1,4 @@
-import type { ChannelScope } from './conversation.ts';
+import type { ChannelScope } from '../conversation.ts';
 
 /** The approval port: decisions on calls that wait for a person, kept on the calls' rows. */
 
