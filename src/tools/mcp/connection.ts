@@ -1,13 +1,9 @@
 import {
   Client,
   UnauthorizedError,
-  type CallToolResult,
   type ElicitRequest,
-  type ElicitResult,
   type OAuthClientProvider,
   type Prompt as McpPrompt,
-  type PromptMessage,
-  type RequestOptions,
   type Tool as McpTool,
 } from '@modelcontextprotocol/client';
 import type {
@@ -15,25 +11,25 @@ import type {
   TaskEnabledSession,
 } from '@modelcontextprotocol/ext-tasks/client';
 import type { Logger } from '../../core/logger.ts';
-import type { StoredTask, TaskPort } from '../../core/ports/parked/tasks.ts';
+import type { TaskPort } from '../../core/ports/parked/tasks.ts';
 import type { ParkedCall, ToolContext, ToolOutcome, ToolProgress } from '../../core/ports/tools.ts';
 import { CallClock } from './call-clock.ts';
-import { formOf, pageOf } from './server-requests/elicitation.ts';
+import { ServerQuestions, type RunningCall } from './server-requests/questions.ts';
 import { errorResult } from '../../core/ports/tools.ts';
 import type { McpServerConfig } from './config/config.ts';
 import { loginCommand, StoredOAuthProvider } from './sign-in/oauth.ts';
 import { PersonOAuthProvider } from './sign-in/person-oauth.ts';
 import { toOutcome } from './result.ts';
+import { listedResources, promptText, resourceOutcome } from './prompts-and-resources.ts';
 import { ServerSkills } from './skills.ts';
-import { answerSampling, type SamplingCall } from './server-requests/sampling.ts';
+import { answerSampling } from './server-requests/sampling.ts';
 import { failedCall } from './call-failure.ts';
-import { cancelTask, LegacyTaskCall, runsAsTask, type TaskCall } from './tasks.ts';
-import { runAsTask } from './task-run.ts';
-import { cancelInSession, ExtensionTaskCall, openTaskSession } from './tasks-extension.ts';
+import { cancelTask } from './tasks.ts';
+import { runAsTask, taskCallFor } from './task-run.ts';
+import { cancelInSession, openTaskSession } from './tasks-extension.ts';
 import { connectTransport } from './transport.ts';
 import { withTraceContext } from '../../tracing/propagation.ts';
 import { errorMessage } from '../../core/errors.ts';
-import { followingSignal } from '../../signals.ts';
 
 type ConnectionState = 'connecting' | 'ready' | 'down' | 'needs_login' | 'closed';
 
@@ -57,18 +53,6 @@ const capabilitiesOf = ({ sampling, roots }: McpServerConfig) => ({
 });
 /** Far past any call's own limits (CallClock): the SDK's timer never decides. */
 const NO_SDK_TIMEOUT = 2 ** 31 - 1;
-
-/** A call under way: whom its server's questions go to, and its clock, paused while they wait. */
-interface RunningCall extends SamplingCall {
-  askForm?: ToolContext['askForm'];
-  clock: CallClock;
-  /**
-   * The pages the person agreed to open (2025 URL mode), by elicitationId, each resuming the clock:
-   * until the server says one is done (notifications/elicitation/complete), the person is at work
-   * on it, not the server.
-   */
-  pages: Map<string, () => void>;
-}
 
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 30_000;
@@ -100,6 +84,7 @@ export class McpServerConnection {
   /** The OAuth client of the connection up now. */
   private authInUse?: OAuthClientProvider;
   private readonly running = new Set<RunningCall>();
+  private readonly questions: ServerQuestions;
 
   constructor(
     readonly config: McpServerConfig,
@@ -119,7 +104,9 @@ export class McpServerConnection {
     private readonly personal = false,
     /** Where the tasks calls became are kept; without it no call runs as a task. */
     private readonly tasks?: TaskPort,
-  ) {}
+  ) {
+    this.questions = new ServerQuestions(config, this.running, logger);
+  }
 
   /**
    * Whether its tools are listed with a person's identity provider sign-in, exchanged (cross-app
@@ -198,9 +185,9 @@ export class McpServerConnection {
       },
     });
     client.onclose = () => this.lost(client);
-    client.setRequestHandler('elicitation/create', (request) => this.elicit(request));
+    client.setRequestHandler('elicitation/create', ({ params }) => this.questions.elicit(params));
     client.setNotificationHandler('notifications/elicitation/complete', ({ params }) =>
-      this.pageDone(params.elicitationId),
+      this.questions.pageDone(params.elicitationId),
     );
     const { sampling, roots } = this.config;
     if (sampling)
@@ -257,7 +244,7 @@ export class McpServerConnection {
       this.offer((await client.listTools()).tools);
       this.taskSession = this.tasks ? this.openTaskSession(client) : undefined;
       this.resources = client.getServerCapabilities()?.resources
-        ? await this.listResources(client)
+        ? await listedResources(client, this.config, this.logger)
         : undefined;
       await this.refreshPrompts(client);
       this.skills = await ServerSkills.list(client, this.config.name, this.logger);
@@ -331,18 +318,6 @@ export class McpServerConnection {
     );
   }
 
-  /** The first page of the server's resources; none named when it will not list them (it may still read them). */
-  private async listResources(client: Client): Promise<Array<{ uri: string; name?: string }>> {
-    try {
-      return (await client.listResources()).resources.map(({ uri, name }) => ({ uri, name }));
-    } catch (error) {
-      this.logger.warn(
-        `MCP server "${this.config.name}" did not list its resources: ${errorMessage(error)}`,
-      );
-      return [];
-    }
-  }
-
   /**
    * With a server that declares the tasks extension, its calls go through the extension's session:
    * their questions come back to the call that made them.
@@ -368,7 +343,7 @@ export class McpServerConnection {
   private async answer(request: ApplicationInputRequest, call: RunningCall): Promise<unknown> {
     const { sampling, roots } = this.config;
     if (request.kind === 'elicitation')
-      return this.ask(call, request.params as unknown as ElicitRequest['params']);
+      return this.questions.ask(call, request.params as unknown as ElicitRequest['params']);
     if (request.kind === 'sampling' && sampling)
       return answerSampling(request.params as never, [call], sampling);
     if (request.kind === 'roots' && roots) return { roots };
@@ -437,7 +412,16 @@ export class McpServerConnection {
         },
       };
       const params = withTraceContext({ name: tool, arguments: args });
-      const taskCall = this.taskCallOf(client, params, call, options, context, task);
+      const taskCall =
+        this.tasks && context.callId
+          ? taskCallFor(client, this.taskSession, this.tools, {
+              params,
+              call,
+              options,
+              stored: task,
+              onStatus: (message) => context.onProgress?.({ progress: 0, message }),
+            })
+          : undefined;
       if (taskCall)
         return await runAsTask(
           taskCall,
@@ -464,87 +448,10 @@ export class McpServerConnection {
     }
   }
 
-  /**
-   * How the call runs as a task, if it may become one: a stored task is taken up again; a server of
-   * the tasks extension decides itself, through the extension's session; a 2025 server, by the
-   * tool's `taskSupport`. A task is kept by its call's id: without one, or where Spool keeps no
-   * tasks, the call is a plain one.
-   */
-  private taskCallOf(
-    client: Client,
-    params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, string> },
-    call: RunningCall,
-    options: RequestOptions & { signal: AbortSignal },
-    context: Pick<ToolContext, 'onProgress' | 'callId'>,
-    stored: StoredTask | undefined,
-  ): TaskCall | undefined {
-    const session = this.taskSession;
-    const listed = this.tools.find((t) => t.name === params.name);
-    const legacy = listed !== undefined && runsAsTask(listed, client.getServerCapabilities());
-    if (!this.tasks || !context.callId || !(stored || session || legacy)) return undefined;
-    const onStatus = (message: string) => context.onProgress?.({ progress: 0, message });
-    return session
-      ? new ExtensionTaskCall(session, params, call, options.signal, stored?.taskId, onStatus)
-      : new LegacyTaskCall(client, params, options, stored?.taskId, onStatus);
-  }
-
   /** Cancels a task this server runs; the caller marks it ended. */
   async cancel(taskId: string): Promise<void> {
     if (this.taskSession) await cancelInSession(this.taskSession, taskId);
     else if (this.client) await cancelTask(this.client, taskId);
-  }
-
-  /**
-   * A server's question, put to the person whose turn made the call: a form, or a page to open (URL
-   * mode), whose acceptance is their consent and carries nothing back. It comes as a request (the
-   * 2025 era) or inside the call's `input_required` result (2026-07-28, which the SDK answers
-   * through this same handler, then retries the call with the answer). MCP does not say which call
-   * a request belongs to, so with several calls to this server under way it is declined: a person
-   * must never be asked about someone else's call.
-   */
-  private elicit({ params }: ElicitRequest): Promise<ElicitResult> {
-    const [call, ...others] = this.running;
-    return this.ask(others.length > 0 ? undefined : call, params);
-  }
-
-  /** A server's question put to the person of this call; declined without one to ask. */
-  private async ask(
-    call: RunningCall | undefined,
-    params: ElicitRequest['params'],
-  ): Promise<ElicitResult> {
-    const question =
-      params.mode === 'url' ? pageOf(this.config.name, params) : formOf(this.config.name, params);
-    if (!call?.askForm || !question) {
-      this.logger.info(
-        `MCP server "${this.config.name}" asked a question nobody can be asked; declined`,
-      );
-      return { action: 'decline' };
-    }
-    const resume = call.clock.pause();
-    const answer = await call.askForm(question).catch((error: unknown) => {
-      resume();
-      throw error;
-    });
-    const page = params.mode === 'url' && answer.action === 'accept' ? params.elicitationId : '';
-    if (!page) resume();
-    else {
-      // Neither the person nor the server may ever say the page is done: it waits for the call's
-      // whole limit at most, then the clock runs again, so no turn waits for good.
-      const limit = setTimeout(() => this.pageDone(page), this.config.maxTimeoutMs);
-      call.pages.set(page, () => {
-        clearTimeout(limit);
-        resume();
-      });
-    }
-    return question.url ? { action: answer.action } : answer;
-  }
-
-  /** The server is done with a page the person opened: the call's clock runs again. */
-  private pageDone(elicitationId: string): void {
-    for (const call of this.running) {
-      call.pages.get(elicitationId)?.();
-      call.pages.delete(elicitationId);
-    }
   }
 
   private async refreshPrompts(client: Client): Promise<void> {
@@ -560,35 +467,14 @@ export class McpServerConnection {
   async prompt(name: string, args: Record<string, string>): Promise<string> {
     const client = this.client;
     if (this.state !== 'ready' || !client) throw new Error(this.problem ?? 'not connected');
-    const { messages } = await client.getPrompt(
-      { name, arguments: args },
-      { timeout: this.config.timeoutMs },
-    );
-    return messages.map(promptMessageText).join('\n\n');
+    return promptText(client, this.config, name, args);
   }
 
   /** A resource by its URI (a resource_link a tool returned, or one the server lists). */
   async readResource(uri: string, signal: AbortSignal): Promise<ToolOutcome> {
     const client = this.client;
     if (this.state !== 'ready' || !client) return this.unavailable();
-    const request = followingSignal(signal);
-    try {
-      const { contents } = await client.readResource(withTraceContext({ uri }), {
-        signal: request.signal,
-        timeout: this.config.timeoutMs,
-      });
-      // Read as a tool's embedded resources are: text as it is, a blob described and stored.
-      const result = {
-        content: contents.map((resource) => ({ type: 'resource' as const, resource })),
-      };
-      return toOutcome(result as CallToolResult, this.limits.binaryMaxBytes);
-    } catch (error) {
-      return errorResult(
-        `Reading ${uri} from MCP server "${this.config.name}" failed: ${errorMessage(error)}`,
-      );
-    } finally {
-      request.release();
-    }
+    return resourceOutcome(client, this.config, uri, signal, this.limits.binaryMaxBytes);
   }
 
   async close(): Promise<void> {
@@ -599,12 +485,4 @@ export class McpServerConnection {
     this.endTaskSession();
     await client?.close();
   }
-}
-
-/** A prompt's message as text: what is not text is named, not shown. */
-function promptMessageText({ content }: PromptMessage): string {
-  if (content.type === 'text') return content.text;
-  if (content.type === 'resource' && 'text' in content.resource) return content.resource.text;
-  if (content.type === 'resource_link') return content.uri;
-  return `[${content.type}]`;
 }

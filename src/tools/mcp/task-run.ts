@@ -1,3 +1,5 @@
+import type { Client, RequestOptions, Tool as McpTool } from '@modelcontextprotocol/client';
+import type { TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
 import type { StoredTask, TaskPort } from '../../core/ports/parked/tasks.ts';
 import {
   errorResult,
@@ -6,7 +8,35 @@ import {
   type ToolOutcome,
 } from '../../core/ports/tools.ts';
 import { toOutcome } from './result.ts';
-import { FOLLOW_MS, type TaskCall } from './tasks.ts';
+import type { RunningCall } from './server-requests/questions.ts';
+import { ExtensionTaskCall } from './tasks-extension.ts';
+import { FOLLOW_MS, LegacyTaskCall, runsAsTask, type TaskCall } from './tasks.ts';
+
+/**
+ * How a call runs as a task, if it may become one: a stored task is taken up again; a server of
+ * the tasks extension decides itself, through the extension's session; a 2025 server, by the
+ * tool's `taskSupport`. Otherwise it is a plain call.
+ */
+export function taskCallFor(
+  client: Client,
+  session: TaskEnabledSession<RunningCall> | undefined,
+  tools: McpTool[],
+  run: {
+    params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, string> };
+    call: RunningCall;
+    options: RequestOptions & { signal: AbortSignal };
+    stored: StoredTask | undefined;
+    onStatus: (message: string) => void;
+  },
+): TaskCall | undefined {
+  const { params, call, options, stored, onStatus } = run;
+  const listed = tools.find((t) => t.name === params.name);
+  const legacy = listed !== undefined && runsAsTask(listed, client.getServerCapabilities());
+  if (!(stored || session || legacy)) return undefined;
+  return session
+    ? new ExtensionTaskCall(session, params, call, options.signal, stored?.taskId, onStatus)
+    : new LegacyTaskCall(client, params, options, stored?.taskId, onStatus);
+}
 
 /** A call that may run as a task: where its task is kept, and whose call it is. */
 export interface TaskRunPlace extends Pick<ToolContext, 'signal' | 'conversation'> {
