@@ -24,9 +24,9 @@ import { listedResources, promptText, resourceOutcome } from './prompts-and-reso
 import { ServerSkills } from './skills.ts';
 import { answerSampling } from './server-requests/sampling.ts';
 import { failedCall } from './call-failure.ts';
-import { cancelTask } from './tasks.ts';
-import { runAsTask, taskCallFor } from './task-run.ts';
-import { cancelInSession, openTaskSession } from './tasks-extension.ts';
+import { cancelTask } from './tasks/tasks.ts';
+import { runAsTask, taskCallFor } from './tasks/task-run.ts';
+import { cancelInSession, openTaskSession } from './tasks/tasks-extension.ts';
 import { connectTransport } from './transport.ts';
 import { withTraceContext } from '../../tracing/propagation.ts';
 import { errorMessage } from '../../core/errors.ts';

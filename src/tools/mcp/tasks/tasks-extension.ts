@@ -21,7 +21,7 @@ import {
 } from '@modelcontextprotocol/ext-tasks/client';
 import { taskId as asTaskId, type JsonValue } from '@modelcontextprotocol/ext-tasks/core';
 import type { ErrorV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
-import type { ParkedCall } from '../../core/ports/tools.ts';
+import type { ParkedCall } from '../../../core/ports/tools.ts';
 import { FOLLOW_MS, nextLook, type TaskCall, type TaskEnd } from './tasks.ts';
 
 /**

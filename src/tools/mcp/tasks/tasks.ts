@@ -9,7 +9,7 @@ import {
   type Tool as McpTool,
 } from '@modelcontextprotocol/client';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { ParkedCall } from '../../core/ports/tools.ts';
+import type { ParkedCall } from '../../../core/ports/tools.ts';
 
 /**
  * MCP tasks (SEP-1686, the 2025-11-25 era): a call its server runs as a task answers at once with

@@ -1,14 +1,14 @@
 import type { Client, RequestOptions, Tool as McpTool } from '@modelcontextprotocol/client';
 import type { TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
-import type { StoredTask, TaskPort } from '../../core/ports/parked/tasks.ts';
+import type { StoredTask, TaskPort } from '../../../core/ports/parked/tasks.ts';
 import {
   errorResult,
   type ParkedCall,
   type ToolContext,
   type ToolOutcome,
-} from '../../core/ports/tools.ts';
-import { toOutcome } from './result.ts';
-import type { RunningCall } from './server-requests/questions.ts';
+} from '../../../core/ports/tools.ts';
+import { toOutcome } from '../result.ts';
+import type { RunningCall } from '../server-requests/questions.ts';
 import { ExtensionTaskCall } from './tasks-extension.ts';
 import { FOLLOW_MS, LegacyTaskCall, runsAsTask, type TaskCall } from './tasks.ts';
 
