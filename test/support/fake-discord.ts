@@ -202,6 +202,26 @@ export class FakeDiscord {
     this.gateway.dispatch('MESSAGE_CREATE', d);
   }
 
+  /** Dispatches a MESSAGE_REACTION_ADD or MESSAGE_REACTION_REMOVE exactly as given. */
+  dispatchReaction(
+    event: 'MESSAGE_REACTION_ADD' | 'MESSAGE_REACTION_REMOVE',
+    d: Record<string, unknown>,
+  ): void {
+    this.gateway.dispatch(event, d);
+  }
+
+  /**
+   * A message people wrote, as GET /channels/{channel}/messages/{id} answers it (what Discord
+   * leaves of it without the Message Content intent is the test's to say).
+   */
+  readonly messages = new Map<string, Record<string, unknown>>();
+
+  /** The threads Spool started, as GET /channels/{thread} answers. */
+  private readonly threads = new Map<string, Record<string, unknown>>();
+
+  /** Guild members' roles, as GET /guilds/{guild}/members/{user} answers (one guild's). */
+  readonly memberRoles = new Map<string, string[]>();
+
   /** Dispatches a GUILD_CREATE exactly as given (a guild Spool is in, its roles), as the gateway would. */
   dispatchGuild(d: Record<string, unknown>): void {
     this.gateway.dispatch('GUILD_CREATE', d);
@@ -543,18 +563,43 @@ export class FakeDiscord {
     const edited = /^\/channels\/(\d+)\/messages\/(\d+)$/.exec(path);
     if (method === 'PATCH' && edited)
       return { status: 200, body: { ...this.message(edited[1]!, body), id: edited[2] } };
+    if (method === 'DELETE' && edited) return { status: 204 };
+    const written = edited && this.messages.get(edited[2]!);
+    if (method === 'GET' && edited)
+      return written && written.channel_id === edited[1]
+        ? { status: 200, body: written }
+        : { status: 404, body: { message: 'Unknown Message', code: 10008 } };
     if (method === 'POST' && /^\/channels\/\d+\/typing$/.test(path)) return { status: 204 };
+    const member = /^\/guilds\/(\d+)\/members\/(\d+)$/.exec(path);
+    const roles = member && this.memberRoles.get(member[2]!);
+    if (method === 'GET' && member)
+      return roles
+        ? {
+            status: 200,
+            body: {
+              user: { id: member[2], username: 'alice', discriminator: '0', avatar: null },
+              roles,
+              joined_at: new Date().toISOString(),
+              deaf: false,
+              mute: false,
+              flags: 0,
+            },
+          }
+        : { status: 404, body: { message: 'Unknown Member', code: 10007 } };
     if (method === 'POST' && path === '/users/@me/channels')
       return {
         status: 200,
         body: { id: nextId(), type: 1, recipients: [{ id: body?.recipient_id }] },
       };
     const thread = /^\/channels\/(\d+)\/messages\/(\d+)\/threads$/.exec(path);
-    if (method === 'POST' && thread)
-      return {
-        status: 201,
-        body: { id: nextId(), type: 11, parent_id: thread[1], name: body?.name },
-      };
+    if (method === 'POST' && thread) {
+      const started = { id: nextId(), type: 11, parent_id: thread[1], name: body?.name };
+      this.threads.set(started.id, started);
+      return { status: 201, body: started };
+    }
+    const known = /^\/channels\/(\d+)$/.exec(path);
+    if (method === 'GET' && known && this.threads.has(known[1]!))
+      return { status: 200, body: this.threads.get(known[1]!) };
     return { status: 404, body: { message: `no route ${method} ${path}`, code: 0 } };
   }
 }

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { Policy } from '../rules/policy.ts';
 import { reactionKey, reactionPrompt, reactionRequest } from './reactions.ts';
 
 const place = { platform: 'discord', workspace: 'G1', channel: 'C1' };
-const policy = {
+const policy: Policy = {
   rules: [
     { match: {}, reactions: { '👍': 'Summarise it', '❤': 'Thank them', mag: 'Look into it' } },
     { match: { channel: 'C2' }, reactions: { eyes: 'Elsewhere only' } },

@@ -30,7 +30,7 @@ export interface ReactedMessage {
  * Skin tones (U+1F3FB–U+1F3FF) are one emoji, and the variation selector (U+FE0F) is spelled or
  * not: `👍🏽` asks what `👍` asks, `❤️` what `❤`. Names (`mag`, `+1`) are untouched.
  */
-const plainEmoji = (emoji: string) => emoji.replace(/[\u{1F3FB}-\u{1F3FF}\uFE0F]/gu, '');
+const plainEmoji = (emoji: string) => emoji.replace(/\p{Emoji_Modifier}|\uFE0F/gu, '');
 
 /** The prompt the channel's policy maps the emoji to, or none: then the reaction asks nothing. */
 export function reactionPrompt(

@@ -182,7 +182,7 @@ function promptProblems(prompts: unknown, at: string): string[] {
  */
 const EMOJI_NAME = /^[A-Za-z0-9_+'-]+$/;
 const EMOJI_ITSELF =
-  /^(?:\p{Extended_Pictographic}|\p{Regional_Indicator})[\p{Extended_Pictographic}\p{Emoji_Component}\u200D\uFE0F]*$/u;
+  /^(?:\p{Extended_Pictographic}|\p{Regional_Indicator})(?:\p{Extended_Pictographic}|\p{Emoji_Component}|\u200D|\uFE0F)*$/u;
 
 /** `reactions` maps emoji (see EMOJI_NAME) to the prompts they ask. */
 function reactionProblems(reactions: unknown, at: string): string[] {
