@@ -216,6 +216,8 @@ export class FakeDiscord {
    */
   readonly messages = new Map<string, Record<string, unknown>>();
 
+  /** Each channel's guild, as the interactions in it named it. */
+  private readonly guildOf = new Map<string, string>();
   /** The threads Spool started, as GET /channels/{thread} answers. */
   private readonly threads = new Map<string, Record<string, unknown>>();
 
@@ -320,6 +322,7 @@ export class FakeDiscord {
   ): { id: string; token: string } {
     const id = options.id ?? nextId();
     const token = options.token ?? `token-${id}`;
+    if (options.guildId) this.guildOf.set(options.channelId, options.guildId);
     const user = {
       id: options.userId ?? '300000000000000001',
       username: 'alice',
@@ -593,7 +596,13 @@ export class FakeDiscord {
       };
     const thread = /^\/channels\/(\d+)\/messages\/(\d+)\/threads$/.exec(path);
     if (method === 'POST' && thread) {
-      const started = { id: nextId(), type: 11, parent_id: thread[1], name: body?.name };
+      const started = {
+        id: nextId(),
+        type: 11,
+        guild_id: this.guildOf.get(thread[1]!),
+        parent_id: thread[1],
+        name: body?.name,
+      };
       this.threads.set(started.id, started);
       return { status: 201, body: started };
     }
