@@ -276,10 +276,29 @@ export class FakeDiscord {
     channelId: string;
     userId?: string;
     roles?: string[];
+    /**
+     * The message is an interaction's response (a deferred `/ask`'s), as Discord marks one: by the
+     * application's webhook, with the interaction's metadata.
+     */
+    responseTo?: { interactionId: string; userId: string };
   }): { id: string; token: string } {
+    const { responseTo } = options;
     const message = {
       ...this.message(options.channelId, { content: 'prompt' }),
       id: options.messageId,
+      ...(responseTo
+        ? {
+            type: 20,
+            webhook_id: APP_ID,
+            application_id: APP_ID,
+            interaction_metadata: {
+              id: responseTo.interactionId,
+              type: 2,
+              user: { id: responseTo.userId, username: 'alice', discriminator: '0', avatar: null },
+              authorizing_integration_owners: {},
+            },
+          }
+        : {}),
     };
     return this.interact(3, { custom_id: options.customId, component_type: 2 }, options, {
       message,

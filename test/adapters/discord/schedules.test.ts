@@ -136,7 +136,7 @@ describe('/schedule on Discord', () => {
     }
   });
 
-  it('shows a run’s status in its thread, with Stop, which ends the run', async () => {
+  it('shows a run’s status in its thread, with Stop, which ends the run; an /ask’s Stop there ends the /ask', async () => {
     const channel = nextId();
     const answer = await schedule(channel, '"every day at 11:00" Summarise the incidents');
     const id = /#(\d+)/.exec(answer)![1]!;
@@ -189,5 +189,37 @@ describe('/schedule on Discord', () => {
       where: { platform: 'discord', lane: { thread }, messageKey: { startsWith: 'schedule:' } },
     });
     expect(run?.stoppedBy).toBe(STOPPER);
+
+    // An /ask in the run's thread is the thread's own conversation: its Stop, on its deferred
+    // response, stops it there.
+    llm.latencyMs = 30_000;
+    try {
+      const asked = discord.sendCommand({
+        name: 'ask',
+        options: [{ name: 'prompt', value: 'And yesterday?' }],
+        guildId: GUILD,
+        channelId: thread,
+      });
+      const working = () =>
+        discord
+          .callsTo('PATCH', /@original$/)
+          .find((c) => c.path.includes(`/${asked.token}/`) && stopOf(c));
+      const stop = stopOf(await until(working))!;
+      discord.clickButton({
+        customId: stop,
+        messageId: nextId(),
+        guildId: GUILD,
+        channelId: thread,
+        userId: STOPPER,
+        responseTo: { interactionId: asked.id, userId: '300000000000000001' },
+      });
+      await until(() =>
+        discord
+          .callsTo('PATCH', /@original$/)
+          .find((c) => c.path.includes(`/${asked.token}/`) && c.body?.content === STOPPED_REPLY),
+      );
+    } finally {
+      llm.latencyMs = 0;
+    }
   });
 });

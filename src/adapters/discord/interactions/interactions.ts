@@ -85,7 +85,8 @@ async function answer(
 async function stopperOf(interaction: Component): Promise<Asker> {
   const asker = askerOf(interaction);
   const { message, channelId, client } = interaction;
-  if (!message || message.interactionMetadata || !channelId) return asker;
+  // An interaction's response is marked twice: its metadata, and the application's webhook.
+  if (!message || message.interactionMetadata || message.webhookId || !channelId) return asker;
   // Its guild need not be cached either (an interaction over HTTP has none).
   const channel =
     interaction.channel ??
