@@ -44,8 +44,8 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
     postsFiles: true,
     post: async (message, chunk) => {
       try {
-        // A mention is answered in its channel; a scheduled run, with no interaction either, in
-        // the thread its header started.
+        // A scheduled run, which no interaction asked for, is answered in the thread its header
+        // started; a mention or a reaction, in its channel.
         if (isScheduledRun(message)) return await postInThread(rest, message, chunk);
         if (!message.delivery.token)
           return await replyInChannel(rest, message, chunk, componentsOf(chunk));
