@@ -422,6 +422,8 @@ async function configuredPlatforms(
         {
           ...config.discord,
           dispatcher,
+          // Which emoji ask something is the channel's policy, as the engine reads it.
+          policy: config.delivery.policy,
           // The gateway's shards shared with the other replicas through the database.
           sharding: {
             ...config.discord.shards,

@@ -202,6 +202,28 @@ export class FakeDiscord {
     this.gateway.dispatch('MESSAGE_CREATE', d);
   }
 
+  /** Dispatches a MESSAGE_REACTION_ADD or MESSAGE_REACTION_REMOVE exactly as given. */
+  dispatchReaction(
+    event: 'MESSAGE_REACTION_ADD' | 'MESSAGE_REACTION_REMOVE',
+    d: Record<string, unknown>,
+  ): void {
+    this.gateway.dispatch(event, d);
+  }
+
+  /**
+   * A message people wrote, as GET /channels/{channel}/messages/{id} answers it (what Discord
+   * leaves of it without the Message Content intent is the test's to say).
+   */
+  readonly messages = new Map<string, Record<string, unknown>>();
+
+  /** Each channel's guild, as the interactions in it named it. */
+  private readonly guildOf = new Map<string, string>();
+  /** The threads Spool started, as GET /channels/{thread} answers. */
+  private readonly threads = new Map<string, Record<string, unknown>>();
+
+  /** Guild members' roles, as GET /guilds/{guild}/members/{user} answers (one guild's). */
+  readonly memberRoles = new Map<string, string[]>();
+
   /** Dispatches a GUILD_CREATE exactly as given (a guild Spool is in, its roles), as the gateway would. */
   dispatchGuild(d: Record<string, unknown>): void {
     this.gateway.dispatch('GUILD_CREATE', d);
@@ -254,10 +276,29 @@ export class FakeDiscord {
     channelId: string;
     userId?: string;
     roles?: string[];
+    /**
+     * The message is an interaction's response (a deferred `/ask`'s), as Discord marks one: by the
+     * application's webhook, with the interaction's metadata.
+     */
+    responseTo?: { interactionId: string; userId: string };
   }): { id: string; token: string } {
+    const { responseTo } = options;
     const message = {
       ...this.message(options.channelId, { content: 'prompt' }),
       id: options.messageId,
+      ...(responseTo
+        ? {
+            type: 20,
+            webhook_id: APP_ID,
+            application_id: APP_ID,
+            interaction_metadata: {
+              id: responseTo.interactionId,
+              type: 2,
+              user: { id: responseTo.userId, username: 'alice', discriminator: '0', avatar: null },
+              authorizing_integration_owners: {},
+            },
+          }
+        : {}),
     };
     return this.interact(3, { custom_id: options.customId, component_type: 2 }, options, {
       message,
@@ -300,6 +341,7 @@ export class FakeDiscord {
   ): { id: string; token: string } {
     const id = options.id ?? nextId();
     const token = options.token ?? `token-${id}`;
+    if (options.guildId) this.guildOf.set(options.channelId, options.guildId);
     const user = {
       id: options.userId ?? '300000000000000001',
       username: 'alice',
@@ -543,18 +585,49 @@ export class FakeDiscord {
     const edited = /^\/channels\/(\d+)\/messages\/(\d+)$/.exec(path);
     if (method === 'PATCH' && edited)
       return { status: 200, body: { ...this.message(edited[1]!, body), id: edited[2] } };
+    if (method === 'DELETE' && edited) return { status: 204 };
+    const written = edited && this.messages.get(edited[2]!);
+    if (method === 'GET' && edited)
+      return written && written.channel_id === edited[1]
+        ? { status: 200, body: written }
+        : { status: 404, body: { message: 'Unknown Message', code: 10008 } };
     if (method === 'POST' && /^\/channels\/\d+\/typing$/.test(path)) return { status: 204 };
+    const member = /^\/guilds\/(\d+)\/members\/(\d+)$/.exec(path);
+    const roles = member && this.memberRoles.get(member[2]!);
+    if (method === 'GET' && member)
+      return roles
+        ? {
+            status: 200,
+            body: {
+              user: { id: member[2], username: 'alice', discriminator: '0', avatar: null },
+              roles,
+              joined_at: new Date().toISOString(),
+              deaf: false,
+              mute: false,
+              flags: 0,
+            },
+          }
+        : { status: 404, body: { message: 'Unknown Member', code: 10007 } };
     if (method === 'POST' && path === '/users/@me/channels')
       return {
         status: 200,
         body: { id: nextId(), type: 1, recipients: [{ id: body?.recipient_id }] },
       };
     const thread = /^\/channels\/(\d+)\/messages\/(\d+)\/threads$/.exec(path);
-    if (method === 'POST' && thread)
-      return {
-        status: 201,
-        body: { id: nextId(), type: 11, parent_id: thread[1], name: body?.name },
+    if (method === 'POST' && thread) {
+      const started = {
+        id: nextId(),
+        type: 11,
+        guild_id: this.guildOf.get(thread[1]!),
+        parent_id: thread[1],
+        name: body?.name,
       };
+      this.threads.set(started.id, started);
+      return { status: 201, body: started };
+    }
+    const known = /^\/channels\/(\d+)$/.exec(path);
+    if (method === 'GET' && known && this.threads.has(known[1]!))
+      return { status: 200, body: this.threads.get(known[1]!) };
     return { status: 404, body: { message: `no route ${method} ${path}`, code: 0 } };
   }
 }

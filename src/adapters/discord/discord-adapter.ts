@@ -14,6 +14,7 @@ import {
 import { answerComponent } from './interactions/interactions.ts';
 import { intentsFor, listenForMentions } from './mentions.ts';
 import { discordOutbound } from './outbound.ts';
+import { listenForReactions } from './reactions.ts';
 import type { DiscordAdapterConfig, DiscordParts } from './parts.ts';
 import { discordRequest } from './rest-request.ts';
 import { inviteUrl, registerCommands } from './interactions/slash-commands.ts';
@@ -59,7 +60,10 @@ export class DiscordAdapter implements PlatformAdapter {
       ...(agent ? { agent } : {}),
     };
     this.options = {
-      intents: intentsFor(config.messageContent),
+      intents: intentsFor({
+        messageContent: config.messageContent,
+        reactions: (config.policy?.rules ?? []).some((rule) => rule.reactions),
+      }),
       rest,
       allowedMentions: NO_MENTIONS,
     };
@@ -141,12 +145,13 @@ export class DiscordAdapter implements PlatformAdapter {
     });
   }
 
-  /** What Spool hears on a gateway client: interactions, mentions, its errors. */
+  /** What Spool hears on a gateway client: interactions, mentions, reactions, its errors. */
   private listen(client: Client): void {
     const { config, logger } = this.parts;
     guardGateway(client, config.applicationId, logger);
     client.on(Events.InteractionCreate, (interaction) => void this.interacted(interaction));
     listenForMentions({ ...this.parts, client });
+    listenForReactions({ ...this.parts, client });
     client.on(Events.Error, (error) =>
       logger.error('Discord client error', { error: error.message }),
     );

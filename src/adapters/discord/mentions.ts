@@ -5,15 +5,25 @@ import type { DiscordParts } from './parts.ts';
 
 /**
  * The intents Spool asks for, none privileged by default: Guilds (channels and roles stay
- * coherent), and the messages of guilds and DMs. Discord gives a message's words without the
- * Message Content intent when the message mentions the app, and in a DM with it; only a reply to
- * Spool without a mention needs it (DISCORD_MESSAGE_CONTENT, switched on in the Developer Portal
- * too).
+ * coherent), and the messages of guilds and DMs; their reactions only where the policy maps an
+ * emoji to a prompt (every reaction anywhere is an event). Discord gives a message's words without
+ * the Message Content intent when the message mentions the app, and in a DM with it; only a reply
+ * to Spool without a mention needs it (DISCORD_MESSAGE_CONTENT, switched on in the Developer
+ * Portal too).
  */
-export const intentsFor = (messageContent: boolean | undefined) => [
+export const intentsFor = ({
+  messageContent,
+  reactions,
+}: {
+  messageContent?: boolean;
+  reactions: boolean;
+}) => [
   GatewayIntentBits.Guilds,
   GatewayIntentBits.GuildMessages,
   GatewayIntentBits.DirectMessages,
+  ...(reactions
+    ? [GatewayIntentBits.GuildMessageReactions, GatewayIntentBits.DirectMessageReactions]
+    : []),
   ...(messageContent ? [GatewayIntentBits.MessageContent] : []),
 ];
 

@@ -16,7 +16,8 @@ import {
   stopComponents,
 } from './interactions/components.ts';
 import { formComponents } from './interactions/form-modal.ts';
-import { postInThread, startThread, tell } from './threads.ts';
+import { RunStatus } from './run-status.ts';
+import { isScheduledRun, postInThread, startThread, tell } from './threads.ts';
 import type { DiscordAdapterConfig, DiscordParts } from './parts.ts';
 import { DISCORD_REFUSAL, discordChunks, NO_MENTIONS, workingLine } from './text.ts';
 
@@ -37,17 +38,17 @@ const webhookMessage = ({ delivery }: InboundMessage, messageId = '@original') =
  */
 export function discordOutbound({ client, config, logger }: DiscordParts): Outbound {
   const rest = client.rest;
+  const runStatus = new RunStatus(rest);
   return {
     render: discordChunks,
     postsFiles: true,
     post: async (message, chunk) => {
       try {
-        // A mention is answered in its channel; a scheduled run, with no interaction either, in
-        // the thread its header started.
+        // A scheduled run, which no interaction asked for, is answered in the thread its header
+        // started; a mention or a reaction, in its channel.
+        if (isScheduledRun(message)) return await postInThread(rest, message, chunk);
         if (!message.delivery.token)
-          return message.delivery.messageId
-            ? await replyInChannel(rest, message, chunk, componentsOf(chunk))
-            : await postInThread(rest, message, chunk);
+          return await replyInChannel(rest, message, chunk, componentsOf(chunk));
         return await postChunk(rest, logger, message, chunk);
       } catch (error) {
         // The file is what Discord will not take: the delivery engine posts the reply as messages
@@ -84,16 +85,19 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
     // An ephemeral follow-up of the interaction: only the person who asked sees it. A mention has
     // no interaction, and Discord no other private message in a channel: nothing is shown.
     showPrivately: (message, text, link) => showPrivately(rest, message, text, link),
-    // The deferral already shows "Spool is thinking…" until the reply replaces it; a mention
-    // gets Discord's typing indicator (it lasts ten seconds, or until Spool posts).
+    // The deferral already shows "Spool is thinking…" until the reply replaces it; a scheduled
+    // run gets a status message of its own, with Stop; a mention gets Discord's typing indicator
+    // (it lasts ten seconds, or until Spool posts).
     showWorking: async (message) => {
+      if (isScheduledRun(message)) return runStatus.show(message);
       if (!message.delivery.token)
         await rest.post(Routes.channelTyping(message.lane.channel)).catch(() => {});
       return async () => {};
     },
-    // The deferred response ("thinking…") says what Spool is doing, with Stop, until the reply
-    // replaces it.
+    // The deferred response ("thinking…"), or a scheduled run's status message, says what Spool is
+    // doing, with Stop, until the reply comes.
     showStatus: async (message, status) => {
+      if (isScheduledRun(message)) return runStatus.update(message, status);
       if (!message.delivery.token) return;
       await rest.patch(webhookMessage(message), {
         body: { content: workingLine(status), components: stopComponents(message.messageKey) },

@@ -5,6 +5,7 @@ import type {
   ModalSubmitInteraction,
 } from 'discord.js';
 import type { Dispatcher } from 'undici';
+import type { Policy } from '../../core/delivery/rules/policy.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { GatewayPort, ShardEvent } from '../../core/ports/platform/gateway.ts';
 import type { Delivery } from '../../core/ports/platform/platform.ts';
@@ -21,6 +22,8 @@ export interface DiscordAdapterConfig extends Omit<DiscordSettings, 'shards'> {
    * process alone holds the gateway, as one discord.js client.
    */
   sharding?: DiscordSharding;
+  /** The per-channel policy (POLICY_FILE): which emoji ask something (`reactions`). */
+  policy?: Policy;
 }
 
 export interface DiscordSharding extends DiscordShardSettings {

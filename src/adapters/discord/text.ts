@@ -26,3 +26,9 @@ export const DISCORD_HELP = [
   '• `/new`: start a fresh conversation here; the old one stays searchable.',
   "• `/logins`: the tool servers you are signed in to as yourself (everyone's, for an admin); `/logout server:<server>` ends yours (an admin adds `person:`).",
 ].join('\n');
+
+/** A reacted message's quote where Discord gave Spool none of it (no Message Content intent). */
+export const UNREAD_WORDS =
+  "(Discord does not show Spool this message's words: it reads only messages that mention it, " +
+  'its own and its DMs, unless its Message Content intent is on. Ask the person to mention Spool ' +
+  'with the words instead.)';

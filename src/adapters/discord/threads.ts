@@ -8,6 +8,13 @@ import { NO_MENTIONS } from './text.ts';
 /** Unknown Channel, Missing Access, Missing Permissions: Spool cannot post there any more. */
 const CHANNEL_GONE_CODES = new Set([10003, 50001, 50013]);
 
+/**
+ * A scheduled run: neither an interaction nor a person's message asked for it, and it runs in the
+ * thread its header started (`lane.thread`, a Discord thread being a channel of its own).
+ */
+export const isScheduledRun = ({ delivery }: InboundMessage) =>
+  !delivery.token && !delivery.messageId;
+
 /** A thread's name: Discord takes at most 100 characters. */
 const threadName = (text: string) => text.split('\n')[0]!.slice(0, 100);
 

@@ -163,9 +163,10 @@ describe('startup', () => {
       .messages()
       .find((m) => m.includes('Invite: https://discord.com/oauth2/authorize?client_id=' + APP_ID))!;
     // View Channel (private channels), Send Messages, Send Messages in Threads: for replies posted
-    // to the channel; Create Public Threads: for scheduled runs.
+    // to the channel; Create Public Threads: for scheduled runs; Read Message History: for the
+    // message a reaction is on.
     expect(BigInt(/permissions=(\d+)/.exec(invite)![1]!)).toBe(
-      (1n << 10n) | (1n << 11n) | (1n << 38n) | (1n << 35n),
+      (1n << 10n) | (1n << 11n) | (1n << 38n) | (1n << 35n) | (1n << 16n),
     );
   });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
-import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
+import { isWorkingLine } from '../../../src/adapters/discord/text.ts';
+import { STOPPED_REPLY, type DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { ScheduleLedger } from '../../../src/store/delivery/schedule-ledger.ts';
 import { testAgent } from '../../support/agent.ts';
@@ -15,6 +16,7 @@ import { until } from '../../support/process.ts';
  * so its header is a channel message with a thread on it, and the answer goes in that thread.
  */
 const GUILD = '400000000000000001';
+const STOPPER = '300000000000000007';
 
 let db: Database;
 let llm: FakeOpenAi;
@@ -73,6 +75,11 @@ async function schedule(channel: string, words: string): Promise<string> {
   return String(reply.data?.content);
 }
 
+/** The Stop button's id on a message Spool posted, if it has one. */
+const stopOf = (c: { body?: Record<string, unknown> }) =>
+  (c.body?.components as Array<{ components: Array<{ custom_id: string }> }> | undefined)?.[0]
+    ?.components[0]?.custom_id;
+
 describe('/schedule on Discord', () => {
   it('runs each tick in a thread on a header in the channel', async () => {
     const channel = nextId();
@@ -87,13 +94,18 @@ describe('/schedule on Discord', () => {
       () => discord.callsTo('POST', new RegExp(`^/channels/${channel}/messages/\\d+/threads$`))[0],
     );
     expect(threadCall.body?.name).toBe('Scheduled: Check the on-call queue');
-    // The answer goes to another channel: the thread (the channel itself has only the header).
+    // The answer goes to another channel: the thread (the channel itself has only the header),
+    // after the run's status, which goes once the answer is ready.
     const inThread = () =>
       discord
         .callsTo('POST', /^\/channels\/\d+\/messages$/)
         .filter((c) => c.path !== `/channels/${channel}/messages`);
-    await until(() => (inThread().length === 1 ? true : undefined));
-    expect(inThread()[0]!.body?.content).toBe('All quiet.');
+    await until(() => (inThread().length === 2 ? true : undefined));
+    expect(inThread().map((c) => c.body?.content)).toEqual(['⏳ Spool is thinking…', 'All quiet.']);
+    const thread = /^\/channels\/(\d+)\//.exec(inThread()[0]!.path)![1]!;
+    expect(
+      discord.callsTo('DELETE', new RegExp(`^/channels/${thread}/messages/\\d+$`)),
+    ).toHaveLength(1);
     const listed = await schedule(channel, 'list');
     expect(listed).toContain('Next run: Tue, 4 Mar 2031, 10:00 CET.');
   });
@@ -121,6 +133,93 @@ describe('/schedule on Discord', () => {
       );
     } finally {
       discord.refuse = undefined;
+    }
+  });
+
+  it('shows a run’s status in its thread, with Stop, which ends the run; an /ask’s Stop there ends the /ask', async () => {
+    const channel = nextId();
+    const answer = await schedule(channel, '"every day at 11:00" Summarise the incidents');
+    const id = /#(\d+)/.exec(answer)![1]!;
+    llm.latencyMs = 30_000;
+    let statusAt: string;
+    let thread: string;
+    try {
+      now = new Date('2031-03-04T10:00:05Z');
+      // Spool's own message in the run's thread: what it does, and Stop for this run.
+      const status = await until(() =>
+        discord
+          .callsTo('POST', /^\/channels\/\d+\/messages$/)
+          .find(
+            (c) =>
+              isWorkingLine(c.body?.content) && stopOf(c)?.startsWith(`spool:stop:schedule:${id}:`),
+          ),
+      );
+      thread = /^\/channels\/(\d+)\//.exec(status.path)![1]!;
+      const stop = stopOf(status)!;
+      expect(stop).toBe(`spool:stop:schedule:${id}:2031-03-04T10:00:00.000Z`);
+      expect(thread).not.toBe(channel);
+      // The status as the turn goes on, on that message, Stop kept.
+      const shown = await until(
+        () => discord.callsTo('PATCH', new RegExp(`^/channels/${thread}/messages/\\d+$`))[0],
+      );
+      expect(shown.body).toMatchObject({
+        content: '⏳ Spool is thinking…',
+        components: [{ components: [{ custom_id: stop }] }],
+      });
+      statusAt = shown.path;
+      // Someone else in the guild clicks Stop, in the thread.
+      discord.clickButton({
+        customId: stop,
+        messageId: /(\d+)$/.exec(statusAt)![1]!,
+        guildId: GUILD,
+        channelId: thread,
+        userId: STOPPER,
+      });
+      await until(() =>
+        discord
+          .callsTo('POST', new RegExp(`^/channels/${thread}/messages$`))
+          .find((c) => c.body?.content === STOPPED_REPLY),
+      );
+    } finally {
+      llm.latencyMs = 0;
+    }
+    // The status went before the note came.
+    expect(discord.callsTo('DELETE', /^\/channels\//).map((c) => c.path)).toContain(statusAt);
+    const [run] = await db.prisma.inboxEntry.findMany({
+      where: { platform: 'discord', lane: { thread }, messageKey: { startsWith: 'schedule:' } },
+    });
+    expect(run?.stoppedBy).toBe(STOPPER);
+
+    // An /ask in the run's thread is the thread's own conversation: its Stop, on its deferred
+    // response, stops it there.
+    llm.latencyMs = 30_000;
+    try {
+      const asked = discord.sendCommand({
+        name: 'ask',
+        options: [{ name: 'prompt', value: 'And yesterday?' }],
+        guildId: GUILD,
+        channelId: thread,
+      });
+      const working = () =>
+        discord
+          .callsTo('PATCH', /@original$/)
+          .find((c) => c.path.includes(`/${asked.token}/`) && stopOf(c));
+      const stop = stopOf(await until(working))!;
+      discord.clickButton({
+        customId: stop,
+        messageId: nextId(),
+        guildId: GUILD,
+        channelId: thread,
+        userId: STOPPER,
+        responseTo: { interactionId: asked.id, userId: '300000000000000001' },
+      });
+      await until(() =>
+        discord
+          .callsTo('PATCH', /@original$/)
+          .find((c) => c.path.includes(`/${asked.token}/`) && c.body?.content === STOPPED_REPLY),
+      );
+    } finally {
+      llm.latencyMs = 0;
     }
   });
 });

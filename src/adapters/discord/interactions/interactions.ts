@@ -5,6 +5,7 @@ import { formClickReply } from '../../../core/delivery/waiting/forms.ts';
 import { errorMessage } from '../../../core/errors.ts';
 import { reasonModal, reasonOf, REASON_MODAL } from './feedback-modal.ts';
 import { FORM_MODAL, formModal, MODAL_FIELDS, modalValues, tooManyFields } from './form-modal.ts';
+import type { Asker } from '../../../core/ports/platform/platform.ts';
 import { askerOf } from '../inbound.ts';
 import type { DiscordParts } from '../parts.ts';
 import { DISCORD_REFUSAL } from '../text.ts';
@@ -71,7 +72,27 @@ async function answer(
   click: SpoolClick,
 ): Promise<void> {
   const words = { platform: 'discord', refusal: DISCORD_REFUSAL };
-  await respond(interaction, await answerClick(delivery, askerOf(interaction), click, words));
+  const who = click.kind === 'stop' ? await stopperOf(interaction) : askerOf(interaction);
+  await respond(interaction, await answerClick(delivery, who, click, words));
+}
+
+/**
+ * Who clicks Stop, in the lane of the turn it stops: an `/ask`'s, on its deferred response, is the
+ * channel's (or thread's) own; a scheduled run's, on the status message Spool posted in the run's
+ * thread (run-status.ts; no interaction made it), is the parent channel's lane, with that thread.
+ * The thread is read over REST where discord.js has not cached it.
+ */
+async function stopperOf(interaction: Component): Promise<Asker> {
+  const asker = askerOf(interaction);
+  const { message, channelId, client } = interaction;
+  // An interaction's response is marked twice: its metadata, and the application's webhook.
+  if (!message || message.interactionMetadata || message.webhookId || !channelId) return asker;
+  // Its guild need not be cached either (an interaction over HTTP has none).
+  const channel =
+    interaction.channel ??
+    (await client.channels.fetch(channelId, { allowUnknownGuild: true }).catch(() => null));
+  if (!channel?.isThread() || !channel.parentId) return asker;
+  return { ...asker, lane: { ...asker.lane, channel: channel.parentId, thread: channel.id } };
 }
 
 /** `text` only to the person who clicked; without it, the click is acknowledged. */

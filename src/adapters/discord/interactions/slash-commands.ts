@@ -8,15 +8,16 @@ import type { DiscordParts } from '../parts.ts';
 
 /**
  * Only for what no interaction carries, posted to the channel: replies that outlive an
- * interaction and scheduled runs. View Channel (which a private channel needs before anything can
- * be posted there), Send Messages, Send Messages in Threads, Create Public Threads (a run's
- * thread).
+ * interaction, mentions, reactions and scheduled runs. View Channel (which a private channel needs
+ * before anything can be posted there), Send Messages, Send Messages in Threads, Create Public
+ * Threads (a run's thread), Read Message History (the message a reaction is on).
  */
 const INVITE_PERMISSIONS =
   PermissionFlagsBits.ViewChannel |
   PermissionFlagsBits.SendMessages |
   PermissionFlagsBits.SendMessagesInThreads |
-  PermissionFlagsBits.CreatePublicThreads;
+  PermissionFlagsBits.CreatePublicThreads |
+  PermissionFlagsBits.ReadMessageHistory;
 
 export const DISCORD_COMMANDS: RESTPostAPIChatInputApplicationCommandsJSONBody[] = [
   new SlashCommandBuilder()

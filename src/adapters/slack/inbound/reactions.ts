@@ -1,7 +1,7 @@
-import { policyFor } from '../../../core/delivery/rules/policy.ts';
+import { reactionPrompt, reactionRequest } from '../../../core/delivery/intake/reactions.ts';
 import type { InboundMessage } from '../../../core/ports/platform/delivery.ts';
 import { keyIn, workspaceOf, type SlackParts } from '../parts.ts';
-import { messageAt, quotedSubject } from './subject.ts';
+import { messageAt } from './subject.ts';
 
 /** A reaction event, as Slack sends it (reaction_added, reaction_removed). */
 interface ReactionEvent {
@@ -11,10 +11,8 @@ interface ReactionEvent {
 }
 
 /**
- * Reactions as requests: an emoji the channel's policy maps to a prompt (`reactions`), added to a
- * message by a person who may talk to Spool there, is a message of theirs in that message's thread
- * (the prompt, with the message quoted). One person's one emoji on one message is one request,
- * however often Slack delivers it; taking the emoji off stops its turn if it still runs.
+ * Reactions as requests (core/delivery/intake/reactions.ts), from Slack's events: the request is
+ * answered in the reacted message's thread; taking the emoji off stops its turn if it still runs.
  */
 export function listenForReactions(parts: SlackParts): void {
   parts.app.event('reaction_added', async ({ event, body, context }) => {
@@ -43,21 +41,16 @@ async function request(
   const { channel, ts } = item;
   // Skin tones are one emoji: `+1::skin-tone-2` asks what `+1` asks.
   const emoji = reaction.split('::')[0]!;
-  const prompt = policyFor(config.policy, { platform: 'slack', workspace, channel }).reactions?.[
-    emoji
-  ];
+  const prompt = reactionPrompt(config.policy, { platform: 'slack', workspace, channel }, emoji);
   if (!prompt) return undefined;
   const reacted = await messageAt(await clients.of(workspace), channel, ts);
   if (!reacted) {
     logger.warn('Slack: could not read the message a reaction is on', { channel });
     return undefined;
   }
-  return {
-    lane: { platform: 'slack', workspace, channel, thread: reacted.thread },
-    messageKey: keyIn(config, workspace, `reaction:${channel}:${ts}:${user}:${emoji}`),
-    kind: 'message',
-    user,
-    text: `${prompt}\n\n${quotedSubject(reacted)}`,
-    delivery: { ts },
-  };
+  const lane = { platform: 'slack', workspace, channel, thread: reacted.thread };
+  const asked = reactionRequest({ lane, user, emoji, on: `${channel}:${ts}` }, prompt, reacted, {
+    ts,
+  });
+  return { ...asked, messageKey: keyIn(config, workspace, asked.messageKey) };
 }

@@ -1,11 +1,10 @@
 import type { WebClient } from '@slack/web-api';
+import { quotedMessage, type ReactedMessage } from '../../../core/delivery/intake/reactions.ts';
 import { slackText, type SlackEvent } from './message.ts';
 
-/** A channel message a request is about: its thread, what it says, and who wrote it. */
-export interface Subject {
+/** A channel message a request is about: its thread, what it says (as read), and who wrote it. */
+export interface Subject extends ReactedMessage {
   thread: string;
-  text: string;
-  author: string;
 }
 
 /** The message at `ts` in the channel, top-level or in a thread; none where it cannot be read. */
@@ -21,18 +20,9 @@ export async function messageAt(
   if (!message) return undefined;
   return {
     thread: message.thread_ts ?? ts,
-    text: message.text ?? '',
+    text: slackText(message.text ?? ''),
     author: message.user ?? message.bot_id ?? 'unknown',
   };
-}
-
-/** The subject as the model reads it after the request's own words: who wrote it, quoted. */
-export function quotedSubject(subject: Subject): string {
-  const quoted = slackText(subject.text)
-    .split('\n')
-    .map((line) => `> ${line}`)
-    .join('\n');
-  return `The message (from <@${subject.author}>):\n${quoted}`;
 }
 
 /**
@@ -65,7 +55,7 @@ export async function viewedSubject(
   const viewed = viewedMessage(event);
   if (!viewed || !(await memberOf(client, viewed.channel, user))) return undefined;
   const subject = await messageAt(client, viewed.channel, viewed.ts);
-  return subject && quotedSubject(subject);
+  return subject && quotedMessage(subject);
 }
 
 /**

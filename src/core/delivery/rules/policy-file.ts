@@ -176,13 +176,23 @@ function promptProblems(prompts: unknown, at: string): string[] {
   );
 }
 
-/** `reactions` maps emoji names (`mag`, `+1`; no colons) to the prompts they ask. */
+/**
+ * An emoji as a policy names it: a name (Slack's `mag`, `+1`; a Discord server's own emoji,
+ * `partyparrot`; no colons), or the emoji itself (`🔍`, as Discord sends a Unicode emoji).
+ */
+const EMOJI_NAME = /^[A-Za-z0-9_+'-]+$/;
+const EMOJI_ITSELF =
+  /^(?:\p{Extended_Pictographic}|\p{Regional_Indicator})(?:\p{Extended_Pictographic}|\p{Emoji_Component}|\u200D|\uFE0F)*$/u;
+
+/** `reactions` maps emoji (see EMOJI_NAME) to the prompts they ask. */
 function reactionProblems(reactions: unknown, at: string): string[] {
   if (!isObject(reactions)) return [`${at}: must map emoji names to prompts`];
   return Object.entries(reactions).flatMap(([emoji, prompt]) => [
-    ...(/^[a-z0-9_+'-]+$/.test(emoji)
+    ...(EMOJI_NAME.test(emoji) || EMOJI_ITSELF.test(emoji)
       ? []
-      : [`${at}.${emoji}: is not an emoji name as Slack writes it (mag, +1, eyes; no colons)`]),
+      : [
+          `${at}.${emoji}: is not an emoji name (mag, +1, eyes; no colons) or an emoji itself (🔍)`,
+        ]),
     ...(typeof prompt === 'string' && prompt.trim()
       ? []
       : [`${at}.${emoji}: must be a non-empty prompt`]),

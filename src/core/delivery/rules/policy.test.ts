@@ -202,6 +202,16 @@ describe('reactions', () => {
     });
   });
 
+  it('takes an emoji itself, as Discord sends a Unicode one, and a Discord server’s own emoji by name', () => {
+    const reactions = { '🔍': 'a', '👍🏽': 'b', '❤️': 'c', '🇫🇷': 'd', PartyParrot: 'e' };
+    expect(parsePolicy({ rules: [{ match: {}, reactions }] })).toEqual({
+      policy: { rules: [{ match: {}, reactions }] },
+    });
+    expect(parsePolicy({ rules: [{ match: {}, reactions: { 'a🔍': 'x' } }] })).toHaveProperty(
+      'problems',
+    );
+  });
+
   it('names every bad reaction by its path', () => {
     expect(
       parsePolicy({
@@ -213,7 +223,7 @@ describe('reactions', () => {
     ).toEqual({
       problems: [
         'rules[0].reactions: must map emoji names to prompts',
-        'rules[1].reactions.:mag:: is not an emoji name as Slack writes it (mag, +1, eyes; no colons)',
+        'rules[1].reactions.:mag:: is not an emoji name (mag, +1, eyes; no colons) or an emoji itself (🔍)',
         'rules[1].reactions.eyes: must be a non-empty prompt',
         'rules[1].reactions.ok: must be a non-empty prompt',
       ],
