@@ -12,9 +12,9 @@ import {
   PendingAnswers,
 } from './interactions/http-interactions.ts';
 import { answerComponent } from './interactions/interactions.ts';
-import { intentsFor, listenForMentions } from './mentions.ts';
+import { intentsFor, listenForMentions } from './inbound/mentions.ts';
 import { discordOutbound } from './outbound.ts';
-import { listenForReactions } from './reactions.ts';
+import { listenForReactions } from './inbound/reactions.ts';
 import type { DiscordAdapterConfig, DiscordParts } from './parts.ts';
 import { discordRequest } from './rest-request.ts';
 import { inviteUrl, registerCommands } from './interactions/slash-commands.ts';

@@ -8,7 +8,7 @@ import { errorMessage } from '../../../core/errors.ts';
 import { usageChartPng } from '../../shared/chart.ts';
 import { discordAnswer, refusesFile } from '../api-errors.ts';
 import { linkComponents } from './components.ts';
-import { askerOf, ask, askWithPrompt, startOver } from '../inbound.ts';
+import { askerOf, ask, askWithPrompt, startOver } from '../inbound/inbound.ts';
 import type { DiscordParts } from '../parts.ts';
 import { DISCORD_HELP, DISCORD_REFUSAL, discordChunks, NO_MENTIONS } from '../text.ts';
 

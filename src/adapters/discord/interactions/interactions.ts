@@ -6,7 +6,7 @@ import { errorMessage } from '../../../core/errors.ts';
 import { reasonModal, reasonOf, REASON_MODAL } from './feedback-modal.ts';
 import { FORM_MODAL, formModal, MODAL_FIELDS, modalValues, tooManyFields } from './form-modal.ts';
 import type { Asker } from '../../../core/ports/platform/platform.ts';
-import { askerOf } from '../inbound.ts';
+import { askerOf } from '../inbound/inbound.ts';
 import type { DiscordParts } from '../parts.ts';
 import { DISCORD_REFUSAL } from '../text.ts';
 

@@ -13,10 +13,10 @@ import {
   reactionRequest,
   type ReactedMessage,
   type Reaction,
-} from '../../core/delivery/intake/reactions.ts';
-import { errorMessage } from '../../core/errors.ts';
-import type { DiscordParts } from './parts.ts';
-import { UNREAD_WORDS } from './text.ts';
+} from '../../../core/delivery/intake/reactions.ts';
+import { errorMessage } from '../../../core/errors.ts';
+import type { DiscordParts } from '../parts.ts';
+import { UNREAD_WORDS } from '../text.ts';
 
 type ReactionEvent =
   GatewayMessageReactionAddDispatchData | GatewayMessageReactionRemoveDispatchData;

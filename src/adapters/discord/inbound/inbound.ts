@@ -1,13 +1,13 @@
 import { MessageFlags, type ChatInputCommandInteraction } from 'discord.js';
-import { handledReply } from '../../core/delivery/intake/handled-reply.ts';
+import { handledReply } from '../../../core/delivery/intake/handled-reply.ts';
 import type {
   InboundFile,
   InboundKind,
   InboundMessage,
-} from '../../core/ports/platform/delivery.ts';
-import type { Asker, Delivery } from '../../core/ports/platform/platform.ts';
-import type { DiscordParts, PersonInteraction } from './parts.ts';
-import { discordChunks } from './text.ts';
+} from '../../../core/ports/platform/delivery.ts';
+import type { Asker, Delivery } from '../../../core/ports/platform/platform.ts';
+import type { DiscordParts, PersonInteraction } from '../parts.ts';
+import { discordChunks } from '../text.ts';
 
 /**
  * Who asked or clicked, and where: the channel (or thread) is the lane; its conversation is

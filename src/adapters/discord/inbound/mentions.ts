@@ -1,7 +1,7 @@
 import { GatewayDispatchEvents, GatewayIntentBits, type GatewayDispatchPayload } from 'discord.js';
-import type { InboundMessage } from '../../core/ports/platform/delivery.ts';
-import { errorMessage } from '../../core/errors.ts';
-import type { DiscordParts } from './parts.ts';
+import type { InboundMessage } from '../../../core/ports/platform/delivery.ts';
+import { errorMessage } from '../../../core/errors.ts';
+import type { DiscordParts } from '../parts.ts';
 
 /**
  * The intents Spool asks for, none privileged by default: Guilds (channels and roles stay
