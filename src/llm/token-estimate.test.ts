@@ -140,7 +140,7 @@ describe('promptEstimator', () => {
     );
   });
 
-  it('tokenizes each message, each tool list and the system prompt once across requests: after that, only the new messages', () => {
+  it('tokenizes each message, each tool list and the system prompt once across requests: after that, only the new messages and a changed list or prompt', () => {
     const seen: string[] = [];
     const estimate = promptEstimator((text) => (seen.push(text), text.length));
     const first = estimate(request);
@@ -151,10 +151,14 @@ describe('promptEstimator', () => {
     };
     expect(estimate(next)).toBe(first + 4 + 2);
     expect(seen).toEqual(['vv']);
-    // Another tool list (another turn's, or a changed server) is counted, and another prompt.
+    // The same schemas in another request's list (the next turn's) are not counted again.
     seen.length = 0;
-    estimate({ ...next, system: 'tttt', tools: [...request.tools] });
-    expect(seen).toEqual(['tttt', JSON.stringify(toOpenAiTools(request.tools))]);
+    expect(estimate({ ...next, tools: [...request.tools] })).toBe(first + 4 + 2);
+    expect(seen).toEqual([]);
+    // Another tool list (a changed server) is counted, and another prompt.
+    const tools = [...request.tools, { name: 'u', description: 'e', parameters: {} }];
+    estimate({ ...next, system: 'tttt', tools });
+    expect(seen).toEqual(['tttt', JSON.stringify(toOpenAiTools(tools))]);
   });
 });
 

@@ -94,20 +94,26 @@ function* pieces(run: string): Generator<string> {
  * type, a result's call id), and the tools' schemas as sent. Each message, and each turn's tool
  * list, is counted once and the last system prompt kept: a turn's requests share those objects
  * (tokenizing a 200,000-char history again took 50-110 ms a step, and a request is estimated
- * several times, to see that it fits, what room its results have, and to size its reply).
+ * several times, to see that it fits, what room its results have, and to size its reply); a tool
+ * list the same as the last one counted, schema for schema, is not tokenized again either.
  */
 export function promptEstimator(count: CountTokens): (request: LlmRequest) => number {
   const counted = new WeakMap<Message, number>();
   const tools = new WeakMap<LlmRequest['tools'], number>();
-  let system = { text: '', tokens: 0 };
-  const ofSystem = (text: string): number => {
-    if (text !== system.text) system = { text, tokens: count(text) };
-    return system.tokens;
-  };
+  // The last system prompt and tool list counted, by their text: each request builds its tool
+  // list anew, of the same schemas as the last but where a server or the turn changed them.
+  const last = (): { text: string; tokens: number } => ({ text: '', tokens: 0 });
+  let system = last();
+  let toolsSent = last();
+  const ofText = (kept: { text: string; tokens: number }, text: string) =>
+    text === kept.text ? kept : { text, tokens: count(text) };
+  const ofSystem = (text: string): number => (system = ofText(system, text)).tokens;
   const ofTools = (specs: LlmRequest['tools']): number => {
     let tokens = tools.get(specs);
-    if (tokens === undefined)
-      tools.set(specs, (tokens = count(JSON.stringify(toOpenAiTools(specs)))));
+    if (tokens === undefined) {
+      toolsSent = ofText(toolsSent, JSON.stringify(toOpenAiTools(specs)));
+      tools.set(specs, (tokens = toolsSent.tokens));
+    }
     return tokens;
   };
   const ofMessage = (m: Message): number => {

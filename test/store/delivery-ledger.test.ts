@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InboundMessage } from '../../src/core/ports/platform/delivery.ts';
 import type { Database } from '../../src/store/database.ts';
+import { conversationAt } from '../../src/store/transcripts/conversations.ts';
 import { DeliveryLedger } from '../../src/store/delivery/delivery-ledger.ts';
 import { testDatabase } from '../support/db.ts';
 
@@ -102,23 +103,59 @@ describe('the inbox', () => {
   it("hands out a message with its lane's conversation and whether a reply was saved, so its turn need not ask", async () => {
     const lane = message().lane;
     const a = (await ledger.record(message({ lane }), false))!;
-    expect(await ledger.nextPending(a.laneId)).toMatchObject({ id: a.id, replySaved: false });
-    expect((await ledger.nextPending(a.laneId))?.conversation).toBeUndefined();
-    const { conversation } = await ledger.conversationFor(a);
+    // The thread's first turn: the same statement links the lane to a new conversation at its key.
+    const first = await ledger.nextPending(a.laneId);
+    expect(first).toMatchObject({
+      id: a.id,
+      replySaved: false,
+      conversation: lane,
+      linked: { created: true },
+    });
+    const conversation = first!.conversation!;
     expect(await ledger.saveReply(a.id, [{ text: 'one' }, { text: 'two' }])).toMatchObject([
       { seq: 0, text: 'one' },
       { seq: 1, text: 'two' },
     ]);
-    expect(await ledger.nextPending(a.laneId)).toMatchObject({
-      id: a.id,
-      replySaved: true,
-      conversation,
-    });
+    const again = await ledger.nextPending(a.laneId);
+    expect(again).toMatchObject({ id: a.id, replySaved: true, conversation });
+    expect(again?.linked).toBeUndefined();
     // A second attempt's reply does not replace the first one's.
     expect((await ledger.saveReply(a.id, [{ text: 'other' }])).map((c) => c.text)).toEqual([
       'one',
       'two',
     ]);
+  });
+
+  it('links a new thread to a conversation only for a message that runs a turn, and to the one at its key', async () => {
+    const unlinked = async (m: InboundMessage, stop = false) => {
+      const entry = (await ledger.record(m, false))!;
+      if (stop) await ledger.requestStop(m.lane, 'U1');
+      const next = await ledger.nextPending(entry.laneId);
+      expect(next?.id).toBe(entry.id);
+      expect(next?.conversation).toBeUndefined();
+      // The next message's turn is still the thread's first.
+      const [lane] = await db.prisma.$queryRaw<Array<{ conversation_id: string | null }>>`
+        SELECT conversation_id::text FROM lanes WHERE id = ${BigInt(entry.laneId)}`;
+      expect(lane).toEqual({ conversation_id: null });
+    };
+    // Nothing to read (whitespace as String.prototype.trim sees it), a greeting, a new
+    // conversation, a stopped message.
+    await unlinked(message({ text: ' \n\t\u00a0\u2003\u3000\ufeff' }));
+    await unlinked(message({ kind: 'greeting' }));
+    await unlinked(message({ kind: 'new_conversation' }));
+    await unlinked(message(), true);
+    // Files alone run a turn.
+    const files = [{ name: 'a.txt', sizeBytes: 1, url: 'https://files.example/a.txt' }];
+    const withFiles = (await ledger.record(message({ text: '', files }), false))!;
+    expect(await ledger.nextPending(withFiles.laneId)).toMatchObject({ linked: { created: true } });
+    // A conversation already at the lane's key is linked, not created.
+    const lane = message().lane;
+    const known = await conversationAt(db.prisma, lane);
+    const entry = (await ledger.record(message({ lane }), false))!;
+    expect(await ledger.nextPending(entry.laneId)).toMatchObject({
+      conversation: known,
+      linked: { created: false },
+    });
   });
 
   it('prunes handled messages after the retention time, never pending ones', async () => {

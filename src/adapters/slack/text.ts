@@ -1,4 +1,4 @@
-import slackifyMarkdown from 'slackify-markdown';
+import { toMrkdwn } from './mrkdwn/mrkdwn.ts';
 import { splitMessage } from '../shared/split-message.ts';
 
 /** Slack renders up to 40,000 chars but folds long messages; 3,500 keeps each one readable. */
@@ -7,7 +7,7 @@ export const SLACK_REFUSAL = "Sorry, I'm not enabled for you in this channel.";
 
 /** Markdown from the model as Slack mrkdwn, split under Slack's limit. */
 export function toSlackMessages(markdown: string): string[] {
-  return splitMessage(slackifyMarkdown(markdown).trim() || markdown, SLACK_MESSAGE_LIMIT);
+  return splitMessage(toMrkdwn(markdown).trim() || markdown, SLACK_MESSAGE_LIMIT);
 }
 
 /** Text Spool wrote itself (already mrkdwn), split under Slack's limit. */

@@ -29,6 +29,12 @@ import {
 } from './delivery-rows.ts';
 
 /**
+ * A character that `String.prototype.trim` keeps, as a PostgreSQL regular expression: a message
+ * with one, or with files, runs a turn (see replyTo in the delivery engine's turn.ts).
+ */
+const READABLE = String.raw`[^\s\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]`;
+
+/**
  * A statement's condition that `lease` (when given) is still its lane's, locking the lane's row
  * until the statement's transaction ends: a takeover (which updates the row) then comes wholly
  * before it, and the condition is false, or wholly after it, and the new holder reads what it
@@ -198,7 +204,9 @@ export class DeliveryLedger implements DeliveryPort {
 
   /**
    * One statement for what a turn needs to start: the message, the lane's conversation, and whether
-   * a reply was saved; with `holder`, and nothing due, the lane's release too.
+   * a reply was saved; with `holder`, and nothing due, the lane's release too. A lane with no
+   * conversation yet, whose message will run a turn, is linked to the one at its key, created if
+   * need be (as `conversationFor` does): a new thread's first turn makes no round trip for it.
    */
   async nextPending(laneId: string, holder?: string): Promise<PendingEntry | undefined> {
     const lane = BigInt(laneId);
@@ -211,16 +219,34 @@ export class DeliveryLedger implements DeliveryPort {
           FROM inbox i JOIN lanes l ON l.id = i.lane_id LEFT JOIN conversations c ON c.id = l.conversation_id
          WHERE i.lane_id = ${lane} AND i.status IN ('pending', 'waiting')
          ORDER BY i.id LIMIT 1
+      ), made AS (
+        INSERT INTO conversations (id, platform, workspace, channel, thread)
+        SELECT gen_random_uuid(), platform, workspace, channel, thread FROM next
+         WHERE due AND conversation_id IS NULL AND stopped IS NULL AND kind = 'message'
+           AND (text ~ ${READABLE} OR CASE WHEN jsonb_typeof(files) = 'array' THEN jsonb_array_length(files) > 0 ELSE false END)
+        ON CONFLICT (platform, workspace, channel, thread) DO UPDATE SET thread = EXCLUDED.thread
+        RETURNING id, xmax = 0 AS created
+      ), linked AS (
+        UPDATE lanes SET conversation_id = (SELECT id FROM made)
+         WHERE id = ${lane} AND conversation_id IS NULL AND EXISTS (SELECT 1 FROM made)
+        RETURNING conversation_id
       ), released AS (
         UPDATE lanes SET holder = NULL, lease_expires_at = NULL
          WHERE id = ${lane} AND holder = ${holder ?? null} AND NOT EXISTS (SELECT 1 FROM next WHERE due)
       )
-      SELECT * FROM next`);
+      SELECT next.*, linked.conversation_id::text AS linked_id, made.created AS linked_created
+        FROM next LEFT JOIN linked ON true LEFT JOIN made ON true`);
     // The oldest message waits for its retry or a decision, and everything behind it waits too:
     // order first.
     if (!row?.due) return undefined;
-    const conversation =
-      row.conversation_id === null
+    // Linked by this statement, the lane's key is the conversation's. (Linked meanwhile by another,
+    // the statement's snapshot does not show that link: the turn asks `conversationFor`.)
+    const conversation = row.linked_id
+      ? {
+          conversation: { id: row.linked_id, ...toEntry(row).lane },
+          linked: { created: row.linked_created! },
+        }
+      : row.conversation_id === null
         ? {}
         : {
             conversation: {

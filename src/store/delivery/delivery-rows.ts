@@ -37,6 +37,9 @@ export interface PendingRow extends InboxRow {
   c_workspace: string;
   c_channel: string;
   c_thread: string;
+  /** Set where the statement linked the lane to a conversation (see nextPending). */
+  linked_id: string | null;
+  linked_created: boolean | null;
 }
 
 export const toEntry = (r: InboxRow): InboxEntry => ({

@@ -1,4 +1,5 @@
 import type { ApprovalPort } from '../../ports/parked/approvals.ts';
+import type { Conversation } from '../../ports/conversation.ts';
 import type {
   AcquiredLease,
   DeliveryPort,
@@ -76,9 +77,7 @@ export async function replyTo(
   }
   if (!entry.text.trim() && !entry.files?.length)
     return { text: NOTHING_TO_READ_REPLY, outcome: 'ok' };
-  const { conversation, fresh, created } = entry.conversation
-    ? { conversation: entry.conversation, fresh: false, created: false }
-    : await deps.ledger.conversationFor(entry);
+  const { conversation, fresh, created } = await conversationOf(deps.ledger, entry);
   if (fresh) await outbound.titleThread?.(entry);
   const text = (fresh && (await outbound.threadContext?.(entry))) || entry.text;
   const notes: string[] = [];
@@ -134,6 +133,19 @@ function answerOf(
     outcome: result.status === 'failed' ? 'failed' : 'ok',
     ...(resultPage && previewed.length > 0 ? { links: resultLinks(previewed, resultPage) } : {}),
   };
+}
+
+/**
+ * The lane's conversation: as the message was handed out with it (`fresh` where it was linked
+ * then, the thread's first turn), or found and linked now.
+ */
+async function conversationOf(
+  ledger: TurnDeps['ledger'],
+  entry: PendingEntry,
+): Promise<{ conversation: Conversation; fresh: boolean; created: boolean }> {
+  if (!entry.conversation) return ledger.conversationFor(entry);
+  const { conversation, linked } = entry;
+  return { conversation, fresh: linked !== undefined, created: linked?.created ?? false };
 }
 
 /** The channel's own prompt, model, tools and approvals, as the turn takes them. */

@@ -25,9 +25,13 @@ export interface OutboxOptions {
   replyFileChars: number;
 }
 
+/** The note a Stop leaves, as each platform renders it: rendered once, not for every reply. */
+const stopNotes = new WeakMap<Outbound, string[]>();
+
 /** The reply is the note a Stop leaves, as the platform renders it. */
 function isStopNote(outbound: Outbound, chunks: ReplyChunk[]): boolean {
-  const note = outbound.render(STOPPED_REPLY);
+  let note = stopNotes.get(outbound);
+  if (!note) stopNotes.set(outbound, (note = outbound.render(STOPPED_REPLY)));
   return chunks.length === note.length && chunks.every((chunk, i) => chunk.text === note[i]);
 }
 

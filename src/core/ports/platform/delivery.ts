@@ -96,6 +96,12 @@ export interface InboxEntry extends InboundMessage {
 export interface PendingEntry extends InboxEntry {
   /** The lane's conversation, when it has one already. */
   conversation?: Conversation;
+  /**
+   * The lane had no conversation: it was linked to `conversation` as the message was taken up (its
+   * thread's first turn, what `conversationFor` calls fresh); `created` when that did not exist
+   * before either.
+   */
+  linked?: { created: boolean };
   /** An earlier attempt saved a reply (`replyOf` holds it). */
   replySaved: boolean;
   /** Its turn was stopped before this attempt took it up: by a person, or by an edit. */
