@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_ID, FakeDiscord } from './support/fake-discord.ts';
+import { scratchDatabase } from './support/db.ts';
 import { FakeOpenAi } from './support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack } from './support/fake-slack.ts';
 import { freePort, runSpool, startSpool } from './support/process.ts';
@@ -111,13 +112,19 @@ describe('the built artifact', () => {
       ['source', true],
     ] as const) {
       llm.enqueue({ content: `${how} and running` });
-      const run = await runSpool(['chat', '--session', how], {
-        source,
-        input: 'hello\n',
-        env: { OPENAI_BASE_URL: llm.baseURL, DATA_DIR: join(dataDir, how) },
-      });
-      expect(run.stdout).toBe(`${how} and running\n`);
-      expect(run.code).toBe(0);
+      // An empty database each, which the start migrates.
+      const scratch = await scratchDatabase(`spool_main_${how}`);
+      try {
+        const run = await runSpool(['chat', '--session', how], {
+          source,
+          input: 'hello\n',
+          env: { OPENAI_BASE_URL: llm.baseURL, DATABASE_URL: scratch.url },
+        });
+        expect(run.stdout).toBe(`${how} and running\n`);
+        expect(run.code).toBe(0);
+      } finally {
+        await scratch.drop();
+      }
     }
   });
 });

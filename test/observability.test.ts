@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeDiscord } from './support/fake-discord.ts';
 import { FakeOpenAi } from './support/fake-openai.ts';
+import { fileDatabaseUrl } from './support/file-database.ts';
 import { BOT_USER, eventBody, FakeSlack } from './support/fake-slack.ts';
 import { freePort, startSpool, until, type SpoolProcess } from './support/process.ts';
 import { deliver, startSlackBot } from './support/slack-bot.ts';
@@ -93,7 +94,8 @@ describe('while a platform is still connecting', () => {
     const discordPort = await freePort();
     const env = {
       OPENAI_BASE_URL: llm.baseURL,
-      DATA_DIR: join(dataDir, 'discord'),
+      // The file's database: the bot above holds the embedded one of DATA_DIR.
+      DATABASE_URL: fileDatabaseUrl(),
       PORT: String(discordPort),
       DISCORD_TOKEN: 'discord-token',
       DISCORD_APPLICATION_ID: '100000000000000001',

@@ -17,9 +17,9 @@ import { DeliveryLedger } from '../../src/store/delivery/delivery-ledger.ts';
 import { HistorySearch } from '../../src/store/transcripts/history-search.ts';
 import { ResultIndexer } from '../../src/store/transcripts/result-index.ts';
 import { TranscriptStore } from '../../src/store/transcripts/transcript-store.ts';
-import { createScratchDatabase, startScratchEmbedded } from './global-db.ts';
+import { createScratchDatabase } from './global-db.ts';
 import { silentLogger } from './logger.ts';
-import { fileDatabaseUrl } from './file-database.ts';
+import { fileDatabaseUrl, serverDatabaseUrl } from './file-database.ts';
 
 export const databaseKind = () => inject('databaseKind');
 
@@ -41,16 +41,12 @@ export const testSearch = (db: Database): HistorySearch =>
   new HistorySearch(db.prisma, new ResultIndexer(db, silentLogger));
 
 /**
- * An empty database of the run's kind (a fresh embedded server, or a database on the server); drop
- * it after.
+ * An empty database on the server of the run's kind, beside the files' databases (the embedded
+ * server of the run, or the PostgreSQL server); drop it after. A database, not a server of its own:
+ * a fresh embedded server cost an initdb, a start and a stop for each.
  */
-export async function scratchDatabase(
-  prefix: string,
-): Promise<{ url: string; drop(): Promise<void> }> {
-  if (databaseKind() === 'postgres') return createScratchDatabase(prefix);
-  const server = await startScratchEmbedded();
-  return { url: server.url, drop: server.stop };
-}
+export const scratchDatabase = (prefix: string): Promise<{ url: string; drop(): Promise<void> }> =>
+  createScratchDatabase(prefix, serverDatabaseUrl('postgres'));
 
 /** A conversation key no other test uses, so tests can share one database. */
 export function uniqueKey(overrides: Partial<ConversationKey> = {}): ConversationKey {

@@ -9,20 +9,21 @@ import { queryAt } from './global-db.ts';
  */
 const name = `spool_file_${process.pid}_${randomBytes(4).toString('hex')}`;
 
-function on(database: string): string {
+/** Database `database` on the server of the run's databases. */
+export function serverDatabaseUrl(database: string): string {
   const url = new URL(inject('databaseUrl'));
   url.pathname = `/${database}`;
   return url.toString();
 }
 
 /** This file's database (created before its first hook runs, dropped after its last). */
-export const fileDatabaseUrl = (): string => on(name);
+export const fileDatabaseUrl = (): string => serverDatabaseUrl(name);
 
 export async function createFileDatabase(): Promise<void> {
   const template = new URL(inject('databaseUrl')).pathname.slice(1);
-  await queryAt(on('postgres'), `CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+  await queryAt(serverDatabaseUrl('postgres'), `CREATE DATABASE "${name}" TEMPLATE "${template}"`);
 }
 
 export async function dropFileDatabase(): Promise<void> {
-  await queryAt(on('postgres'), `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await queryAt(serverDatabaseUrl('postgres'), `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
 }

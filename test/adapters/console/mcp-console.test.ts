@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseKind } from '../../support/db.ts';
+import { databaseKind, scratchDatabase } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
-import { createScratchDatabase } from '../../support/global-db.ts';
 import {
   EVERYTHING_SERVER as EVERYTHING,
   running,
@@ -87,8 +86,7 @@ describe('the console with MCP tools', () => {
   it('shows /usage, priced, and refuses a message past a cap on the person, naming it', async () => {
     // A database of its own: today's totals are this test's alone.
     const own = await mkdtemp(join(tmpdir(), 'spool-usage-'));
-    const scratch =
-      databaseKind() === 'embedded' ? undefined : await createScratchDatabase('spool_usage');
+    const scratch = await scratchDatabase('spool_usage');
     const policy = join(own, 'policy.json');
     await writeFile(
       policy,
@@ -107,7 +105,7 @@ describe('the console with MCP tools', () => {
           OPENAI_BASE_URL: fake.baseURL,
           OPENAI_MODEL: 'gpt-4o-mini',
           POLICY_FILE: policy,
-          ...(scratch ? { DATABASE_URL: scratch.url } : { DATA_DIR: own }),
+          DATABASE_URL: scratch.url,
         },
         input: 'count me\nand again\n/usage\n/usage this week\n',
       });
@@ -131,7 +129,7 @@ describe('the console with MCP tools', () => {
       // Words /usage does not take are named, not taken for a message or ignored.
       expect(lines).toContain('I did not understand "this week": `/usage` takes nothing.');
     } finally {
-      await scratch?.drop();
+      await scratch.drop();
       await rm(own, { recursive: true, force: true });
     }
   });

@@ -119,9 +119,11 @@ async function thread(options: {
   const later = [keyOf(2, calls - 3), keyOf(turns - 1, 5)];
   const backReferences = later.map((key) => `Earlier you looked up ${key}: what was ${key}?`);
   fake.fallback = recordsModel;
+  // One database for the file's threads, each in a session of its own, on either database: the
+  // embedded one is started from the file's DATA_DIR by each process, as a user's is.
   const database: Record<string, string> =
     databaseKind() === 'embedded'
-      ? { DATA_DIR: join(root, `data-${Date.now()}`) }
+      ? { DATA_DIR: join(root, 'data') }
       : { DATABASE_URL: fileDatabaseUrl() };
   const run = await runSpool(['chat', '--session', `large-step-${Date.now()}`], {
     env: {
