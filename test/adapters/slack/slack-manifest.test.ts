@@ -25,9 +25,9 @@ const SCOPES_BY_METHOD: Record<string, string[]> = {
   'users.info': ['users:read'],
 };
 
-/** The adapter's source, every file of it (its unit tests aside): a method called anywhere counts. */
+/** The adapter's source, every file of it in every folder (its unit tests aside): a method called anywhere counts. */
 const SLACK_DIR = join(REPO_ROOT, 'src/adapters/slack');
-const adapterSource = readdirSync(SLACK_DIR)
+const adapterSource = readdirSync(SLACK_DIR, { recursive: true, encoding: 'utf8' })
   .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
   .map((f) => readFileSync(join(SLACK_DIR, f), 'utf8'))
   .join('\n');

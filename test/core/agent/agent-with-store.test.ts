@@ -924,7 +924,11 @@ describe('hooks', () => {
       tools: [dump],
       hooks: { onStepFinish: (e) => steps.push(e), onTurnFinish: (e) => turns.push(e) },
     }).runTurn(conversation, 'dump');
-    expect(result).toEqual({ status: 'ok', reply: 'read' });
+    expect(result).toEqual({
+      status: 'ok',
+      reply: 'read',
+      previewed: [{ toolCallId: expect.stringMatching(/^call_/), toolName: 'dump' }],
+    });
     expect(
       steps.map((s) => [
         s.step,
