@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/database.ts';
+import { DeliveryLedger } from '../../src/store/delivery/delivery-ledger.ts';
 import { TranscriptStore } from '../../src/store/transcripts/transcript-store.ts';
 import { openChromium, seriousViolations } from '../support/chromium.ts';
 import { testDatabase } from '../support/db.ts';
@@ -18,6 +19,7 @@ import { hostile, REPLICAS, seedOperatorRows, signedIn, SLACK, LOCAL } from './o
 /** Characters a page of a result shows (WEB_PAGE_CHARS). */
 const PAGE_CHARS = 50_000;
 const PLACE = { platform: 'console', workspace: 'local', channel: 'console', thread: 'web-test' };
+const ASKER = 'UASKER';
 /** 2 MB of lines, the word NEEDLE on one of them near the end. */
 const BIG = Array.from({ length: 40_000 }, (_, i) =>
   i === 39_000
@@ -58,11 +60,17 @@ const POLICY = {
 };
 
 /** Stores one tool call and its whole result, as a turn does; returns its row id. */
-async function storeRun(store: TranscriptStore, name: string, content: string, binaries = false) {
+async function storeRun(
+  store: TranscriptStore,
+  name: string,
+  content: string,
+  binaries = false,
+  inboxId?: string,
+) {
   const conversation = await store.openConversation(PLACE);
   const id = `call_${name}`;
   await store.appendMessages(conversation, [
-    { role: 'user', content: `please run ${name}`, turn: 1 },
+    { role: 'user', content: `please run ${name}`, turn: 1, ...(inboxId ? { inboxId } : {}) },
     {
       role: 'assistant',
       content: '',
@@ -118,7 +126,19 @@ beforeAll(async () => {
   canaryUrl = `http://127.0.0.1:${(canary.address() as AddressInfo).port}`;
   db = await testDatabase();
   const store = new TranscriptStore(db);
-  await storeRun(store, 'big', BIG);
+  // Asked by ASKER: the message its turn answered is an inbox row of theirs.
+  const asked = await new DeliveryLedger(db).record(
+    {
+      lane: PLACE,
+      messageKey: 'web-test-big',
+      kind: 'message',
+      user: ASKER,
+      text: 'please run big',
+      delivery: {},
+    },
+    false,
+  );
+  await storeRun(store, 'big', BIG, false, asked!.id);
   await storeRun(store, 'pictures', 'two pictures', true);
   for (const [name, content] of Object.entries(hostileResults(canaryUrl)))
     await storeRun(store, name, content);
@@ -324,6 +344,17 @@ describe('the web pages, in Chromium', () => {
     expect(await page.getByRole('status').textContent()).toBe('1 found.');
     await shoot(page, 'search');
     expect(await seriousViolations(page)).toEqual([]);
+    // The hit names whose turn it was; the person and server filters keep it or leave it out.
+    expect(await page.locator('.hits .meta').first().textContent()).toContain(`asked by ${ASKER}`);
+    for (const [filters, found] of [
+      [{ person: ASKER }, '1 found.'],
+      [{ person: 'USOMEONEELSE' }, '0 found.'],
+      [{ server: 'elsewhere' }, '0 found.'],
+    ] as const) {
+      await page.goto(`${base}/web/search?${new URLSearchParams({ q: 'needle', ...filters })}`);
+      expect(await page.getByRole('status').textContent()).toBe(found);
+    }
+    await page.goto(`${base}/web/search?q=needle`);
     await page.getByRole('link', { name: 'tool result of big' }).click();
     expect(await page.locator('mark#found').textContent()).toContain('NEEDLE');
 

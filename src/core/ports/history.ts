@@ -11,6 +11,8 @@ export interface HistoryHit {
   thread: string;
   toolName?: string;
   toolCallId?: string;
+  /** Whose turn it was: the platform's id of the person whose message the turn answered. */
+  person?: string;
   /** Where in a tool result the match is: the offset get_continuation reads on from. */
   offset?: number;
   /** At most 300 characters around the first match. */

@@ -32,6 +32,7 @@ interface SearchRow {
   approval: string | null;
   approval_by: string | null;
   approval_at: Date | null;
+  person: string | null;
 }
 
 /**
@@ -100,7 +101,7 @@ export class HistorySearch implements HistorySearchPort {
                + greatest(strpos(lower(h.body), ${words[0]}) - 1, 0) AS match_offset,
              b.role AS before_role, left(b.content, 300) AS before_text,
              a.role AS after_role, left(a.content, 300) AS after_text,
-             d.approval, d.approval_by, d.approval_at
+             d.approval, d.approval_by, d.approval_at, p.user_id AS person
         FROM (SELECT * FROM hits ORDER BY created_at DESC, anchor DESC LIMIT ${limit}) h
         JOIN conversations v ON v.id = h.conversation_id
         LEFT JOIN tool_calls d ON d.conversation_id = h.conversation_id AND d.tool_call_id = h.tool_call_id
@@ -112,26 +113,37 @@ export class HistorySearch implements HistorySearchPort {
           SELECT t.role, t.content FROM transcript_messages t
            WHERE t.conversation_id = h.conversation_id AND t.id > h.anchor AND t.role IN ('user', 'assistant') AND t.content <> ''
            ORDER BY t.id ASC LIMIT 1) a ON true
+        LEFT JOIN LATERAL (
+          SELECT i.user_id FROM transcript_messages am
+            JOIN transcript_messages um ON um.conversation_id = am.conversation_id AND um.turn = am.turn AND um.inbox_id IS NOT NULL
+            JOIN inbox i ON i.id = um.inbox_id
+           WHERE am.id = h.anchor LIMIT 1) p ON true
        ORDER BY h.created_at DESC, h.anchor DESC`;
-    return rows.map((r) => ({
-      kind: r.kind,
-      createdAt: r.created_at,
-      thread: r.thread,
-      ...(r.tool_name ? { toolName: r.tool_name } : {}),
-      ...(r.tool_call_id ? { toolCallId: r.tool_call_id } : {}),
-      ...(r.match_offset === null ? {} : { offset: r.match_offset }),
-      excerpt: safeSlice(r.excerpt, 0, 300),
-      ...(r.before_role ? { before: { role: r.before_role, text: r.before_text ?? '' } } : {}),
-      ...(r.after_role ? { after: { role: r.after_role, text: r.after_text ?? '' } } : {}),
-      ...(r.approval
-        ? {
-            approval: {
-              status: r.approval,
-              ...(r.approval_by ? { by: r.approval_by } : {}),
-              ...(r.approval_at ? { at: r.approval_at } : {}),
-            },
-          }
-        : {}),
-    }));
+    return rows.map(hitOf);
   }
+}
+
+/** A search row as the port's hit. */
+function hitOf(r: SearchRow): HistoryHit {
+  return {
+    kind: r.kind,
+    createdAt: r.created_at,
+    thread: r.thread,
+    ...(r.tool_name ? { toolName: r.tool_name } : {}),
+    ...(r.tool_call_id ? { toolCallId: r.tool_call_id } : {}),
+    ...(r.match_offset === null ? {} : { offset: r.match_offset }),
+    ...(r.person ? { person: r.person } : {}),
+    excerpt: safeSlice(r.excerpt, 0, 300),
+    ...(r.before_role ? { before: { role: r.before_role, text: r.before_text ?? '' } } : {}),
+    ...(r.after_role ? { after: { role: r.after_role, text: r.after_text ?? '' } } : {}),
+    ...(r.approval
+      ? {
+          approval: {
+            status: r.approval,
+            ...(r.approval_by ? { by: r.approval_by } : {}),
+            ...(r.approval_at ? { at: r.approval_at } : {}),
+          },
+        }
+      : {}),
+  };
 }

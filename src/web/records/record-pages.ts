@@ -4,7 +4,7 @@ import { conversationBody } from './conversation-page.ts';
 import { redirect, sendPage } from '../http.ts';
 import { layout, type Viewer } from '../layout.ts';
 import type { Request, WebPages } from '../pages.ts';
-import { channelId, searchBody, searchQueryOf, type PlacedHit } from './search-page.ts';
+import { channelId, passes, searchBody, searchQueryOf, type PlacedHit } from './search-page.ts';
 import { WEB_PATH } from '../settings.ts';
 
 /** Hits shown for one search. */
@@ -40,7 +40,7 @@ export function addRecordPages(pages: WebPages, search: HistorySearchPort): void
     );
     const hits = found
       .flat()
-      .filter((hit) => !q.tool || hit.toolName === q.tool)
+      .filter(passes(q))
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
       .slice(0, MAX_HITS);
     sendPage(r.res, 200, layout('Search', searchBody(q, channels, hits), viewer));

@@ -10,6 +10,10 @@ export interface SearchQuery {
   /** A channel as `platform/workspace/channel`; every readable one when empty. */
   channel: string;
   tool: string;
+  /** An MCP server: its tools' names, as the model sees them, begin `<server>__`. */
+  server: string;
+  /** A person's platform id: the turns that answered them. */
+  person: string;
   days?: number;
 }
 
@@ -19,11 +23,21 @@ export function searchQueryOf(query: URLSearchParams): SearchQuery {
     text: (query.get('q') ?? '').slice(0, 500),
     channel: query.get('channel') ?? '',
     tool: (query.get('tool') ?? '').slice(0, 200),
+    server: (query.get('server') ?? '').slice(0, 200),
+    person: (query.get('person') ?? '').slice(0, 200),
     ...(Number.isSafeInteger(days) && days > 0 ? { days } : {}),
   };
 }
 
 export const channelId = (c: ChannelScope): string => `${c.platform}/${c.workspace}/${c.channel}`;
+
+/** Whether a hit passes the form's filters of tool, server and person (words, channel and time are the search's). */
+export const passes =
+  (q: SearchQuery) =>
+  (hit: HistoryHit): boolean =>
+    (!q.tool || hit.toolName === q.tool) &&
+    (!q.server || (hit.toolName ?? '').startsWith(`${q.server}__`)) &&
+    (!q.person || hit.person === q.person);
 
 /** A hit found in `channel`. */
 export type PlacedHit = HistoryHit & { channel: ChannelScope };
@@ -41,7 +55,7 @@ function hitItem(hit: PlacedHit): Html {
     <a href="${hitLink(hit)}">${inert(what)}</a>
     <span class="meta"
       >${hit.createdAt.toISOString()} · ${inert(channelId(hit.channel))} · thread
-      ${inert(hit.thread)}</span
+      ${inert(hit.thread)}${hit.person ? html` · asked by ${inert(hit.person)}` : ''}</span
     >
     <div><code>${inert(hit.excerpt)}</code></div>
   </li>`;
@@ -63,6 +77,8 @@ export function searchBody(q: SearchQuery, channels: ChannelScope[], hits?: Plac
         </select></label
       >
       <label>Tool <input name="tool" value="${q.tool}" /></label>
+      <label>Server <input name="server" value="${q.server}" /></label>
+      <label>Person <input name="person" value="${q.person}" /></label>
       <label>Within days <input name="days" type="number" min="1" value="${q.days ?? ''}" /></label>
       <button type="submit">Search</button>
     </form>
