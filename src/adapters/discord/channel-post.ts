@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Routes, type REST } from 'discord.js';
-import type { InboundMessage, ReplyFile, ReplyLink } from '../../core/ports/platform/delivery.ts';
+import type { InboundMessage, ReplyFile } from '../../core/ports/platform/delivery.ts';
 import type { OutgoingChunk } from '../../core/ports/platform/platform.ts';
 import type { Logger } from '../../core/logger.ts';
-import { linkComponents } from './interactions/components.ts';
 
 /**
  * A reply's file as discord.js sends it, and the attachment list that makes it the message's only
@@ -33,6 +32,7 @@ export async function postToChannel(
   logger: Logger,
   message: InboundMessage,
   chunk: OutgoingChunk,
+  components: unknown[] | undefined,
 ): Promise<string> {
   logger.warn(
     'Discord: interaction expired before the reply was ready; posting it to the channel',
@@ -42,7 +42,7 @@ export async function postToChannel(
   );
   // The same nonce for the same chunk on every attempt: with enforce_nonce, Discord answers a
   // repeat (a crash between posting and recording it) with the message it already created.
-  const post = (content: string, part: string, file?: ReplyFile, links?: ReplyLink[]) => {
+  const post = (content: string, part: string, file?: ReplyFile, buttons?: unknown[]) => {
     const { files, attachments } = attached(file);
     const nonce = chunk.inboxId
       ? { nonce: channelNonce(chunk.inboxId, part), enforce_nonce: true }
@@ -51,7 +51,7 @@ export async function postToChannel(
       body: {
         content,
         allowed_mentions: { parse: [], users: [message.user] },
-        ...(links ? { components: linkComponents(links) } : {}),
+        ...(buttons ? { components: buttons } : {}),
         ...nonce,
         ...attachments,
       },
@@ -63,7 +63,7 @@ export async function postToChannel(
       `<@${message.user}>, your \`/ask\` took longer than Discord waits for a reply, so here it is:`,
       'intro',
     );
-  return (await post(chunk.text, String(chunk.seq), chunk.file, chunk.links)).id;
+  return (await post(chunk.text, String(chunk.seq), chunk.file, components)).id;
 }
 
 /**

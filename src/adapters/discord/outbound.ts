@@ -46,7 +46,8 @@ export function discordOutbound({ client, config, logger }: DiscordParts): Outbo
       try {
         // A scheduled run, which no interaction asked for, is answered in the thread its header
         // started; a mention or a reaction, in its channel.
-        if (isScheduledRun(message)) return await postInThread(rest, message, chunk);
+        if (isScheduledRun(message))
+          return await postInThread(rest, message, chunk, componentsOf(chunk));
         if (!message.delivery.token)
           return await replyInChannel(rest, message, chunk, componentsOf(chunk));
         return await postChunk(rest, logger, message, chunk);
@@ -177,7 +178,7 @@ async function postChunk(
     // Only /ask outlives its token publicly; anything else would leak or make no sense in the
     // channel.
     if (!isExpired(error) || message.kind !== 'message') throw error;
-    return postToChannel(rest, logger, message, chunk);
+    return postToChannel(rest, logger, message, chunk, components);
   }
 }
 

@@ -2,7 +2,6 @@ import { DiscordAPIError, Routes, type REST } from 'discord.js';
 import { ChannelGoneError, type InboundMessage } from '../../core/ports/platform/delivery.ts';
 import type { OutgoingChunk } from '../../core/ports/platform/platform.ts';
 import { attached, channelNonce } from './channel-post.ts';
-import { linkComponents } from './interactions/components.ts';
 import { NO_MENTIONS } from './text.ts';
 
 /** Unknown Channel, Missing Access, Missing Permissions: Spool cannot post there any more. */
@@ -54,6 +53,7 @@ export async function postInThread(
   rest: REST,
   { lane }: InboundMessage,
   chunk: OutgoingChunk,
+  components: unknown[] | undefined,
 ): Promise<string> {
   const { files, attachments } = attached(chunk.file);
   const nonce = chunk.inboxId
@@ -63,7 +63,7 @@ export async function postInThread(
     body: {
       content: chunk.text,
       allowed_mentions: NO_MENTIONS,
-      ...(chunk.links ? { components: linkComponents(chunk.links) } : {}),
+      ...(components ? { components } : {}),
       ...nonce,
       ...attachments,
     },

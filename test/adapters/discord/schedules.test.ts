@@ -4,7 +4,7 @@ import { isWorkingLine } from '../../../src/adapters/discord/text.ts';
 import { STOPPED_REPLY, type DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { ScheduleLedger } from '../../../src/store/delivery/schedule-ledger.ts';
-import { testAgent } from '../../support/agent.ts';
+import { testAgent, testTool } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { APP_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
@@ -30,10 +30,19 @@ beforeAll(async () => {
   llm = await new FakeOpenAi().start();
   llm.fallback = () => ({ content: 'All quiet.' });
   discord = await new FakeDiscord().start();
+  const ticket = testTool('ticket', () => ({ content: 'ticket 7: open', isError: false }));
   engine = testEngine(
     db,
-    testAgent({ fake: llm, store: testStore(db), tools: [] }),
-    { now: () => now, scheduleTimeZone: 'Europe/Paris', pollMs: 100 },
+    testAgent({ fake: llm, store: testStore(db), tools: [ticket] }),
+    {
+      now: () => now,
+      scheduleTimeZone: 'Europe/Paris',
+      pollMs: 100,
+      // A run that calls `ticket` waits for an approver, as any turn does.
+      policy: {
+        rules: [{ match: { platform: 'discord' }, approve: ['ticket'], approvers: [STOPPER] }],
+      },
+    },
     { schedules: new ScheduleLedger(db.prisma) },
   );
   adapter = new DiscordAdapter(
@@ -221,5 +230,24 @@ describe('/schedule on Discord', () => {
     } finally {
       llm.latencyMs = 0;
     }
+  });
+  it('asks for a run’s approval in its thread with Approve and Deny, as an /ask does', async () => {
+    llm.fallback = (request) => {
+      const last = request.messages.at(-1)!;
+      return last.role === 'user' && String(last.content).includes('ticket 7')
+        ? { toolCalls: [{ id: 't', name: 'ticket', arguments: '{"id":7}' }] }
+        : { content: 'All quiet.' };
+    };
+    const channel = nextId();
+    await schedule(channel, '"every day at 12:00" Look at ticket 7');
+    now = new Date('2031-03-04T11:00:05Z');
+    const prompt = await until(() =>
+      discord
+        .callsTo('POST', /^\/channels\/\d+\/messages$/)
+        .find((c) => String(c.body?.content).includes('`ticket`')),
+    );
+    const buttons = (prompt.body?.components as Array<{ components: Array<{ label: string }> }>)[0]!
+      .components;
+    expect(buttons.map((b) => b.label)).toEqual(['Approve', 'Deny']);
   });
 });
