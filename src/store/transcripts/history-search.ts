@@ -1,4 +1,5 @@
 import { safeSlice } from '../../core/text.ts';
+import { approvalOf } from './call-approval.ts';
 import type { ChannelScope } from '../../core/ports/conversation.ts';
 import type {
   HistoryEntryKind,
@@ -136,14 +137,6 @@ function hitOf(r: SearchRow): HistoryHit {
     excerpt: safeSlice(r.excerpt, 0, 300),
     ...(r.before_role ? { before: { role: r.before_role, text: r.before_text ?? '' } } : {}),
     ...(r.after_role ? { after: { role: r.after_role, text: r.after_text ?? '' } } : {}),
-    ...(r.approval
-      ? {
-          approval: {
-            status: r.approval,
-            ...(r.approval_by ? { by: r.approval_by } : {}),
-            ...(r.approval_at ? { at: r.approval_at } : {}),
-          },
-        }
-      : {}),
+    ...approvalOf(r),
   };
 }

@@ -1,4 +1,5 @@
 import type { ChannelScope } from '../../core/ports/conversation.ts';
+import { approvalOf } from './call-approval.ts';
 import type {
   StoredPart,
   CallRecord,
@@ -62,16 +63,7 @@ function callOf(r: CallRow): CallRecord {
     arguments: r.arguments,
     turn: r.turn,
     createdAt: r.created_at,
-    ...(r.approval
-      ? {
-          approval: {
-            status: r.approval,
-            ...(r.approval_by ? { by: r.approval_by } : {}),
-            ...(r.approval_at ? { at: r.approval_at } : {}),
-            ...(r.approval_note ? { note: r.approval_note } : {}),
-          },
-        }
-      : {}),
+    ...approvalOf(r),
     ...(r.content === null
       ? {}
       : {
