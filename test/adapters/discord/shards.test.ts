@@ -32,8 +32,9 @@ const MESSAGE = (
   ) as { payload: Record<string, unknown> }
 ).payload;
 
-/** A guild on `shard` of SHARDS: Discord's `(guild_id >> 22) % shard_count`. */
-const guildOn = (shard: number) => String((400_000n + BigInt(shard)) << 22n);
+/** A guild on `shard` of `count` shards: Discord's `(guild_id >> 22) % shard_count`. */
+const guildOn = (shard: number, count = SHARDS) =>
+  String((BigInt(count) * 100_000n + BigInt(shard)) << 22n);
 
 let scratch: { url: string; drop(): Promise<void> };
 let llm: FakeOpenAi;
@@ -100,13 +101,13 @@ async function holders(): Promise<Map<number, string>> {
 const connected = () => [...discord.gateway.connectedShards()].sort().join(',');
 
 /** A mention of Spool in a guild on `shard`, in a channel of its own; returns the channel. */
-function mention(shard: number, text: string): string {
+function mention(shard: number, text: string, count = SHARDS): string {
   const channel = nextId();
   discord.dispatchMessage({
     ...MESSAGE,
     id: nextId(),
     channel_id: channel,
-    guild_id: guildOn(shard),
+    guild_id: guildOn(shard, count),
     content: `<@100000000000000002> ${text}`,
   });
   return channel;
@@ -201,5 +202,24 @@ describe('Discord shards over two replicas', () => {
       identifiesBefore,
     );
     expect([...(await holders()).values()].every((h) => !h.includes(`:${pid}:`))).toBe(true);
+  });
+  it('takes a new shard count as one fenced step every replica observes: the six shared between the two replicas, no shard ever connected twice, every mention answered once', async () => {
+    // Discord now recommends 6: a replica that starts reads it and settles it for all.
+    const before = connected();
+    expect(before).toBe('0,1,2,3');
+    discord.gateway.shardCount = 6;
+    await startReplica();
+    const six = await until(async () => {
+      const now = await holders();
+      return now.size === 6 && connected() === '0,1,2,3,4,5' ? now : undefined;
+    }, 60_000);
+    // Both live replicas share the six, and no shard ever had two connections.
+    expect(new Set(six.values()).size).toBe(2);
+    expect(discord.gateway.doubled).toEqual([]);
+    const mentioned = [0, 1, 2, 3, 4, 5].map((s) => mention(s, `six ${s}`, 6));
+    await until(() => (mentioned.every((c) => answers(c).length === 1) ? true : undefined), 30_000);
+    const later = [0, 1, 2, 3, 4, 5].map((s) => mention(s, `six later ${s}`, 6));
+    await until(() => (later.every((c) => answers(c).length === 1) ? true : undefined), 30_000);
+    for (const channel of mentioned) expect(answers(channel)).toHaveLength(1);
   });
 });
