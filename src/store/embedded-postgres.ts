@@ -145,7 +145,7 @@ async function initCluster(initdb: string, pgdata: string, as: RunAs): Promise<v
  * A cluster for `pgdata`, made beside it and renamed into place whole, so that a start killed
  * half way leaves none. The template `npm ci` prepared is copied (a clone where the file system
  * can) and written to disk (`initdb --sync-only`), as initdb would have; without one, initdb runs:
- * 0.5-0.7 s of a first start, three times the copy's.
+ * 0.5-0.7 s of a first start, more than twice the copy's (BENCHMARKS.md).
  */
 async function newCluster(
   bin: { initdb: string; pg_ctl: string },
