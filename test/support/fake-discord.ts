@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isWorkingLine } from '../../src/adapters/discord/text.ts';
 import { FakeGateway } from './fake-discord-gateway.ts';
 import { answerWhenDone, readBytes } from './http.js';
 
@@ -154,6 +155,18 @@ export class FakeDiscord {
 
   callsTo(method: string, pattern: RegExp): DiscordCall[] {
     return this.calls.filter((c) => c.method === method && pattern.test(c.path));
+  }
+
+  /** The edits of an interaction's deferred response, but the status lines shown while Spool works. */
+  answersTo(token: string): DiscordCall[] {
+    return this.callsTo('PATCH', /@original$/).filter(
+      (c) => c.path.includes(`/${token}`) && !isWorkingLine(c.body?.content),
+    );
+  }
+
+  /** What Spool posted to an interaction's callback: its deferral, a modal, a private answer. */
+  callbacksOf(token: string): DiscordCall[] {
+    return this.callsTo('POST', /\/callback$/).filter((c) => c.path.includes(`/${token}`));
   }
 
   async waitFor(predicate: () => boolean, timeoutMs = 15_000): Promise<void> {

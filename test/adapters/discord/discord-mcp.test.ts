@@ -87,15 +87,10 @@ beforeEach(() => {
 });
 
 const forToken = (token: string) => (c: DiscordCall) => c.path.includes(`/${token}`);
-/** Edits of the deferred response but the status lines shown while Spool works. */
-const edits = (token: string) =>
-  discord
-    .callsTo('PATCH', /@original$/)
-    .filter(forToken(token))
-    .filter((c) => !isWorkingLine(c.body?.content));
+const edits = (token: string) => discord.answersTo(token);
 const followUps = (token: string) =>
   discord.callsTo('POST', /^\/webhooks\/\d+\/[^/]+$/).filter(forToken(token));
-const callbacks = (token: string) => discord.callsTo('POST', /\/callback$/).filter(forToken(token));
+const callbacks = (token: string) => discord.callbacksOf(token);
 const answerOf = (token: string) => edits(token).at(-1)?.body?.content;
 const answer = (token: string) =>
   edits(token).find((e) => String(e.body?.content).startsWith('tool said'));

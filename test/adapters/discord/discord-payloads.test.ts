@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DiscordAdapter, isWorkingLine } from '../../../src/adapters/discord/discord-adapter.ts';
+import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
 import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { testAgent } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { APP_ID, FakeDiscord, type DiscordCall } from '../../support/fake-discord.ts';
+import { APP_ID, FakeDiscord } from '../../support/fake-discord.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import { silentLogger } from '../../support/logger.ts';
 
@@ -76,14 +76,8 @@ beforeEach(() => {
 
 const lastUserText = (request: ChatRequest) =>
   String(request.messages.filter((m) => m.role === 'user').at(-1)?.content);
-const forToken = (token: string) => (c: DiscordCall) => c.path.includes(`/${token}`);
-/** Edits of the deferred response but the status lines shown while Spool works. */
-const edits = (token: string) =>
-  discord
-    .callsTo('PATCH', /@original$/)
-    .filter(forToken(token))
-    .filter((c) => !isWorkingLine(c.body?.content));
-const callbacks = (token: string) => discord.callsTo('POST', /\/callback$/).filter(forToken(token));
+const edits = (token: string) => discord.answersTo(token);
+const callbacks = (token: string) => discord.callbacksOf(token);
 const fileText = (name: string) => `the contents of ${name}`;
 
 /** The payload with each attachment it resolves served by the fake, where its URL now points. */

@@ -5,7 +5,6 @@ import {
   DiscordAdapter,
   unreadableReply,
   type DiscordAdapterConfig,
-  isWorkingLine,
 } from '../../../src/adapters/discord/discord-adapter.ts';
 import {
   fileRefusedNote,
@@ -116,15 +115,10 @@ const channel = () => nextId();
 const userTexts = (request: ChatRequest) =>
   request.messages.filter((m) => m.role === 'user').map((m) => m.content);
 const forToken = (token: string) => (c: DiscordCall) => c.path.includes(`/${token}`);
-/** Edits of the deferred response but the status lines shown while Spool works. */
-const edits = (token: string) =>
-  discord
-    .callsTo('PATCH', /@original$/)
-    .filter(forToken(token))
-    .filter((c) => !isWorkingLine(c.body?.content));
+const edits = (token: string) => discord.answersTo(token);
 const followUps = (token: string) =>
   discord.callsTo('POST', /^\/webhooks\/\d+\/[^/]+$/).filter(forToken(token));
-const callbacks = (token: string) => discord.callsTo('POST', /\/callback$/).filter(forToken(token));
+const callbacks = (token: string) => discord.callbacksOf(token);
 const ask = (
   channelId: string,
   prompt: string,

@@ -1,14 +1,14 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { AddressInfo, Server } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DiscordAdapter, isWorkingLine } from '../../../src/adapters/discord/discord-adapter.ts';
+import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
 import { INTERACTIONS_PATH } from '../../../src/adapters/discord/interactions/http-interactions.ts';
 import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import { serveRoutes } from '../../../src/observability.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { testAgent } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { APP_ID, FakeDiscord, nextId, type DiscordCall } from '../../support/fake-discord.ts';
+import { APP_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import { silentLogger } from '../../support/logger.ts';
 import {
@@ -69,13 +69,8 @@ beforeEach(() => {
 
 const lastUserText = (request: ChatRequest) =>
   String(request.messages.filter((m) => m.role === 'user').at(-1)?.content);
-const forToken = (token: string) => (c: DiscordCall) => c.path.includes(`/${token}`);
-const edits = (token: string) =>
-  discord
-    .callsTo('PATCH', /@original$/)
-    .filter(forToken(token))
-    .filter((c) => !isWorkingLine(c.body?.content));
-const callbacks = (token: string) => discord.callsTo('POST', /\/callback$/).filter(forToken(token));
+const edits = (token: string) => discord.answersTo(token);
+const callbacks = (token: string) => discord.callbacksOf(token);
 const stored = (id: string) => db.prisma.inboxEntry.count({ where: { messageKey: id } });
 
 /** A POST to Spool's endpoint, as Discord makes it. */
