@@ -140,12 +140,28 @@ export function running(pid: number): boolean {
   }
 }
 
+/**
+ * Ports for the tests' own servers come from below Linux's ephemeral range (32768 and up), where
+ * the kernel never hands one out on its own: a port found free there and released is not taken a
+ * moment later as some connection's source port, as one taken by `listen(0)` can be under a busy
+ * suite (a server child then exits with EADDRINUSE). Each test process walks its own run of it from
+ * a random start; the port is listened on once to be sure it is free.
+ */
+const TEST_PORTS = { first: 20_000, count: 12_000 };
+let nextTestPort = Math.floor(Math.random() * TEST_PORTS.count);
+
 export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = TEST_PORTS.first + (nextTestPort++ % TEST_PORTS.count);
+    if (await listensOn(port)) return port;
+  }
+}
+
+function listensOn(port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, () => probe.close(() => resolve(true)));
   });
 }
 

@@ -31,13 +31,16 @@ beforeAll(async () => {
     env: { ...process.env, MCP_PORT: String(mcpPort), MCP_AUTH_PORT: String(authPort) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let stderr = '';
+  server.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = `http://localhost:${mcpPort}/mcp`;
-  await until(() =>
-    fetch(url, { method: 'POST' }).then(
+  await until(() => {
+    if (server.exitCode !== null) throw new Error(`the example server exited: ${stderr}`);
+    return fetch(url, { method: 'POST' }).then(
       () => true,
       () => undefined,
-    ),
-  );
+    );
+  });
   dir = await mkdtemp(join(tmpdir(), 'spool-oauth-'));
   await writeFile(join(dir, 'mcp.json'), JSON.stringify({ mcpServers: { [serverName]: { url } } }));
   env = {
