@@ -49,6 +49,8 @@ const integration = (
     // A test that starts processes waits for a core on a busy two-core machine.
     testTimeout: 60_000,
     hookTimeout: 90_000,
+    // A row or reply polled for comes when the machine gets to it: as long as `until` waits.
+    expect: { poll: { timeout: 15_000 } },
   },
 });
 
