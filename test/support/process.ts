@@ -96,12 +96,7 @@ export const EVERYTHING_SERVER = createRequire(import.meta.url).resolve(
 export async function startHttpEverything(
   transport: 'streamableHttp' | 'sse',
 ): Promise<{ server: ChildProcess; port: number }> {
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
+  const port = await freePort();
   const server = spawn(process.execPath, [EVERYTHING_SERVER, transport], {
     env: { PATH: process.env.PATH, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
