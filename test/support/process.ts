@@ -1,4 +1,9 @@
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import {
+  execFileSync,
+  spawn,
+  type ChildProcess,
+  type ChildProcessWithoutNullStreams,
+} from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -86,6 +91,21 @@ export function runSpool(
 export const EVERYTHING_SERVER = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-everything/dist/index.js',
 );
+
+/** server-everything over one of its HTTP transports, on a free port. */
+export async function startHttpEverything(
+  transport: 'streamableHttp' | 'sse',
+): Promise<{ server: ChildProcess; port: number }> {
+  const port = await freePort();
+  const server = spawn(process.execPath, [EVERYTHING_SERVER, transport], {
+    env: { PATH: process.env.PATH, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  await new Promise<void>((resolve) =>
+    server.stderr!.on('data', (d: Buffer) => /listening|running/i.test(d.toString()) && resolve()),
+  );
+  return { server, port };
+}
 
 /** The official MCP filesystem server. */
 export const FILESYSTEM_SERVER = createRequire(import.meta.url).resolve(

@@ -185,17 +185,41 @@ const argumentsFor = (tool: ToolSpec) => {
   return Object.fromEntries(required.map((name) => [name, sample(properties[name] ?? {})]));
 };
 
+/** The server's tool `name`, as Spool offers it (`<server>__<name>`). */
+const toolNamed = (tools: ToolSpec[], name: string) =>
+  tools.find((t) => t.name.endsWith(`__${name}`)) ?? { name, parameters: {} };
+
+type Call = { name: string; args: Record<string, unknown> };
+
 /**
- * What a model would call: the scenario's calls where it names them, nothing where the scenario
- * is that the model needs no skill (so none of a skill's files may be read), else each tool once.
+ * The calls a scenario's description tells the client to make, where it names no calls in its
+ * context: none where the model needs no skill (so none of a skill's files may be read), nor where
+ * only the listing is tested (its server answers no call); the focal tool's input schema, as Spool
+ * holds it for the model, sent back through the echo tool, where the scenario checks what of JSON
+ * Schema 2020-12 Spool keeps.
+ */
+const SCRIPTS: Record<string, (tools: ToolSpec[]) => Call[]> = {
+  'sep-2640-client-no-prefetch': () => [],
+  'json-schema-ref-no-deref': () => [],
+  'json-schema-2020-12-preservation': (tools) => [
+    {
+      name: toolNamed(tools, 'json_schema_echo').name,
+      args: { schema: toolNamed(tools, 'json_schema_2020_12_tool').parameters },
+    },
+  ],
+};
+
+/**
+ * What a model would call: the scenario's calls where it names them, in its description (SCRIPTS)
+ * or its context, else each tool once.
  */
 const callsOf = (tools: ToolSpec[]) =>
-  scenario === 'sep-2640-client-no-prefetch'
-    ? []
-    : (context.toolCalls?.map((call) => ({
-        name: tools.find((t) => t.name.endsWith(`__${call.name}`))?.name ?? call.name,
-        args: call.arguments,
-      })) ?? tools.map((tool) => ({ name: tool.name, args: argumentsFor(tool) })));
+  SCRIPTS[scenario]?.(tools) ??
+  context.toolCalls?.map((call) => ({
+    name: toolNamed(tools, call.name).name,
+    args: call.arguments,
+  })) ??
+  tools.map((tool) => ({ name: tool.name, args: argumentsFor(tool) }));
 
 const conversation = {
   id: 'conformance',

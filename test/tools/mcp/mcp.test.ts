@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { getEventListeners } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +14,7 @@ import { McpToolSource } from '../../../src/tools/mcp/source.ts';
 import { lastMessage, markedCallId, nextOffset, sentCallIds } from '../../support/agent.ts';
 import { testDatabase, testStore, uniqueKey } from '../../support/db.ts';
 import { FakeOpenAi } from '../../support/fake-openai.ts';
-import { freePort, serverPidsBelow, until } from '../../support/process.ts';
+import { freePort, serverPidsBelow, startHttpEverything, until } from '../../support/process.ts';
 import { RecordingLogger, silentLogger } from '../../support/logger.ts';
 import { Agent } from '../../../src/core/agent/agent.ts';
 import { defaultAgentOptions, openAiClientFor, toolsWithPages } from '../../support/agent.ts';
@@ -485,26 +484,6 @@ describe('what a server says of calling its tools again', () => {
     }
   });
 });
-
-/** server-everything over one of its HTTP transports, on a free port. */
-async function startHttpEverything(
-  transport: 'streamableHttp' | 'sse',
-): Promise<{ server: ChildProcess; port: number }> {
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-  const server = spawn(process.execPath, [EVERYTHING, transport], {
-    env: { PATH: process.env.PATH, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  await new Promise<void>((resolve) =>
-    server.stderr!.on('data', (d: Buffer) => /listening|running/i.test(d.toString()) && resolve()),
-  );
-  return { server, port };
-}
 
 describe('SSE servers', () => {
   let server: ChildProcess;
