@@ -366,6 +366,43 @@ describe('searchHistory', () => {
     expect(excluded.filter((h) => h.kind === 'user')).toHaveLength(0);
   });
 
+  it('filters by tool, server and person in the query: an older run of theirs is found past newer hits', async () => {
+    const key = uniqueKey();
+    // The asker's run first, then newer runs of another tool, by someone else.
+    const asked = await store.openConversation({ ...key, thread: '1.1' });
+    const entry = await db.prisma.inboxEntry.create({
+      data: {
+        platform: 'slack',
+        messageKey: `${key.channel}:1.1`,
+        kind: 'message',
+        userId: 'U-ASKER',
+        text: 'please run fs__read',
+        delivery: {},
+        status: 'answered',
+      },
+    });
+    await store.appendMessages(asked, [
+      { role: 'user', content: 'please run fs__read', turn: 1, inboxId: String(entry.id) },
+    ]);
+    await toolRun(asked, 1, 'mine', 'fs__read', '{"q":"okapi"}', 'okapi facts', 'ok');
+    for (let i = 0; i < 3; i++) {
+      const other = await store.openConversation({ ...key, thread: `2.${i}` });
+      await toolRun(other, 1, `web${i}`, 'web__fetch', '{"q":"okapi"}', 'okapi pages', 'okapi');
+    }
+    const ids = async (query: { tool?: string; server?: string; person?: string }) =>
+      (await search.searchHistory(key, { text: 'okapi', maxResults: 2, ...query })).map(
+        (h) => `${h.kind} ${h.toolCallId ?? ''}`,
+      );
+    // Unfiltered, the newest two are another's.
+    expect(await ids({})).not.toContain('tool_result mine');
+    expect(await ids({ tool: 'fs__read' })).toEqual(['tool_result mine', 'tool_call mine']);
+    expect(await ids({ server: 'fs' })).toEqual(['tool_result mine', 'tool_call mine']);
+    expect(await ids({ server: 'f' })).toEqual([]);
+    expect(await ids({ person: 'U-ASKER' })).toEqual(['tool_result mine', 'tool_call mine']);
+    expect(await ids({ person: 'U-ASKER', server: 'web' })).toEqual([]);
+    expect(await ids({ person: 'U-NOBODY' })).toEqual([]);
+  });
+
   it('stores a derived result but never searches it or its call: a fact is found once, in the result it came from', async () => {
     const key = uniqueKey();
     const conversation = await store.openConversation(key);

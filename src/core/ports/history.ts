@@ -30,6 +30,12 @@ export interface HistoryQuery {
   maxResults: number;
   /** Leave out this turn of this conversation: it holds the question being asked. */
   excludeTurn?: { conversationId: string; turn: number };
+  /** Only calls and results of this tool (its name as the model sees it). */
+  tool?: string;
+  /** Only calls and results of this MCP server's tools (named `<server>__…`). */
+  server?: string;
+  /** Only the turns that answered this person (their platform id). */
+  person?: string;
 }
 
 /** A tool run's whole result, as stored. */

@@ -9,7 +9,7 @@ import type {
   StoredResult,
 } from '../../core/ports/history.ts';
 import { storedResultIn } from './stored-result.ts';
-import type { PrismaClient } from '../generated/client.ts';
+import { Prisma, type PrismaClient } from '../generated/client.ts';
 import { NOT_ASTRAL, type ResultIndexer } from './result-index.ts';
 import { channelKeyOf } from './conversations.ts';
 
@@ -65,6 +65,19 @@ export class HistorySearch implements HistorySearchPort {
       conversationId: '00000000-0000-0000-0000-000000000000',
       turn: -1,
     };
+    // The filters are the query's, not a sieve over its newest hits: a tool, server or person
+    // whose hits are older than the newest N of the channel is still found.
+    const tool = query.tool ?? null;
+    const toolPrefix = query.server ? `${query.server}__` : null;
+    const person = query.person ?? null;
+    const ofTool = (c: string) =>
+      Prisma.sql`(${tool}::text IS NULL OR ${Prisma.raw(c)}.tool_name = ${tool})
+        AND (${toolPrefix}::text IS NULL OR starts_with(${Prisma.raw(c)}.tool_name, ${toolPrefix}))`;
+    const ofPerson = (row: string) =>
+      Prisma.sql`(${person}::text IS NULL OR EXISTS (
+        SELECT 1 FROM transcript_messages um JOIN inbox i ON i.id = um.inbox_id
+         WHERE um.conversation_id = ${Prisma.raw(row)}.conversation_id AND um.turn = ${Prisma.raw(row)}.turn
+           AND i.user_id = ${person}))`;
     // Each branch is its own index-backed top-N (GIN match, or the channel/time index when the
     // words are common); only the final N rows get excerpts and context. A result's hit is the
     // first of its pieces that matches; its body is that piece, and the match offset is the
@@ -77,21 +90,25 @@ export class HistorySearch implements HistorySearchPort {
           WHERE m.channel_key = ${key} AND m.created_at >= ${since}
             AND m.search @@ to_tsquery('simple', ${tsquery})
             AND NOT (m.conversation_id = ${excluded.conversationId}::uuid AND m.turn = ${excluded.turn})
+            AND ${tool}::text IS NULL AND ${toolPrefix}::text IS NULL AND ${ofPerson('m')}
           ORDER BY m.created_at DESC LIMIT ${limit})
         UNION ALL
         (SELECT 'tool_call', c.message_id, c.conversation_id, c.tool_name, c.tool_call_id, left(c.arguments, 100000), NULL, c.created_at
            FROM tool_calls c
           WHERE c.channel_key = ${key} AND c.created_at >= ${since}
             AND c.search @@ to_tsquery('simple', ${tsquery})
-            AND NOT c.derived
+            AND NOT c.derived AND ${ofTool('c')} AND ${ofPerson('c')}
           ORDER BY c.created_at DESC LIMIT ${limit})
         UNION ALL
         (SELECT 'tool_result', c.message_id, c.conversation_id, c.tool_name, c.tool_call_id,
                 p.body, p.start_offset, p.created_at
            FROM (SELECT DISTINCT ON (k.result_id) k.result_id, k.start_offset, k.body, k.created_at
-                   FROM (SELECT * FROM tool_result_chunks
-                          WHERE channel_key = ${key} AND created_at >= ${since} AND search @@ to_tsquery('simple', ${tsquery})
-                          ORDER BY created_at DESC LIMIT ${limit * 20}) k
+                   FROM (SELECT k.* FROM tool_result_chunks k
+                          WHERE k.channel_key = ${key} AND k.created_at >= ${since} AND k.search @@ to_tsquery('simple', ${tsquery})
+                            AND (${tool}::text IS NULL AND ${toolPrefix}::text IS NULL AND ${person}::text IS NULL
+                                 OR EXISTS (SELECT 1 FROM tool_results fr JOIN tool_calls c ON c.id = fr.call_id
+                                             WHERE fr.id = k.result_id AND ${ofTool('c')} AND ${ofPerson('c')}))
+                          ORDER BY k.created_at DESC LIMIT ${limit * 20}) k
                   ORDER BY k.result_id, k.start_offset) p
            JOIN tool_results r ON r.id = p.result_id JOIN tool_calls c ON c.id = r.call_id
           ORDER BY p.created_at DESC LIMIT ${limit})

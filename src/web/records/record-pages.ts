@@ -4,7 +4,7 @@ import { conversationBody } from './conversation-page.ts';
 import { redirect, sendPage } from '../http.ts';
 import { layout, type Viewer } from '../layout.ts';
 import type { Request, WebPages } from '../pages.ts';
-import { channelId, passes, searchBody, searchQueryOf, type PlacedHit } from './search-page.ts';
+import { channelId, searchBody, searchQueryOf, type PlacedHit } from './search-page.ts';
 import { WEB_PATH } from '../settings.ts';
 
 /** Hits shown for one search. */
@@ -34,13 +34,15 @@ export function addRecordPages(pages: WebPages, search: HistorySearchPort): void
             text: q.text,
             maxResults: MAX_HITS,
             ...(q.days ? { days: q.days } : {}),
+            ...(q.tool ? { tool: q.tool } : {}),
+            ...(q.server ? { server: q.server } : {}),
+            ...(q.person ? { person: q.person } : {}),
           })
         ).map((hit): PlacedHit => ({ ...hit, channel })),
       ),
     );
     const hits = found
       .flat()
-      .filter(passes(q))
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
       .slice(0, MAX_HITS);
     sendPage(r.res, 200, layout('Search', searchBody(q, channels, hits), viewer));

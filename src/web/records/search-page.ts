@@ -31,14 +31,6 @@ export function searchQueryOf(query: URLSearchParams): SearchQuery {
 
 export const channelId = (c: ChannelScope): string => `${c.platform}/${c.workspace}/${c.channel}`;
 
-/** Whether a hit passes the form's filters of tool, server and person (words, channel and time are the search's). */
-export const passes =
-  (q: SearchQuery) =>
-  (hit: HistoryHit): boolean =>
-    (!q.tool || hit.toolName === q.tool) &&
-    (!q.server || (hit.toolName ?? '').startsWith(`${q.server}__`)) &&
-    (!q.person || hit.person === q.person);
-
 /** A hit found in `channel`. */
 export type PlacedHit = HistoryHit & { channel: ChannelScope };
 
