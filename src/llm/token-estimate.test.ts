@@ -8,6 +8,7 @@ import { chatRequestBody } from './openai-client.ts';
 import {
   inShortRuns,
   LONGEST_RUN,
+  mayHoldLongRun,
   promptEstimator,
   tokenCounter,
   UNKNOWN_TOKENIZER_MARGIN,
@@ -66,6 +67,48 @@ describe('inShortRuns', () => {
       expect(count(text)).toBeGreaterThanOrEqual(exact);
       expect(count(text)).toBeLessThanOrEqual(exact + Math.ceil(text.length / LONGEST_RUN));
     }
+  });
+});
+
+describe('mayHoldLongRun', () => {
+  const longestRun = (text: string) =>
+    Math.max(
+      0,
+      ...[...text.matchAll(/[\p{L}\p{M}]+|[^\s\p{L}\p{M}\p{N}]+|\s+/gu)].map((m) => m[0].length),
+    );
+  // Runs of each class, ASCII or not, near the limit, one after another.
+  const piece = fc
+    .tuple(
+      fc.constantFrom(
+        'a',
+        'Z',
+        '=',
+        '\u0000',
+        ' ',
+        '\n',
+        '7',
+        'é',
+        '語',
+        '😀',
+        '\u0301',
+        '—',
+        '\u00a0',
+      ),
+      fc.integer({ min: 1, max: LONGEST_RUN + 2 }),
+    )
+    .map(([unit, times]) => unit.repeat(times));
+
+  it('never says no where a run is longer than LONGEST_RUN, and says no to ordinary ASCII', () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), (pieces) => {
+        const text = pieces.join('');
+        if (longestRun(text) > LONGEST_RUN) expect(mayHoldLongRun(text)).toBe(true);
+      }),
+      { numRuns: 2_000 },
+    );
+    const ascii = `${'Spool keeps every tool result whole; {"a": 1}\n'.repeat(2_000)}${'x'.repeat(LONGEST_RUN)}`;
+    expect(mayHoldLongRun(ascii)).toBe(false);
+    expect(mayHoldLongRun(`${ascii}x`)).toBe(true);
   });
 });
 

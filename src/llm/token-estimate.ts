@@ -67,6 +67,7 @@ const LONG_RUN = new RegExp(
  */
 export function inShortRuns(count: CountTokens): CountTokens {
   return (text) => {
+    if (!mayHoldLongRun(text)) return count(text);
     let tokens = 0;
     let from = 0;
     for (const run of text.matchAll(LONG_RUN)) {
@@ -76,6 +77,40 @@ export function inShortRuns(count: CountTokens): CountTokens {
     }
     return tokens + count(from === 0 ? text : text.slice(from));
   };
+}
+
+/**
+ * Whether `text` may hold a run longer than `LONGEST_RUN`: exact on ASCII, where a character's
+ * class is read from its code; any other character is taken to continue a run of each class. It
+ * reads text four times as fast as `LONG_RUN`'s search, which runs only where it answers yes.
+ */
+export function mayHoldLongRun(text: string): boolean {
+  if (text.length <= LONGEST_RUN) return false;
+  let letters = 0;
+  let others = 0;
+  let spaces = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const lower = c | 32;
+    if (c >= 128) {
+      letters++;
+      others++;
+      spaces++;
+    } else if (lower >= 97 && lower <= 122) {
+      letters++;
+      others = spaces = 0;
+    } else if (c >= 48 && c <= 57) {
+      letters = others = spaces = 0;
+    } else if (c === 32 || (c >= 9 && c <= 13)) {
+      spaces++;
+      letters = others = 0;
+    } else {
+      others++;
+      letters = spaces = 0;
+    }
+    if (letters > LONGEST_RUN || others > LONGEST_RUN || spaces > LONGEST_RUN) return true;
+  }
+  return false;
 }
 
 /** `run` in pieces of `LONGEST_RUN` UTF-16 units, never splitting a surrogate pair. */
