@@ -1,9 +1,7 @@
 import { expect } from 'vitest';
-import type { Server } from 'node:http';
 import { SlackAdapter } from '../../src/adapters/slack/slack-adapter.ts';
 import type { SlackAdapterConfig } from '../../src/adapters/slack/parts.ts';
 import type { DeliveryEngine } from '../../src/core/delivery/engine/engine.ts';
-import { serveRoutes } from '../../src/observability.ts';
 import type { Database } from '../../src/store/database.ts';
 import type { Tool } from '../../src/core/ports/tools.ts';
 import { testAgent } from './agent.ts';
@@ -12,9 +10,7 @@ import { FakeOpenAi } from './fake-openai.ts';
 import { FakeSlack, signedRequest } from './fake-slack.ts';
 import { silentLogger } from './logger.ts';
 import { freePort } from './process.ts';
-
-/** The secret in-process adapters verify Slack's signatures with, unless a test sets its own. */
-export const TEST_SIGNING_SECRET = 'in-process-signing-secret';
+import { serveSlackEvents, SIGNING_SECRET } from './slack-bot.ts';
 
 /** An in-process Slack adapter with its Events API served, and signed posts to it as Slack makes them. */
 export interface ServedSlackAdapter {
@@ -24,25 +20,25 @@ export interface ServedSlackAdapter {
   /** POSTs `body` to the Events API, signed with the adapter's secret. */
   post(body: string, contentType: string, headers?: Record<string, string>): Promise<Response>;
   /** An Events API payload (an event, or the URL check), as JSON. */
-  event(body: Record<string, unknown>, headers?: Record<string, string>): Promise<Response>;
+  event(body: unknown, headers?: Record<string, string>): Promise<Response>;
   /** A slash command's fields, form-encoded. */
   command(fields: Record<string, string>): Promise<Response>;
   /** An interaction's payload (a click, a submitted form), form-encoded as Slack sends it. */
-  interaction(payload: Record<string, unknown>): Promise<Response>;
+  interaction(payload: unknown): Promise<Response>;
   /** Stops the adapter and the engine, and closes the Events API's server. */
   stop(): Promise<void>;
 }
 
 /**
- * A SlackAdapter over `engine` (token "xoxb-test", the test signing secret, unless `config` says
- * otherwise), its Events API served as `npm start` mounts it on the bot's HTTP server (except in
- * Socket Mode, `appToken`); the engine is started once the adapter is.
+ * A SlackAdapter over `engine` (token "xoxb-test" and the bot's SIGNING_SECRET, so `deliver`
+ * reaches it too, unless `config` says otherwise), its Events API served as `npm start` mounts it
+ * (except in Socket Mode, `appToken`); the engine is started once the adapter is.
  */
 export async function serveSlackAdapter(
   engine: DeliveryEngine,
   config: SlackAdapterConfig,
 ): Promise<ServedSlackAdapter> {
-  const signingSecret = config.signingSecret ?? TEST_SIGNING_SECRET;
+  const signingSecret = config.signingSecret ?? SIGNING_SECRET;
   const adapter = new SlackAdapter(
     {
       botToken: 'xoxb-test',
@@ -54,12 +50,7 @@ export async function serveSlackAdapter(
   );
   await adapter.start();
   const port = await freePort();
-  let server: Server | undefined;
-  if (!config.appToken) {
-    const endpoint = await serveRoutes(port, []);
-    endpoint.mount(adapter.httpHandler()!);
-    server = endpoint.server;
-  }
+  const server = config.appToken ? undefined : await serveSlackEvents(adapter, port);
   engine.start();
   const post = (body: string, contentType: string, headers: Record<string, string> = {}) =>
     fetch(
