@@ -2,7 +2,6 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import {
   DISCORD_COMMANDS,
   DISCORD_REFUSAL,
-  DiscordAdapter,
   unreadableReply,
   type DiscordAdapterConfig,
 } from '../../../src/adapters/discord/discord-adapter.ts';
@@ -15,6 +14,7 @@ import {
 import type { Database } from '../../../src/store/database.ts';
 import { testAgent, testTool } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
+import { GUILD, startDiscordAdapter } from '../../support/discord-spool.ts';
 import { APP_ID, FakeDiscord, nextId, type DiscordCall } from '../../support/fake-discord.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import { RecordingLogger } from '../../support/logger.ts';
@@ -22,7 +22,6 @@ import { startConnectProxy } from '../../support/connect-proxy.ts';
 import { until } from '../../support/process.ts';
 import { ProxyAgent } from 'undici';
 
-const GUILD = '400000000000000001';
 const OTHER_GUILD = '400000000000000002';
 
 let db: Database;
@@ -59,24 +58,12 @@ async function startAdapter(
     testAgent({ fake: llm, store: testStore(database), tools: [ticket, sweepLog] }),
     pipelineOptions,
   );
-  const started = new DiscordAdapter(
-    {
-      token: 'bot-token',
-      applicationId: APP_ID,
-      guildId: GUILD,
-      apiUrl: discord.apiUrl,
-      allowedGuilds: [GUILD],
-      ...overrides,
-    },
+  const { stop } = await startDiscordAdapter(
     pipeline,
+    { apiUrl: discord.apiUrl, allowedGuilds: [GUILD], ...overrides },
     log,
   );
-  await started.start();
-  pipeline.start();
-  return {
-    pipeline,
-    stop: async () => void (await Promise.all([started.stop(), pipeline.stop(0)])),
-  };
+  return { pipeline, stop };
 }
 
 beforeAll(async () => {

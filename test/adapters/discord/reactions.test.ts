@@ -7,71 +7,47 @@ import {
   type GatewayMessageReactionRemoveDispatchData,
 } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
 import { UNREAD_WORDS } from '../../../src/adapters/discord/text.ts';
-import { STOPPED_REPLY, type DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
+import { STOPPED_REPLY } from '../../../src/core/delivery/engine/engine.ts';
 import type { Policy } from '../../../src/core/delivery/rules/policy.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { testAgent } from '../../support/agent.ts';
-import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { APP_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
-import { FakeOpenAi } from '../../support/fake-openai.ts';
-import { silentLogger } from '../../support/logger.ts';
+import { startDiscordSpool, GUILD, type DiscordSpool } from '../../support/discord-spool.ts';
+import { nextId, type FakeDiscord } from '../../support/fake-discord.ts';
+import type { FakeOpenAi } from '../../support/fake-openai.ts';
 
 /**
  * Reactions as requests on Discord: MESSAGE_REACTION_ADD and MESSAGE_REACTION_REMOVE as the gateway
  * sends them (discord-api-types' shapes), through discord.js against the fake gateway, the reacted
  * message read over REST, with a policy that maps emoji to prompts and allow-lists by role.
  */
-const GUILD = '400000000000000001';
 const ROLE = '400000000000000005';
 const ALICE = '300000000000000001';
 const AUTHOR = '300000000000000002';
 const PROMPT = 'Look into this message and say what you find';
 const CUSTOM_EMOJI = { id: '700000000000000001', name: 'triage', animated: false };
 
+let bot: DiscordSpool;
 let db: Database;
 let llm: FakeOpenAi;
 let discord: FakeDiscord;
-let engine: DeliveryEngine;
-let adapter: DiscordAdapter;
 
 beforeAll(async () => {
-  db = await testDatabase();
-  llm = await new FakeOpenAi().start();
-  llm.fallback = () => ({ content: 'Found it: the disk is nearly full.' });
-  discord = await new FakeDiscord().start();
-  discord.memberRoles.set(ALICE, [ROLE]);
   const policy: Policy = {
     rules: [
       { match: {}, reactions: { '🔍': PROMPT, triage: 'Triage this' } },
       { match: { channel: '1' }, reactions: { '👀': 'Elsewhere only' } },
     ],
   };
-  engine = testEngine(db, testAgent({ fake: llm, store: testStore(db), tools: [] }), { policy });
-  adapter = new DiscordAdapter(
-    {
-      token: 'bot-token',
-      applicationId: APP_ID,
-      guildId: GUILD,
-      apiUrl: discord.apiUrl,
-      allowedRoles: [ROLE],
-      policy,
-    },
-    engine,
-    silentLogger,
-  );
-  await adapter.start();
-  engine.start();
+  bot = await startDiscordSpool({
+    engine: { policy },
+    adapter: { allowedRoles: [ROLE], policy },
+  });
+  ({ db, llm, discord } = bot);
+  llm.fallback = () => ({ content: 'Found it: the disk is nearly full.' });
+  discord.memberRoles.set(ALICE, [ROLE]);
 });
 
-afterAll(async () => {
-  await adapter?.stop();
-  await engine?.stop(0);
-  await discord?.stop();
-  await llm?.stop();
-  await db?.close();
-});
+afterAll(() => bot?.close());
 
 /** A person's message in `channel`, as GET channel message answers it. */
 function written(channel: string, content: string): string {
