@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/store/database.ts';
 import { startDiscordSpool, type DiscordSpool } from '../../support/discord-spool.ts';
 import type { FakeDiscord } from '../../support/fake-discord.ts';
-import type { ChatRequest, FakeOpenAi } from '../../support/fake-openai.ts';
+import { type FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 
 /**
  * A real INTERACTION_CREATE payload (test/fixtures/discord-payloads/README.md says where each is
@@ -50,8 +50,6 @@ beforeEach(() => {
   llm.fallback = (request) => ({ content: `reply to: ${lastUserText(request)}` });
 });
 
-const lastUserText = (request: ChatRequest) =>
-  String(request.messages.filter((m) => m.role === 'user').at(-1)?.content);
 const edits = (token: string) => discord.answersTo(token);
 const callbacks = (token: string) => discord.callbacksOf(token);
 const fileText = (name: string) => `the contents of ${name}`;

@@ -16,7 +16,7 @@ import { testAgent, testTool } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { GUILD, startDiscordAdapter } from '../../support/discord-spool.ts';
 import { APP_ID, FakeDiscord, nextId, type DiscordCall } from '../../support/fake-discord.ts';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { FakeOpenAi, lastUserText, userTexts } from '../../support/fake-openai.ts';
 import { RecordingLogger } from '../../support/logger.ts';
 import { startConnectProxy } from '../../support/connect-proxy.ts';
 import { until } from '../../support/process.ts';
@@ -99,8 +99,6 @@ function withoutSharedAdapter(): void {
 }
 
 const channel = () => nextId();
-const userTexts = (request: ChatRequest) =>
-  request.messages.filter((m) => m.role === 'user').map((m) => m.content);
 const forToken = (token: string) => (c: DiscordCall) => c.path.includes(`/${token}`);
 const edits = (token: string) => discord.answersTo(token);
 const followUps = (token: string) =>
@@ -545,7 +543,7 @@ describe('Discord refusing calls while replies are posted', () => {
           ? status
           : undefined;
       llm.fallback = (request) => ({
-        content: `answer to ${[...request.messages].reverse().find((m) => m.role === 'user')!.content}`,
+        content: `answer to ${lastUserText(request)}`,
       });
       try {
         const asked = ['a', 'b', 'c', 'd', 'e', 'f'].map((name) => ({

@@ -5,7 +5,7 @@ import type { Database } from '../../../src/store/database.ts';
 import { testAgent } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { BOT_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { type ChatRequest, FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 import { GUILD, startDiscordAdapter } from '../../support/discord-spool.ts';
 
 /**
@@ -33,7 +33,7 @@ beforeAll(async () => {
   llm = await new FakeOpenAi().start();
   discord = await new FakeDiscord().start();
   llm.fallback = (request: ChatRequest) => ({
-    content: `answer to: ${request.messages.filter((m) => m.role === 'user').at(-1)!.content}`,
+    content: `answer to: ${lastUserText(request)}`,
   });
 });
 afterAll(async () => {

@@ -13,7 +13,7 @@ import type { Policy } from '../../../src/core/delivery/rules/policy.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { startDiscordSpool, GUILD, type DiscordSpool } from '../../support/discord-spool.ts';
 import { nextId, type FakeDiscord } from '../../support/fake-discord.ts';
-import type { FakeOpenAi } from '../../support/fake-openai.ts';
+import { type FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 
 /**
  * Reactions as requests on Discord: MESSAGE_REACTION_ADD and MESSAGE_REACTION_REMOVE as the gateway
@@ -121,10 +121,7 @@ function unreact(channel: string, id: string) {
 const posts = (channel: string) =>
   discord.calls.filter((c) => c.method === 'POST' && c.path === `/channels/${channel}/messages`);
 /** The model's requests whose turn's message (the last a person sent) has `words`. */
-const asked = (words: string) =>
-  llm.requests.filter((r) =>
-    String(r.messages.filter((m) => m.role === 'user').at(-1)?.content).includes(words),
-  );
+const asked = (words: string) => llm.requests.filter((r) => lastUserText(r).includes(words));
 const rowsOf = (messageKey: string) =>
   db.prisma.inboxEntry.findMany({ where: { platform: 'discord', messageKey } });
 
@@ -153,9 +150,10 @@ describe('Discord reactions as requests', () => {
     });
     // One request per emoji, each the prompt with the message quoted.
     const quoted = `The message (from <@${AUTHOR}>):\n> Disk usage on db-1 is at 97%`;
-    expect(
-      asked(quoted).map((r) => r.messages.filter((m) => m.role === 'user').at(-1)!.content),
-    ).toEqual([`${PROMPT}\n\n${quoted}`, `Triage this\n\n${quoted}`]);
+    expect(asked(quoted).map((r) => lastUserText(r))).toEqual([
+      `${PROMPT}\n\n${quoted}`,
+      `Triage this\n\n${quoted}`,
+    ]);
     await expect
       .poll(async () =>
         (await rowsOf(`reaction:${ch}:${id}:${ALICE}:🔍`)).map((r) => [r.userId, r.status]),
@@ -174,7 +172,7 @@ describe('Discord reactions as requests', () => {
     expect(asked('Elsewhere only')).toEqual([]);
     expect(await rowsOf(`reaction:${ch}:${id}:${ALICE}:👀`)).toEqual([]);
     const [request] = asked(UNREAD_WORDS);
-    expect(request!.messages.filter((m) => m.role === 'user').at(-1)!.content).toBe(
+    expect(lastUserText(request!)).toBe(
       `Triage this\n\nThe message (from <@${AUTHOR}>):\n> ${UNREAD_WORDS}`,
     );
   });

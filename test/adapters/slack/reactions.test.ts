@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STOPPED_REPLY } from '../../../src/core/delivery/engine/engine.ts';
 import type { Policy } from '../../../src/core/delivery/rules/policy.ts';
 import type { Database } from '../../../src/store/database.ts';
-import type { FakeOpenAi } from '../../support/fake-openai.ts';
+import { type FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 import type { FakeSlack } from '../../support/fake-slack.ts';
 import { expectAcknowledged, startSlackSpool, type SlackSpool } from '../../support/slack-spool.ts';
 
@@ -88,7 +88,7 @@ describe('reactions as requests', () => {
     expect(postedIn(CHANNEL, TS)).toEqual(['Found it: the disk is nearly full.']);
     const requests = asked(PROMPT);
     expect(requests).toHaveLength(1);
-    const text = requests[0]!.messages.filter((m) => m.role === 'user').at(-1)!.content;
+    const text = lastUserText(requests[0]!);
     expect(text).toBe(
       `${PROMPT}\n\nThe message (from <@U222222222>):\n> Disk usage on db-1 is at 97%`,
     );

@@ -11,7 +11,7 @@ import { testAgent } from '../../support/agent.ts';
 import { STOPPED_REPLY } from '../../../src/core/delivery/engine/engine.ts';
 import { STALE_ANSWERS_NOTE } from '../../../src/core/delivery/posts/replies.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { type ChatRequest, FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 import { BOT_USER, TEAM, buttonClick, eventBody, FakeSlack } from '../../support/fake-slack.ts';
 import { silentLogger } from '../../support/logger.ts';
 import { until } from '../../support/process.ts';
@@ -536,7 +536,7 @@ it('replaces a file answer when its question is edited: the new file is posted, 
   try {
     const ch = channel();
     const long = (request: ChatRequest) => ({
-      content: `a long answer to: ${request.messages.filter((m) => m.role === 'user').at(-1)!.content}, at length`,
+      content: `a long answer to: ${lastUserText(request)}, at length`,
     });
     const uploads = () =>
       slack.callsTo('files.completeUploadExternal').filter((c) => c.channel_id === ch);
@@ -572,7 +572,7 @@ describe('edits and deletions', () => {
   const posts = (ch: string) =>
     slack.calls.filter((c) => c.method === 'chat.postMessage' && c.args.channel === ch);
   const echo = (request: ChatRequest) => ({
-    content: `answer to: ${request.messages.filter((m) => m.role === 'user').at(-1)!.content}`,
+    content: `answer to: ${lastUserText(request)}`,
   });
 
   it("runs an answered question again on each edit its author makes, replacing the answer in place, once however often an edit arrives; others' edits are not followed; an older question is answered again in place with a note that the later answers may be stale", async () => {

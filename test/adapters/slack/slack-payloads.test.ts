@@ -4,7 +4,7 @@ import type { Database } from '../../../src/store/database.ts';
 import { DEFAULT_GREETING } from '../../../src/core/delivery/posts/greeting.ts';
 import { testAgent } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { FakeOpenAi, userTexts } from '../../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack } from '../../support/fake-slack.ts';
 import {
   expectAcknowledged,
@@ -40,9 +40,6 @@ const fixtures: Fixture[] = readdirSync(DIR)
     file,
     ...(JSON.parse(readFileSync(new URL(file, DIR), 'utf8')) as Omit<Fixture, 'file'>),
   }));
-
-const userTexts = (request: ChatRequest) =>
-  request.messages.filter((m) => m.role === 'user').map((m) => String(m.content));
 
 let db: Database;
 let llm: FakeOpenAi;

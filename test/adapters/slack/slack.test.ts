@@ -21,7 +21,13 @@ import { minimalPdf } from '../../support/pdf.ts';
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { testDatabase, testEngine, testSearch, testStore } from '../../support/db.ts';
-import { FakeOpenAi, type ChatRequest, type ServedUsage } from '../../support/fake-openai.ts';
+import {
+  type ChatRequest,
+  FakeOpenAi,
+  lastUserText,
+  type ServedUsage,
+  userTexts,
+} from '../../support/fake-openai.ts';
 import {
   BOT_USER,
   buttonClick,
@@ -87,8 +93,6 @@ afterAll(async () => {
 
 /** A channel no other test uses. */
 const channel = () => `C${Math.random().toString(36).slice(2, 10).toUpperCase()}`;
-const userTexts = (request: ChatRequest) =>
-  request.messages.filter((m) => m.role === 'user').map((m) => m.content);
 
 describe('Slack over the Events API (signed HTTP)', () => {
   let started: Started;
@@ -755,7 +759,7 @@ describe('Slack refusing calls while replies are posted', () => {
       slack.refuse = (call) =>
         call.method === 'chat.postMessage' && ++calls % 3 === 0 ? refusal : undefined;
       llm.fallback = (request) => ({
-        content: `answer to ${[...request.messages].reverse().find((m) => m.role === 'user')!.content}`,
+        content: `answer to ${lastUserText(request)}`,
       });
       const started = await startAdapter();
       try {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../../src/store/database.ts';
-import type { FakeOpenAi } from '../../support/fake-openai.ts';
+import { type FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 import { BOT_USER, eventBody, type FakeSlack } from '../../support/fake-slack.ts';
 import { createScratchDatabase } from '../../support/global-db.ts';
 import { silentLogger } from '../../support/logger.ts';
@@ -22,7 +22,7 @@ beforeAll(async () => {
   bot = await startSlackSpool({ db });
   ({ llm, slack } = bot);
   llm.fallback = (request) => ({
-    content: `answer to ${[...request.messages].reverse().find((m) => m.role === 'user')!.content}`,
+    content: `answer to ${lastUserText(request)}`,
   });
 });
 afterAll(async () => {
