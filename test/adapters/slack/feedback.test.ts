@@ -36,9 +36,6 @@ beforeAll(async () => {
 });
 afterAll(() => bot?.close());
 
-/** What was sent to `responseUrl(id)`, in order. */
-const responseArgs = (id: string) =>
-  slack.calls.filter((c) => c.method === 'response_url' && c.responseId === id).map((c) => c.args);
 const interact = (payload: Record<string, unknown>) => bot.interaction(payload);
 
 /** Fixture 80's click, as a click by `user` on the answer `ts` in `channel`. */
@@ -101,7 +98,7 @@ describe('feedback on answers in Slack', () => {
     await slack.waitFor(() => slack.responses('u1-up').length === 1);
     await click('U1', down, 'u1-down');
     await slack.waitFor(() => slack.responses('u1-down').length === 1);
-    const [prompt] = responseArgs('u1-down');
+    const [prompt] = slack.responseArgs('u1-down');
     expect(prompt).toMatchObject({ response_type: 'ephemeral', replace_original: false });
     const reasonBlock = blocksOf(prompt!).find((b) => b.type === 'input')!;
     expect(reasonBlock).toMatchObject({ dispatch_action: true });
@@ -139,8 +136,8 @@ describe('feedback on answers in Slack', () => {
         'u2-skip',
       ),
     );
-    await slack.waitFor(() => responseArgs('u2-skip').length === 1);
-    expect(responseArgs('u2-skip')[0]).toMatchObject({ delete_original: true });
+    await slack.waitFor(() => slack.responseArgs('u2-skip').length === 1);
+    expect(slack.responseArgs('u2-skip')[0]).toMatchObject({ delete_original: true });
     // U3's 👍, clicked twice: still one row.
     await click('U3', up, 'u3-up-1');
     await click('U3', up, 'u3-up-2');

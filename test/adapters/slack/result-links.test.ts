@@ -138,14 +138,12 @@ describe('a reply links the whole results its turn previewed', () => {
       trigger_id: 't',
     });
     await slack.waitFor(() => slack.responses('result-u1').length === 1);
-    const [answered] = slack.calls.filter(
-      (c) => c.method === 'response_url' && c.responseId === 'result-u1',
-    );
-    expect(answered!.args).toMatchObject({
+    const [answered] = slack.responseArgs('result-u1');
+    expect(answered).toMatchObject({
       response_type: 'ephemeral',
       text: 'Sent you the full result in a direct message.',
     });
-    expect(blocksOf(answered!.args).at(-1)).toMatchObject({
+    expect(blocksOf(answered!).at(-1)).toMatchObject({
       type: 'actions',
       elements: [{ type: 'button', text: { text: 'View the whole result' }, url }],
     });
