@@ -1,37 +1,9 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/store/database.ts';
+import { fixtures, type Payload } from '../../support/discord-interactions.ts';
 import { startDiscordSpool, type DiscordSpool } from '../../support/discord-spool.ts';
 import type { FakeDiscord } from '../../support/fake-discord.ts';
 import { type FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
-
-/**
- * A real INTERACTION_CREATE payload (test/fixtures/discord-payloads/README.md says where each is
- * from).
- */
-interface Fixture {
-  file: string;
-  source: string;
-  /** `answered`: an /ask, answered once. `noted`: taken without harm, and without a reply. */
-  expect: 'answered' | 'noted';
-  /** What the sender wrote, for the model to receive. */
-  words: string[];
-  payload: Record<string, unknown> & {
-    id: string;
-    token: string;
-    channel_id: string;
-    guild_id?: string;
-  };
-}
-
-const DIR = new URL('../../fixtures/discord-payloads/', import.meta.url);
-const fixtures: Fixture[] = readdirSync(DIR)
-  .filter((file) => file.endsWith('.json'))
-  .sort()
-  .map((file) => ({
-    file,
-    ...(JSON.parse(readFileSync(new URL(file, DIR), 'utf8')) as Omit<Fixture, 'file'>),
-  }));
 
 let bot: DiscordSpool;
 let db: Database;
@@ -55,7 +27,7 @@ const callbacks = (token: string) => discord.callbacksOf(token);
 const fileText = (name: string) => `the contents of ${name}`;
 
 /** The payload with each attachment it resolves served by the fake, where its URL now points. */
-const served = (payload: Fixture['payload']) => discord.serveAttachments(payload, fileText);
+const served = (payload: Payload) => discord.serveAttachments(payload, fileText);
 
 describe('real Discord payloads, replayed through discord.js', () => {
   it('holds at least six, each with its source', () => {
