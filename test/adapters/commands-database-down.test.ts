@@ -103,18 +103,14 @@ describe('Slack /spool with the database down', () => {
       expect(response.status).toBe(200);
       await slack.waitFor(() => slack.responses(id).length > 0);
       expect(slack.responses(id)).toEqual([DATABASE_AWAY_REPLY]);
-      expect(
-        slack.calls.find((c) => c.method === 'response_url' && c.responseId === id)?.args,
-      ).toMatchObject({ response_type: 'ephemeral' });
+      expect(slack.responseArgs(id)[0]).toMatchObject({ response_type: 'ephemeral' });
     },
   );
 });
 
 describe('Discord commands with the database down', () => {
-  const callbacks = (token: string) =>
-    discord.callsTo('POST', /\/callback$/).filter((c) => c.path.includes(`/${token}/`));
-  const edits = (token: string) =>
-    discord.callsTo('PATCH', /@original$/).filter((c) => c.path.includes(`/${token}/`));
+  const callbacks = (token: string) => discord.callbacksOf(token);
+  const edits = (token: string) => discord.answersTo(token);
 
   it.each([
     ['recall', [{ name: 'query', value: 'the printer' }]],

@@ -3,7 +3,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { nextId } from './fake-discord.ts';
 
 /** Real INTERACTION_CREATE payloads (test/fixtures/discord-payloads/README.md), as Discord posts them. */
-export type Payload = Record<string, unknown> & { id: string; token: string; channel_id: string };
+export type Payload = Record<string, unknown> & {
+  id: string;
+  token: string;
+  channel_id: string;
+  guild_id?: string;
+};
 const DIR = new URL('../fixtures/discord-payloads/', import.meta.url);
 export const fixtures = readdirSync(DIR)
   .filter((file) => file.endsWith('.json'))
@@ -11,7 +16,12 @@ export const fixtures = readdirSync(DIR)
   .map((file) => ({
     file,
     ...(JSON.parse(readFileSync(new URL(file, DIR), 'utf8')) as {
+      /** Where it is from. */
+      source: string;
+      /** `answered`: an /ask, answered once. `noted`: taken without harm, and without a reply. */
       expect: 'answered' | 'noted';
+      /** What the sender wrote, for the model to receive. */
+      words: string[];
       payload: Payload;
     }),
   }));

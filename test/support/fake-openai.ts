@@ -21,6 +21,14 @@ export interface ChatRequest {
   max_completion_tokens?: number;
 }
 
+/** The newest user message's text: the question a request is answering ('' where there is none). */
+export const lastUserText = (request: ChatRequest): string =>
+  [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+
+/** The texts of a request's user messages, oldest first. */
+export const userTexts = (request: ChatRequest) =>
+  request.messages.filter((m) => m.role === 'user').map((m) => m.content);
+
 /** Behaviours of particular OpenAI-compatible servers, as their own issue trackers report them. */
 export interface ServerQuirks {
   /** Ollama: a prompt over this many chars loses its oldest messages, silently. */

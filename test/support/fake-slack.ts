@@ -154,11 +154,16 @@ export class FakeSlack {
     return this.posted.get(this.calls.indexOf(call));
   }
 
-  /** The texts posted to `responseUrl(id)`, in order. */
-  responses(id: string): string[] {
+  /** What was posted to `responseUrl(id)`, in order. */
+  responseArgs(id: string): Array<Record<string, unknown>> {
     return this.calls
       .filter((c) => c.method === 'response_url' && c.responseId === id)
-      .map((c) => String(c.args.text));
+      .map((c) => c.args);
+  }
+
+  /** The texts posted to `responseUrl(id)`, in order. */
+  responses(id: string): string[] {
+    return this.responseArgs(id).map((args) => String(args.text));
   }
 
   async start(): Promise<this> {

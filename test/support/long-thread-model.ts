@@ -1,5 +1,5 @@
-import type { ChatRequest, ScriptedReply } from './fake-openai.ts';
-import { grepperModel, question, readerModel, searcherModel } from './readers.ts';
+import { lastUserText, type ChatRequest, type ScriptedReply } from './fake-openai.ts';
+import { grepperModel, readerModel, searcherModel } from './readers.ts';
 
 type Call = NonNullable<ScriptedReply['toolCalls']>[number];
 
@@ -30,7 +30,7 @@ export function longThreadModel(
   // Small talk too: it answers what is neither an "Open" nor a question in a line.
   const searcher = searcherModel(open);
   return (request) => {
-    const asked = question(request);
+    const asked = lastUserText(request);
     if (/^Read \S+ and list every fact in it\.$/.test(asked)) {
       const from = request.messages.map((m) => m.role).lastIndexOf('user');
       return reader({ ...request, messages: request.messages.slice(from) });

@@ -1,4 +1,4 @@
-import type { ChatRequest, ScriptedReply } from './fake-openai.ts';
+import { lastUserText, type ChatRequest, type ScriptedReply } from './fake-openai.ts';
 
 type Call = NonNullable<ScriptedReply['toolCalls']>[number];
 
@@ -24,10 +24,6 @@ export const readText = (request: ChatRequest): string =>
   request.messages
     .map((m) => (m.role === 'tool' ? (m.content ?? '').replace(SPOOL_NOTE, '') : ''))
     .join('');
-
-/** The question being answered: the newest user message. */
-export const question = (request: ChatRequest): string =>
-  [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
 
 /**
  * A model that reads a whole document before it answers, as summarising does: it opens it
@@ -96,7 +92,7 @@ export function grepperModel(
   open: (path: string) => Call,
 ): (request: ChatRequest) => ScriptedReply {
   return (request) => {
-    const [, path, name] = /^In (\S+), what is ([\w-]+)\?$/.exec(question(request)) ?? [];
+    const [, path, name] = /^In (\S+), what is ([\w-]+)\?$/.exec(lastUserText(request)) ?? [];
     if (!path || !name) return { content: 'OK.' };
     const value = factIn(shownText(request), name) ?? factIn(readText(request), name);
     if (value) return { content: `${name} is ${value}` };
@@ -146,7 +142,7 @@ export function searcherModel(
   open: (path: string) => Call,
 ): (request: ChatRequest) => ScriptedReply {
   return (request) => {
-    const asked = question(request);
+    const asked = lastUserText(request);
     const opening = /^Open (\S+)\.$/.exec(asked)?.[1];
     if (opening)
       return request.messages.at(-1)!.role === 'user'

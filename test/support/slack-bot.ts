@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { SlackAdapter } from '../../src/adapters/slack/slack-adapter.ts';
 import { serveRoutes } from '../../src/observability.ts';
-import type { ChatRequest, ScriptedReply } from './fake-openai.ts';
+import { type ChatRequest, lastUserText, type ScriptedReply } from './fake-openai.ts';
 import { signedRequest } from './fake-slack.ts';
 import { EVERYTHING_SERVER, startSpool, type SpoolProcess } from './process.ts';
 
@@ -32,7 +32,7 @@ export function slowToolModel(seconds: number): (request: ChatRequest) => Script
           },
         ],
       };
-    const question = [...request.messages].reverse().find((m) => m.role === 'user')!.content;
+    const question = lastUserText(request);
     return { content: `answer to ${question}` };
   };
 }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nextOffset } from '../../support/agent.ts';
 import { startConnectProxy } from '../../support/connect-proxy.ts';
 import { databaseKind } from '../../support/db.ts';
-import { FakeOpenAi } from '../../support/fake-openai.ts';
+import { FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 import { PAGE_MARKER_CHARS } from '../../../src/core/markers.ts';
 import { freePort, runSpool } from '../../support/process.ts';
 import { fileDatabaseUrl } from '../../support/file-database.ts';
@@ -315,8 +315,7 @@ describe('npm run chat', () => {
             },
           ],
         };
-      const grep =
-        [...request.messages].reverse().find((m) => m.role === 'user')!.content === 'grep';
+      const grep = lastUserText(request) === 'grep';
       if (content.startsWith('[truncated') || /Read on with/.test(content)) {
         if (grep && !content.includes('matching lines'))
           return read({ offset: 0, pattern: 'code is \\d+' });
@@ -359,8 +358,7 @@ describe('npm run chat', () => {
       );
       expect(fake.rejections).toEqual([]);
       // Each page fits in 4,000 chars, and the pages rebuild the file exactly.
-      const asked = (r: (typeof fake.requests)[number]) =>
-        [...r.messages].reverse().find((m) => m.role === 'user')!.content;
+      const asked = (r: (typeof fake.requests)[number]) => lastUserText(r);
       const pageRequests = fake.requests.filter(
         (r) => asked(r) === 'page' && r.messages.at(-1)!.role === 'tool',
       );

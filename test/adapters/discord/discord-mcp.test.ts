@@ -1,18 +1,15 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  DiscordAdapter,
-  isWorkingLine,
-  NOTHING_TO_STOP,
-} from '../../../src/adapters/discord/discord-adapter.ts';
+import { isWorkingLine, NOTHING_TO_STOP } from '../../../src/adapters/discord/discord-adapter.ts';
 import { STOPPED_REPLY } from '../../../src/core/delivery/engine/engine.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { parseMcpConfig } from '../../../src/tools/mcp/config/config.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';
 import { testAgent } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { APP_ID, FakeDiscord, nextId, type DiscordCall } from '../../support/fake-discord.ts';
+import { GUILD, startDiscordAdapter } from '../../support/discord-spool.ts';
+import { FakeDiscord, nextId, type DiscordCall } from '../../support/fake-discord.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import { silentLogger } from '../../support/logger.ts';
 import { EVERYTHING_SERVER, REPO_ROOT } from '../../support/process.ts';
@@ -21,7 +18,6 @@ import { EVERYTHING_SERVER, REPO_ROOT } from '../../support/process.ts';
  * A tool server's questions (MCP elicitation, form mode) and prompts on Discord: Answer opens a
  * modal for the person who asked, and real MCP servers over stdio get what they typed.
  */
-const GUILD = '400000000000000001';
 const ASKER = '300000000000000001';
 const STRANGER = '300000000000000002';
 
@@ -56,14 +52,7 @@ beforeAll(async () => {
   const store = testStore(db);
   const agent = testAgent({ fake: llm, store, sources: [source] });
   const pipeline = testEngine(db, agent, {}, { prompts: source });
-  const adapter = new DiscordAdapter(
-    { token: 'bot-token', applicationId: APP_ID, guildId: GUILD, apiUrl: discord.apiUrl },
-    pipeline,
-    silentLogger,
-  );
-  await adapter.start();
-  pipeline.start();
-  stop = async () => void (await Promise.all([adapter.stop(), pipeline.stop(0)]));
+  ({ stop } = await startDiscordAdapter(pipeline, { apiUrl: discord.apiUrl }));
 });
 afterAll(async () => {
   await stop();

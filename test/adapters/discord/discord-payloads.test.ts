@@ -1,87 +1,33 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
-import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { testAgent } from '../../support/agent.ts';
-import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { APP_ID, FakeDiscord } from '../../support/fake-discord.ts';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
-import { silentLogger } from '../../support/logger.ts';
+import { fixtures, type Payload } from '../../support/discord-interactions.ts';
+import { startDiscordSpool, type DiscordSpool } from '../../support/discord-spool.ts';
+import type { FakeDiscord } from '../../support/fake-discord.ts';
+import { type FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 
-/**
- * A real INTERACTION_CREATE payload (test/fixtures/discord-payloads/README.md says where each is
- * from).
- */
-interface Fixture {
-  file: string;
-  source: string;
-  /** `answered`: an /ask, answered once. `noted`: taken without harm, and without a reply. */
-  expect: 'answered' | 'noted';
-  /** What the sender wrote, for the model to receive. */
-  words: string[];
-  payload: Record<string, unknown> & {
-    id: string;
-    token: string;
-    channel_id: string;
-    guild_id?: string;
-  };
-}
-
-const DIR = new URL('../../fixtures/discord-payloads/', import.meta.url);
-const fixtures: Fixture[] = readdirSync(DIR)
-  .filter((file) => file.endsWith('.json'))
-  .sort()
-  .map((file) => ({
-    file,
-    ...(JSON.parse(readFileSync(new URL(file, DIR), 'utf8')) as Omit<Fixture, 'file'>),
-  }));
-
+let bot: DiscordSpool;
 let db: Database;
 let llm: FakeOpenAi;
 let discord: FakeDiscord;
-let pipeline: DeliveryEngine;
-let adapter: DiscordAdapter;
 
 beforeAll(async () => {
-  db = await testDatabase();
-  llm = await new FakeOpenAi().start();
-  discord = await new FakeDiscord().start();
-  pipeline = testEngine(db, testAgent({ fake: llm, store: testStore(db) }));
   // Every guild and DMs: the payloads come from many places.
-  adapter = new DiscordAdapter(
-    {
-      token: 'bot-token',
-      applicationId: APP_ID,
-      guildId: '400000000000000001',
-      apiUrl: discord.apiUrl,
-    },
-    pipeline,
-    silentLogger,
-  );
-  await adapter.start();
-  pipeline.start();
+  bot = await startDiscordSpool();
+  ({ db, llm, discord } = bot);
 });
-afterAll(async () => {
-  await Promise.all([adapter.stop(), pipeline.stop(0)]);
-  await discord.stop();
-  await llm.stop();
-  await db.close();
-});
+afterAll(() => bot?.close());
 beforeEach(() => {
   llm.requests.length = 0;
   discord.calls.length = 0;
   llm.fallback = (request) => ({ content: `reply to: ${lastUserText(request)}` });
 });
 
-const lastUserText = (request: ChatRequest) =>
-  String(request.messages.filter((m) => m.role === 'user').at(-1)?.content);
 const edits = (token: string) => discord.answersTo(token);
 const callbacks = (token: string) => discord.callbacksOf(token);
 const fileText = (name: string) => `the contents of ${name}`;
 
 /** The payload with each attachment it resolves served by the fake, where its URL now points. */
-const served = (payload: Fixture['payload']) => discord.serveAttachments(payload, fileText);
+const served = (payload: Payload) => discord.serveAttachments(payload, fileText);
 
 describe('real Discord payloads, replayed through discord.js', () => {
   it('holds at least six, each with its source', () => {

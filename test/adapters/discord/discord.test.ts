@@ -2,7 +2,6 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import {
   DISCORD_COMMANDS,
   DISCORD_REFUSAL,
-  DiscordAdapter,
   unreadableReply,
   type DiscordAdapterConfig,
 } from '../../../src/adapters/discord/discord-adapter.ts';
@@ -15,14 +14,14 @@ import {
 import type { Database } from '../../../src/store/database.ts';
 import { testAgent, testTool } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
+import { GUILD, startDiscordAdapter } from '../../support/discord-spool.ts';
 import { APP_ID, FakeDiscord, nextId, type DiscordCall } from '../../support/fake-discord.ts';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { FakeOpenAi, lastUserText, userTexts } from '../../support/fake-openai.ts';
 import { RecordingLogger } from '../../support/logger.ts';
 import { startConnectProxy } from '../../support/connect-proxy.ts';
 import { until } from '../../support/process.ts';
 import { ProxyAgent } from 'undici';
 
-const GUILD = '400000000000000001';
 const OTHER_GUILD = '400000000000000002';
 
 let db: Database;
@@ -59,24 +58,12 @@ async function startAdapter(
     testAgent({ fake: llm, store: testStore(database), tools: [ticket, sweepLog] }),
     pipelineOptions,
   );
-  const started = new DiscordAdapter(
-    {
-      token: 'bot-token',
-      applicationId: APP_ID,
-      guildId: GUILD,
-      apiUrl: discord.apiUrl,
-      allowedGuilds: [GUILD],
-      ...overrides,
-    },
+  const { stop } = await startDiscordAdapter(
     pipeline,
+    { apiUrl: discord.apiUrl, allowedGuilds: [GUILD], ...overrides },
     log,
   );
-  await started.start();
-  pipeline.start();
-  return {
-    pipeline,
-    stop: async () => void (await Promise.all([started.stop(), pipeline.stop(0)])),
-  };
+  return { pipeline, stop };
 }
 
 beforeAll(async () => {
@@ -112,8 +99,6 @@ function withoutSharedAdapter(): void {
 }
 
 const channel = () => nextId();
-const userTexts = (request: ChatRequest) =>
-  request.messages.filter((m) => m.role === 'user').map((m) => m.content);
 const forToken = (token: string) => (c: DiscordCall) => c.path.includes(`/${token}`);
 const edits = (token: string) => discord.answersTo(token);
 const followUps = (token: string) =>
@@ -558,7 +543,7 @@ describe('Discord refusing calls while replies are posted', () => {
           ? status
           : undefined;
       llm.fallback = (request) => ({
-        content: `answer to ${[...request.messages].reverse().find((m) => m.role === 'user')!.content}`,
+        content: `answer to ${lastUserText(request)}`,
       });
       try {
         const asked = ['a', 'b', 'c', 'd', 'e', 'f'].map((name) => ({

@@ -1,16 +1,9 @@
 import { generateKeyPairSync } from 'node:crypto';
-import type { AddressInfo, Server } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
-import { INTERACTIONS_PATH } from '../../../src/adapters/discord/interactions/http-interactions.ts';
-import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
-import { serveRoutes } from '../../../src/observability.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { testAgent } from '../../support/agent.ts';
-import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { APP_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
-import { silentLogger } from '../../support/logger.ts';
+import { startDiscordSpool, type DiscordSpool } from '../../support/discord-spool.ts';
+import { APP_ID, nextId, type FakeDiscord } from '../../support/fake-discord.ts';
+import { type FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 import {
   ask,
   discordSigner,
@@ -22,53 +15,24 @@ import {
 const signer = discordSigner();
 const publicKeyHex = signer.publicKeyHex;
 
+let bot: DiscordSpool;
 let db: Database;
 let llm: FakeOpenAi;
 let discord: FakeDiscord;
-let pipeline: DeliveryEngine;
-let adapter: DiscordAdapter;
-let server: Server;
 let url: string;
 
 beforeAll(async () => {
-  db = await testDatabase();
-  llm = await new FakeOpenAi().start();
-  discord = await new FakeDiscord().start();
-  pipeline = testEngine(db, testAgent({ fake: llm, store: testStore(db) }));
-  adapter = new DiscordAdapter(
-    {
-      token: 'bot-token',
-      applicationId: APP_ID,
-      guildId: '400000000000000001',
-      apiUrl: discord.apiUrl,
-      publicKey: publicKeyHex,
-    },
-    pipeline,
-    silentLogger,
-  );
-  await adapter.start();
-  pipeline.start();
-  // As `npm start` mounts it on the bot's HTTP server.
-  const endpoint = await serveRoutes(0, []);
-  endpoint.mount(adapter.httpHandler()!, adapter.httpPath);
-  server = endpoint.server;
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${INTERACTIONS_PATH}`;
+  bot = await startDiscordSpool({ adapter: { publicKey: publicKeyHex } });
+  ({ db, llm, discord } = bot);
+  url = bot.interactionsUrl!;
 });
-afterAll(async () => {
-  server.close();
-  await Promise.all([adapter.stop(), pipeline.stop(0)]);
-  await discord.stop();
-  await llm.stop();
-  await db.close();
-});
+afterAll(() => bot?.close());
 beforeEach(() => {
   llm.requests.length = 0;
   discord.calls.length = 0;
   llm.fallback = (request) => ({ content: `reply to: ${lastUserText(request)}` });
 });
 
-const lastUserText = (request: ChatRequest) =>
-  String(request.messages.filter((m) => m.role === 'user').at(-1)?.content);
 const edits = (token: string) => discord.answersTo(token);
 const callbacks = (token: string) => discord.callbacksOf(token);
 const stored = (id: string) => db.prisma.inboxEntry.count({ where: { messageKey: id } });

@@ -1,19 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { GatewayIntentBits } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { testAgent } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { APP_ID, BOT_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
-import { silentLogger } from '../../support/logger.ts';
+import { BOT_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
+import { type ChatRequest, FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
+import { GUILD, startDiscordAdapter } from '../../support/discord-spool.ts';
 
 /**
  * Messages that mention Spool (a real MESSAGE_CREATE, test/fixtures/discord-payloads/messages),
  * with DISCORD_MESSAGE_CONTENT on and off, through discord.js against the fake gateway.
  */
-const GUILD = '400000000000000001';
 const BOT_ROLE = '400000000000000002';
 const OTHER_ROLE = '400000000000000003';
 const FIXTURE = JSON.parse(
@@ -35,7 +33,7 @@ beforeAll(async () => {
   llm = await new FakeOpenAi().start();
   discord = await new FakeDiscord().start();
   llm.fallback = (request: ChatRequest) => ({
-    content: `answer to: ${request.messages.filter((m) => m.role === 'user').at(-1)!.content}`,
+    content: `answer to: ${lastUserText(request)}`,
   });
 });
 afterAll(async () => {
@@ -46,20 +44,7 @@ afterAll(async () => {
 
 async function startAdapter(messageContent: boolean) {
   const pipeline = testEngine(db, testAgent({ fake: llm, store: testStore(db), tools: [] }));
-  const adapter = new DiscordAdapter(
-    {
-      token: 'bot-token',
-      applicationId: APP_ID,
-      guildId: GUILD,
-      apiUrl: discord.apiUrl,
-      messageContent,
-    },
-    pipeline,
-    silentLogger,
-  );
-  await adapter.start();
-  pipeline.start();
-  return async () => void (await Promise.all([adapter.stop(), pipeline.stop(0)]));
+  return (await startDiscordAdapter(pipeline, { apiUrl: discord.apiUrl, messageContent })).stop;
 }
 
 /** The fixture's message, sent anew in `channel` (its own id), with `changes`. */

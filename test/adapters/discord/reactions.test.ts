@@ -7,71 +7,47 @@ import {
   type GatewayMessageReactionRemoveDispatchData,
 } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
 import { UNREAD_WORDS } from '../../../src/adapters/discord/text.ts';
-import { STOPPED_REPLY, type DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
+import { STOPPED_REPLY } from '../../../src/core/delivery/engine/engine.ts';
 import type { Policy } from '../../../src/core/delivery/rules/policy.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { testAgent } from '../../support/agent.ts';
-import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { APP_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
-import { FakeOpenAi } from '../../support/fake-openai.ts';
-import { silentLogger } from '../../support/logger.ts';
+import { startDiscordSpool, GUILD, type DiscordSpool } from '../../support/discord-spool.ts';
+import { nextId, type FakeDiscord } from '../../support/fake-discord.ts';
+import { type FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 
 /**
  * Reactions as requests on Discord: MESSAGE_REACTION_ADD and MESSAGE_REACTION_REMOVE as the gateway
  * sends them (discord-api-types' shapes), through discord.js against the fake gateway, the reacted
  * message read over REST, with a policy that maps emoji to prompts and allow-lists by role.
  */
-const GUILD = '400000000000000001';
 const ROLE = '400000000000000005';
 const ALICE = '300000000000000001';
 const AUTHOR = '300000000000000002';
 const PROMPT = 'Look into this message and say what you find';
 const CUSTOM_EMOJI = { id: '700000000000000001', name: 'triage', animated: false };
 
+let bot: DiscordSpool;
 let db: Database;
 let llm: FakeOpenAi;
 let discord: FakeDiscord;
-let engine: DeliveryEngine;
-let adapter: DiscordAdapter;
 
 beforeAll(async () => {
-  db = await testDatabase();
-  llm = await new FakeOpenAi().start();
-  llm.fallback = () => ({ content: 'Found it: the disk is nearly full.' });
-  discord = await new FakeDiscord().start();
-  discord.memberRoles.set(ALICE, [ROLE]);
   const policy: Policy = {
     rules: [
       { match: {}, reactions: { '🔍': PROMPT, triage: 'Triage this' } },
       { match: { channel: '1' }, reactions: { '👀': 'Elsewhere only' } },
     ],
   };
-  engine = testEngine(db, testAgent({ fake: llm, store: testStore(db), tools: [] }), { policy });
-  adapter = new DiscordAdapter(
-    {
-      token: 'bot-token',
-      applicationId: APP_ID,
-      guildId: GUILD,
-      apiUrl: discord.apiUrl,
-      allowedRoles: [ROLE],
-      policy,
-    },
-    engine,
-    silentLogger,
-  );
-  await adapter.start();
-  engine.start();
+  bot = await startDiscordSpool({
+    engine: { policy },
+    adapter: { allowedRoles: [ROLE], policy },
+  });
+  ({ db, llm, discord } = bot);
+  llm.fallback = () => ({ content: 'Found it: the disk is nearly full.' });
+  discord.memberRoles.set(ALICE, [ROLE]);
 });
 
-afterAll(async () => {
-  await adapter?.stop();
-  await engine?.stop(0);
-  await discord?.stop();
-  await llm?.stop();
-  await db?.close();
-});
+afterAll(() => bot?.close());
 
 /** A person's message in `channel`, as GET channel message answers it. */
 function written(channel: string, content: string): string {
@@ -145,10 +121,7 @@ function unreact(channel: string, id: string) {
 const posts = (channel: string) =>
   discord.calls.filter((c) => c.method === 'POST' && c.path === `/channels/${channel}/messages`);
 /** The model's requests whose turn's message (the last a person sent) has `words`. */
-const asked = (words: string) =>
-  llm.requests.filter((r) =>
-    String(r.messages.filter((m) => m.role === 'user').at(-1)?.content).includes(words),
-  );
+const asked = (words: string) => llm.requests.filter((r) => lastUserText(r).includes(words));
 const rowsOf = (messageKey: string) =>
   db.prisma.inboxEntry.findMany({ where: { platform: 'discord', messageKey } });
 
@@ -177,9 +150,10 @@ describe('Discord reactions as requests', () => {
     });
     // One request per emoji, each the prompt with the message quoted.
     const quoted = `The message (from <@${AUTHOR}>):\n> Disk usage on db-1 is at 97%`;
-    expect(
-      asked(quoted).map((r) => r.messages.filter((m) => m.role === 'user').at(-1)!.content),
-    ).toEqual([`${PROMPT}\n\n${quoted}`, `Triage this\n\n${quoted}`]);
+    expect(asked(quoted).map((r) => lastUserText(r))).toEqual([
+      `${PROMPT}\n\n${quoted}`,
+      `Triage this\n\n${quoted}`,
+    ]);
     await expect
       .poll(async () =>
         (await rowsOf(`reaction:${ch}:${id}:${ALICE}:🔍`)).map((r) => [r.userId, r.status]),
@@ -198,7 +172,7 @@ describe('Discord reactions as requests', () => {
     expect(asked('Elsewhere only')).toEqual([]);
     expect(await rowsOf(`reaction:${ch}:${id}:${ALICE}:👀`)).toEqual([]);
     const [request] = asked(UNREAD_WORDS);
-    expect(request!.messages.filter((m) => m.role === 'user').at(-1)!.content).toBe(
+    expect(lastUserText(request!)).toBe(
       `Triage this\n\nThe message (from <@${AUTHOR}>):\n> ${UNREAD_WORDS}`,
     );
   });

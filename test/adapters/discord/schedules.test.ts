@@ -1,40 +1,31 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DiscordAdapter } from '../../../src/adapters/discord/discord-adapter.ts';
 import { isWorkingLine } from '../../../src/adapters/discord/text.ts';
-import { STOPPED_REPLY, type DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
+import { STOPPED_REPLY } from '../../../src/core/delivery/engine/engine.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { ScheduleLedger } from '../../../src/store/delivery/schedule-ledger.ts';
-import { testAgent, testTool } from '../../support/agent.ts';
-import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { APP_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
-import { FakeOpenAi } from '../../support/fake-openai.ts';
-import { silentLogger } from '../../support/logger.ts';
+import { testTool } from '../../support/agent.ts';
+import { startDiscordSpool, GUILD, type DiscordSpool } from '../../support/discord-spool.ts';
+import { nextId, type FakeDiscord } from '../../support/fake-discord.ts';
+import type { FakeOpenAi } from '../../support/fake-openai.ts';
 import { until } from '../../support/process.ts';
 
 /**
  * `/schedule` over Discord's gateway and REST (the fake), and a run: no interaction asked for it,
  * so its header is a channel message with a thread on it, and the answer goes in that thread.
  */
-const GUILD = '400000000000000001';
 const STOPPER = '300000000000000007';
 
+let bot: DiscordSpool;
 let db: Database;
 let llm: FakeOpenAi;
 let discord: FakeDiscord;
-let engine: DeliveryEngine;
-let adapter: DiscordAdapter;
 let now = new Date('2031-03-03T08:59:30Z');
 
 beforeAll(async () => {
-  db = await testDatabase();
-  llm = await new FakeOpenAi().start();
-  llm.fallback = () => ({ content: 'All quiet.' });
-  discord = await new FakeDiscord().start();
   const ticket = testTool('ticket', () => ({ content: 'ticket 7: open', isError: false }));
-  engine = testEngine(
-    db,
-    testAgent({ fake: llm, store: testStore(db), tools: [ticket] }),
-    {
+  bot = await startDiscordSpool({
+    tools: [ticket],
+    engine: {
       now: () => now,
       scheduleTimeZone: 'Europe/Paris',
       pollMs: 100,
@@ -43,30 +34,14 @@ beforeAll(async () => {
         rules: [{ match: { platform: 'discord' }, approve: ['ticket'], approvers: [STOPPER] }],
       },
     },
-    { schedules: new ScheduleLedger(db.prisma) },
-  );
-  adapter = new DiscordAdapter(
-    {
-      token: 'bot-token',
-      applicationId: APP_ID,
-      guildId: GUILD,
-      apiUrl: discord.apiUrl,
-      allowedGuilds: [GUILD],
-    },
-    engine,
-    silentLogger,
-  );
-  await adapter.start();
-  engine.start();
+    deps: (db) => ({ schedules: new ScheduleLedger(db.prisma) }),
+    adapter: { allowedGuilds: [GUILD] },
+  });
+  ({ db, llm, discord } = bot);
+  llm.fallback = () => ({ content: 'All quiet.' });
 });
 
-afterAll(async () => {
-  await adapter?.stop();
-  await engine?.stop(0);
-  await discord?.stop();
-  await llm?.stop();
-  await db?.close();
-});
+afterAll(() => bot?.close());
 
 /** `/schedule what:<words>` in `channel`: the private answer's text. */
 async function schedule(channel: string, words: string): Promise<string> {

@@ -7,7 +7,7 @@ import { ask, discordSigner, type PostedInteraction } from '../../support/discor
 import { isWorkingLine } from '../../../src/adapters/discord/discord-adapter.ts';
 import { FakeDiscord, nextId } from '../../support/fake-discord.ts';
 import { startDiscordReplica } from '../../support/discord-replica.ts';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { type ChatRequest, FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 import { createScratchDatabase, queryAt } from '../../support/global-db.ts';
 import { freePort, until, type SpoolProcess } from '../../support/process.ts';
 
@@ -49,7 +49,7 @@ beforeAll(async () => {
   scratch = await createScratchDatabase('spool_shards');
   llm = await new FakeOpenAi().start();
   llm.fallback = (request: ChatRequest) => ({
-    content: `answer to: ${request.messages.filter((m) => m.role === 'user').at(-1)!.content}`,
+    content: `answer to: ${lastUserText(request)}`,
   });
   discord = await new FakeDiscord().start();
   discord.gateway.shardCount = SHARDS;

@@ -1,20 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
-import type { Database } from '../../../src/store/database.ts';
-import { testAgent } from '../../support/agent.ts';
-import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { FakeOpenAi } from '../../support/fake-openai.ts';
-import { FakeSlack, signedRequest } from '../../support/fake-slack.ts';
-import { silentLogger } from '../../support/logger.ts';
-import { freePort } from '../../support/process.ts';
-import { serveSlackEvents } from '../../support/slack-bot.ts';
+import type { FakeOpenAi } from '../../support/fake-openai.ts';
+import type { FakeSlack } from '../../support/fake-slack.ts';
+import { expectAcknowledged, startSlackSpool, type SlackSpool } from '../../support/slack-spool.ts';
 
 /**
  * Slack's agent view: real assistant_thread_started / _context_changed payloads and a person's
  * first question in the thread (fixtures 63, 64, 15), signed over HTTP.
  */
-const SIGNING_SECRET = 'assistant-signing-secret';
 const fixture = (name: string) =>
   readFileSync(new URL(`../../fixtures/slack-payloads/${name}`, import.meta.url), 'utf8');
 /** A fixture's payload with its DM channel made `channel`. */
@@ -41,50 +34,18 @@ const policy = {
   ],
 };
 
-let db: Database;
+let bot: SlackSpool;
 let llm: FakeOpenAi;
 let slack: FakeSlack;
-let port: number;
-let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  db = await testDatabase();
-  llm = await new FakeOpenAi().start();
-  slack = await new FakeSlack().start();
+  bot = await startSlackSpool({ engine: { policy } });
+  ({ llm, slack } = bot);
   llm.fallback = () => ({ content: 'Slack was released in 2013.' });
-  port = await freePort();
-  const pipeline = testEngine(db, testAgent({ fake: llm, store: testStore(db), tools: [] }), {
-    policy,
-  });
-  const adapter = new SlackAdapter(
-    { botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl },
-    pipeline,
-    silentLogger,
-  );
-  await adapter.start();
-  const server = await serveSlackEvents(adapter, port);
-  pipeline.start();
-  stop = async () =>
-    void (await Promise.all([
-      adapter.stop(),
-      pipeline.stop(0),
-      new Promise((resolve) => server.close(resolve)),
-    ]));
 });
-afterAll(async () => {
-  await stop();
-  await slack.stop();
-  await llm.stop();
-  await db.close();
-});
+afterAll(() => bot?.close());
 
-const deliver = async (body: Record<string, unknown>) => {
-  const response = await fetch(
-    `http://127.0.0.1:${port}/slack/events`,
-    signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json'),
-  );
-  expect(response.status).toBe(200);
-};
+const deliver = (body: Record<string, unknown>) => expectAcknowledged(bot.event(body));
 
 describe("Slack's agent view", () => {
   it("greets a new thread with its context channel's greeting and prompts (once however often Slack sends it), sets another channel's prompts when the context changes, and titles the thread after the first question", async () => {

@@ -1,32 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
 import {
   FEEDBACK_ACTION,
   REASON_ACTION,
   SKIP_ACTION,
 } from '../../../src/adapters/slack/feedback.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { testAgent } from '../../support/agent.ts';
-import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { FakeOpenAi } from '../../support/fake-openai.ts';
-import {
-  BOT_USER,
-  blocksOf,
-  eventBody,
-  FakeSlack,
-  signedRequest,
-  TEAM,
-} from '../../support/fake-slack.ts';
-import { silentLogger } from '../../support/logger.ts';
-import { freePort } from '../../support/process.ts';
-import { serveSlackEvents } from '../../support/slack-bot.ts';
+import type { FakeOpenAi } from '../../support/fake-openai.ts';
+import { BOT_USER, blocksOf, eventBody, TEAM, type FakeSlack } from '../../support/fake-slack.ts';
+import { startSlackSpool, type SlackSpool } from '../../support/slack-spool.ts';
 
 /**
  * 👍 and 👎 under Spool's answers in Slack (Block Kit feedback_buttons), clicked as Slack sends a
  * click (fixture 80), stored once per person per answer and shown by /spool usage.
  */
-const SIGNING_SECRET = 'feedback-signing-secret';
 const FIXTURE = JSON.parse(
   readFileSync(
     new URL(
@@ -37,53 +24,19 @@ const FIXTURE = JSON.parse(
   ),
 ) as { payload: Record<string, unknown> };
 
+let bot: SlackSpool;
 let db: Database;
 let llm: FakeOpenAi;
 let slack: FakeSlack;
-let port: number;
-let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  db = await testDatabase();
-  llm = await new FakeOpenAi().start();
-  slack = await new FakeSlack().start();
+  bot = await startSlackSpool({ engine: { policy: { rules: [], admins: ['UADMIN'] } } });
+  ({ db, llm, slack } = bot);
   llm.fallback = () => ({ content: 'the answer' });
-  port = await freePort();
-  const pipeline = testEngine(db, testAgent({ fake: llm, store: testStore(db), tools: [] }), {
-    policy: { rules: [], admins: ['UADMIN'] },
-  });
-  const adapter = new SlackAdapter(
-    { botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl },
-    pipeline,
-    silentLogger,
-  );
-  await adapter.start();
-  const server = await serveSlackEvents(adapter, port);
-  pipeline.start();
-  stop = async () =>
-    void (await Promise.all([
-      adapter.stop(),
-      pipeline.stop(0),
-      new Promise((resolve) => server.close(resolve)),
-    ]));
 });
-afterAll(async () => {
-  await stop();
-  await slack.stop();
-  await llm.stop();
-  await db.close();
-});
+afterAll(() => bot?.close());
 
-/** What was sent to `responseUrl(id)`, in order. */
-const responseArgs = (id: string) =>
-  slack.calls.filter((c) => c.method === 'response_url' && c.responseId === id).map((c) => c.args);
-const send = (body: string, type: string) =>
-  fetch(`http://127.0.0.1:${port}/slack/events`, signedRequest(body, SIGNING_SECRET, type));
-const interact = (payload: Record<string, unknown>) =>
-  send(
-    new URLSearchParams({ payload: JSON.stringify(payload) }).toString(),
-    'application/x-www-form-urlencoded',
-  );
+const interact = (payload: Record<string, unknown>) => bot.interaction(payload);
 
 /** Fixture 80's click, as a click by `user` on the answer `ts` in `channel`. */
 function feedbackClick(
@@ -110,17 +63,14 @@ function feedbackClick(
 describe('feedback on answers in Slack', () => {
   it('puts 👍/👎 under an answer; stores one rating per person per answer (a second click replaces the first), with an optional reason for 👎; shows them in /spool usage', async () => {
     const ch = `CFB${Date.now()}`;
-    await send(
-      JSON.stringify(
-        eventBody({
-          type: 'app_mention',
-          user: 'U1',
-          text: `<@${BOT_USER}> help`,
-          ts: '5100.1',
-          channel: ch,
-        }),
-      ),
-      'application/json',
+    await bot.event(
+      eventBody({
+        type: 'app_mention',
+        user: 'U1',
+        text: `<@${BOT_USER}> help`,
+        ts: '5100.1',
+        channel: ch,
+      }),
     );
     const answerCall = () =>
       slack.calls.find((c) => c.method === 'chat.postMessage' && c.args.channel === ch);
@@ -148,7 +98,7 @@ describe('feedback on answers in Slack', () => {
     await slack.waitFor(() => slack.responses('u1-up').length === 1);
     await click('U1', down, 'u1-down');
     await slack.waitFor(() => slack.responses('u1-down').length === 1);
-    const [prompt] = responseArgs('u1-down');
+    const [prompt] = slack.responseArgs('u1-down');
     expect(prompt).toMatchObject({ response_type: 'ephemeral', replace_original: false });
     const reasonBlock = blocksOf(prompt!).find((b) => b.type === 'input')!;
     expect(reasonBlock).toMatchObject({ dispatch_action: true });
@@ -186,8 +136,8 @@ describe('feedback on answers in Slack', () => {
         'u2-skip',
       ),
     );
-    await slack.waitFor(() => responseArgs('u2-skip').length === 1);
-    expect(responseArgs('u2-skip')[0]).toMatchObject({ delete_original: true });
+    await slack.waitFor(() => slack.responseArgs('u2-skip').length === 1);
+    expect(slack.responseArgs('u2-skip')[0]).toMatchObject({ delete_original: true });
     // U3's 👍, clicked twice: still one row.
     await click('U3', up, 'u3-up-1');
     await click('U3', up, 'u3-up-2');
@@ -204,18 +154,15 @@ describe('feedback on answers in Slack', () => {
     expect(await rows()).toHaveLength(3);
 
     // /spool usage: the ratings of the answers to U1's messages, beside the cost.
-    await send(
-      new URLSearchParams({
-        command: '/spool',
-        text: 'usage',
-        team_id: TEAM,
-        channel_id: ch,
-        user_id: 'U1',
-        response_url: slack.responseUrl('usage-u1'),
-        trigger_id: 't',
-      }).toString(),
-      'application/x-www-form-urlencoded',
-    );
+    await bot.command({
+      command: '/spool',
+      text: 'usage',
+      team_id: TEAM,
+      channel_id: ch,
+      user_id: 'U1',
+      response_url: slack.responseUrl('usage-u1'),
+      trigger_id: 't',
+    });
     await slack.waitFor(() => slack.responses('usage-u1').length === 1);
     expect(slack.responses('usage-u1')[0]).toContain('Answers rated this month: 👍 1 · 👎 2');
   });

@@ -1,84 +1,48 @@
-import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
-import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { testAgent, testTool } from '../../support/agent.ts';
-import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { testTool } from '../../support/agent.ts';
+import type { ChatRequest, FakeOpenAi } from '../../support/fake-openai.ts';
 import {
   BOT_USER,
   buttonClick,
   eventBody,
-  FakeSlack,
   isPrompt,
-  signedRequest,
+  type FakeSlack,
 } from '../../support/fake-slack.ts';
-import { silentLogger } from '../../support/logger.ts';
-import { freePort } from '../../support/process.ts';
-import { serveSlackEvents } from '../../support/slack-bot.ts';
+import { expectAcknowledged, startSlackSpool, type SlackSpool } from '../../support/slack-spool.ts';
 
 /**
  * Slack clears assistant.threads.setStatus after two minutes: a turn parked for approval shows
  * "waiting for approval…" again before then, for as long as it waits (here every 300 ms), and
  * stops once it is decided.
  */
-const SIGNING_SECRET = 'parked-status-signing-secret';
 const REFRESH_MS = 300;
 const WAITING = 'is waiting for approval of lookup from <@U9>…';
 
+let bot: SlackSpool;
 let db: Database;
 let llm: FakeOpenAi;
 let slack: FakeSlack;
-let engine: DeliveryEngine;
-let adapter: SlackAdapter;
-let server: Server;
-let port: number;
 
 const lookup = testTool('lookup', () => ({ content: 'inventory: 42 units', isError: false }));
 
 beforeAll(async () => {
-  db = await testDatabase();
-  llm = await new FakeOpenAi().start();
+  const policy = {
+    rules: [{ match: { platform: 'slack' }, approve: ['lookup'], approvers: ['U9'] }],
+  };
+  bot = await startSlackSpool({
+    tools: [lookup],
+    engine: { policy, statusRefreshMs: REFRESH_MS },
+    adapter: { policy },
+  });
+  ({ db, llm, slack } = bot);
   llm.fallback = (request: ChatRequest) =>
     request.messages.at(-1)!.role === 'user'
       ? { toolCalls: [{ id: 'l', name: 'lookup', arguments: '{}' }] }
       : { content: `tool said: ${request.messages.at(-1)!.content}` };
-  slack = await new FakeSlack().start();
-  const policy = {
-    rules: [{ match: { platform: 'slack' }, approve: ['lookup'], approvers: ['U9'] }],
-  };
-  engine = testEngine(db, testAgent({ fake: llm, store: testStore(db), tools: [lookup] }), {
-    policy,
-    statusRefreshMs: REFRESH_MS,
-  });
-  adapter = new SlackAdapter(
-    { botToken: 'xoxb-test', apiUrl: slack.apiUrl, signingSecret: SIGNING_SECRET, policy },
-    engine,
-    silentLogger,
-  );
-  await adapter.start();
-  port = await freePort();
-  server = await serveSlackEvents(adapter, port);
-  engine.start();
 });
 
-afterAll(async () => {
-  await adapter?.stop();
-  await engine?.stop(0);
-  await new Promise((resolve) => server?.close(resolve));
-  await Promise.all([slack?.stop(), llm?.stop()]);
-  await db?.close();
-});
-
-async function deliver(body: string, contentType: string): Promise<void> {
-  const response = await fetch(
-    `http://127.0.0.1:${port}/slack/events`,
-    signedRequest(body, SIGNING_SECRET, contentType),
-  );
-  await response.arrayBuffer();
-  expect(response.status).toBe(200);
-}
+afterAll(() => bot?.close());
 
 describe('a parked turn’s status in Slack', () => {
   it('is shown again while the turn waits for approval, without asking the model again, and no more once it is decided', async () => {
@@ -91,7 +55,7 @@ describe('a parked turn’s status in Slack', () => {
       ts,
       channel: ch,
     });
-    await deliver(JSON.stringify(mention), 'application/json');
+    await expectAcknowledged(bot.event(mention));
     await slack.waitFor(() => slack.prompts(ch).length === 1);
     const statuses = () =>
       slack.calls.filter(
@@ -116,10 +80,7 @@ describe('a parked turn’s status in Slack', () => {
       value: prompt.toolCallId,
       responseUrl: slack.responseUrl(`${ch}-approve`),
     });
-    await deliver(
-      new URLSearchParams({ payload: JSON.stringify(click) }).toString(),
-      'application/x-www-form-urlencoded',
-    );
+    await expectAcknowledged(bot.interaction(click));
     await slack.waitFor(() =>
       slack.calls.some(
         (c) =>

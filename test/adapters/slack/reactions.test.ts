@@ -1,17 +1,11 @@
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
-import { STOPPED_REPLY, type DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
+import { STOPPED_REPLY } from '../../../src/core/delivery/engine/engine.ts';
 import type { Policy } from '../../../src/core/delivery/rules/policy.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { testAgent } from '../../support/agent.ts';
-import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { FakeOpenAi } from '../../support/fake-openai.ts';
-import { FakeSlack, signedRequest } from '../../support/fake-slack.ts';
-import { silentLogger } from '../../support/logger.ts';
-import { freePort } from '../../support/process.ts';
-import { serveSlackEvents } from '../../support/slack-bot.ts';
+import { type FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
+import type { FakeSlack } from '../../support/fake-slack.ts';
+import { expectAcknowledged, startSlackSpool, type SlackSpool } from '../../support/slack-spool.ts';
 
 /**
  * Reactions as requests, replayed from Slack's documented reaction_added and reaction_removed
@@ -30,56 +24,28 @@ const REMOVED = payload('82-reaction-removed-docs.json');
 const CHANNEL = 'C123ABC456';
 const TS = '1360782400.498405';
 const PROMPT = 'Look into this message and say what you find';
-const SIGNING_SECRET = 'reactions-signing-secret';
 
+let bot: SlackSpool;
 let db: Database;
 let llm: FakeOpenAi;
 let slack: FakeSlack;
-let engine: DeliveryEngine;
-let adapter: SlackAdapter;
-let server: Server;
-let port: number;
 
 beforeAll(async () => {
-  db = await testDatabase();
-  llm = await new FakeOpenAi().start();
-  llm.fallback = () => ({ content: 'Found it: the disk is nearly full.' });
-  slack = await new FakeSlack().start();
   const policy: Policy = {
     rules: [
       { match: {}, reactions: { thumbsup: PROMPT } },
       { match: { channel: 'CQUIET' }, reactions: { eyes: 'Elsewhere only' } },
     ],
   };
-  engine = testEngine(db, testAgent({ fake: llm, store: testStore(db), tools: [] }), { policy });
-  adapter = new SlackAdapter(
-    { botToken: 'xoxb-test', apiUrl: slack.apiUrl, signingSecret: SIGNING_SECRET, policy },
-    engine,
-    silentLogger,
-  );
-  await adapter.start();
-  port = await freePort();
-  server = await serveSlackEvents(adapter, port);
-  engine.start();
+  bot = await startSlackSpool({ engine: { policy }, adapter: { policy } });
+  ({ db, llm, slack } = bot);
+  llm.fallback = () => ({ content: 'Found it: the disk is nearly full.' });
 });
 
-afterAll(async () => {
-  await adapter?.stop();
-  await engine?.stop(0);
-  await new Promise((resolve) => server?.close(resolve));
-  await Promise.all([slack?.stop(), llm?.stop()]);
-  await db?.close();
-});
+afterAll(() => bot?.close());
 
 /** Delivers an Events API payload as Slack does: signed, over HTTP; acknowledged once handled. */
-async function deliver(body: Record<string, unknown>): Promise<void> {
-  const response = await fetch(
-    `http://127.0.0.1:${port}/slack/events`,
-    signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json'),
-  );
-  await response.arrayBuffer();
-  expect(response.status).toBe(200);
-}
+const deliver = (body: Record<string, unknown>) => expectAcknowledged(bot.event(body));
 
 /** The payload about another message (`ts`, in `channel`), with another emoji if given. */
 function about(
@@ -122,7 +88,7 @@ describe('reactions as requests', () => {
     expect(postedIn(CHANNEL, TS)).toEqual(['Found it: the disk is nearly full.']);
     const requests = asked(PROMPT);
     expect(requests).toHaveLength(1);
-    const text = requests[0]!.messages.filter((m) => m.role === 'user').at(-1)!.content;
+    const text = lastUserText(requests[0]!);
     expect(text).toBe(
       `${PROMPT}\n\nThe message (from <@U222222222>):\n> Disk usage on db-1 is at 97%`,
     );

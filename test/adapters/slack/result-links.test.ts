@@ -1,25 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
-import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { openWebPages, resultPage } from '../../../src/web/open.ts';
 import type { WebPages } from '../../../src/web/pages.ts';
-import { testAgent, testTool } from '../../support/agent.ts';
-import { testDatabase, testEngine, testSearch, testStore } from '../../support/db.ts';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
-import {
-  BOT_USER,
-  blocksOf,
-  eventBody,
-  FakeSlack,
-  signedRequest,
-  TEAM,
-} from '../../support/fake-slack.ts';
+import { testTool } from '../../support/agent.ts';
+import { testDatabase, testSearch } from '../../support/db.ts';
+import type { ChatRequest, FakeOpenAi } from '../../support/fake-openai.ts';
+import { BOT_USER, blocksOf, eventBody, TEAM, type FakeSlack } from '../../support/fake-slack.ts';
 import { silentLogger } from '../../support/logger.ts';
-import { freePort } from '../../support/process.ts';
-import { serveSlackEvents } from '../../support/slack-bot.ts';
+import { startSlackSpool, type SlackSpool } from '../../support/slack-spool.ts';
 
 /**
  * A reply whose turn showed the model a result as a preview carries a "View the whole result"
@@ -27,32 +17,22 @@ import { serveSlackEvents } from '../../support/slack-bot.ts';
  * call's id alone, opens the whole result on Spool's web pages for a person who may read the
  * channel.
  */
-const SIGNING_SECRET = 'result-links-signing-secret';
 /** 60,000 characters of numbered lines: over the agent's 20,000-character preview threshold. */
 const LISTING = Array.from(
   { length: 2_000 },
   (_, i) => `listing line ${String(i).padStart(5, '0')} ok`,
 ).join('\n');
 
+let bot: SlackSpool;
 let db: Database;
 let llm: FakeOpenAi;
 let slack: FakeSlack;
-let engine: DeliveryEngine;
-let adapter: SlackAdapter;
-let events: Server;
 let pagesServer: Server;
 let web: WebPages;
-let port: number;
 let pagesAt: string;
 
 beforeAll(async () => {
   db = await testDatabase();
-  llm = await new FakeOpenAi().start();
-  llm.fallback = (request: ChatRequest) =>
-    request.messages.at(-1)!.role === 'user'
-      ? { toolCalls: [{ id: 'l', name: 'listing', arguments: '{}' }] }
-      : { content: 'The listing has 2,000 lines.' };
-  slack = await new FakeSlack().start();
   // The web pages, on a server of their own: the replies' links point there.
   web = openWebPages({ enabled: true, sessionMs: 3_600_000, pageChars: 100_000 }, db, {
     signIns: {},
@@ -73,25 +53,21 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => pagesServer.listen(0, '127.0.0.1', resolve));
   pagesAt = `http://127.0.0.1:${(pagesServer.address() as AddressInfo).port}`;
   const listing = testTool('listing', () => ({ content: LISTING, isError: false }));
-  engine = testEngine(db, testAgent({ fake: llm, store: testStore(db), tools: [listing] }), {
-    resultPage: resultPage(pagesAt),
+  bot = await startSlackSpool({
+    db,
+    tools: [listing],
+    engine: { resultPage: resultPage(pagesAt) },
   });
-  adapter = new SlackAdapter(
-    { botToken: 'xoxb-test', apiUrl: slack.apiUrl, signingSecret: SIGNING_SECRET },
-    engine,
-    silentLogger,
-  );
-  await adapter.start();
-  port = await freePort();
-  events = await serveSlackEvents(adapter, port);
-  engine.start();
+  ({ llm, slack } = bot);
+  llm.fallback = (request: ChatRequest) =>
+    request.messages.at(-1)!.role === 'user'
+      ? { toolCalls: [{ id: 'l', name: 'listing', arguments: '{}' }] }
+      : { content: 'The listing has 2,000 lines.' };
 });
 
 afterAll(async () => {
-  await adapter?.stop();
-  await engine?.stop(0);
-  await Promise.all([events, pagesServer].map((s) => new Promise((resolve) => s?.close(resolve))));
-  await Promise.all([slack?.stop(), llm?.stop()]);
+  await bot?.close();
+  await new Promise((resolve) => pagesServer?.close(resolve));
   await db?.close();
 });
 
@@ -105,10 +81,7 @@ describe('a reply links the whole results its turn previewed', () => {
       ts: '7100.1',
       channel,
     });
-    const sent = await fetch(
-      `http://127.0.0.1:${port}/slack/events`,
-      signedRequest(JSON.stringify(mention), SIGNING_SECRET, 'application/json'),
-    );
+    const sent = await bot.event(mention);
     expect(sent.status).toBe(200);
     const answer = () =>
       slack.calls.find((c) => c.method === 'chat.postMessage' && c.args.channel === channel);
@@ -155,7 +128,7 @@ describe('a reply links the whole results its turn previewed', () => {
 
     // `/spool result <id>`: the result goes to the person's DM, and the private answer links its
     // page.
-    const command = new URLSearchParams({
+    await bot.command({
       command: '/spool',
       text: `result ${call!.toolCallId}`,
       team_id: TEAM,
@@ -164,19 +137,13 @@ describe('a reply links the whole results its turn previewed', () => {
       response_url: slack.responseUrl('result-u1'),
       trigger_id: 't',
     });
-    await fetch(
-      `http://127.0.0.1:${port}/slack/events`,
-      signedRequest(command.toString(), SIGNING_SECRET, 'application/x-www-form-urlencoded'),
-    );
     await slack.waitFor(() => slack.responses('result-u1').length === 1);
-    const [answered] = slack.calls.filter(
-      (c) => c.method === 'response_url' && c.responseId === 'result-u1',
-    );
-    expect(answered!.args).toMatchObject({
+    const [answered] = slack.responseArgs('result-u1');
+    expect(answered).toMatchObject({
       response_type: 'ephemeral',
       text: 'Sent you the full result in a direct message.',
     });
-    expect(blocksOf(answered!.args).at(-1)).toMatchObject({
+    expect(blocksOf(answered!).at(-1)).toMatchObject({
       type: 'actions',
       elements: [{ type: 'button', text: { text: 'View the whole result' }, url }],
     });

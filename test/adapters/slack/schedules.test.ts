@@ -1,17 +1,9 @@
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
-import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
-import type { Database } from '../../../src/store/database.ts';
 import { ScheduleLedger } from '../../../src/store/delivery/schedule-ledger.ts';
-import { testAgent } from '../../support/agent.ts';
-import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { FakeOpenAi } from '../../support/fake-openai.ts';
-import { FakeSlack, signedRequest, TEAM } from '../../support/fake-slack.ts';
-import { silentLogger } from '../../support/logger.ts';
-import { freePort } from '../../support/process.ts';
-import { serveSlackEvents } from '../../support/slack-bot.ts';
+import type { FakeOpenAi } from '../../support/fake-openai.ts';
+import { TEAM, type FakeSlack } from '../../support/fake-slack.ts';
+import { expectAcknowledged, startSlackSpool, type SlackSpool } from '../../support/slack-spool.ts';
 
 /**
  * `/spool schedule` over Slack's HTTP API (a real slash command payload, signed), and its runs: the
@@ -28,66 +20,38 @@ const SLASH = (
     ),
   ) as { payload: Record<string, string> }
 ).payload;
-const SIGNING_SECRET = 'schedules-signing-secret';
 
-let db: Database;
+let bot: SlackSpool;
 let llm: FakeOpenAi;
 let slack: FakeSlack;
-let engine: DeliveryEngine;
-let adapter: SlackAdapter;
-let server: Server;
-let port: number;
 let now = new Date('2031-03-03T23:59:30Z');
 let commands = 0;
 
 beforeAll(async () => {
-  db = await testDatabase();
-  llm = await new FakeOpenAi().start();
+  bot = await startSlackSpool({
+    engine: { now: () => now, scheduleTimeZone: 'UTC', pollMs: 100 },
+    deps: (db) => ({ schedules: new ScheduleLedger(db.prisma) }),
+  });
+  ({ llm, slack } = bot);
   llm.fallback = () => ({ content: 'No incidents yesterday.' });
-  slack = await new FakeSlack().start();
-  engine = testEngine(
-    db,
-    testAgent({ fake: llm, store: testStore(db), tools: [] }),
-    { now: () => now, scheduleTimeZone: 'UTC', pollMs: 100 },
-    { schedules: new ScheduleLedger(db.prisma) },
-  );
-  adapter = new SlackAdapter(
-    { botToken: 'xoxb-test', apiUrl: slack.apiUrl, signingSecret: SIGNING_SECRET },
-    engine,
-    silentLogger,
-  );
-  await adapter.start();
-  port = await freePort();
-  server = await serveSlackEvents(adapter, port);
-  engine.start();
 });
 
-afterAll(async () => {
-  await adapter?.stop();
-  await engine?.stop(0);
-  await new Promise((resolve) => server?.close(resolve));
-  await Promise.all([slack?.stop(), llm?.stop()]);
-  await db?.close();
-});
+afterAll(() => bot?.close());
 
 /** `/spool <text>` from `user` in `channel`, as Slack sends it; resolves with the private answer. */
 async function spool(channel: string, user: string, text: string): Promise<string> {
   const id = `cmd-${++commands}`;
-  const body = new URLSearchParams({
-    ...SLASH,
-    team_id: TEAM,
-    channel_id: channel,
-    user_id: user,
-    command: '/spool',
-    text,
-    response_url: slack.responseUrl(id),
-  }).toString();
-  const response = await fetch(
-    `http://127.0.0.1:${port}/slack/events`,
-    signedRequest(body, SIGNING_SECRET, 'application/x-www-form-urlencoded'),
+  await expectAcknowledged(
+    bot.command({
+      ...SLASH,
+      team_id: TEAM,
+      channel_id: channel,
+      user_id: user,
+      command: '/spool',
+      text,
+      response_url: slack.responseUrl(id),
+    }),
   );
-  await response.arrayBuffer();
-  expect(response.status).toBe(200);
   await slack.waitFor(() => slack.responses(id).length > 0);
   return slack.responses(id).join('\n');
 }

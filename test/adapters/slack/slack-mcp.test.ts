@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryOptions } from '../../../src/core/delivery/engine/engine.ts';
-import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { parseMcpConfig } from '../../../src/tools/mcp/config/config.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';
@@ -12,18 +11,11 @@ import { testAgent } from '../../support/agent.ts';
 import { STOPPED_REPLY } from '../../../src/core/delivery/engine/engine.ts';
 import { STALE_ANSWERS_NOTE } from '../../../src/core/delivery/posts/replies.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
-import {
-  BOT_USER,
-  TEAM,
-  buttonClick,
-  eventBody,
-  FakeSlack,
-  signedRequest,
-} from '../../support/fake-slack.ts';
+import { type ChatRequest, FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
+import { BOT_USER, TEAM, buttonClick, eventBody, FakeSlack } from '../../support/fake-slack.ts';
 import { silentLogger } from '../../support/logger.ts';
-import { freePort, until } from '../../support/process.ts';
-import { serveSlackEvents } from '../../support/slack-bot.ts';
+import { until } from '../../support/process.ts';
+import { serveSlackAdapter } from '../../support/slack-spool.ts';
 
 /**
  * A tool server's questions (MCP elicitation, form mode) and prompts, with people on Slack: the
@@ -31,7 +23,6 @@ import { serveSlackEvents } from '../../support/slack-bot.ts';
  */
 const require = createRequire(import.meta.url);
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-const SIGNING_SECRET = 'test-signing-secret';
 const ASK = 'everything__trigger-elicitation-request';
 
 let db: Database;
@@ -41,36 +32,20 @@ let source: McpToolSource;
 
 /** A bot over signed HTTP, or over Socket Mode (`socket`): its events come through the fake's socket. */
 async function startBot(options: Partial<DeliveryOptions> = {}, socket = false) {
-  const port = await freePort();
   const store = testStore(db);
   const agent = testAgent({ fake: llm, store, sources: [source] });
   const pipeline = testEngine(db, agent, options, { prompts: source });
-  const adapter = new SlackAdapter(
-    socket
-      ? { botToken: 'xoxb-test', appToken: 'xapp-test', apiUrl: slack.apiUrl }
-      : { botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl },
-    pipeline,
-    silentLogger,
-  );
-  await adapter.start();
-  const server = socket ? undefined : await serveSlackEvents(adapter, port);
-  pipeline.start();
-  const send = (body: unknown, type = 'application/json') =>
-    fetch(
-      `http://127.0.0.1:${port}/slack/events`,
-      signedRequest(
-        type === 'application/json'
-          ? JSON.stringify(body)
-          : new URLSearchParams({ payload: JSON.stringify(body) }).toString(),
-        SIGNING_SECRET,
-        type,
-      ),
-    );
+  const served = await serveSlackAdapter(pipeline, {
+    apiUrl: slack.apiUrl,
+    ...(socket ? { appToken: 'xapp-test' } : {}),
+  });
   return {
     event: (event: Record<string, unknown>) =>
-      socket ? slack.sendSocketEvent(eventBody(event as never)) : send(eventBody(event as never)),
+      socket
+        ? slack.sendSocketEvent(eventBody(event as never))
+        : served.event(eventBody(event as never)),
     mention: (channel: string, ts: string) =>
-      send(
+      served.event(
         eventBody({
           type: 'app_mention',
           user: 'U1',
@@ -79,23 +54,9 @@ async function startBot(options: Partial<DeliveryOptions> = {}, socket = false) 
           channel,
         }),
       ),
-    click: (payload: Record<string, unknown>) => send(payload, 'application/x-www-form-urlencoded'),
-    command: (fields: Record<string, string>) =>
-      fetch(
-        `http://127.0.0.1:${port}/slack/events`,
-        signedRequest(
-          new URLSearchParams(fields).toString(),
-          SIGNING_SECRET,
-          'application/x-www-form-urlencoded',
-        ),
-      ),
-    stop: async () => {
-      await Promise.all([
-        adapter.stop(),
-        pipeline.stop(0),
-        server && new Promise((resolve) => server.close(resolve)),
-      ]);
-    },
+    click: served.interaction,
+    command: served.command,
+    stop: served.stop,
   };
 }
 
@@ -575,7 +536,7 @@ it('replaces a file answer when its question is edited: the new file is posted, 
   try {
     const ch = channel();
     const long = (request: ChatRequest) => ({
-      content: `a long answer to: ${request.messages.filter((m) => m.role === 'user').at(-1)!.content}, at length`,
+      content: `a long answer to: ${lastUserText(request)}, at length`,
     });
     const uploads = () =>
       slack.callsTo('files.completeUploadExternal').filter((c) => c.channel_id === ch);
@@ -611,7 +572,7 @@ describe('edits and deletions', () => {
   const posts = (ch: string) =>
     slack.calls.filter((c) => c.method === 'chat.postMessage' && c.args.channel === ch);
   const echo = (request: ChatRequest) => ({
-    content: `answer to: ${request.messages.filter((m) => m.role === 'user').at(-1)!.content}`,
+    content: `answer to: ${lastUserText(request)}`,
   });
 
   it("runs an answered question again on each edit its author makes, replacing the answer in place, once however often an edit arrives; others' edits are not followed; an older question is answered again in place with a note that the later answers may be stale", async () => {

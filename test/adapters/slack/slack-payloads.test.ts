@@ -1,15 +1,16 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { DEFAULT_GREETING } from '../../../src/core/delivery/posts/greeting.ts';
 import { testAgent } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
-import { BOT_USER, eventBody, FakeSlack, signedRequest } from '../../support/fake-slack.ts';
-import { silentLogger } from '../../support/logger.ts';
-import { freePort } from '../../support/process.ts';
-import { serveSlackEvents } from '../../support/slack-bot.ts';
+import { FakeOpenAi, userTexts } from '../../support/fake-openai.ts';
+import { BOT_USER, eventBody, FakeSlack } from '../../support/fake-slack.ts';
+import {
+  expectAcknowledged,
+  serveSlackAdapter,
+  type ServedSlackAdapter,
+} from '../../support/slack-spool.ts';
 
 /**
  * Real payloads Slack sent, from public projects' fixtures and Slack's own reference (see the
@@ -39,10 +40,6 @@ const fixtures: Fixture[] = readdirSync(DIR)
     file,
     ...(JSON.parse(readFileSync(new URL(file, DIR), 'utf8')) as Omit<Fixture, 'file'>),
   }));
-
-const SIGNING_SECRET = 'corpus-signing-secret';
-const userTexts = (request: ChatRequest) =>
-  request.messages.filter((m) => m.role === 'user').map((m) => String(m.content));
 
 let db: Database;
 let llm: FakeOpenAi;
@@ -99,31 +96,16 @@ function remapped(fixture: Fixture): { payload: Record<string, unknown>; channel
 }
 
 function runCorpus(transport: 'http' | 'socket') {
-  let port = 0;
-  let stop: () => Promise<void>;
+  let bot: ServedSlackAdapter;
 
   beforeAll(async () => {
-    port = await freePort();
-    const store = testStore(db);
-    const pipeline = testEngine(db, testAgent({ fake: llm, store, tools: [] }));
-    const config =
-      transport === 'socket' ? { appToken: 'xapp-test' } : { signingSecret: SIGNING_SECRET };
-    const adapter = new SlackAdapter(
-      { botToken: 'xoxb-test', apiUrl: slack.apiUrl, ...config },
-      pipeline,
-      silentLogger,
-    );
-    await adapter.start();
-    const server = transport === 'http' ? await serveSlackEvents(adapter, port) : undefined;
-    pipeline.start();
-    stop = async () =>
-      void (await Promise.all([
-        adapter.stop(),
-        pipeline.stop(0),
-        server && new Promise((resolve) => server.close(resolve)),
-      ]));
+    const pipeline = testEngine(db, testAgent({ fake: llm, store: testStore(db), tools: [] }));
+    bot = await serveSlackAdapter(pipeline, {
+      apiUrl: slack.apiUrl,
+      ...(transport === 'socket' ? { appToken: 'xapp-test' } : {}),
+    });
   });
-  afterAll(() => stop());
+  afterAll(() => bot.stop());
 
   /**
    * Delivers a payload as Slack does; resolves with how long Slack waited for the acknowledgement.
@@ -153,12 +135,7 @@ function runCorpus(transport: 'http' | 'socket') {
             ).toString(),
             'application/x-www-form-urlencoded',
           ];
-    const response = await fetch(
-      `http://127.0.0.1:${port}/slack/events`,
-      signedRequest(body, SIGNING_SECRET, contentType),
-    );
-    await response.arrayBuffer();
-    expect(response.status).toBe(200);
+    await expectAcknowledged(bot.post(body, contentType));
     return Date.now() - started;
   }
 

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
-  SlackAdapter,
   SLACK_MESSAGE_LIMIT,
   SLACK_REFUSAL,
   type SlackAdapterConfig,
@@ -22,7 +21,13 @@ import { minimalPdf } from '../../support/pdf.ts';
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { testDatabase, testEngine, testSearch, testStore } from '../../support/db.ts';
-import { FakeOpenAi, type ChatRequest, type ServedUsage } from '../../support/fake-openai.ts';
+import {
+  type ChatRequest,
+  FakeOpenAi,
+  lastUserText,
+  type ServedUsage,
+  userTexts,
+} from '../../support/fake-openai.ts';
 import {
   BOT_USER,
   buttonClick,
@@ -32,9 +37,8 @@ import {
   signedRequest,
   TEAM,
 } from '../../support/fake-slack.ts';
-import { silentLogger } from '../../support/logger.ts';
-import { freePort, until } from '../../support/process.ts';
-import { serveSlackEvents } from '../../support/slack-bot.ts';
+import { until } from '../../support/process.ts';
+import { serveSlackAdapter, type ServedSlackAdapter } from '../../support/slack-spool.ts';
 import { startConnectProxy } from '../../support/connect-proxy.ts';
 import { ProxyAgent } from 'undici';
 
@@ -49,11 +53,7 @@ const lookup = testTool('lookup', (args) => ({
   isError: false,
 }));
 
-interface Started {
-  port: number;
-  pipeline: DeliveryEngine;
-  stop(): Promise<void>;
-}
+type Started = ServedSlackAdapter & { pipeline: DeliveryEngine };
 
 async function startAdapter(
   overrides: Partial<SlackAdapterConfig> = {},
@@ -61,33 +61,19 @@ async function startAdapter(
   agentOptions: Partial<AgentOptions> = {},
   pipelineOptions: Partial<DeliveryOptions> = {},
 ): Promise<Started> {
-  const port = await freePort();
-  const adapterStore = testStore(database);
   const agent = testAgent({
     fake: llm,
-    store: adapterStore,
+    store: testStore(database),
     tools: [lookup, searchHistoryTool(testSearch(database))],
     overrides: agentOptions,
   });
   const pipeline = testEngine(database, agent, pipelineOptions);
-  const adapter = new SlackAdapter(
-    { botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl, ...overrides },
-    pipeline,
-    silentLogger,
-  );
-  await adapter.start();
-  const server = overrides.appToken ? undefined : await serveSlackEvents(adapter, port);
-  pipeline.start();
-  return {
-    port,
-    pipeline,
-    stop: async () =>
-      void (await Promise.all([
-        adapter.stop(),
-        pipeline.stop(0),
-        server && new Promise((resolve) => server.close(resolve)),
-      ])),
-  };
+  const served = await serveSlackAdapter(pipeline, {
+    signingSecret: SIGNING_SECRET,
+    apiUrl: slack.apiUrl,
+    ...overrides,
+  });
+  return { ...served, pipeline };
 }
 
 /** Inbox rows of one Slack message (every delivery of it is the same row). */
@@ -107,26 +93,13 @@ afterAll(async () => {
 
 /** A channel no other test uses. */
 const channel = () => `C${Math.random().toString(36).slice(2, 10).toUpperCase()}`;
-const userTexts = (request: ChatRequest) =>
-  request.messages.filter((m) => m.role === 'user').map((m) => m.content);
 
 describe('Slack over the Events API (signed HTTP)', () => {
   let started: Started;
   let port: number;
   const post = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
-    fetch(
-      `http://127.0.0.1:${port}/slack/events`,
-      signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json', headers),
-    );
-  const command = (fields: Record<string, string>) =>
-    fetch(
-      `http://127.0.0.1:${port}/slack/events`,
-      signedRequest(
-        new URLSearchParams(fields).toString(),
-        SIGNING_SECRET,
-        'application/x-www-form-urlencoded',
-      ),
-    );
+    started.event(body, headers);
+  const command = (fields: Record<string, string>) => started.command(fields);
   const repliesIn = (ch: string) =>
     slack.callsTo('chat.postMessage').filter((m) => m.channel === ch);
 
@@ -786,7 +759,7 @@ describe('Slack refusing calls while replies are posted', () => {
       slack.refuse = (call) =>
         call.method === 'chat.postMessage' && ++calls % 3 === 0 ? refusal : undefined;
       llm.fallback = (request) => ({
-        content: `answer to ${[...request.messages].reverse().find((m) => m.role === 'user')!.content}`,
+        content: `answer to ${lastUserText(request)}`,
       });
       const started = await startAdapter();
       try {
@@ -802,14 +775,7 @@ describe('Slack refusing calls while replies are posted', () => {
               channel: ch,
             }),
           );
-          expect(
-            (
-              await fetch(
-                `http://127.0.0.1:${started.port}/slack/events`,
-                signedRequest(body, SIGNING_SECRET, 'application/json'),
-              )
-            ).status,
-          ).toBe(200);
+          expect((await started.post(body, 'application/json')).status).toBe(200);
         }
         const repliesTo = (ts: string) =>
           slack
@@ -837,21 +803,14 @@ describe('a database outage', () => {
     await broken.close();
     try {
       const ch = channel();
-      const response = await fetch(
-        `http://127.0.0.1:${started.port}/slack/events`,
-        signedRequest(
-          JSON.stringify(
-            eventBody({
-              type: 'app_mention',
-              user: 'U1',
-              text: `<@${BOT_USER}> hi`,
-              ts: '1500.1',
-              channel: ch,
-            }),
-          ),
-          SIGNING_SECRET,
-          'application/json',
-        ),
+      const response = await started.event(
+        eventBody({
+          type: 'app_mention',
+          user: 'U1',
+          text: `<@${BOT_USER}> hi`,
+          ts: '1500.1',
+          channel: ch,
+        }),
       );
       // Bolt answers after the listener (processBeforeResponse): by now it has done all it will.
       expect(response.status).toBe(500);
@@ -964,11 +923,7 @@ describe('Slack through a proxy (HTTPS_PROXY / HTTP_PROXY)', () => {
 
 describe('files shared in Slack', () => {
   let started: Started;
-  const post = (body: Record<string, unknown>) =>
-    fetch(
-      `http://127.0.0.1:${started.port}/slack/events`,
-      signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json'),
-    );
+  const post = (body: Record<string, unknown>) => started.event(body);
   const repliesIn = (ch: string) =>
     slack.callsTo('chat.postMessage').filter((m) => m.channel === ch);
   /** A thread reply with files, as Slack sends it: subtype file_share. */
@@ -1448,11 +1403,7 @@ describe('a per-channel policy', () => {
       ],
     };
     const started = await startAdapter({ allowedUsers: ['U1', 'U2'] }, db, {}, { policy });
-    const post = (body: Record<string, unknown>) =>
-      fetch(
-        `http://127.0.0.1:${started.port}/slack/events`,
-        signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json'),
-      );
+    const post = (body: Record<string, unknown>) => started.event(body);
     const repliesIn = (ch: string) =>
       slack.callsTo('chat.postMessage').filter((m) => m.channel === ch);
     try {
@@ -1537,11 +1488,7 @@ describe('approvals in Slack threads', () => {
     });
 
   let started: Started;
-  const post = (body: Record<string, unknown>) =>
-    fetch(
-      `http://127.0.0.1:${started.port}/slack/events`,
-      signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json'),
-    );
+  const post = (body: Record<string, unknown>) => started.event(body);
   const click = (ch: string, user: string, actionId: 'spool_approve' | 'spool_deny') => {
     const prompt = slack.prompts(ch)[0]!;
     const payload = buttonClick({
@@ -1553,14 +1500,7 @@ describe('approvals in Slack threads', () => {
       value: prompt.toolCallId,
       responseUrl: slack.responseUrl(`${ch}-${user}-${Math.random()}`),
     });
-    return fetch(
-      `http://127.0.0.1:${started.port}/slack/events`,
-      signedRequest(
-        new URLSearchParams({ payload: JSON.stringify(payload) }).toString(),
-        SIGNING_SECRET,
-        'application/x-www-form-urlencoded',
-      ),
-    );
+    return started.interaction(payload);
   };
   const replyIn = (ch: string) =>
     slack.callsTo('chat.postMessage').find((m) => m.channel === ch && !isPrompt(m));
@@ -1708,14 +1648,7 @@ describe('approvals in Slack threads', () => {
       response_url: slack.responseUrl(`recall-${ch}`),
       trigger_id: 't',
     };
-    await fetch(
-      `http://127.0.0.1:${started.port}/slack/events`,
-      signedRequest(
-        new URLSearchParams(fields).toString(),
-        SIGNING_SECRET,
-        'application/x-www-form-urlencoded',
-      ),
-    );
+    await started.command(fields);
     await slack.waitFor(() =>
       slack.callsTo('response_url').some((c) => String(c.text).includes('TOOL CALL lookup')),
     );
@@ -1741,21 +1674,14 @@ describe('approvals in Slack threads', () => {
     try {
       const before = lookup.calls.length;
       const ch = channel();
-      await fetch(
-        `http://127.0.0.1:${quick.port}/slack/events`,
-        signedRequest(
-          JSON.stringify(
-            eventBody({
-              type: 'app_mention',
-              user: 'U1',
-              text: `<@${BOT_USER}> stock?`,
-              ts: '1902.1',
-              channel: ch,
-            }),
-          ),
-          SIGNING_SECRET,
-          'application/json',
-        ),
+      await quick.event(
+        eventBody({
+          type: 'app_mention',
+          user: 'U1',
+          text: `<@${BOT_USER}> stock?`,
+          ts: '1902.1',
+          channel: ch,
+        }),
       );
       await slack.waitFor(() => replyIn(ch) !== undefined);
       expect(replyIn(ch)!.text).toContain('nobody approved it within 1 second');
@@ -1845,20 +1771,8 @@ describe('approvals in Slack threads', () => {
 
 describe('bad input from Slack', () => {
   let started: Started;
-  const post = (body: unknown) =>
-    fetch(
-      `http://127.0.0.1:${started.port}/slack/events`,
-      signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json'),
-    );
-  const interact = (payload: unknown) =>
-    fetch(
-      `http://127.0.0.1:${started.port}/slack/events`,
-      signedRequest(
-        new URLSearchParams({ payload: JSON.stringify(payload) }).toString(),
-        SIGNING_SECRET,
-        'application/x-www-form-urlencoded',
-      ),
-    );
+  const post = (body: unknown) => started.event(body);
+  const interact = (payload: unknown) => started.interaction(payload);
   const repliesIn = (ch: string) =>
     slack.callsTo('chat.postMessage').filter((m) => m.channel === ch);
 
@@ -1983,30 +1897,19 @@ describe('usage and spend caps in Slack', () => {
       {},
       { policy },
     );
-    const post = (body: Record<string, unknown>) =>
-      fetch(
-        `http://127.0.0.1:${started.port}/slack/events`,
-        signedRequest(JSON.stringify(body), SIGNING_SECRET, 'application/json'),
-      );
+    const post = (body: Record<string, unknown>) => started.event(body);
     const usage = async (user: string, at: string, text = 'usage') => {
       const url = slack.responseUrl(`${text}-${at}-${user}`);
       const before = slack.callsTo('response_url').length;
-      await fetch(
-        `http://127.0.0.1:${started.port}/slack/events`,
-        signedRequest(
-          new URLSearchParams({
-            command: '/spool',
-            text,
-            team_id: TEAM,
-            channel_id: at,
-            user_id: user,
-            response_url: url,
-            trigger_id: 't',
-          }).toString(),
-          SIGNING_SECRET,
-          'application/x-www-form-urlencoded',
-        ),
-      );
+      await started.command({
+        command: '/spool',
+        text,
+        team_id: TEAM,
+        channel_id: at,
+        user_id: user,
+        response_url: url,
+        trigger_id: 't',
+      });
       await slack.waitFor(() => slack.callsTo('response_url').length > before);
       return slack.callsTo('response_url')[before]!;
     };

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scratchDatabase } from '../../support/db.ts';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack } from '../../support/fake-slack.ts';
 import { freePort, REPO_ROOT, until, type SpoolProcess } from '../../support/process.ts';
 import { deliver, startSlackBot } from '../../support/slack-bot.ts';
@@ -21,10 +21,6 @@ let dir: string;
 let env: Record<string, string>;
 const bots: SpoolProcess[] = [];
 
-/** The newest question asked in the request. */
-const question = (request: ChatRequest) =>
-  [...request.messages].reverse().find((m) => m.role === 'user')!.content ?? '';
-
 beforeAll(async () => {
   scratch = await scratchDatabase('spool_interrupted_calls');
   llm = await new FakeOpenAi().start();
@@ -33,7 +29,7 @@ beforeAll(async () => {
   llm.fallback = (request) => {
     const last = request.messages.at(-1)!;
     if (last.role !== 'user') return { content: `answer: ${last.content}` };
-    const tool = /file/.test(question(request)) ? 'create_ticket' : 'lookup_ticket';
+    const tool = /file/.test(lastUserText(request)) ? 'create_ticket' : 'lookup_ticket';
     return {
       toolCalls: [{ id: 'call_0', name: `tickets__${tool}`, arguments: '{"title":"printer"}' }],
     };
@@ -83,7 +79,7 @@ const answers = (channel: string) =>
 
 /** The requests that asked the model about a new question containing `text`. */
 const askedAbout = (text: string) =>
-  llm.requests.filter((r) => r.messages.at(-1)!.role === 'user' && question(r).includes(text));
+  llm.requests.filter((r) => r.messages.at(-1)!.role === 'user' && lastUserText(r).includes(text));
 
 describe('tool calls cut short by a crash', () => {
   it('sends a read-only call again without asking the model, and never a call with a side effect: the server got that once, and the person is told it may or may not have happened', async () => {

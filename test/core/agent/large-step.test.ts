@@ -8,10 +8,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { databaseKind } from '../../support/db.ts';
-import { FakeOpenAi, type ChatRequest, type ScriptedReply } from '../../support/fake-openai.ts';
+import {
+  FakeOpenAi,
+  lastUserText,
+  type ChatRequest,
+  type ScriptedReply,
+} from '../../support/fake-openai.ts';
 import { fileDatabaseUrl } from '../../support/file-database.ts';
 import { runSpool } from '../../support/process.ts';
-import { question, readText, searcherModel, shownText } from '../../support/readers.ts';
+import { readText, searcherModel, shownText } from '../../support/readers.ts';
 
 const RECORDS = fileURLToPath(new URL('../../fixtures/lookup-mcp-server.mjs', import.meta.url));
 /** A model no table of Spool's names: it takes the documented default window, 32,768 tokens. */
@@ -61,7 +66,7 @@ function searchFor(request: ChatRequest): ScriptedReply {
  * results in the request. Asked about an earlier batch, it searches the history (`searcherModel`).
  */
 function recordsModel(request: ChatRequest): ScriptedReply {
-  const asked = ASK.exec(question(request));
+  const asked = ASK.exec(lastUserText(request));
   if (!asked) return searchFor(request);
   const [q, calls, key] = [Number(asked[1]), Number(asked[2]), asked[3]!];
   const last = request.messages.at(-1)!;

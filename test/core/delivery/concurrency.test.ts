@@ -1,16 +1,11 @@
-import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
-import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import { openDatabase, type Database } from '../../../src/store/database.ts';
-import { testAgent } from '../../support/agent.ts';
-import { testEngine, testStore } from '../../support/db.ts';
-import { FakeOpenAi } from '../../support/fake-openai.ts';
-import { BOT_USER, eventBody, FakeSlack } from '../../support/fake-slack.ts';
+import { type FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
+import { BOT_USER, eventBody, type FakeSlack } from '../../support/fake-slack.ts';
 import { createScratchDatabase } from '../../support/global-db.ts';
 import { silentLogger } from '../../support/logger.ts';
-import { freePort } from '../../support/process.ts';
-import { deliver, serveSlackEvents, SIGNING_SECRET } from '../../support/slack-bot.ts';
+import { deliver } from '../../support/slack-bot.ts';
+import { startSlackSpool, type SlackSpool } from '../../support/slack-spool.ts';
 
 const THREADS = 200;
 const MESSAGES = 3;
@@ -19,36 +14,20 @@ let scratch: { url: string; drop(): Promise<void> };
 let db: Database;
 let llm: FakeOpenAi;
 let slack: FakeSlack;
-let adapter: SlackAdapter;
-let pipeline: DeliveryEngine;
-let port: number;
-let server: Server;
+let bot: SlackSpool;
 
 beforeAll(async () => {
   scratch = await createScratchDatabase('spool_concurrency');
   db = await openDatabase({ databaseUrl: scratch.url, dataDir: '', logger: silentLogger });
-  llm = await new FakeOpenAi().start();
+  bot = await startSlackSpool({ db });
+  ({ llm, slack } = bot);
   llm.fallback = (request) => ({
-    content: `answer to ${[...request.messages].reverse().find((m) => m.role === 'user')!.content}`,
+    content: `answer to ${lastUserText(request)}`,
   });
-  slack = await new FakeSlack().start();
-  port = await freePort();
-  pipeline = testEngine(db, testAgent({ fake: llm, store: testStore(db) }));
-  adapter = new SlackAdapter(
-    { botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl },
-    pipeline,
-    silentLogger,
-  );
-  await adapter.start();
-  server = await serveSlackEvents(adapter, port);
-  pipeline.start();
 });
 afterAll(async () => {
-  server.close();
-  await adapter.stop();
-  await pipeline.stop(0);
+  await bot.close();
   await db.close();
-  await Promise.all([llm.stop(), slack.stop()]);
   await scratch.drop();
 });
 
@@ -78,7 +57,7 @@ describe(`${THREADS} threads × ${MESSAGES} messages at once`, () => {
                   thread_ts: thread,
                   channel: 'CLOAD',
                 });
-          expect(await deliver(port, body)).toBe(true);
+          expect(await deliver(bot.port, body)).toBe(true);
         }
       }),
     );

@@ -18,7 +18,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
+import { FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack } from '../../support/fake-slack.ts';
 import { queryAt } from '../../support/global-db.ts';
 import { startOwnPostgres, type OwnPostgres } from '../../support/own-postgres.ts';
@@ -51,7 +51,7 @@ beforeAll(async () => {
     new FakeSlack().start(),
   ]);
   llm.latencyMs = MODEL_MS;
-  llm.fallback = (request) => ({ content: `answer to ${question(request)}` });
+  llm.fallback = (request) => ({ content: `answer to ${lastUserText(request)}` });
   dir = await mkdtemp(join(tmpdir(), 'spool-stall-'));
   ports = [await freePort(), await freePort()];
   const env = {
@@ -71,9 +71,6 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** The newest question of a model request: which message's turn asked it. */
-const question = (request: ChatRequest) =>
-  [...request.messages].reverse().find((m) => m.role === 'user')!.content!;
 const textOf = (t: number, m: number) => `t${t} m${m}`;
 const threadTs = (t: number) => `${5000 + t}.1`;
 const body = (t: number, m: number) =>
@@ -147,7 +144,7 @@ it(
     const stopped = await db.pause();
     const pausedAt = Date.now();
     const done = served();
-    const atStart = new Set(llm.requests.filter((r) => !done.has(r)).map(question));
+    const atStart = new Set(llm.requests.filter((r) => !done.has(r)).map(lastUserText));
     const postedBefore = posts().length;
     const requestedBefore = llm.requests.length;
     const late = Promise.all(Array.from({ length: LATE }, (_, i) => thread(THREADS - LATE + i)));
@@ -156,7 +153,7 @@ it(
     const requestedDuring = llm.requests.length;
     const atModel = new Set([
       ...atStart,
-      ...llm.requests.slice(requestedBefore, requestedDuring).map(question),
+      ...llm.requests.slice(requestedBefore, requestedDuring).map(lastUserText),
     ]);
     await db.resume();
     const stall = Date.now() - pausedAt;
@@ -192,7 +189,7 @@ it(
     });
     const asked = new Map(all.map((text) => [text, 0]));
     for (const request of llm.requests) {
-      const text = question(request);
+      const text = lastUserText(request);
       asked.set(text, (asked.get(text) ?? 0) + 1);
     }
     const redoneTexts = all.filter((text) => asked.get(text)! > 1);

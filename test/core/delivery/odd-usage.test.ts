@@ -1,18 +1,16 @@
-import type { Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SlackAdapter } from '../../../src/adapters/slack/slack-adapter.ts';
-import type { DeliveryEngine } from '../../../src/core/delivery/engine/engine.ts';
 import { agentMetrics } from '../../../src/observability.ts';
 import type { Database } from '../../../src/store/database.ts';
 import { testAgent, testTool } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { FakeOpenAi, type ChatRequest } from '../../support/fake-openai.ts';
 import { BOT_USER, eventBody, FakeSlack, TEAM } from '../../support/fake-slack.ts';
-import { RecordingLogger, silentLogger } from '../../support/logger.ts';
-import { freePort, until } from '../../support/process.ts';
-import { deliver, serveSlackEvents, SIGNING_SECRET } from '../../support/slack-bot.ts';
+import { RecordingLogger } from '../../support/logger.ts';
+import { until } from '../../support/process.ts';
+import { deliver } from '../../support/slack-bot.ts';
+import { serveSlackAdapter, type ServedSlackAdapter } from '../../support/slack-spool.ts';
 
 /**
  * A model server that reports usage Spool cannot keep as it is: each turn's first request (a tool
@@ -41,10 +39,7 @@ const CASES = Object.keys(ODD);
 let db: Database;
 let llm: FakeOpenAi;
 let slack: FakeSlack;
-let adapter: SlackAdapter;
-let pipeline: DeliveryEngine;
-let server: Server;
-let port: number;
+let bot: ServedSlackAdapter;
 const logger = new RecordingLogger();
 const registry = new Registry();
 /** Each case's channel: its own, so its holds are its turn's alone. */
@@ -68,7 +63,6 @@ beforeAll(async () => {
         };
   };
   slack = await new FakeSlack().start();
-  port = await freePort();
   const store = testStore(db);
   const probe = testTool('probe', async (args) => {
     const channel = channels[String(args.which)]!;
@@ -89,7 +83,7 @@ beforeAll(async () => {
     logger,
     hooks: agentMetrics(registry, { depth: async () => ({ pending: 0, oldestSeconds: 0 }) }),
   });
-  pipeline = testEngine(db, agent, {
+  const pipeline = testEngine(db, agent, {
     policy: {
       rules: [],
       prices: { 'fake-model': { input: 3, cachedInput: 0.3, output: 15 } },
@@ -97,20 +91,11 @@ beforeAll(async () => {
       caps: [{ per: 'channel', period: 'day', tokens: 1_000_000_000 }],
     },
   });
-  adapter = new SlackAdapter(
-    { botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl },
-    pipeline,
-    silentLogger,
-  );
-  await adapter.start();
-  server = await serveSlackEvents(adapter, port);
-  pipeline.start();
+  bot = await serveSlackAdapter(pipeline, { apiUrl: slack.apiUrl });
 });
 
 afterAll(async () => {
-  server.close();
-  await adapter.stop();
-  await pipeline.stop(0);
+  await bot.stop();
   await db.close();
   await Promise.all([llm.stop(), slack.stop()]);
 });
@@ -120,7 +105,7 @@ describe('usage a model server got wrong', () => {
     for (const [n, which] of CASES.entries())
       expect(
         await deliver(
-          port,
+          bot.port,
           eventBody({
             type: 'app_mention',
             user: 'U1',

@@ -4,14 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FormRequest } from '../../../src/core/ports/parked/forms.ts';
-import { isParked, type ToolContext } from '../../../src/core/ports/tools.ts';
+import { isParked } from '../../../src/core/ports/tools.ts';
 import type { Database } from '../../../src/store/database.ts';
-import { TaskLedger } from '../../../src/store/delivery/task-ledger.ts';
-import { parseMcpConfig } from '../../../src/tools/mcp/config/config.ts';
-import { McpToolSource } from '../../../src/tools/mcp/source.ts';
-import { ToolRegistry } from '../../../src/tools/registry.ts';
+import type { McpToolSource } from '../../../src/tools/mcp/source.ts';
+import type { ToolRegistry } from '../../../src/tools/registry.ts';
 import { testDatabase } from '../../support/db.ts';
-import { silentLogger } from '../../support/logger.ts';
+import { mcpToolsKeepingTasks, taskCallContext, taskRow } from '../../support/mcp-tasks.ts';
 import { freePort, until } from '../../support/process.ts';
 
 /**
@@ -74,40 +72,13 @@ afterAll(async () => {
 
 /** Spool's MCP tools of a fixture server, with tasks kept (in the test database) or not. */
 async function started(keepTasks: boolean, url = server.url): Promise<ToolRegistry> {
-  const config = parseMcpConfig(
-    JSON.stringify({ mcpServers: { tasks: { url } } }),
-    join(dir, 'mcp.json'),
-    process.env,
-    new Set(),
-  );
-  const source = await McpToolSource.start(
-    config,
-    silentLogger,
-    { maxMessageBytes: 10_485_760, binaryMaxBytes: 1_000_000 },
-    undefined,
-    keepTasks ? new TaskLedger(db.prisma) : undefined,
+  const { source, tools } = await mcpToolsKeepingTasks(
+    { tasks: { url } },
+    keepTasks ? db : undefined,
   );
   sources.push(source);
-  return new ToolRegistry([source]);
+  return tools;
 }
-
-const context = (callId: string, askForm?: ToolContext['askForm']): ToolContext => ({
-  conversation: {
-    id: '00000000-0000-0000-0000-000000000000',
-    platform: 't',
-    workspace: 'w',
-    channel: 'c',
-    thread: callId,
-  },
-  turn: 1,
-  callId,
-  signal: new AbortController().signal,
-  reading: { transcript: [], viewChars: 200_000 },
-  ...(askForm ? { askForm } : {}),
-});
-
-const taskRow = (callId: string) =>
-  db.prisma.toolTask.findUnique({ where: { toolCallId: callId } });
 
 const research = async (
   tools: ToolRegistry,
@@ -122,7 +93,7 @@ const research = async (
   const outcome = await tools.call(
     'tasks__research',
     { topic, seconds: 1 },
-    context(callId, askForm),
+    taskCallContext(callId, askForm),
   );
   if (isParked(outcome)) throw new Error('parked: the task should end within the follow');
   return outcome;
@@ -135,7 +106,7 @@ describe('a server with the tasks extension', () => {
     const outcome = await research(source, callId, 'otters');
     expect(outcome).toMatchObject({ isError: false, content: 'report on otters' });
     const [call] = (await seen()).filter((e) => e.event === 'call' && e.topic === 'otters');
-    expect(await taskRow(callId)).toMatchObject({ taskId: call!.taskId, status: 'completed' });
+    expect(await taskRow(db, callId)).toMatchObject({ taskId: call!.taskId, status: 'completed' });
   });
 
   it("a task that fails is the call's error result, with the server's reason", async () => {
@@ -144,7 +115,7 @@ describe('a server with the tasks extension', () => {
     const outcome = await research(source, callId, 'broken');
     expect(outcome.isError).toBe(true);
     expect(outcome.content).toContain('the archive is offline');
-    expect(await taskRow(callId)).toMatchObject({ status: 'failed' });
+    expect(await taskRow(db, callId)).toMatchObject({ status: 'failed' });
   });
 
   it("a task the server cancels is the call's error result", async () => {
@@ -153,7 +124,7 @@ describe('a server with the tasks extension', () => {
     const outcome = await research(source, callId, 'withdrawn');
     expect(outcome).toMatchObject({ isError: true });
     expect(outcome.content).toContain('was cancelled');
-    expect(await taskRow(callId)).toMatchObject({ status: 'cancelled' });
+    expect(await taskRow(db, callId)).toMatchObject({ status: 'cancelled' });
   });
 
   it("puts the task's question to the person and answers it with tasks/update", async () => {
@@ -166,7 +137,7 @@ describe('a server with the tasks extension', () => {
       { name: 'the otter society' },
     ]);
     expect(outcome).toMatchObject({ content: 'report on whom for the otter society' });
-    expect(await taskRow(callId)).toMatchObject({ status: 'completed' });
+    expect(await taskRow(db, callId)).toMatchObject({ status: 'completed' });
   });
 
   it('where Spool keeps no tasks, it does not declare the extension: the call runs plainly', async () => {
@@ -176,19 +147,23 @@ describe('a server with the tasks extension', () => {
     expect(outcome).toMatchObject({ content: 'report on badgers' });
     const badgers = (await seen()).filter((e) => e.topic === 'badgers');
     expect(badgers.map((e) => e.event)).toEqual(['plain']);
-    expect(await taskRow(callId)).toBeNull();
+    expect(await taskRow(db, callId)).toBeNull();
   });
 
   it('a server gone while its task is followed parks the turn: the task is not taken as failed', async () => {
     const lost = await startServer('lost');
     const tools = await started(true, lost.url);
     const callId = 'call_ext_00000000000000000000000006';
-    const outcome = tools.call('tasks__research', { topic: 'voles', seconds: 60 }, context(callId));
+    const outcome = tools.call(
+      'tasks__research',
+      { topic: 'voles', seconds: 60 },
+      taskCallContext(callId),
+    );
     await until(async () =>
       (await lost.seen()).some((e) => e.event === 'call' && e.topic === 'voles') ? true : undefined,
     );
     lost.child.kill('SIGKILL');
     expect(await outcome).toMatchObject({ parked: 'task' });
-    expect(await taskRow(callId)).toMatchObject({ status: 'working' });
+    expect(await taskRow(db, callId)).toMatchObject({ status: 'working' });
   });
 });
