@@ -5,6 +5,7 @@ import { userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { startPostmaster } from './postmaster.ts';
 
 const run = promisify(execFile);
 
@@ -219,12 +220,7 @@ export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedServer
       () => true,
       () => false,
     );
-  const start = async () =>
-    void (await run(
-      pg_ctl,
-      ['start', '-w', '-t', '60', '-D', pgdata, '-l', join(pgdata, 'server.log')],
-      as,
-    ));
+  const start = () => startPostmaster(join(dirname(pg_ctl), 'postgres'), pgdata, as, 60_000);
   if (!(await running())) await start();
   return {
     url: embeddedUrl(dir),
