@@ -44,6 +44,7 @@ import { TranscriptStore } from './store/transcripts/transcript-store.ts';
 import type { McpConfig } from './tools/mcp/config/config.ts';
 import { httpPortOf, readMcpConfig, readSettings, uncheckedSignIns } from './startup-settings.ts';
 import { runMcpLogin } from './mcp-login.ts';
+import { signInRoutes } from './tools/mcp/sign-in/sign-in-routes.ts';
 // The MCP SDK and its schemas take about 100 ms of a start to load: the modules using it are
 // imported only where MCP servers, OAuth or sign-ins are configured.
 import type { McpToolSource, McpOAuthOptions } from './tools/mcp/source.ts';
@@ -159,7 +160,7 @@ async function httpRoutes(
   return [
     ...observabilityRoutes(registry, readiness),
     ...(document ? [jsonRoute(new URL(document.client_id).pathname, document)] : []),
-    ...(await import('./tools/mcp/sign-in/sign-in.ts')).signInRoutes(() => spool()?.signIns),
+    ...signInRoutes(() => spool()?.signIns),
     ...webRoutes(() => spool()?.web),
   ];
 }

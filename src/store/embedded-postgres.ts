@@ -5,13 +5,14 @@ import { userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { postmasterRunning, startPostmaster } from './postmaster.ts';
 
 const run = promisify(execFile);
 
 export interface EmbeddedServer {
   url: string;
   stop(): Promise<void>;
-  /** Whether the server runs now (`pg_ctl status`). */
+  /** Whether the server runs now (as `pg_ctl status` would say). */
   running(): Promise<boolean>;
   /** Starts it again after it stopped under a running bot (killed, crashed). */
   restart(): Promise<void>;
@@ -77,16 +78,33 @@ async function letOthersPassThrough(dir: string): Promise<void> {
   }
 }
 
+/** A user's ids from the text of /etc/passwd (`name:password:uid:gid:…` a line). */
+export function userEntry(passwd: string, name: string): { uid: number; gid: number } | undefined {
+  for (const line of passwd.split('\n')) {
+    const [user, , uid, gid] = line.split(':');
+    if (user === name && /^\d+$/.test(uid ?? '') && /^\d+$/.test(gid ?? ''))
+      return { uid: Number(uid), gid: Number(gid) };
+  }
+  return undefined;
+}
+
 /**
  * PostgreSQL refuses to run as root: as root, it runs as the system user "postgres", created if
  * missing.
  */
 async function serverUser(): Promise<{ uid?: number; gid?: number }> {
   if (userInfo().uid !== 0) return {};
-  const id = async () => ({
-    uid: Number((await run('id', ['-u', 'postgres'])).stdout),
-    gid: Number((await run('id', ['-g', 'postgres'])).stdout),
-  });
+  // Read from /etc/passwd, where useradd puts it, without two processes for `id`; asked of `id`
+  // only when it comes from elsewhere (NSS) or is still to be made.
+  const local = userEntry(await readFile('/etc/passwd', 'utf8').catch(() => ''), 'postgres');
+  if (local) return local;
+  const id = async () => {
+    const [uid, gid] = await Promise.all([
+      run('id', ['-u', 'postgres']),
+      run('id', ['-g', 'postgres']),
+    ]);
+    return { uid: Number(uid.stdout), gid: Number(gid.stdout) };
+  };
   try {
     return await id();
   } catch {
@@ -214,17 +232,8 @@ export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedServer
   const { pg_ctl } = bin;
   if (!existsSync(join(pgdata, 'PG_VERSION')))
     await newCluster(bin, await templateFor(installed), pgdata, as);
-  const running = () =>
-    run(pg_ctl, ['status', '-D', pgdata], as).then(
-      () => true,
-      () => false,
-    );
-  const start = async () =>
-    void (await run(
-      pg_ctl,
-      ['start', '-w', '-t', '60', '-D', pgdata, '-l', join(pgdata, 'server.log')],
-      as,
-    ));
+  const running = () => postmasterRunning(pgdata, as.uid);
+  const start = () => startPostmaster(join(dirname(pg_ctl), 'postgres'), pgdata, as, 60_000);
   if (!(await running())) await start();
   return {
     url: embeddedUrl(dir),

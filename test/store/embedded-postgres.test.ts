@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareTemplate } from '../../src/store/embedded-postgres.ts';
+import { prepareTemplate, startEmbeddedPostgres } from '../../src/store/embedded-postgres.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { running, runSpool, startSpool, until } from '../support/process.ts';
 
@@ -189,5 +189,18 @@ describe('a first start', () => {
     expect(next.code).toBe(0);
     expect(existsSync(join(killed, 'postgres.new'))).toBe(false);
     expect(systemId(join(killed, 'postgres'))).toBe(systemId(template!));
+  });
+});
+
+describe('a server that cannot start', () => {
+  it('fails the start with the last lines the server wrote', async () => {
+    const broken = join(privateDir, 'broken');
+    const server = await startEmbeddedPostgres(broken);
+    await server.stop();
+    await appendFile(join(broken, 'postgres', 'postgresql.conf'), '\nshared_buffers = nonsense\n');
+    await expect(startEmbeddedPostgres(broken)).rejects.toThrow(
+      /PostgreSQL exited \(code 1\) before it was ready: [^]*shared_buffers/,
+    );
+    expect(await server.running()).toBe(false);
   });
 });

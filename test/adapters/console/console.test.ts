@@ -9,7 +9,7 @@ import { startConnectProxy } from '../../support/connect-proxy.ts';
 import { databaseKind } from '../../support/db.ts';
 import { FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 import { PAGE_MARKER_CHARS } from '../../../src/core/markers.ts';
-import { freePort, runSpool } from '../../support/process.ts';
+import { freePort, runSpool, startSpool } from '../../support/process.ts';
 import { fileDatabaseUrl } from '../../support/file-database.ts';
 
 let fake: FakeOpenAi;
@@ -48,6 +48,24 @@ describe('npm run chat', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('heard 1 message(s), last: hello\nheard 2 message(s), last: second\n');
     expect(run.stderr).toContain('Database:');
+  });
+
+  it('loads neither the MCP SDK nor zod without MCP servers, its web pages served', async () => {
+    // About 100 ms of a start; mcp.json's settings and the pages' sign-in routes once loaded them.
+    const spool = startSpool(['chat', '--session', `modules-${Date.now()}`], {
+      env: env(),
+      nodeArgs: ['--import', './test/support/loaded-modules.mjs'],
+    });
+    spool.child.stdin.end('hello\n');
+    const run = await spool.done;
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('heard 1 message(s), last: hello\n');
+    expect(run.stderr).toContain('Web pages: http://127.0.0.1:');
+    const loaded = run.stderr.split('\n').filter((line) => line.startsWith('loaded file:'));
+    expect(loaded.some((line) => line.includes('/node_modules/openai/'))).toBe(true);
+    expect(
+      loaded.filter((line) => /\/node_modules\/(@modelcontextprotocol|zod)\//.test(line)),
+    ).toEqual([]);
   });
 
   it('schedules with /schedule in SCHEDULE_TIME_ZONE, lists and cancels, and sends no command to the model', async () => {

@@ -10,7 +10,8 @@ import { SealedOAuthVault } from '../../../src/store/credentials/oauth-vault.ts'
 import { SealedPersonVault } from '../../../src/store/credentials/person-vault.ts';
 import { parseMcpConfig } from '../../../src/tools/mcp/config/config.ts';
 import { signInServers } from '../../../src/tools/mcp/sign-in/cross-app.ts';
-import { signInRoutes, SignIns } from '../../../src/tools/mcp/sign-in/sign-in.ts';
+import { SignIns } from '../../../src/tools/mcp/sign-in/sign-in.ts';
+import { signInRoutes } from '../../../src/tools/mcp/sign-in/sign-in-routes.ts';
 import { Browser } from '../../support/browser.ts';
 import { McpToolSource } from '../../../src/tools/mcp/source.ts';
 import { testDatabase } from '../../support/db.ts';

@@ -10,7 +10,8 @@ import { SealedOAuthVault, open } from '../../../src/store/credentials/oauth-vau
 import { SealedPersonVault } from '../../../src/store/credentials/person-vault.ts';
 import { parseMcpConfig, type McpConfig } from '../../../src/tools/mcp/config/config.ts';
 import type { Person, PersonRecord } from '../../../src/tools/mcp/sign-in/person-oauth.ts';
-import { personServers, signInRoutes, SignIns } from '../../../src/tools/mcp/sign-in/sign-in.ts';
+import { personServers, SignIns } from '../../../src/tools/mcp/sign-in/sign-in.ts';
+import { signInRoutes } from '../../../src/tools/mcp/sign-in/sign-in-routes.ts';
 import { SignInWithSlack } from '../../../src/adapters/slack/sign-in-with-slack.ts';
 import { DiscordSignIn } from '../../../src/adapters/discord/discord-sign-in.ts';
 import { Browser } from '../../support/browser.ts';

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expand, isObject, McpConfigError, type Env } from './config-values.ts';
-import { DEFAULT_SAMPLING, type SamplingLimits } from '../server-requests/sampling.ts';
+import { DEFAULT_SAMPLING, type SamplingLimits } from '../server-requests/sampling-limits.ts';
 
 /** What a server may ask of Spool besides tool calls' answers: the model (sampling), its roots. */
 

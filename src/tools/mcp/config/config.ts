@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { errorMessage } from '../../../core/errors.ts';
-import type { SamplingLimits } from '../server-requests/sampling.ts';
+import type { SamplingLimits } from '../server-requests/sampling-limits.ts';
 import {
   expand,
   isObject,

@@ -10,17 +10,7 @@ import type {
   SamplingMessage,
   SamplingRequest,
 } from '../../../core/ports/tools.ts';
-
-/**
- * What mcp.json lets one server ask of the model (`"sampling"`): at most `maxTokens` a request, at
- * most `perCall` requests in one of its calls.
- */
-export interface SamplingLimits {
-  maxTokens: number;
-  perCall: number;
-}
-
-export const DEFAULT_SAMPLING: SamplingLimits = { maxTokens: 1_000, perCall: 3 };
+import type { SamplingLimits } from './sampling-limits.ts';
 
 type Params = CreateMessageRequest['params'];
 
