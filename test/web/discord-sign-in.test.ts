@@ -8,7 +8,7 @@ import type { Database } from '../../src/store/database.ts';
 import { TranscriptStore } from '../../src/store/transcripts/transcript-store.ts';
 import { openWebPages } from '../../src/web/open.ts';
 import { webRoutes } from '../../src/web/routes.ts';
-import { openChromium } from '../support/chromium.ts';
+import { openChromium, seriousViolations } from '../support/chromium.ts';
 import { testDatabase, testSearch } from '../support/db.ts';
 import {
   APP_ID,
@@ -43,6 +43,7 @@ let page: Page;
 beforeAll(async () => {
   db = await testDatabase();
   discord = await new FakeDiscord().start();
+  discord.guilds.push(G1, G2, G3);
   discord.memberRoles.set(`${G1}/${ADMIN}`, []);
   discord.memberRoles.set(`${G3}/${ADMIN}`, []);
   discord.memberRoles.set(`${G1}/${MEMBER}`, []);
@@ -177,5 +178,41 @@ describe('signing in to the pages with Discord, in Chromium', () => {
       await page.waitForURL((url) => !url.pathname.startsWith('/web/sign-in'));
       expect(new URL(page.url()).href, hostile).toBe(`${origin}/web/`);
     }
+  });
+});
+
+describe('the operator pages of a Discord sign-in', () => {
+  it("show an admin each of their own servers to choose from, and none of another's", async () => {
+    await signedInToDiscordAs(ADMIN);
+    await page.goto(`${origin}/web/usage`);
+    await signInWithDiscord();
+    expect(new URL(page.url()).pathname).toBe('/web/usage');
+    const servers = await page.locator('main li').allTextContents();
+    expect(servers).toEqual([G1, G3]);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('link', { name: G1 }).click();
+    const usage = await mainText();
+    expect(usage).toContain('C-G1-ADMIN');
+    expect(usage).toContain('C-G1-MEMBER');
+    expect(usage).not.toContain('C-G2-SECRET');
+
+    // Another server, by its id: only the choice of their own.
+    await page.goto(`${origin}/web/usage?workspace=${G2}`);
+    expect(await page.locator('main li').allTextContents()).toEqual([G1, G3]);
+    expect(await mainText()).not.toContain('C-G2');
+    const health = await page.goto(`${origin}/web/health?workspace=${G1}`);
+    expect(health?.status()).toBe(200);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Health');
+  });
+
+  it('show anyone else their own usage of their one server, and no health page', async () => {
+    await signedInToDiscordAs(MEMBER);
+    await page.goto(`${origin}/web/usage`);
+    await signInWithDiscord();
+    const usage = await mainText();
+    expect(usage).toContain('C-G1-MEMBER');
+    expect(usage).not.toContain('C-G1-ADMIN');
+    expect(usage).not.toContain('C-G2');
+    expect((await page.goto(`${origin}/web/health?workspace=${G1}`))?.status()).toBe(404);
   });
 });
