@@ -8,7 +8,7 @@ import type { Database } from '../../src/store/database.ts';
 import { TranscriptStore } from '../../src/store/transcripts/transcript-store.ts';
 import { openWebPages } from '../../src/web/open.ts';
 import { webRoutes } from '../../src/web/routes.ts';
-import { openChromium, seriousViolations } from '../support/chromium.ts';
+import { openChromium, seriousViolations, shoot } from '../support/chromium.ts';
 import { testDatabase, testSearch } from '../support/db.ts';
 import {
   APP_ID,
@@ -190,6 +190,7 @@ describe('the operator pages of a Discord sign-in', () => {
     const servers = await page.locator('main li').allTextContents();
     expect(servers).toEqual([G1, G3]);
     expect(await seriousViolations(page)).toEqual([]);
+    await shoot(page, 'servers');
     await page.getByRole('link', { name: G1 }).click();
     const usage = await mainText();
     expect(usage).toContain('C-G1-ADMIN');
