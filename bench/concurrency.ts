@@ -37,6 +37,14 @@ const PROFILE = process.env.PROFILE === '1';
 const LEASE: Record<string, string> = process.env.LEASE_TTL_MS
   ? { LEASE_TTL_MS: process.env.LEASE_TTL_MS }
   : {};
+/**
+ * WEB_PAGES_AB=1: Spool on PostgreSQL alone beside the floor, with its web pages on (PUBLIC_URL
+ * set, so replies are given their results' links, as on a platform) and off (WEB_PAGES=false),
+ * alternating on, off, off, on twice: what the pages add to a turn's own work. The chart is left.
+ */
+const PAGES_AB = process.env.WEB_PAGES_AB === '1';
+const PAGES_ON = 'Spool, pages on, PostgreSQL';
+const PAGES_OFF = 'Spool, pages off, PostgreSQL';
 
 interface Outcome {
   bot: string;
@@ -141,6 +149,9 @@ async function committed(scratch: Scratch): Promise<number> {
   return Number(row!.n);
 }
 
+/** The runs driven so far. */
+let runs = 0;
+
 /** CPU of each process now, so that a later reading counts only what was spent in between. */
 const cpuByPid = (pids: number[]) => new Map(pids.map((pid) => [pid, cpuOf(pid)]));
 const spentSince = (before: Map<number, number>, pids: number[]) =>
@@ -170,8 +181,8 @@ async function drive(
   const connectionsBefore = slack.connections + (await llm.connections());
   const slackCallsBefore = slack.calls.length;
   const transactionsBefore = scratch && (await committed(scratch));
-  // A channel per run: the 3-message run reuses the 1-message run's database and thread ids.
-  const channel = `CLOAD${messages}`;
+  // A channel per run: the runs share a database and thread ids.
+  const channel = `CLOAD${++runs}`;
   const start = Date.now();
   await Promise.all(
     Array.from({ length: THREADS }, async (_, t) => {
@@ -298,52 +309,66 @@ try {
   for (const messages of [1, 3]) {
     const profiled = (name: string) =>
       PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir(name, messages)}`] : [];
-    const bots: Array<[string, (port: number, slack: FakeSlack) => Promise<ChildProcess>]> = [
-      ['floor', (port, slack) => floorBot('floor-bot', port, llm.baseURL, slack.apiUrl)],
-      [
-        'durable floor, PostgreSQL',
-        (port, slack) =>
-          floorBot('durable-floor-bot', port, llm.baseURL, slack.apiUrl, durableScratch.url),
-      ],
-      [
-        'Spool, PostgreSQL',
-        async (port, slack) =>
-          (
-            await startSlackBot(
-              port,
-              {
-                OPENAI_BASE_URL: llm.baseURL,
-                SLACK_API_URL: slack.apiUrl,
-                ...LEASE,
-                DATA_DIR: join(dir, 'pg'),
-                DATABASE_URL: scratch.url,
-              },
-              { nodeArgs: profiled('pg') },
-            )
-          ).child,
-      ],
-      [
-        'durable floor, embedded',
-        (port, slack) =>
-          floorBot('durable-floor-bot', port, llm.baseURL, slack.apiUrl, durableEmbedded.url),
-      ],
-      [
-        'Spool, embedded',
-        async (port, slack) =>
-          (
-            await startSlackBot(
-              port,
-              {
-                OPENAI_BASE_URL: llm.baseURL,
-                SLACK_API_URL: slack.apiUrl,
-                ...LEASE,
-                DATA_DIR: join(dir, 'embedded'),
-              },
-              { nodeArgs: profiled('embedded') },
-            )
-          ).child,
-      ],
+    type Start = (port: number, slack: FakeSlack) => Promise<ChildProcess>;
+    const onPostgres =
+      (env: Record<string, string> = {}): Start =>
+      async (port, slack) =>
+        (
+          await startSlackBot(
+            port,
+            {
+              OPENAI_BASE_URL: llm.baseURL,
+              SLACK_API_URL: slack.apiUrl,
+              ...LEASE,
+              DATA_DIR: join(dir, 'pg'),
+              DATABASE_URL: scratch.url,
+              ...env,
+            },
+            { nodeArgs: profiled('pg') },
+          )
+        ).child;
+    const floor: [string, Start] = [
+      'floor',
+      (port, slack) => floorBot('floor-bot', port, llm.baseURL, slack.apiUrl),
     ];
+    const pagesOn: [string, Start] = [
+      PAGES_ON,
+      onPostgres({ WEB_PAGES: 'true', PUBLIC_URL: 'https://spool.bench.test' }),
+    ];
+    const pagesOff: [string, Start] = [PAGES_OFF, onPostgres({ WEB_PAGES: 'false' })];
+    const abRuns = [pagesOn, pagesOff, pagesOff, pagesOn, pagesOn, pagesOff, pagesOff, pagesOn];
+    const bots: Array<[string, Start]> = PAGES_AB
+      ? [floor, ...abRuns]
+      : [
+          floor,
+          [
+            'durable floor, PostgreSQL',
+            (port, slack) =>
+              floorBot('durable-floor-bot', port, llm.baseURL, slack.apiUrl, durableScratch.url),
+          ],
+          ['Spool, PostgreSQL', onPostgres()],
+          [
+            'durable floor, embedded',
+            (port, slack) =>
+              floorBot('durable-floor-bot', port, llm.baseURL, slack.apiUrl, durableEmbedded.url),
+          ],
+          [
+            'Spool, embedded',
+            async (port, slack) =>
+              (
+                await startSlackBot(
+                  port,
+                  {
+                    OPENAI_BASE_URL: llm.baseURL,
+                    SLACK_API_URL: slack.apiUrl,
+                    ...LEASE,
+                    DATA_DIR: join(dir, 'embedded'),
+                  },
+                  { nodeArgs: profiled('embedded') },
+                )
+              ).child,
+          ],
+        ];
     for (const [name, start] of bots) {
       const slack = await new FakeSlack().start();
       const port = await freePort();
@@ -436,6 +461,34 @@ for (const o of outcomes)
     console.log(`| ${o.bot} | ${o.messages} | ${o.aborted} | ${o.redone ?? '–'} |`);
 
 for (const table of profiles) console.log(table);
+
+if (PAGES_AB) {
+  console.log("\nWeb pages on and off, each side's runs: median (min–max):\n");
+  console.log('| bot | messages per thread | runs | total | reply p95 | CPU per turn |');
+  console.log('|---|---|---|---|---|---|');
+  const spread = (values: number[], shown: (v: number) => string) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return `${shown(percentile(sorted, 50))} (${shown(sorted[0]!)}–${shown(sorted.at(-1)!)})`;
+  };
+  for (const messages of [1, 3])
+    for (const bot of [PAGES_ON, PAGES_OFF]) {
+      const runs = outcomes.filter((o) => o.bot === bot && o.messages === messages);
+      const ms = (v: number) => `${v.toFixed(1)} ms`;
+      console.log(
+        `| ${bot} | ${messages} | ${runs.length} | ${spread(
+          runs.map((o) => o.totalMs),
+          s,
+        )} | ${spread(
+          runs.map((o) => o.p95Ms),
+          s,
+        )} | ${spread(
+          runs.map((o) => o.cpuMsPerTurn),
+          ms,
+        )} |`,
+      );
+    }
+  process.exit(0);
+}
 
 const names = [...new Set(outcomes.map((o) => o.bot))];
 await renderChart(new URL('charts/concurrency.png', import.meta.url).pathname, {

@@ -12,6 +12,7 @@ import { CONTENT_HEADERS, cookiesOf, readForm, redirect, sendPage, startClock } 
 import { layout, type Viewer } from './layout.ts';
 import { ResultCache } from './records/result-cache.ts';
 import { isShownImage, resultBody, resultQueryOf } from './records/result-page.ts';
+import { returnPath } from './sign-in/return-to.ts';
 import { sameSecret, Sessions } from './sign-in/sessions.ts';
 import { WEB_PATH, type WebSettings } from './settings.ts';
 import { LOCAL_PERSON, LocalKey, PlatformSignInDesk, signInBody } from './sign-in/sign-in.ts';
@@ -52,6 +53,12 @@ const ASSETS: Partial<Record<string, { type: string; body: string | Buffer; maxA
   'style.css': { type: 'text/css; charset=utf-8', body: STYLE_SHEET, maxAge: 3_600 },
   'favicon.png': { type: 'image/png', body: FAVICON, maxAge: 86_400 },
 };
+
+/** The sign-in page, returning to the page `asked` (when it is one to return to) once signed in. */
+function signInPath(asked: URL | undefined): string {
+  const to = asked && returnPath(`${asked.pathname}${asked.search}`);
+  return `${WEB_PATH}/sign-in${to ? `?${new URLSearchParams({ to })}` : ''}`;
+}
 
 const NOT_FOUND = 'There is no such page, or it is not yours to see.';
 
@@ -95,8 +102,9 @@ export class WebPages {
     try {
       if (req.method === 'GET' && (await this.open(r))) return;
       const session = await this.sessions.of(req);
-      // Nothing of any record without a session: a forwarded address shows the sign-in page.
-      if (!session) return redirect(res, `${WEB_PATH}/sign-in`);
+      // Nothing of any record without a session: a forwarded address shows the sign-in page, which
+      // returns to it once signed in.
+      if (!session) return redirect(res, signInPath(req.method === 'GET' ? url : undefined));
       const viewer = this.viewerOf(session.person, session.csrf, session.id);
       if (req.method === 'POST') return await this.change(r, viewer);
       const handler = req.method === 'GET' ? this.pages.get(parts[0] ?? '') : undefined;
@@ -161,12 +169,15 @@ export class WebPages {
     if (first !== 'sign-in') return false;
     if (second === 'callback') await this.signedIn(r);
     else if (second) this.toPlatform(r, second);
-    else sendPage(r.res, 200, layout('Sign in', signInBody(this.desk.names)));
+    else {
+      const to = returnPath(r.url.searchParams.get('to'));
+      sendPage(r.res, 200, layout('Sign in', signInBody(this.desk.names, undefined, to)));
+    }
     return true;
   }
 
   private toPlatform(r: Request, name: string): void {
-    const begun = this.desk.begin(name);
+    const begun = this.desk.begin(name, returnPath(r.url.searchParams.get('to')));
     if (!begun) return this.notFound(r);
     r.res
       .writeHead(302, {
@@ -180,13 +191,13 @@ export class WebPages {
 
   private async signedIn(r: Request): Promise<void> {
     const state = cookiesOf(r.req).get(this.desk.stateCookieName);
-    const person = await this.desk.complete(r.url.searchParams, state).catch((error: unknown) => {
+    const done = await this.desk.complete(r.url.searchParams, state).catch((error: unknown) => {
       this.deps.logger.warn('Could not check who signed in to the web pages', {
         error: errorMessage(error),
       });
       return undefined;
     });
-    if (!person) {
+    if (!done) {
       sendPage(
         r.res,
         403,
@@ -201,8 +212,8 @@ export class WebPages {
       );
       return;
     }
-    redirect(r.res, `${WEB_PATH}/`, {
-      'set-cookie': [await this.sessions.start(person), this.desk.clearedState],
+    redirect(r.res, done.to ?? `${WEB_PATH}/`, {
+      'set-cookie': [await this.sessions.start(done.person), this.desk.clearedState],
     });
   }
 

@@ -61,3 +61,9 @@ export async function seriousViolations(page: Page): Promise<string[]> {
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
+
+/** A screenshot of the page for docs/web-pages.md, when SPOOL_SCREENSHOTS names their folder. */
+export async function shoot(page: Page, name: string): Promise<void> {
+  const folder = process.env.SPOOL_SCREENSHOTS;
+  if (folder) await page.screenshot({ path: `${folder}/${name}.png` });
+}

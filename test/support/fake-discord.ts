@@ -234,8 +234,14 @@ export class FakeDiscord {
   /** The threads Spool started, as GET /channels/{thread} answers. */
   private readonly threads = new Map<string, Record<string, unknown>>();
 
-  /** Guild members' roles, as GET /guilds/{guild}/members/{user} answers (one guild's). */
+  /**
+   * Guild members' roles, as GET /guilds/{guild}/members/{user} answers: by `user`, a member of
+   * every guild; by `guild/user`, of that one alone.
+   */
   readonly memberRoles = new Map<string, string[]>();
+
+  /** The guilds Spool is in, as GET /users/@me/guilds lists them. */
+  readonly guilds: string[] = [];
 
   /** Dispatches a GUILD_CREATE exactly as given (a guild Spool is in, its roles), as the gateway would. */
   dispatchGuild(d: Record<string, unknown>): void {
@@ -606,7 +612,21 @@ export class FakeDiscord {
         : { status: 404, body: { message: 'Unknown Message', code: 10008 } };
     if (method === 'POST' && /^\/channels\/\d+\/typing$/.test(path)) return { status: 204 };
     const member = /^\/guilds\/(\d+)\/members\/(\d+)$/.exec(path);
-    const roles = member && this.memberRoles.get(member[2]!);
+    const roles =
+      member &&
+      (this.memberRoles.get(`${member[1]}/${member[2]}`) ?? this.memberRoles.get(member[2]!));
+    if (method === 'GET' && path === '/users/@me/guilds')
+      return {
+        status: 200,
+        body: this.guilds.map((id) => ({
+          id,
+          name: `guild ${id}`,
+          icon: null,
+          owner: false,
+          permissions: '0',
+          features: [],
+        })),
+      };
     if (method === 'GET' && member)
       return roles
         ? {

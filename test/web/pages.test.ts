@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/database.ts';
 import { DeliveryLedger } from '../../src/store/delivery/delivery-ledger.ts';
 import { TranscriptStore } from '../../src/store/transcripts/transcript-store.ts';
-import { openChromium, seriousViolations } from '../support/chromium.ts';
+import { openChromium, seriousViolations, shoot } from '../support/chromium.ts';
 import { testDatabase } from '../support/db.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { fileDatabaseUrl } from '../support/file-database.ts';
@@ -188,12 +188,6 @@ afterAll(async () => {
   if (configDir) await rm(configDir, { recursive: true, force: true });
 });
 
-/** A screenshot of the page for docs/web-pages.md, when SPOOL_SCREENSHOTS names their folder. */
-async function shoot(page: Page, name: string): Promise<void> {
-  const folder = process.env.SPOOL_SCREENSHOTS;
-  if (folder) await page.screenshot({ path: `${folder}/${name}.png` });
-}
-
 /** Opens `path`, and returns the page's own requests that left Spool, and its console. */
 async function visit(page: Page, path: string) {
   const left: string[] = [];
@@ -279,9 +273,10 @@ describe('the web pages, in Chromium', () => {
     expect((await page.getByRole('status').textContent())?.replace(/\s+/g, ' ')).toContain(
       '1 matching lines',
     );
+    // Before the match's link scrolls the header out of the picture.
+    await shoot(page, 'result-found');
     await page.getByRole('link', { name: /^at \d+/ }).click();
     expect(await page.locator('mark#found').textContent()).toBe('line 39000 holds the NEEDLE here');
-    await shoot(page, 'result-found');
     expect(await seriousViolations(page)).toEqual([]);
     console.log(
       `2 MB result: first page ${firstMs} ms in the browser (${firstServerMs} ms server); next page ${nextMs} ms, find ${findMs} ms server time`,

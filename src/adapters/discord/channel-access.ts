@@ -1,10 +1,19 @@
-import { PermissionFlagsBits, type Client } from 'discord.js';
+import {
+  PermissionFlagsBits,
+  Routes,
+  type Client,
+  type RESTGetAPICurrentUserGuildsResult,
+} from 'discord.js';
 import type { ChannelAccess } from '../../core/ports/platform/channel-access.ts';
+
+/** The servers asked about for a person's: Discord's one page of the bot's servers. */
+const SERVERS_ASKED = 200;
 
 /**
  * Who may read a Discord channel: in a server, a member whose roles and overwrites let them view it
  * (a thread: its parent); a direct message, its own person. Anything the bot cannot fetch reads as
- * no one's.
+ * no one's. A person's servers are those of the bot's (over REST: every shard's) that have them as
+ * a member.
  */
 export function discordChannelAccess(client: Client): ChannelAccess {
   return {
@@ -15,6 +24,20 @@ export function discordChannelAccess(client: Client): ChannelAccess {
       if (found.guildId !== workspace) return false;
       const member = await found.guild.members.fetch(user).catch(() => null);
       return !!member && !!found.permissionsFor(member)?.has(PermissionFlagsBits.ViewChannel);
+    },
+    async workspacesOf(user) {
+      const servers = (await client.rest
+        .get(Routes.userGuilds(), { query: new URLSearchParams({ limit: String(SERVERS_ASKED) }) })
+        .catch(() => [])) as RESTGetAPICurrentUserGuildsResult;
+      const member = await Promise.all(
+        servers.map(({ id }) =>
+          client.rest.get(Routes.guildMember(id, user)).then(
+            () => true,
+            () => false,
+          ),
+        ),
+      );
+      return servers.filter((_, i) => member[i]).map(({ id }) => id);
     },
   };
 }

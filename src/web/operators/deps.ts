@@ -7,6 +7,7 @@ import type {
 } from '../../core/delivery/schedules/schedule-desk.ts';
 import type { McpServerHealth } from '../../tools/mcp/source.ts';
 import type { Viewer } from '../layout.ts';
+import type { Access } from '../sign-in/access.ts';
 
 /** What the operator pages read and do (src/web/operators/). */
 export interface OperatorDeps {
@@ -26,8 +27,17 @@ export interface OperatorDeps {
 }
 
 /**
- * The one workspace an operator page shows: the viewer's. A Discord sign-in names none (a Discord
- * user is the same in every server), so these pages have nothing to show it.
+ * The one workspace an operator page shows: one of the viewer's (Slack's and the console's: their
+ * sign-in's; Discord's, which names none: the servers they are a member of), the one `asked`
+ * (`?workspace=`) or their only one; else the viewer's to choose from.
  */
-export const scopeOf = (viewer: Viewer): WorkspaceScope | undefined =>
-  viewer.workspace ? { platform: viewer.platform, workspace: viewer.workspace } : undefined;
+export async function scopeOf(
+  viewer: Viewer,
+  access: Access,
+  asked: string | null,
+): Promise<WorkspaceScope | { choices: string[] }> {
+  const theirs = await access.workspaces(viewer);
+  const workspace =
+    asked === null && theirs.length === 1 ? theirs[0] : theirs.find((w) => w === asked);
+  return workspace ? { platform: viewer.platform, workspace } : { choices: theirs };
+}

@@ -13,10 +13,14 @@ import { usageBody, usageQuery } from './usage-page.ts';
 /** A schedule's last runs shown. */
 const RUNS = 3;
 
-const NO_WORKSPACE = html`<p>
-  These pages show one workspace, and a Discord sign-in names none. Sign in with Slack, or on the
-  console.
-</p>`;
+/** The workspaces to choose from, for a viewer with several (a Discord sign-in: servers). */
+const chooseWorkspace = (page: string, choices: string[]): Html =>
+  choices.length
+    ? html`<p>Which server? These pages show one at a time.</p>
+        <ul>
+          ${choices.map((w) => html`<li><a href="${WEB_PATH}/${page}?workspace=${w}">${w}</a></li>`)}
+        </ul>`
+    : html`<p>These pages show one workspace, and none of Spool's has you as a member.</p>`;
 
 /** What a redirect after Cancel says: a schedule's id and what became of it. */
 function cancelledOf(query: URLSearchParams): Cancelled | undefined {
@@ -45,9 +49,11 @@ type Body = (r: Request, viewer: Viewer, scope: WorkspaceScope) => Promise<Html>
 const workspacePage =
   (pages: WebPages, title: string, body: Body, adminOnly = false) =>
   async (r: Request, viewer: Viewer) => {
+    const [page = ''] = r.parts;
     if (r.parts.length > 1 || (adminOnly && !viewer.admin)) return pages.notFound(r, viewer);
-    const scope = scopeOf(viewer);
-    const shown = scope ? await body(r, viewer, scope) : NO_WORKSPACE;
+    const scope = await scopeOf(viewer, pages.access, r.url.searchParams.get('workspace'));
+    const shown =
+      'choices' in scope ? chooseWorkspace(page, scope.choices) : await body(r, viewer, scope);
     sendPage(r.res, 200, layout(title, shown, viewer));
   };
 
@@ -73,13 +79,14 @@ function addSchedulesPage(pages: WebPages, deps: OperatorDeps): void {
     // A forged address cannot say a schedule still listed was cancelled.
     const stillListed = listed.some((s) => s.schedule.id === cancelled?.id);
     const said = cancelled?.said === 'cancelled' && stillListed ? undefined : cancelled;
-    return schedulesBody(listed, viewer, deps.now(), said);
+    return schedulesBody(listed, viewer, scope, deps.now(), said);
   };
   pages.page('schedules', workspacePage(pages, 'Schedules', schedules));
   pages.action('schedules/cancel', async (r, viewer, form) => {
-    const scope = scopeOf(viewer);
+    const scope = await scopeOf(viewer, pages.access, form.get('workspace'));
     const id = form.get('schedule') ?? '';
-    if (!scope || !/^\d{1,18}$/.test(id)) return redirect(r.res, `${WEB_PATH}/schedules`);
+    if ('choices' in scope || !/^\d{1,18}$/.test(id))
+      return redirect(r.res, `${WEB_PATH}/schedules`);
     const done = await deps.cancelSchedule({ ...scope, user: viewer.user }, id);
     const said =
       done === undefined || done === 'absent'
@@ -87,7 +94,8 @@ function addSchedulesPage(pages: WebPages, deps: OperatorDeps): void {
         : done === 'cancelled'
           ? 'cancelled'
           : 'not yours';
-    redirect(r.res, `${WEB_PATH}/schedules?cancelled=${id}&said=${encodeURIComponent(said)}`);
+    const back = new URLSearchParams({ cancelled: id, said, workspace: scope.workspace });
+    redirect(r.res, `${WEB_PATH}/schedules?${back}`);
   });
 }
 

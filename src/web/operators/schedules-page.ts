@@ -1,5 +1,5 @@
 import { nextRun } from '../../core/delivery/schedules/schedule-desk.ts';
-import type { ScheduleRun } from '../../core/ports/web/operators.ts';
+import type { ScheduleRun, WorkspaceScope } from '../../core/ports/web/operators.ts';
 import type { Schedule } from '../../core/ports/schedules.ts';
 import { html, type Html } from '../html.ts';
 import { inert } from '../inert.ts';
@@ -26,6 +26,7 @@ const runsOf = (runs: ScheduleRun[]): Html =>
 function scheduleRow(
   { schedule: s, runs }: { schedule: Schedule; runs: ScheduleRun[] },
   viewer: Viewer,
+  scope: WorkspaceScope,
   now: Date,
 ): Html[] {
   const next = s.pausedReason ? undefined : nextRun(s, now);
@@ -39,6 +40,7 @@ function scheduleRow(
     runsOf(runs),
     html`<form method="post" action="${WEB_PATH}/schedules/cancel">
       ${csrfField(viewer)}
+      <input type="hidden" name="workspace" value="${scope.workspace}" />
       <input type="hidden" name="schedule" value="${s.id}" />
       <button type="submit" aria-label="Cancel schedule #${s.id}">Cancel</button>
     </form>`,
@@ -49,6 +51,7 @@ function scheduleRow(
 export function schedulesBody(
   schedules: Array<{ schedule: Schedule; runs: ScheduleRun[] }>,
   viewer: Viewer,
+  scope: WorkspaceScope,
   now: Date,
   cancelled?: Cancelled,
 ): Html {
@@ -59,7 +62,7 @@ export function schedulesBody(
     ${dataTable(
       'Schedules',
       ['Id', 'Owner', 'Channel', 'Rule', 'Prompt', 'Next run', 'Last runs', 'Cancel'],
-      schedules.map((s) => scheduleRow(s, viewer, now)),
+      schedules.map((s) => scheduleRow(s, viewer, scope, now)),
       'No schedules.',
     )}`;
 }

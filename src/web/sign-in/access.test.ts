@@ -21,14 +21,22 @@ const channel = (over: Partial<ChannelScope> = {}): ChannelScope => ({
   ...over,
 });
 
-/** A platform whose members are listed, and which counts how often it is asked. */
-function platform(members: Record<string, string[]>) {
+/**
+ * A platform whose channels' members and workspaces' members are listed, and which counts how
+ * often it is asked.
+ */
+function platform(members: Record<string, string[]>, workspaces: Record<string, string[]> = {}) {
   const asked: string[] = [];
   const access: ChannelAccess = {
     canRead: async (user, where) => {
       asked.push(`${user}@${where.channel}`);
       if (where.channel === 'broken') throw new Error('platform down');
       return members[where.channel]?.includes(user) ?? false;
+    },
+    workspacesOf: async (user) => {
+      asked.push(`${user}'s workspaces`);
+      if (user === 'broken') throw new Error('platform down');
+      return workspaces[user] ?? [];
     },
   };
   return { access, asked };
@@ -82,5 +90,29 @@ describe('Access', () => {
       channel({ platform: 'discord', workspace: 'G2', channel: 'C2' }),
     ]);
     expect(readable).toEqual([channel({ platform: 'discord', workspace: 'G1' })]);
+  });
+
+  it("shows a Discord admin their own servers' channels alone, and asks for their servers once a minute", async () => {
+    const { access, asked } = platform({}, { U1: ['G1', 'G3'] });
+    const rules = new Access(new Map([['discord', access]]));
+    const admin = viewer({ platform: 'discord', workspace: '', admin: true });
+    const at = (workspace: string) => channel({ platform: 'discord', workspace, channel: 'C9' });
+    expect(await rules.mayRead(admin, at('G1'))).toBe(true);
+    expect(await rules.mayRead(admin, at('G3'))).toBe(true);
+    // Another server's channel: as anyone's, by the platform's word (no: not a member of C9).
+    expect(await rules.mayRead(admin, at('G2'))).toBe(false);
+    expect(await rules.workspaces(admin)).toEqual(['G1', 'G3']);
+    expect(asked.filter((a) => a.endsWith('workspaces'))).toEqual(["U1's workspaces"]);
+  });
+
+  it("names a sign-in's own workspace, and none where the platform cannot say", async () => {
+    const { access } = platform({}, { U1: ['G1'] });
+    const rules = new Access(new Map([['discord', access]]));
+    expect(await rules.workspaces(viewer())).toEqual(['T1']);
+    const discord = viewer({ platform: 'discord', workspace: '' });
+    expect(await rules.workspaces({ ...discord, user: 'broken' })).toEqual([]);
+    expect(await new Access(new Map()).workspaces(discord)).toEqual([]);
+    const unsaid = new Access(new Map([['discord', { canRead: platform({}).access.canRead }]]));
+    expect(await unsaid.workspaces(discord)).toEqual([]);
   });
 });

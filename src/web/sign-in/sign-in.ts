@@ -4,6 +4,7 @@ import type { Person } from '../../core/ports/parked/sign-ins.ts';
 import { html, type Html } from '../html.ts';
 import { sameSecret } from './sessions.ts';
 import { WEB_PATH } from '../settings.ts';
+import { returnPath } from './return-to.ts';
 
 /** The console's one person: whoever holds the key `npm start` printed, at this machine. */
 export const LOCAL_PERSON: Person = { platform: 'console', workspace: 'local', user: 'local' };
@@ -50,11 +51,15 @@ export class PlatformSignInDesk {
     return Object.keys(this.platforms).filter((name) => this.platforms[name] !== 'local');
   }
 
-  /** Where to send the browser, and the state cookie to set; none for a platform not here. */
-  begin(name: string): { location: string; cookie: string } | undefined {
+  /**
+   * Where to send the browser, and the state cookie to set; none for a platform not here. The state
+   * carries the page to return to (`to`, checked by `returnPath`), as the cookie it must match does.
+   */
+  begin(name: string, to?: string): { location: string; cookie: string } | undefined {
     const platform = this.platforms[name];
     if (!platform || platform === 'local' || !this.redirectUrl) return undefined;
-    const state = `${name}.${randomBytes(24).toString('base64url')}`;
+    const returned = to ? `.${Buffer.from(to).toString('base64url')}` : '';
+    const state = `${name}.${randomBytes(24).toString('base64url')}${returned}`;
     return {
       location: platform.authorizationUrl({ state, redirectUrl: this.redirectUrl }),
       cookie: this.stateCookie(state, 600),
@@ -62,20 +67,24 @@ export class PlatformSignInDesk {
   }
 
   /**
-   * The person the platform names, when the redirect brings back this browser's state and a code;
-   * undefined when it does not (a forwarded or replayed redirect).
+   * The person the platform names, and the page their sign-in began from, when the redirect brings
+   * back this browser's state and a code; undefined when it does not (a forwarded or replayed
+   * redirect).
    */
   async complete(
     query: URLSearchParams,
     cookieState: string | undefined,
-  ): Promise<Person | undefined> {
+  ): Promise<{ person: Person; to?: string } | undefined> {
     const state = query.get('state') ?? '';
     const code = query.get('code');
     if (!code || !cookieState || !this.redirectUrl || !sameSecret(state, cookieState))
       return undefined;
-    const platform = this.platforms[state.slice(0, state.indexOf('.'))];
+    const [name = '', , returned] = state.split('.');
+    const platform = this.platforms[name];
     if (!platform || platform === 'local') return undefined;
-    return platform.identify(code, this.redirectUrl);
+    const person = await platform.identify(code, this.redirectUrl);
+    const to = returnPath(returned && Buffer.from(returned, 'base64url').toString());
+    return { person, ...(to ? { to } : {}) };
   }
 
   get stateCookieName(): string {
@@ -97,13 +106,17 @@ const LABELS: Record<string, string> = {
   discord: 'Sign in with Discord',
 };
 
-/** The sign-in page: a link per platform; on the console, where the address is. */
-export function signInBody(platforms: string[], note?: string): Html {
+/**
+ * The sign-in page: a link per platform, each returning to `to` once signed in; on the console,
+ * where the address is.
+ */
+export function signInBody(platforms: string[], note?: string, to?: string): Html {
+  const query = to ? `?${new URLSearchParams({ to })}` : '';
   return html`${note ? html`<p role="alert">${note}</p>` : ''}
   ${
     platforms.length > 0
       ? html`<ul>
-          ${platforms.map((p) => html`<li><a href="${WEB_PATH}/sign-in/${p}">${LABELS[p] ?? p}</a></li>`)}
+          ${platforms.map((p) => html`<li><a href="${WEB_PATH}/sign-in/${p}${query}">${LABELS[p] ?? p}</a></li>`)}
         </ul>`
       : html`<p>
           Open the address with a key that <code>npm start</code> printed when it started. Each key

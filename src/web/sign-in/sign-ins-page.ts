@@ -36,16 +36,18 @@ function sessionRow(s: WebSession, viewer: Viewer): Html {
  * workspace), each of which they may end.
  */
 export function addSignInsPage(pages: WebPages): void {
+  // Discord's sign-ins name no server: an admin's of one server would list every server's people.
+  const everyones = (viewer: Viewer) => viewer.admin && viewer.workspace !== '';
   const listed = (viewer: Viewer) =>
     pages.sessions.list({
       platform: viewer.platform,
       workspace: viewer.workspace,
-      ...(viewer.admin ? {} : { user: viewer.user }),
+      ...(everyones(viewer) ? {} : { user: viewer.user }),
     });
   pages.page('sign-ins', async (r, viewer) => {
     const sessions = await listed(viewer);
     const body = html`<p>
-        ${viewer.admin ? 'Everyone signed in to these pages in your workspace.' : 'Where you are signed in to these pages.'}
+        ${everyones(viewer) ? 'Everyone signed in to these pages in your workspace.' : 'Where you are signed in to these pages.'}
       </p>
       <table>
         <thead>

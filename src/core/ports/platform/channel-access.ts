@@ -9,4 +9,10 @@ import type { ChannelScope } from '../conversation.ts';
 export interface ChannelAccess {
   /** False for a channel the platform does not know or will not say of; never throws for that. */
   canRead(user: string, channel: ChannelScope): Promise<boolean>;
+  /**
+   * The workspaces Spool is in that `user` is a member of now, on a platform whose sign-in names
+   * none (Discord: the servers); the operator pages show one of them. Empty when the platform will
+   * not say.
+   */
+  workspacesOf?(user: string): Promise<string[]>;
 }

@@ -1,0 +1,219 @@
+import type { Page } from 'playwright-core';
+import { Client } from 'discord.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { discordChannelAccess } from '../../src/adapters/discord/channel-access.ts';
+import { DiscordSignIn } from '../../src/adapters/discord/discord-sign-in.ts';
+import { serveRoutes, type HttpEndpoint } from '../../src/observability.ts';
+import type { Database } from '../../src/store/database.ts';
+import { TranscriptStore } from '../../src/store/transcripts/transcript-store.ts';
+import { openWebPages } from '../../src/web/open.ts';
+import { webRoutes } from '../../src/web/routes.ts';
+import { openChromium, seriousViolations, shoot } from '../support/chromium.ts';
+import { testDatabase, testSearch } from '../support/db.ts';
+import {
+  APP_ID,
+  DISCORD_CLIENT_SECRET,
+  DISCORD_SESSION,
+  FakeDiscord,
+} from '../support/fake-discord.ts';
+import { silentLogger } from '../support/logger.ts';
+import { freePort } from '../support/process.ts';
+
+/**
+ * Signing in to the pages with Discord, in Chromium, through the fake Discord's OAuth2 page: back
+ * to the page asked for (and to no address off Spool), and the operator pages of a Discord admin's
+ * own servers, asked of Discord over REST as the adapter asks.
+ */
+const G1 = '400000000000000101';
+const G2 = '400000000000000102';
+const G3 = '400000000000000103';
+/** An admin the policy names, a member of G1 and G3; a member of G1 alone, an admin of nothing. */
+const ADMIN = '300000000000000101';
+const MEMBER = '300000000000000102';
+const CALL = 'call_discord_g1_result';
+
+let db: Database;
+let discord: FakeDiscord;
+let client: Client;
+let endpoint: HttpEndpoint;
+let origin: string;
+let browser: Awaited<ReturnType<typeof openChromium>>;
+let page: Page;
+
+beforeAll(async () => {
+  db = await testDatabase();
+  discord = await new FakeDiscord().start();
+  discord.guilds.push(G1, G2, G3);
+  discord.memberRoles.set(`${G1}/${ADMIN}`, []);
+  discord.memberRoles.set(`${G3}/${ADMIN}`, []);
+  discord.memberRoles.set(`${G1}/${MEMBER}`, []);
+  const store = new TranscriptStore(db);
+  const g1 = await store.openConversation({
+    platform: 'discord',
+    workspace: G1,
+    channel: '500000000000000101',
+    thread: 'web-discord',
+  });
+  await store.appendMessages(g1, [
+    { role: 'user', content: 'list it', turn: 1 },
+    {
+      role: 'assistant',
+      content: '',
+      toolCalls: [{ id: CALL, name: 'lister', arguments: '{}' }],
+      turn: 1,
+    },
+  ]);
+  await store.appendMessages(
+    g1,
+    [{ role: 'tool', toolCallId: CALL, content: 'the whole', turn: 1 }],
+    {
+      results: [
+        { toolCallId: CALL, content: 'the whole listing of G1', isError: false, durationMs: 3 },
+      ],
+    },
+  );
+  const usage = (workspace: string, channel: string, userId: string, tokens: number) => ({
+    platform: 'discord',
+    workspace,
+    channel,
+    userId,
+    conversationId: g1.id,
+    model: 'gpt-4o',
+    promptTokens: tokens,
+    completionTokens: 0,
+    totalTokens: tokens,
+  });
+  await db.prisma.llmUsage.createMany({
+    data: [
+      usage(G1, 'C-G1-ADMIN', ADMIN, 1_000),
+      usage(G1, 'C-G1-MEMBER', MEMBER, 300),
+      usage(G2, 'C-G2-SECRET', ADMIN, 9_000),
+    ],
+  });
+  client = new Client({ intents: [], rest: { api: discord.apiUrl } });
+  client.rest.setToken('bot-token');
+  const port = await freePort();
+  origin = `http://127.0.0.1:${port}`;
+  const pages = openWebPages(
+    { enabled: true, publicUrl: origin, sessionMs: 3_600_000, pageChars: 50_000 },
+    db,
+    {
+      signIns: {
+        discord: new DiscordSignIn({
+          applicationId: APP_ID,
+          clientSecret: DISCORD_CLIENT_SECRET,
+          apiUrl: discord.apiUrl,
+        }),
+      },
+      access: new Map([['discord', discordChannelAccess(client)]]),
+      admins: [ADMIN],
+      search: testSearch(db),
+      logger: silentLogger,
+      operators: {
+        policy: { admins: [ADMIN] },
+        cancelSchedule: () => Promise.resolve(undefined),
+        replica: 'web-discord-test',
+        notReady: () => Promise.resolve([]),
+        mcpServers: () => [],
+        now: () => new Date(),
+      },
+    },
+  );
+  endpoint = await serveRoutes(
+    port,
+    webRoutes(() => pages),
+  );
+  browser = await openChromium();
+  page = await browser.context.newPage();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  endpoint?.server.close();
+  await client?.destroy();
+  await discord?.stop();
+  await db?.close();
+});
+
+/** A browser signed in to Discord (the fake's page reads its cookie) as `user`, and not to Spool. */
+async function signedInToDiscordAs(user: string): Promise<void> {
+  await browser.context.clearCookies();
+  await browser.context.addCookies([{ name: DISCORD_SESSION, value: user, url: discord.apiUrl }]);
+}
+
+/** Signs in with Discord from the sign-in page the browser is on; the path it lands on. */
+async function signInWithDiscord(): Promise<string> {
+  await page.getByRole('link', { name: 'Sign in with Discord' }).click();
+  await page.waitForURL((url) => !url.pathname.startsWith('/web/sign-in'));
+  return `${new URL(page.url()).pathname}${new URL(page.url()).search}`;
+}
+
+const mainText = async () => (await page.locator('main').innerText()).replace(/\s+/g, ' ');
+
+describe('signing in to the pages with Discord, in Chromium', () => {
+  beforeEach(() => signedInToDiscordAs(ADMIN));
+
+  it("returns someone who followed a result's link signed out to that result", async () => {
+    await page.goto(`${origin}/web/results/${CALL}`);
+    expect(new URL(page.url()).pathname).toBe('/web/sign-in');
+    expect(await page.content()).not.toContain('whole listing');
+    expect(await signInWithDiscord()).toBe(`/web/results/${CALL}`);
+    expect(await mainText()).toContain('the whole listing of G1');
+  });
+
+  it('lands on the home page from a return address off Spool, plain or encoded', async () => {
+    for (const hostile of [
+      '//evil.example/web/x',
+      'https://evil.example/web/x',
+      '/\\evil.example',
+      '/web/%2F%2Fevil.example',
+      '/web/%5Cevil.example',
+    ]) {
+      await signedInToDiscordAs(ADMIN);
+      // By the sign-in page's address, and by the link that begins the sign-in.
+      await page.goto(`${origin}/web/sign-in?${new URLSearchParams({ to: hostile })}`);
+      expect(await signInWithDiscord(), hostile).toBe('/web/');
+      await signedInToDiscordAs(ADMIN);
+      await page.goto(`${origin}/web/sign-in/discord?${new URLSearchParams({ to: hostile })}`);
+      await page.waitForURL((url) => !url.pathname.startsWith('/web/sign-in'));
+      expect(new URL(page.url()).href, hostile).toBe(`${origin}/web/`);
+    }
+  });
+});
+
+describe('the operator pages of a Discord sign-in', () => {
+  it("show an admin each of their own servers to choose from, and none of another's", async () => {
+    await signedInToDiscordAs(ADMIN);
+    await page.goto(`${origin}/web/usage`);
+    await signInWithDiscord();
+    expect(new URL(page.url()).pathname).toBe('/web/usage');
+    const servers = await page.locator('main li').allTextContents();
+    expect(servers).toEqual([G1, G3]);
+    expect(await seriousViolations(page)).toEqual([]);
+    await shoot(page, 'servers');
+    await page.getByRole('link', { name: G1 }).click();
+    const usage = await mainText();
+    expect(usage).toContain('C-G1-ADMIN');
+    expect(usage).toContain('C-G1-MEMBER');
+    expect(usage).not.toContain('C-G2-SECRET');
+
+    // Another server, by its id: only the choice of their own.
+    await page.goto(`${origin}/web/usage?workspace=${G2}`);
+    expect(await page.locator('main li').allTextContents()).toEqual([G1, G3]);
+    expect(await mainText()).not.toContain('C-G2');
+    const health = await page.goto(`${origin}/web/health?workspace=${G1}`);
+    expect(health?.status()).toBe(200);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Health');
+  });
+
+  it('show anyone else their own usage of their one server, and no health page', async () => {
+    await signedInToDiscordAs(MEMBER);
+    await page.goto(`${origin}/web/usage`);
+    await signInWithDiscord();
+    const usage = await mainText();
+    expect(usage).toContain('C-G1-MEMBER');
+    expect(usage).not.toContain('C-G1-ADMIN');
+    expect(usage).not.toContain('C-G2');
+    expect((await page.goto(`${origin}/web/health?workspace=${G1}`))?.status()).toBe(404);
+  });
+});
