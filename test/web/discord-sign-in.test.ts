@@ -206,6 +206,23 @@ describe('the operator pages of a Discord sign-in', () => {
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Health');
   });
 
+  it("list an admin their own sign-ins only: Discord's name no server, so no one else's is theirs to see", async () => {
+    await signedInToDiscordAs(MEMBER);
+    await page.goto(`${origin}/web/usage`);
+    await signInWithDiscord();
+    await page.goto(`${origin}/web/sign-ins`);
+    expect(await page.locator('main tbody td:first-child').allTextContents()).toEqual([MEMBER]);
+    await signedInToDiscordAs(ADMIN);
+    await page.goto(`${origin}/web/usage`);
+    await signInWithDiscord();
+    for (const address of ['/web/sign-ins', `/web/sign-ins?workspace=${G1}`]) {
+      await page.goto(`${origin}${address}`);
+      const people = await page.locator('main tbody td:first-child').allTextContents();
+      expect(people.length, address).toBeGreaterThan(0);
+      expect(new Set(people), address).toEqual(new Set([ADMIN]));
+    }
+  });
+
   it('show anyone else their own usage of their one server, and no health page', async () => {
     await signedInToDiscordAs(MEMBER);
     await page.goto(`${origin}/web/usage`);
