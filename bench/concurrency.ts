@@ -310,8 +310,9 @@ try {
     const profiled = (name: string) =>
       PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir(name, messages)}`] : [];
     type Start = (port: number, slack: FakeSlack) => Promise<ChildProcess>;
-    const onPostgres =
-      (env: Record<string, string> = {}): Start =>
+    /** Spool on the database `database` names (its profiles under that name), with `env`. */
+    const spool =
+      (database: 'pg' | 'embedded', env: Record<string, string> = {}): Start =>
       async (port, slack) =>
         (
           await startSlackBot(
@@ -320,11 +321,11 @@ try {
               OPENAI_BASE_URL: llm.baseURL,
               SLACK_API_URL: slack.apiUrl,
               ...LEASE,
-              DATA_DIR: join(dir, 'pg'),
-              DATABASE_URL: scratch.url,
+              DATA_DIR: join(dir, database),
+              ...(database === 'pg' ? { DATABASE_URL: scratch.url } : {}),
               ...env,
             },
-            { nodeArgs: profiled('pg') },
+            { nodeArgs: profiled(database) },
           )
         ).child;
     const floor: [string, Start] = [
@@ -333,9 +334,9 @@ try {
     ];
     const pagesOn: [string, Start] = [
       PAGES_ON,
-      onPostgres({ WEB_PAGES: 'true', PUBLIC_URL: 'https://spool.bench.test' }),
+      spool('pg', { WEB_PAGES: 'true', PUBLIC_URL: 'https://spool.bench.test' }),
     ];
-    const pagesOff: [string, Start] = [PAGES_OFF, onPostgres({ WEB_PAGES: 'false' })];
+    const pagesOff: [string, Start] = [PAGES_OFF, spool('pg', { WEB_PAGES: 'false' })];
     const abRuns = [pagesOn, pagesOff, pagesOff, pagesOn, pagesOn, pagesOff, pagesOff, pagesOn];
     const bots: Array<[string, Start]> = PAGES_AB
       ? [floor, ...abRuns]
@@ -346,28 +347,13 @@ try {
             (port, slack) =>
               floorBot('durable-floor-bot', port, llm.baseURL, slack.apiUrl, durableScratch.url),
           ],
-          ['Spool, PostgreSQL', onPostgres()],
+          ['Spool, PostgreSQL', spool('pg')],
           [
             'durable floor, embedded',
             (port, slack) =>
               floorBot('durable-floor-bot', port, llm.baseURL, slack.apiUrl, durableEmbedded.url),
           ],
-          [
-            'Spool, embedded',
-            async (port, slack) =>
-              (
-                await startSlackBot(
-                  port,
-                  {
-                    OPENAI_BASE_URL: llm.baseURL,
-                    SLACK_API_URL: slack.apiUrl,
-                    ...LEASE,
-                    DATA_DIR: join(dir, 'embedded'),
-                  },
-                  { nodeArgs: profiled('embedded') },
-                )
-              ).child,
-          ],
+          ['Spool, embedded', spool('embedded')],
         ];
     for (const [name, start] of bots) {
       const slack = await new FakeSlack().start();
