@@ -95,6 +95,9 @@ export default defineConfig({
           include: ['src/**/*.test.ts', 'scripts/**/*.test.ts'],
           isolate: false,
           ...PARALLEL,
+          // The property tests compute for seconds (thousands of generated cases), beside the
+          // integration projects' processes on two cores: one of 3 s in CI ran past the default 5 s.
+          testTimeout: 30_000,
         },
       },
       // Delivery across processes needs a server several processes share: PostgreSQL only.
