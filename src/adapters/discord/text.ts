@@ -1,3 +1,5 @@
+import type { APIMessage } from 'discord.js';
+import type { ReactedMessage } from '../../core/delivery/intake/reactions.ts';
 import { splitMessage } from '../shared/split-message.ts';
 
 export const DISCORD_MESSAGE_LIMIT = 2_000;
@@ -27,8 +29,22 @@ export const DISCORD_HELP = [
   "• `/logins`: the tool servers you are signed in to as yourself (everyone's, for an admin); `/logout server:<server>` ends yours (an admin adds `person:`).",
 ].join('\n');
 
-/** A reacted message's quote where Discord gave Spool none of it (no Message Content intent). */
+/** A message's quote where Discord gave Spool none of it (no Message Content intent). */
 export const UNREAD_WORDS =
   "(Discord does not show Spool this message's words: it reads only messages that mention it, " +
   'its own and its DMs, unless its Message Content intent is on. Ask the person to mention Spool ' +
   'with the words instead.)';
+
+/**
+ * What Spool can read of another message (one reacted to): its words and the names of its files.
+ * Without the Message Content intent Discord gives them only for a message that mentions Spool, one
+ * of Spool's own and a DM; another is quoted as a note that says so.
+ */
+export function readableMessage(
+  message: Pick<APIMessage, 'author' | 'content' | 'attachments'>,
+  messageContent: boolean,
+): ReactedMessage {
+  const files = (message.attachments ?? []).map((file) => `[${file.filename}]`);
+  const text = [message.content, ...files].filter(Boolean).join('\n');
+  return { author: message.author.id, text: text || (messageContent ? '' : UNREAD_WORDS) };
+}

@@ -11,12 +11,11 @@ import {
   reactionKey,
   reactionPrompt,
   reactionRequest,
-  type ReactedMessage,
   type Reaction,
 } from '../../../core/delivery/intake/reactions.ts';
 import { errorMessage } from '../../../core/errors.ts';
 import type { DiscordParts } from '../parts.ts';
-import { UNREAD_WORDS } from '../text.ts';
+import { readableMessage } from '../text.ts';
 
 type ReactionEvent =
   GatewayMessageReactionAddDispatchData | GatewayMessageReactionRemoveDispatchData;
@@ -77,9 +76,14 @@ async function added(parts: DiscordParts, d: GatewayMessageReactionAddDispatchDa
     logger.warn('Discord: could not read the message a reaction is on', { channel: d.channel_id });
     return;
   }
-  const request = reactionRequest(asked.reaction, asked.prompt, readable(message, config), {
-    messageId: d.message_id,
-  });
+  const request = reactionRequest(
+    asked.reaction,
+    asked.prompt,
+    readableMessage(message, config.messageContent === true),
+    {
+      messageId: d.message_id,
+    },
+  );
   const handled = await delivery.handleIncoming(request);
   logger.debug('Discord: a reaction', { outcome: handled.status });
 }
@@ -102,15 +106,4 @@ async function removed(parts: DiscordParts, d: GatewayMessageReactionRemoveDispa
   if (!asked) return;
   const outcome = await delivery.stopTurn(asked.reaction, reactionKey(asked.reaction));
   logger.debug('Discord: a reaction taken back', { outcome });
-}
-
-/**
- * What Spool can read of the reacted message: its words and the names of its files. Without the
- * Message Content intent Discord gives them only for a message that mentions Spool, one of Spool's
- * own and a DM; another is quoted as a note that says so.
- */
-function readable(message: APIMessage, { messageContent }: DiscordParts['config']): ReactedMessage {
-  const files = message.attachments.map((file) => `[${file.filename}]`);
-  const text = [message.content, ...files].filter(Boolean).join('\n');
-  return { author: message.author.id, text: text || (messageContent ? '' : UNREAD_WORDS) };
 }
