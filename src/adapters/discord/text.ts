@@ -1,4 +1,3 @@
-import type { APIMessage } from 'discord.js';
 import type { ReactedMessage } from '../../core/delivery/intake/reactions.ts';
 import { splitMessage } from '../shared/split-message.ts';
 
@@ -41,7 +40,7 @@ export const UNREAD_WORDS =
  * of Spool's own and a DM; another is quoted as a note that says so.
  */
 export function readableMessage(
-  message: Pick<APIMessage, 'author' | 'content' | 'attachments'>,
+  message: { author: { id: string }; content?: string; attachments?: Array<{ filename: string }> },
   messageContent: boolean,
 ): ReactedMessage {
   const files = (message.attachments ?? []).map((file) => `[${file.filename}]`);

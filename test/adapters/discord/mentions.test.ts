@@ -6,6 +6,7 @@ import { testAgent } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { BOT_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
 import { type ChatRequest, FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
+import { UNREAD_WORDS } from '../../../src/adapters/discord/text.ts';
 import { GUILD, startDiscordAdapter } from '../../support/discord-spool.ts';
 
 /**
@@ -226,6 +227,80 @@ describe('Discord mentions', () => {
           })
         ).map((r) => r.messageKey),
       ).toEqual([`message:${first}`, `message:${byRole}`]);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('reads the message a mention replies to after the words, quoted (a note where Discord hides it), and the files shared with the mention', async () => {
+    const stop = await startAdapter(false);
+    llm.fallback = (request: ChatRequest) => ({
+      content: [
+        `asked: ${lastUserText(request)}`,
+        ...request.messages
+          .filter((m) => m.role === 'tool')
+          .map((m) => `read: ${String(m.content)}`),
+      ].join('\n'),
+    });
+    try {
+      const ch = nextId();
+      const author = { id: '300000000000000009', username: 'alice' };
+      // "@Spool summarize this", sent as a reply to Alice's message that mentions Spool too (so
+      // Discord gives its words), with a file of the person's own.
+      const csv = Buffer.from('region,units\nnorth,42\n');
+      const url = discord.serve('https://cdn.discordapp.com/attachments/1/2/sales.csv?ex=1', csv);
+      const asked = mention(ch, {
+        type: 19,
+        content: `<@${BOT_ID}> summarize this`,
+        attachments: [
+          { id: nextId(), filename: 'sales.csv', content_type: 'text/csv', size: csv.length, url },
+        ],
+        message_reference: { message_id: '500000000000000001', channel_id: ch },
+        referenced_message: {
+          id: '500000000000000001',
+          type: 0,
+          author,
+          content: `<@${BOT_ID}> the launch moved to Friday`,
+          attachments: [
+            { id: nextId(), filename: 'plan.pdf', size: 10, url: 'https://cdn.discordapp.com/x' },
+          ],
+        },
+      });
+      await discord.waitFor(() => posts(ch).length === 1);
+      expect(posts(ch)[0]!.body).toMatchObject({ message_reference: { message_id: asked } });
+      const answer = String(posts(ch)[0]!.body!.content);
+      expect(answer).toContain(
+        `asked: summarize this\n\nThe message (from <@${author.id}>):\n> <@${BOT_ID}> the launch moved to Friday\n> [plan.pdf]`,
+      );
+      expect(answer).toContain(`read: ${csv.toString()}`);
+      expect(discord.downloads).toContainEqual({
+        path: expect.stringMatching(/\/sales\.csv$/),
+        authorization: undefined,
+      });
+      // A reply to a message Discord gives no words of (no Message Content intent): the note.
+      mention(ch, {
+        type: 19,
+        content: `<@${BOT_ID}> and this?`,
+        referenced_message: { id: nextId(), type: 0, author, content: '', attachments: [] },
+      });
+      await discord.waitFor(() => posts(ch).length === 2);
+      expect(String(posts(ch)[1]!.body!.content)).toContain(
+        `asked: and this?\n\nThe message (from <@${author.id}>):\n> ${UNREAD_WORDS}`,
+      );
+      // A mention replying to Spool's own answer: that answer is in the conversation already.
+      mention(ch, {
+        type: 19,
+        content: `<@${BOT_ID}> why?`,
+        referenced_message: {
+          id: nextId(),
+          type: 0,
+          author: { id: BOT_ID, bot: true },
+          content: 'x',
+        },
+      });
+      await discord.waitFor(() => posts(ch).length === 3);
+      expect(String(posts(ch)[2]!.body!.content)).toMatch(/^asked: why\?$/m);
+      expect(String(posts(ch)[2]!.body!.content)).not.toContain('The message (from');
     } finally {
       await stop();
     }

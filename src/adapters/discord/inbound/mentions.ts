@@ -1,7 +1,9 @@
 import { GatewayDispatchEvents, GatewayIntentBits, type GatewayDispatchPayload } from 'discord.js';
-import type { InboundMessage } from '../../../core/ports/platform/delivery.ts';
+import { quotedMessage } from '../../../core/delivery/intake/reactions.ts';
+import type { InboundFile, InboundMessage } from '../../../core/ports/platform/delivery.ts';
 import { errorMessage } from '../../../core/errors.ts';
 import type { DiscordParts } from '../parts.ts';
+import { readableMessage } from '../text.ts';
 
 /**
  * The intents Spool asks for, none privileged by default: Guilds (channels and roles stay
@@ -39,7 +41,21 @@ interface GatewayMessage {
   member?: { roles?: string[] };
   mentions?: Array<{ id: string }>;
   mention_roles?: string[];
-  referenced_message?: { author?: { id: string } } | null;
+  attachments?: GatewayAttachment[];
+  /** The message this one replies to (type 19); null where it was deleted. */
+  referenced_message?: {
+    author?: { id: string };
+    content?: string;
+    attachments?: GatewayAttachment[];
+  } | null;
+}
+
+/** A file shared with a message, as the gateway lists it. */
+interface GatewayAttachment {
+  filename: string;
+  content_type?: string;
+  size: number;
+  url: string;
 }
 
 /** Who Spool is in a message: its user, and in a guild the role Discord made for it. */
@@ -47,8 +63,11 @@ export interface Addressee {
   botId: string;
   /** The bot's managed role in the message's guild (`<@&role>` mentions Spool too). */
   botRoleId?: string;
-  /** Whether a reply to Spool without a mention is answered (its words need Message Content). */
-  replies?: boolean;
+  /**
+   * Whether Spool has the Message Content intent: a reply to Spool without a mention is answered,
+   * and the words of a message a mention replies to are read.
+   */
+  messageContent?: boolean;
 }
 
 /** Whether the message mentions Spool, or its role. */
@@ -60,22 +79,48 @@ const mentions = (message: GatewayMessage, botId: string, botRoleId: string | un
 const WRITTEN = new Set([0, 19]);
 
 /**
+ * The message a mention replies to, quoted after the person's words ("@Spool summarize this", sent
+ * as a reply): none where it is Spool's own (already in the conversation), deleted, or unknown.
+ */
+function repliedToSubject(
+  message: GatewayMessage,
+  botId: string,
+  messageContent: boolean,
+): string | undefined {
+  const replied = message.referenced_message;
+  if (!replied?.author || replied.author.id === botId) return undefined;
+  return quotedMessage(readableMessage({ ...replied, author: replied.author }, messageContent));
+}
+
+const inboundFile = (file: GatewayAttachment): InboundFile => ({
+  name: file.filename,
+  ...(file.content_type ? { mimeType: file.content_type } : {}),
+  sizeBytes: file.size,
+  url: file.url,
+});
+
+/**
  * A message for Spool, as an inbound message of its channel's lane (the one `/ask` there answers
- * in), keyed by the message, its words without the mention: a DM, a message that mentions Spool or
- * its role, or (with `replies`) one that replies to Spool's. Anything else (a bot's message, a
- * notice, one for someone else) is none.
+ * in), keyed by the message: a DM, a message that mentions Spool or its role, or (with
+ * `messageContent`) one that replies to Spool's. Its words without the mention, then the message
+ * it replies to, quoted; its files as an `/ask`'s. Anything else (a bot's message, a notice, one
+ * for someone else) is none.
  */
 export function mentionOf(
   message: GatewayMessage,
-  { botId, botRoleId, replies }: Addressee,
+  { botId, botRoleId, messageContent = false }: Addressee,
 ): InboundMessage | undefined {
   if (!message.author || message.author.bot) return undefined;
   if (message.type !== undefined && !WRITTEN.has(message.type)) return undefined;
   const inDm = message.guild_id === undefined;
-  const repliedTo = replies === true && message.referenced_message?.author?.id === botId;
+  const repliedTo = messageContent && message.referenced_message?.author?.id === botId;
   if (!inDm && !mentions(message, botId, botRoleId) && !repliedTo) return undefined;
   const ownMention = new RegExp(`<@!?${botId}>${botRoleId ? `|<@&${botRoleId}>` : ''}`, 'g');
-  const text = (message.content ?? '').replaceAll(ownMention, '').trim();
+  const words = (message.content ?? '').replaceAll(ownMention, '').trim();
+  const text = [words, repliedToSubject(message, botId, messageContent)]
+    .filter(Boolean)
+    .join('\n\n');
+  const files = (message.attachments ?? []).map(inboundFile);
   return {
     lane: {
       platform: 'discord',
@@ -90,6 +135,7 @@ export function mentionOf(
     text,
     // No interaction token: the answer is posted in the channel, as a reply to the message.
     delivery: { messageId: message.id },
+    ...(files.length ? { files } : {}),
   };
 }
 
@@ -105,7 +151,7 @@ export function listenForMentions({ client, config, delivery, logger }: DiscordP
     const d = packet.d as unknown as GatewayMessage;
     const guild = d.guild_id ? client.guilds.cache.get(d.guild_id) : undefined;
     const botRoleId = guild?.roles.botRoleFor(botId)?.id;
-    const message = mentionOf(d, { botId, botRoleId, replies: config.messageContent });
+    const message = mentionOf(d, { botId, botRoleId, messageContent: config.messageContent });
     if (!message) return;
     void delivery
       .handleIncoming(message)
