@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { GatewayIntentBits } from 'discord.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/store/database.ts';
 import { testAgent } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
@@ -25,6 +25,16 @@ const FIXTURE = JSON.parse(
   ),
 ) as { payload: Record<string, unknown> };
 
+const REPLY = JSON.parse(
+  readFileSync(
+    new URL(
+      '../../fixtures/discord-payloads/messages/02-reply-mentioning-with-replied-image.json',
+      import.meta.url,
+    ),
+    'utf8',
+  ),
+) as { words: string[]; payload: Record<string, unknown> };
+
 let db: Database;
 let llm: FakeOpenAi;
 let discord: FakeDiscord;
@@ -33,6 +43,8 @@ beforeAll(async () => {
   db = await testDatabase();
   llm = await new FakeOpenAi().start();
   discord = await new FakeDiscord().start();
+});
+beforeEach(() => {
   llm.fallback = (request: ChatRequest) => ({
     content: `answer to: ${lastUserText(request)}`,
   });
@@ -301,6 +313,21 @@ describe('Discord mentions', () => {
       await discord.waitFor(() => posts(ch).length === 3);
       expect(String(posts(ch)[2]!.body!.content)).toMatch(/^asked: why\?$/m);
       expect(String(posts(ch)[2]!.body!.content)).not.toContain('The message (from');
+    } finally {
+      await stop();
+    }
+  });
+
+  it('replays a real reply that mentions Spool: its words, then the message it replies to with its image named', async () => {
+    const stop = await startAdapter(false);
+    try {
+      const ch = String(REPLY.payload.channel_id);
+      discord.dispatchMessage(REPLY.payload);
+      await discord.waitFor(() => posts(ch).length === 1);
+      expect(posts(ch)[0]!.body).toMatchObject({
+        content: `answer to: ${REPLY.words.join('\n\n')}`,
+        message_reference: { message_id: REPLY.payload.id },
+      });
     } finally {
       await stop();
     }
