@@ -215,6 +215,11 @@ export class FakeDiscord {
     this.gateway.dispatch('MESSAGE_CREATE', d);
   }
 
+  /** Dispatches a MESSAGE_UPDATE exactly as given (an edit, or an embed added). */
+  dispatchMessageUpdate(d: Record<string, unknown>): void {
+    this.gateway.dispatch('MESSAGE_UPDATE', d);
+  }
+
   /** Dispatches a MESSAGE_REACTION_ADD or MESSAGE_REACTION_REMOVE exactly as given. */
   dispatchReaction(
     event: 'MESSAGE_REACTION_ADD' | 'MESSAGE_REACTION_REMOVE',

@@ -332,4 +332,53 @@ describe('Discord mentions', () => {
       await stop();
     }
   });
+
+  it('runs an edited mention again, its answer replaced in place; an update that is no edit (an embed) changes nothing', async () => {
+    const stop = await startAdapter(false);
+    try {
+      const ch = nextId();
+      const id = mention(ch);
+      await discord.waitFor(() => posts(ch).length === 1);
+      const rows = () =>
+        db.prisma.inboxEntry.findMany({
+          where: { platform: 'discord', lane: { channel: ch } },
+          orderBy: { id: 'asc' },
+        });
+      await expect.poll(async () => (await rows()).map((r) => r.status)).toEqual(['answered']);
+      const message = { ...FIXTURE.payload, id, channel_id: ch };
+      // Discord unfurls a link: an update with no edit in it.
+      discord.dispatchMessageUpdate({ ...message, embeds: [{ type: 'link', url: 'https://x.y' }] });
+      const editedAt = '2026-11-28T12:00:00.000000+00:00';
+      discord.dispatchMessageUpdate({
+        ...message,
+        content: `<@${BOT_ID}> Test again`,
+        edited_timestamp: editedAt,
+      });
+      const patches = () =>
+        discord.calls.filter(
+          (c) => c.method === 'PATCH' && c.path.startsWith(`/channels/${ch}/messages/`),
+        );
+      await discord.waitFor(() => patches().length === 1);
+      expect(patches()[0]!.body).toMatchObject({ content: 'answer to: Test again' });
+      expect(posts(ch)).toHaveLength(1);
+      await expect
+        .poll(async () => (await rows()).map((r) => [r.messageKey, r.text, r.status]))
+        .toEqual([
+          [`message:${id}`, 'Test', 'answered'],
+          [`message:${id}:edited:${editedAt}`, 'Test again', 'answered'],
+        ]);
+      // The same edit delivered again (another shard's copy, a resume): followed once.
+      discord.dispatchMessageUpdate({
+        ...message,
+        content: `<@${BOT_ID}> Test again`,
+        edited_timestamp: editedAt,
+      });
+      const later = mention(ch, { content: `<@${BOT_ID}> next` });
+      await discord.waitFor(() => posts(ch).length === 2);
+      expect(posts(ch)[1]!.body).toMatchObject({ message_reference: { message_id: later } });
+      expect(patches()).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
 });

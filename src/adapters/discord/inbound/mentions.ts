@@ -1,6 +1,10 @@
 import { GatewayDispatchEvents, GatewayIntentBits, type GatewayDispatchPayload } from 'discord.js';
 import { quotedMessage } from '../../../core/delivery/intake/reactions.ts';
-import type { InboundFile, InboundMessage } from '../../../core/ports/platform/delivery.ts';
+import type {
+  InboundEdit,
+  InboundFile,
+  InboundMessage,
+} from '../../../core/ports/platform/delivery.ts';
 import { errorMessage } from '../../../core/errors.ts';
 import type { DiscordParts } from '../parts.ts';
 import { readableMessage } from '../text.ts';
@@ -38,6 +42,8 @@ interface GatewayMessage {
   author?: { id: string; bot?: boolean };
   /** 0 a message, 19 a reply; others are Discord's own notices (a pin, a join, a boost). */
   type?: number;
+  /** When it was last edited (MESSAGE_UPDATE); none for an update that is no edit (an unfurl). */
+  edited_timestamp?: string | null;
   member?: { roles?: string[] };
   mentions?: Array<{ id: string }>;
   mention_roles?: string[];
@@ -140,23 +146,50 @@ export function mentionOf(
 }
 
 /**
+ * A person's edit of a message for Spool (a MESSAGE_UPDATE with an `edited_timestamp`), as on
+ * Slack: its turn runs again with the new words (core/delivery/posts/edits.ts). An update that is
+ * no edit (Discord adding a link's embed), or whose new words are no longer for Spool, is none: the
+ * message stands as it was asked.
+ */
+export function editOf(message: GatewayMessage, addressee: Addressee): InboundEdit | undefined {
+  if (!message.edited_timestamp) return undefined;
+  const edited = mentionOf(message, addressee);
+  if (!edited) return undefined;
+  const { lane, messageKey, user, text } = edited;
+  return {
+    lane,
+    messageKey,
+    user,
+    text,
+    editKey: `${messageKey}:edited:${message.edited_timestamp}`,
+  };
+}
+
+/**
  * Each MESSAGE_CREATE the gateway sends (read raw: no channel needs to be cached) that is for
- * Spool goes to the delivery engine, like an `/ask`. Never throws.
+ * Spool goes to the delivery engine, like an `/ask`; each MESSAGE_UPDATE that edits one, as an
+ * edit. Never throws.
  */
 export function listenForMentions({ client, config, delivery, logger }: DiscordParts): void {
   client.on('raw', (packet: GatewayDispatchPayload) => {
-    if (packet.t !== GatewayDispatchEvents.MessageCreate) return;
+    const created = packet.t === GatewayDispatchEvents.MessageCreate;
+    if (!created && packet.t !== GatewayDispatchEvents.MessageUpdate) return;
     const botId = client.user?.id;
     if (!botId) return;
     const d = packet.d as unknown as GatewayMessage;
     const guild = d.guild_id ? client.guilds.cache.get(d.guild_id) : undefined;
     const botRoleId = guild?.roles.botRoleFor(botId)?.id;
-    const message = mentionOf(d, { botId, botRoleId, messageContent: config.messageContent });
-    if (!message) return;
-    void delivery
-      .handleIncoming(message)
-      .catch((error: unknown) =>
-        logger.error('Discord: a mention could not be taken', { error: errorMessage(error) }),
-      );
+    const addressee = { botId, botRoleId, messageContent: config.messageContent };
+    const message = created ? mentionOf(d, addressee) : undefined;
+    const edit = created ? undefined : editOf(d, addressee);
+    const taken = message
+      ? delivery.handleIncoming(message)
+      : edit &&
+        delivery.editIncoming(edit).then((outcome) => {
+          logger.debug('Discord: an edit', { outcome });
+        });
+    void taken?.catch((error: unknown) =>
+      logger.error('Discord: a mention could not be taken', { error: errorMessage(error) }),
+    );
   });
 }
