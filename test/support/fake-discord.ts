@@ -215,9 +215,12 @@ export class FakeDiscord {
     this.gateway.dispatch('MESSAGE_CREATE', d);
   }
 
-  /** Dispatches a MESSAGE_UPDATE exactly as given (an edit, or an embed added). */
-  dispatchMessageUpdate(d: Record<string, unknown>): void {
-    this.gateway.dispatch('MESSAGE_UPDATE', d);
+  /** Dispatches a MESSAGE_UPDATE (an edit, or an embed added) or a deletion exactly as given. */
+  dispatchMessageChange(
+    event: 'MESSAGE_UPDATE' | 'MESSAGE_DELETE' | 'MESSAGE_DELETE_BULK',
+    d: Record<string, unknown>,
+  ): void {
+    this.gateway.dispatch(event, d);
   }
 
   /** Dispatches a MESSAGE_REACTION_ADD or MESSAGE_REACTION_REMOVE exactly as given. */

@@ -8,6 +8,7 @@ import { BOT_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
 import { type ChatRequest, FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 import { UNREAD_WORDS } from '../../../src/adapters/discord/text.ts';
 import { GUILD, startDiscordAdapter } from '../../support/discord-spool.ts';
+import { until } from '../../support/process.ts';
 
 /**
  * Messages that mention Spool (a real MESSAGE_CREATE, test/fixtures/discord-payloads/messages),
@@ -347,9 +348,12 @@ describe('Discord mentions', () => {
       await expect.poll(async () => (await rows()).map((r) => r.status)).toEqual(['answered']);
       const message = { ...FIXTURE.payload, id, channel_id: ch };
       // Discord unfurls a link: an update with no edit in it.
-      discord.dispatchMessageUpdate({ ...message, embeds: [{ type: 'link', url: 'https://x.y' }] });
+      discord.dispatchMessageChange('MESSAGE_UPDATE', {
+        ...message,
+        embeds: [{ type: 'link', url: 'https://x.y' }],
+      });
       const editedAt = '2026-11-28T12:00:00.000000+00:00';
-      discord.dispatchMessageUpdate({
+      discord.dispatchMessageChange('MESSAGE_UPDATE', {
         ...message,
         content: `<@${BOT_ID}> Test again`,
         edited_timestamp: editedAt,
@@ -368,7 +372,7 @@ describe('Discord mentions', () => {
           [`message:${id}:edited:${editedAt}`, 'Test again', 'answered'],
         ]);
       // The same edit delivered again (another shard's copy, a resume): followed once.
-      discord.dispatchMessageUpdate({
+      discord.dispatchMessageChange('MESSAGE_UPDATE', {
         ...message,
         content: `<@${BOT_ID}> Test again`,
         edited_timestamp: editedAt,
@@ -378,6 +382,54 @@ describe('Discord mentions', () => {
       expect(posts(ch)[1]!.body).toMatchObject({ message_reference: { message_id: later } });
       expect(patches()).toHaveLength(1);
     } finally {
+      await stop();
+    }
+  });
+
+  it('ends the turn of a mention deleted before it is answered, with nothing posted, one by one or in bulk', async () => {
+    const stop = await startAdapter(false);
+    try {
+      const ch = nextId();
+      const rows = () =>
+        db.prisma.inboxEntry.findMany({
+          where: { platform: 'discord', lane: { channel: ch } },
+          orderBy: { id: 'asc' },
+        });
+      // The model takes its time: each question is at the model when it is deleted.
+      llm.latencyMs = 60_000;
+      const asked = llm.requests.length;
+      const deleted = mention(ch);
+      await until(() => llm.requests.length === asked + 1);
+      discord.dispatchMessageChange('MESSAGE_DELETE', {
+        id: deleted,
+        channel_id: ch,
+        guild_id: FIXTURE.payload.guild_id,
+      });
+      await expect
+        .poll(async () => (await rows()).map((r) => [r.status, r.superseded]))
+        .toEqual([['answered', true]]);
+      const purged = mention(ch, { content: `<@${BOT_ID}> second` });
+      await until(() => llm.requests.length === asked + 2);
+      discord.dispatchMessageChange('MESSAGE_DELETE_BULK', {
+        ids: [nextId(), purged],
+        channel_id: ch,
+        guild_id: FIXTURE.payload.guild_id,
+      });
+      await expect
+        .poll(async () => (await rows()).map((r) => [r.status, r.superseded]))
+        .toEqual([
+          ['answered', true],
+          ['answered', true],
+        ]);
+      llm.latencyMs = 0;
+      const kept = mention(ch, { content: `<@${BOT_ID}> third` });
+      await discord.waitFor(() => posts(ch).length === 1);
+      expect(posts(ch)[0]!.body).toMatchObject({
+        content: 'answer to: third',
+        message_reference: { message_id: kept },
+      });
+    } finally {
+      llm.latencyMs = 0;
       await stop();
     }
   });

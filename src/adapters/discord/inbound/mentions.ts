@@ -165,13 +165,45 @@ export function editOf(message: GatewayMessage, addressee: Addressee): InboundEd
   };
 }
 
+/** A message's deletion (MESSAGE_DELETE, or each of a MESSAGE_DELETE_BULK's): it names nobody. */
+export function deletionsOf(d: {
+  id?: string;
+  ids?: string[];
+  channel_id: string;
+  guild_id?: string;
+}): InboundEdit[] {
+  const lane = {
+    platform: 'discord',
+    workspace: d.guild_id ?? 'dm',
+    channel: d.channel_id,
+    thread: 'main',
+  };
+  return (d.ids ?? (d.id ? [d.id] : [])).map((id) => ({
+    lane,
+    messageKey: `message:${id}`,
+    editKey: `message:${id}:deleted`,
+  }));
+}
+
 /**
  * Each MESSAGE_CREATE the gateway sends (read raw: no channel needs to be cached) that is for
  * Spool goes to the delivery engine, like an `/ask`; each MESSAGE_UPDATE that edits one, as an
- * edit. Never throws.
+ * edit; each deletion, as one (a turn not yet answered ends with nothing posted). Never throws.
  */
 export function listenForMentions({ client, config, delivery, logger }: DiscordParts): void {
   client.on('raw', (packet: GatewayDispatchPayload) => {
+    if (
+      packet.t === GatewayDispatchEvents.MessageDelete ||
+      packet.t === GatewayDispatchEvents.MessageDeleteBulk
+    ) {
+      for (const deletion of deletionsOf(packet.d))
+        void delivery
+          .editIncoming(deletion)
+          .catch((error: unknown) =>
+            logger.error('Discord: a deletion could not be taken', { error: errorMessage(error) }),
+          );
+      return;
+    }
     const created = packet.t === GatewayDispatchEvents.MessageCreate;
     if (!created && packet.t !== GatewayDispatchEvents.MessageUpdate) return;
     const botId = client.user?.id;

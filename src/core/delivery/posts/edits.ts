@@ -8,6 +8,9 @@ import type {
 import type { Logger } from '../../logger.ts';
 import { STALE_ANSWERS_NOTE } from './replies.ts';
 
+/** Who ended a turn whose message was deleted, where the platform does not say who deleted it. */
+const DELETED = 'deleted';
+
 export interface EditDeps {
   ledger: Pick<DeliveryPort, 'findMessage' | 'supersede'>;
   logger: Logger;
@@ -26,7 +29,8 @@ export interface EditDeps {
  * starts from the newest of them, whose answer is the one on screen. An answered message with
  * answers after it is answered again all the same, in place, with a note that the answers after it
  * came before the edit and may be stale: nothing later is run again. A deletion ends a turn not
- * yet answered, with nothing posted.
+ * yet answered, with nothing posted: the author's, or one the platform reports without naming who
+ * made it.
  */
 export async function followEdit(
   deps: EditDeps,
@@ -36,7 +40,10 @@ export async function followEdit(
   // Another delivery of an edit already followed: the message it became must not be superseded.
   if (await deps.ledger.findMessage(platform, edit.editKey)) return 'ignored';
   const found = await deps.ledger.findMessage(platform, edit.messageKey);
-  if (!found || found.entry.user !== edit.user) return 'ignored';
+  const byAuthor = edit.user === found?.entry.user;
+  // A deletion that names nobody is the platform's word that the message is gone.
+  if (!found || !(byAuthor || (edit.user === undefined && edit.text === undefined)))
+    return 'ignored';
   const answered = found.status === 'answered';
   if (!answered && found.status !== 'pending' && found.status !== 'waiting') {
     deps.logger.debug('Not following an edit of a message that was not answered', {
@@ -45,7 +52,9 @@ export async function followEdit(
     });
     return 'ignored';
   }
-  const laneId = answered ? undefined : await deps.ledger.supersede(found.entry.id, edit.user);
+  const laneId = answered
+    ? undefined
+    : await deps.ledger.supersede(found.entry.id, edit.user ?? DELETED);
   if (laneId) {
     deps.abort(found.entry.id, 'superseded' satisfies StopKind);
     deps.work(laneId);

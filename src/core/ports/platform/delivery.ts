@@ -116,7 +116,12 @@ export interface InboundEdit {
   lane: LaneKey;
   /** The edited message's own key. */
   messageKey: string;
-  user: string;
+  /**
+   * Who made the edit or the deletion: only the author's edit counts. None for a deletion where the
+   * platform does not say who made it (Discord's; only the author or a moderator can): the message
+   * is gone for everyone.
+   */
+  user?: string;
   text?: string;
   /** The edit itself, for the message its text becomes: every delivery of the edit shares it. */
   editKey: string;
