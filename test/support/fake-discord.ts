@@ -240,8 +240,8 @@ export class FakeDiscord {
    */
   readonly memberRoles = new Map<string, string[]>();
 
-  /** The guilds Spool is in, as GET /users/@me/guilds lists them. */
-  readonly guilds: string[] = [];
+  /** The guilds Spool is in, as GET /users/@me/guilds lists them (a name left out: none given). */
+  readonly guilds: Array<{ id: string; name?: string }> = [];
 
   /** Dispatches a GUILD_CREATE exactly as given (a guild Spool is in, its roles), as the gateway would. */
   dispatchGuild(d: Record<string, unknown>): void {
@@ -618,9 +618,9 @@ export class FakeDiscord {
     if (method === 'GET' && path === '/users/@me/guilds')
       return {
         status: 200,
-        body: this.guilds.map((id) => ({
+        body: this.guilds.map(({ id, name }) => ({
           id,
-          name: `guild ${id}`,
+          ...(name === undefined ? {} : { name }),
           icon: null,
           owner: false,
           permissions: '0',

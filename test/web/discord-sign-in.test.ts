@@ -27,7 +27,14 @@ import { freePort } from '../support/process.ts';
 const G1 = '400000000000000101';
 const G2 = '400000000000000102';
 const G3 = '400000000000000103';
-/** An admin the policy names, a member of G1 and G3; a member of G1 alone, an admin of nothing. */
+const G4 = '400000000000000104';
+const G5 = '400000000000000105';
+/** The servers' names, as Discord lists them: markup, one name twice, and G5's none at all. */
+const NAMES = { G1: '<b>Ops</b>\u202e', G2: 'Secret', G3: 'Team', G4: 'Team' };
+/**
+ * An admin the policy names, a member of G1, G3, G4 and G5; a member of G1 alone, an admin of
+ * nothing.
+ */
 const ADMIN = '300000000000000101';
 const MEMBER = '300000000000000102';
 const CALL = 'call_discord_g1_result';
@@ -43,9 +50,14 @@ let page: Page;
 beforeAll(async () => {
   db = await testDatabase();
   discord = await new FakeDiscord().start();
-  discord.guilds.push(G1, G2, G3);
-  discord.memberRoles.set(`${G1}/${ADMIN}`, []);
-  discord.memberRoles.set(`${G3}/${ADMIN}`, []);
+  discord.guilds.push(
+    { id: G1, name: NAMES.G1 },
+    { id: G2, name: NAMES.G2 },
+    { id: G3, name: NAMES.G3 },
+    { id: G4, name: NAMES.G4 },
+    { id: G5 },
+  );
+  for (const g of [G1, G3, G4, G5]) discord.memberRoles.set(`${g}/${ADMIN}`, []);
   discord.memberRoles.set(`${G1}/${MEMBER}`, []);
   const store = new TranscriptStore(db);
   const g1 = await store.openConversation({
@@ -182,16 +194,20 @@ describe('signing in to the pages with Discord, in Chromium', () => {
 });
 
 describe('the operator pages of a Discord sign-in', () => {
-  it("show an admin each of their own servers to choose from, and none of another's", async () => {
+  it("show an admin each of their own servers by name to choose from, and none of another's", async () => {
     await signedInToDiscordAs(ADMIN);
     await page.goto(`${origin}/web/usage`);
     await signInWithDiscord();
     expect(new URL(page.url()).pathname).toBe('/web/usage');
-    const servers = await page.locator('main li').allTextContents();
-    expect(servers).toEqual([G1, G3]);
+    // Names as text, their unseen characters named; the id beside a name two servers have, and
+    // for a server Discord gave none.
+    const servers = [`<b>Ops</b>U+202E`, `Team (${G3})`, `Team (${G4})`, G5];
+    expect(await page.locator('main li').allTextContents()).toEqual(servers);
+    expect(await page.locator('main b').count()).toBe(0);
     expect(await seriousViolations(page)).toEqual([]);
     await shoot(page, 'servers');
-    await page.getByRole('link', { name: G1 }).click();
+    await page.locator('main a', { hasText: '<b>Ops</b>' }).click();
+    expect(new URL(page.url()).search).toBe(`?workspace=${G1}`);
     const usage = await mainText();
     expect(usage).toContain('C-G1-ADMIN');
     expect(usage).toContain('C-G1-MEMBER');
@@ -199,7 +215,7 @@ describe('the operator pages of a Discord sign-in', () => {
 
     // Another server, by its id: only the choice of their own.
     await page.goto(`${origin}/web/usage?workspace=${G2}`);
-    expect(await page.locator('main li').allTextContents()).toEqual([G1, G3]);
+    expect(await page.locator('main li').allTextContents()).toEqual(servers);
     expect(await mainText()).not.toContain('C-G2');
     const health = await page.goto(`${origin}/web/health?workspace=${G1}`);
     expect(health?.status()).toBe(200);

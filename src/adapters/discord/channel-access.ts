@@ -13,7 +13,7 @@ const SERVERS_ASKED = 200;
  * Who may read a Discord channel: in a server, a member whose roles and overwrites let them view it
  * (a thread: its parent); a direct message, its own person. Anything the bot cannot fetch reads as
  * no one's. A person's servers are those of the bot's (over REST: every shard's) that have them as
- * a member.
+ * a member, each with its name as the bot's list of them gives it.
  */
 export function discordChannelAccess(client: Client): ChannelAccess {
   return {
@@ -37,7 +37,7 @@ export function discordChannelAccess(client: Client): ChannelAccess {
           ),
         ),
       );
-      return servers.filter((_, i) => member[i]).map(({ id }) => id);
+      return servers.filter((_, i) => member[i]).map(({ id, name }) => ({ id, name }));
     },
   };
 }

@@ -6,6 +6,7 @@ import type {
   ScheduleCanceller,
 } from '../../core/delivery/schedules/schedule-desk.ts';
 import type { McpServerHealth } from '../../tools/mcp/source.ts';
+import type { Workspace } from '../../core/ports/platform/channel-access.ts';
 import type { Viewer } from '../layout.ts';
 import type { Access } from '../sign-in/access.ts';
 
@@ -35,9 +36,9 @@ export async function scopeOf(
   viewer: Viewer,
   access: Access,
   asked: string | null,
-): Promise<WorkspaceScope | { choices: string[] }> {
+): Promise<WorkspaceScope | { choices: Workspace[] }> {
   const theirs = await access.workspaces(viewer);
   const workspace =
-    asked === null && theirs.length === 1 ? theirs[0] : theirs.find((w) => w === asked);
-  return workspace ? { platform: viewer.platform, workspace } : { choices: theirs };
+    asked === null && theirs.length === 1 ? theirs[0] : theirs.find((w) => w.id === asked);
+  return workspace ? { platform: viewer.platform, workspace: workspace.id } : { choices: theirs };
 }
