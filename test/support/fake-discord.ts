@@ -526,6 +526,24 @@ export class FakeDiscord {
     });
   }
 
+  /** A page of the guilds, as Discord gives them: by id, `limit` of them (at most 200) `after` one. */
+  private guildPage(query: URLSearchParams) {
+    const after = BigInt(query.get('after') ?? 0);
+    const limit = Math.min(Number(query.get('limit') ?? 200), 200);
+    return this.guilds
+      .filter(({ id }) => BigInt(id) > after)
+      .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
+      .slice(0, limit)
+      .map(({ id, name }) => ({
+        id,
+        ...(name === undefined ? {} : { name }),
+        icon: null,
+        owner: false,
+        permissions: '0',
+        features: [],
+      }));
+  }
+
   private async route(
     req: IncomingMessage,
   ): Promise<{ status: number; body?: unknown; headers?: Record<string, string> }> {
@@ -616,17 +634,7 @@ export class FakeDiscord {
       member &&
       (this.memberRoles.get(`${member[1]}/${member[2]}`) ?? this.memberRoles.get(member[2]!));
     if (method === 'GET' && path === '/users/@me/guilds')
-      return {
-        status: 200,
-        body: this.guilds.map(({ id, name }) => ({
-          id,
-          ...(name === undefined ? {} : { name }),
-          icon: null,
-          owner: false,
-          permissions: '0',
-          features: [],
-        })),
-      };
+      return { status: 200, body: this.guildPage(new URL(req.url ?? '', 'http://x').searchParams) };
     if (method === 'GET' && member)
       return roles
         ? {

@@ -37,6 +37,9 @@ const NAMES = { G1: '<b>Ops</b>\u202e', G2: 'Secret', G3: 'Team', G4: 'Team' };
  */
 const ADMIN = '300000000000000101';
 const MEMBER = '300000000000000102';
+/** A member of one server alone, past Discord's first page of Spool's servers (G_FAR). */
+const FAR = '300000000000000103';
+const G_FAR = '499999999999999999';
 const CALL = 'call_discord_g1_result';
 
 let db: Database;
@@ -100,6 +103,7 @@ beforeAll(async () => {
       usage(G1, 'C-G1-ADMIN', ADMIN, 1_000),
       usage(G1, 'C-G1-MEMBER', MEMBER, 300),
       usage(G2, 'C-G2-SECRET', ADMIN, 9_000),
+      usage(G_FAR, 'C-FAR-OWN', FAR, 200),
     ],
   });
   client = new Client({ intents: [], rest: { api: discord.apiUrl } });
@@ -248,5 +252,23 @@ describe('the operator pages of a Discord sign-in', () => {
     expect(usage).not.toContain('C-G1-ADMIN');
     expect(usage).not.toContain('C-G2');
     expect((await page.goto(`${origin}/web/health?workspace=${G1}`))?.status()).toBe(404);
+  });
+
+  it("pages through Spool's servers past Discord's first 200 for a person's", async () => {
+    // 250 servers more, between G5 and G_FAR by id: G_FAR is on the second page of 200.
+    for (let i = 0; i < 250; i++)
+      discord.guilds.push({ id: String(410000000000000000n + BigInt(i)) });
+    discord.guilds.push({ id: G_FAR, name: 'Far away' });
+    discord.memberRoles.set(`${G_FAR}/${FAR}`, []);
+    const listed = () => discord.callsTo('GET', /^\/users\/@me\/guilds$/).length;
+    const before = listed();
+    await signedInToDiscordAs(FAR);
+    await page.goto(`${origin}/web/usage`);
+    await signInWithDiscord();
+    expect(await mainText()).toContain('C-FAR-OWN');
+    expect(listed() - before).toBe(2);
+    // Kept a minute: another page asks Discord for none.
+    await page.goto(`${origin}/web/schedules`);
+    expect(listed() - before).toBe(2);
   });
 });

@@ -6,8 +6,22 @@ import {
 } from 'discord.js';
 import type { ChannelAccess } from '../../core/ports/platform/channel-access.ts';
 
-/** The servers asked about for a person's: Discord's one page of the bot's servers. */
-const SERVERS_ASKED = 200;
+/** Discord's most servers in one page of the bot's (GET /users/@me/guilds). */
+const SERVERS_A_PAGE = 200;
+
+/** Every server of the bot's, page by page (`after` the last of the page before). */
+async function botServers(client: Client): Promise<RESTGetAPICurrentUserGuildsResult> {
+  const servers: RESTGetAPICurrentUserGuildsResult = [];
+  for (;;) {
+    const after = servers.at(-1)?.id;
+    const query = new URLSearchParams({ limit: String(SERVERS_A_PAGE), ...(after && { after }) });
+    const page = (await client.rest.get(Routes.userGuilds(), {
+      query,
+    })) as RESTGetAPICurrentUserGuildsResult;
+    servers.push(...page);
+    if (page.length < SERVERS_A_PAGE) return servers;
+  }
+}
 
 /**
  * Who may read a Discord channel: in a server, a member whose roles and overwrites let them view it
@@ -26,9 +40,7 @@ export function discordChannelAccess(client: Client): ChannelAccess {
       return !!member && !!found.permissionsFor(member)?.has(PermissionFlagsBits.ViewChannel);
     },
     async workspacesOf(user) {
-      const servers = (await client.rest
-        .get(Routes.userGuilds(), { query: new URLSearchParams({ limit: String(SERVERS_ASKED) }) })
-        .catch(() => [])) as RESTGetAPICurrentUserGuildsResult;
+      const servers = await botServers(client).catch(() => []);
       const member = await Promise.all(
         servers.map(({ id }) =>
           client.rest.get(Routes.guildMember(id, user)).then(
