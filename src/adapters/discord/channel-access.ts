@@ -34,7 +34,8 @@ export function discordChannelAccess(client: Client): ChannelAccess {
     async canRead(user, { workspace, channel }) {
       const found = await client.channels.fetch(channel).catch(() => null);
       if (!found) return false;
-      if (found.isDMBased()) return 'recipientId' in found && found.recipientId === user;
+      // Its recipients, Spool aside (`recipientId` reads Spool's own id: a client logged in).
+      if (found.isDMBased()) return 'recipientIds' in found && found.recipientIds.includes(user);
       if (found.guildId !== workspace) return false;
       const member = await found.guild.members.fetch(user).catch(() => null);
       return !!member && !!found.permissionsFor(member)?.has(PermissionFlagsBits.ViewChannel);
