@@ -240,6 +240,9 @@ export class FakeDiscord {
    */
   readonly memberRoles = new Map<string, string[]>();
 
+  /** Direct messages' channels, by id: the person of each, as GET /channels/{channel} answers. */
+  readonly dms = new Map<string, string>();
+
   /** The guilds Spool is in, as GET /users/@me/guilds lists them (a name left out: none given). */
   readonly guilds: Array<{ id: string; name?: string }> = [];
 
@@ -669,6 +672,11 @@ export class FakeDiscord {
     const known = /^\/channels\/(\d+)$/.exec(path);
     if (method === 'GET' && known && this.threads.has(known[1]!))
       return { status: 200, body: this.threads.get(known[1]!) };
+    const dm = known && this.dms.get(known[1]!);
+    if (method === 'GET' && dm) {
+      const recipient = { id: dm, username: `user${dm}`, discriminator: '0', avatar: null };
+      return { status: 200, body: { id: known[1], type: 1, recipients: [recipient] } };
+    }
     return { status: 404, body: { message: `no route ${method} ${path}`, code: 0 } };
   }
 }

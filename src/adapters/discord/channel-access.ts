@@ -31,6 +31,8 @@ async function botServers(client: Client): Promise<RESTGetAPICurrentUserGuildsRe
  */
 export function discordChannelAccess(client: Client): ChannelAccess {
   return {
+    // As inbound/ records a message with no server.
+    directMessages: 'dm',
     async canRead(user, { workspace, channel }) {
       const found = await client.channels.fetch(channel).catch(() => null);
       if (!found) return false;

@@ -67,9 +67,17 @@ const workspacePage =
   async (r: Request, viewer: Viewer) => {
     const [page = ''] = r.parts;
     if (r.parts.length > 1 || (adminOnly && !viewer.admin)) return pages.notFound(r, viewer);
-    const scope = await scopeOf(viewer, pages.access, r.url.searchParams.get('workspace'));
+    // Direct messages are no server's: an admin's page is of servers alone.
+    const scope = await scopeOf(
+      viewer,
+      pages.access,
+      r.url.searchParams.get('workspace'),
+      !adminOnly,
+    );
+    // In one's own direct messages, an admin is anyone: only their own is theirs.
+    const seen = 'own' in scope ? { ...viewer, admin: false } : viewer;
     const shown =
-      'choices' in scope ? chooseWorkspace(page, scope.choices) : await body(r, viewer, scope);
+      'choices' in scope ? chooseWorkspace(page, scope.choices) : await body(r, seen, scope);
     sendPage(r.res, 200, layout(title, shown, viewer));
   };
 

@@ -53,6 +53,11 @@ export class Access {
     return channels.filter((_, i) => allowed[i]);
   }
 
+  /** Where the viewer's platform records direct messages outside its workspaces, if it does. */
+  directMessages(viewer: Viewer): string | undefined {
+    return this.platforms.get(viewer.platform)?.directMessages;
+  }
+
   /**
    * The workspaces that are the viewer's: their sign-in's; for a sign-in that names none
    * (Discord's), those of Spool's the platform says they are a member of now.

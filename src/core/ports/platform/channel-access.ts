@@ -21,4 +21,10 @@ export interface ChannelAccess {
    * not say.
    */
   workspacesOf?(user: string): Promise<Workspace[]>;
+  /**
+   * The workspace direct messages are recorded under where they are in none of the platform's
+   * workspaces (Discord's `dm`). Each is its own person's: the operator pages show anyone there,
+   * an admin too, their own alone.
+   */
+  readonly directMessages?: string;
 }
