@@ -148,22 +148,8 @@ export class WebPages {
       r.res.end(body);
       return true;
     }
-    if (first === 'local') {
-      if (!this.localKey.take(r.url.searchParams.get('key'))) {
-        sendPage(
-          r.res,
-          403,
-          layout(
-            'Sign in',
-            signInBody(
-              this.desk.names,
-              'That key was used already, or is not the one Spool printed.',
-            ),
-          ),
-        );
-        return true;
-      }
-      redirect(r.res, `${WEB_PATH}/`, { 'set-cookie': await this.sessions.start(LOCAL_PERSON) });
+    if (first === 'local' || r.url.searchParams.has('key')) {
+      await this.localSignIn(r);
       return true;
     }
     if (first !== 'sign-in') return false;
@@ -174,6 +160,29 @@ export class WebPages {
       sendPage(r.res, 200, layout('Sign in', signInBody(this.desk.names, undefined, to)));
     }
     return true;
+  }
+
+  /**
+   * The local key, in the address `npm start` printed (/web/local?key=…, with `to` from the
+   * sign-in page's form) or on any page's (/web/results/ID?key=…): signs the console's one person
+   * in, on to that page (`returnPath`; else the home page).
+   */
+  private async localSignIn(r: Request): Promise<void> {
+    const query = new URLSearchParams(r.url.searchParams);
+    const given = query.get('key');
+    query.delete('key');
+    const rest = query.size > 0 ? `?${query}` : '';
+    const to = returnPath(r.parts[0] === 'local' ? query.get('to') : `${r.url.pathname}${rest}`);
+    // The form takes the key or the whole address it is in.
+    const key = (given && /[?&]key=([\w-]+)/.exec(given)?.[1]) || given;
+    if (!this.localKey.take(key)) {
+      const note = 'That key was used already, or is not the one Spool printed.';
+      sendPage(r.res, 403, layout('Sign in', signInBody(this.desk.names, note, to)));
+      return;
+    }
+    redirect(r.res, to ?? `${WEB_PATH}/`, {
+      'set-cookie': await this.sessions.start(LOCAL_PERSON),
+    });
   }
 
   private toPlatform(r: Request, name: string): void {

@@ -248,8 +248,11 @@ export class FakeDiscord {
    */
   readonly memberRoles = new Map<string, string[]>();
 
-  /** The guilds Spool is in, as GET /users/@me/guilds lists them. */
-  readonly guilds: string[] = [];
+  /** Direct messages' channels, by id: the person of each, as GET /channels/{channel} answers. */
+  readonly dms = new Map<string, string>();
+
+  /** The guilds Spool is in, as GET /users/@me/guilds lists them (a name left out: none given). */
+  readonly guilds: Array<{ id: string; name?: string }> = [];
 
   /** Dispatches a GUILD_CREATE exactly as given (a guild Spool is in, its roles), as the gateway would. */
   dispatchGuild(d: Record<string, unknown>): void {
@@ -534,6 +537,24 @@ export class FakeDiscord {
     });
   }
 
+  /** A page of the guilds, as Discord gives them: by id, `limit` of them (at most 200) `after` one. */
+  private guildPage(query: URLSearchParams) {
+    const after = BigInt(query.get('after') ?? 0);
+    const limit = Math.min(Number(query.get('limit') ?? 200), 200);
+    return this.guilds
+      .filter(({ id }) => BigInt(id) > after)
+      .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
+      .slice(0, limit)
+      .map(({ id, name }) => ({
+        id,
+        ...(name === undefined ? {} : { name }),
+        icon: null,
+        owner: false,
+        permissions: '0',
+        features: [],
+      }));
+  }
+
   private async route(
     req: IncomingMessage,
   ): Promise<{ status: number; body?: unknown; headers?: Record<string, string> }> {
@@ -624,17 +645,7 @@ export class FakeDiscord {
       member &&
       (this.memberRoles.get(`${member[1]}/${member[2]}`) ?? this.memberRoles.get(member[2]!));
     if (method === 'GET' && path === '/users/@me/guilds')
-      return {
-        status: 200,
-        body: this.guilds.map((id) => ({
-          id,
-          name: `guild ${id}`,
-          icon: null,
-          owner: false,
-          permissions: '0',
-          features: [],
-        })),
-      };
+      return { status: 200, body: this.guildPage(new URL(req.url ?? '', 'http://x').searchParams) };
     if (method === 'GET' && member)
       return roles
         ? {
@@ -669,6 +680,11 @@ export class FakeDiscord {
     const known = /^\/channels\/(\d+)$/.exec(path);
     if (method === 'GET' && known && this.threads.has(known[1]!))
       return { status: 200, body: this.threads.get(known[1]!) };
+    const dm = known && this.dms.get(known[1]!);
+    if (method === 'GET' && dm) {
+      const recipient = { id: dm, username: `user${dm}`, discriminator: '0', avatar: null };
+      return { status: 200, body: { id: known[1], type: 1, recipients: [recipient] } };
+    }
     return { status: 404, body: { message: `no route ${method} ${path}`, code: 0 } };
   }
 }

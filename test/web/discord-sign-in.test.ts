@@ -27,10 +27,23 @@ import { freePort } from '../support/process.ts';
 const G1 = '400000000000000101';
 const G2 = '400000000000000102';
 const G3 = '400000000000000103';
-/** An admin the policy names, a member of G1 and G3; a member of G1 alone, an admin of nothing. */
+const G4 = '400000000000000104';
+const G5 = '400000000000000105';
+/** The servers' names, as Discord lists them: markup, one name twice, and G5's none at all. */
+const NAMES = { G1: '<b>Ops</b>\u202e', G2: 'Secret', G3: 'Team', G4: 'Team' };
+/**
+ * An admin the policy names, a member of G1, G3, G4 and G5; a member of G1 alone, an admin of
+ * nothing.
+ */
 const ADMIN = '300000000000000101';
 const MEMBER = '300000000000000102';
+/** A member of one server alone, past Discord's first page of Spool's servers (G_FAR). */
+const FAR = '300000000000000103';
+const G_FAR = '499999999999999999';
 const CALL = 'call_discord_g1_result';
+/** MEMBER's direct message with Spool, and a result in it. */
+const DM_MEMBER = '600000000000000102';
+const CALL_DM = 'call_discord_dm_result';
 
 let db: Database;
 let discord: FakeDiscord;
@@ -40,38 +53,43 @@ let origin: string;
 let browser: Awaited<ReturnType<typeof openChromium>>;
 let page: Page;
 
-beforeAll(async () => {
-  db = await testDatabase();
-  discord = await new FakeDiscord().start();
-  discord.guilds.push(G1, G2, G3);
-  discord.memberRoles.set(`${G1}/${ADMIN}`, []);
-  discord.memberRoles.set(`${G3}/${ADMIN}`, []);
-  discord.memberRoles.set(`${G1}/${MEMBER}`, []);
+/** Stores a tool call and its whole result in `channel` of `workspace`, as a turn does. */
+async function storeResult(workspace: string, channel: string, call: string, content: string) {
   const store = new TranscriptStore(db);
-  const g1 = await store.openConversation({
-    platform: 'discord',
-    workspace: G1,
-    channel: '500000000000000101',
-    thread: 'web-discord',
-  });
-  await store.appendMessages(g1, [
+  const place = { platform: 'discord', workspace, channel, thread: 'web-discord' };
+  const conversation = await store.openConversation(place);
+  await store.appendMessages(conversation, [
     { role: 'user', content: 'list it', turn: 1 },
     {
       role: 'assistant',
       content: '',
-      toolCalls: [{ id: CALL, name: 'lister', arguments: '{}' }],
+      toolCalls: [{ id: call, name: 'lister', arguments: '{}' }],
       turn: 1,
     },
   ]);
   await store.appendMessages(
-    g1,
-    [{ role: 'tool', toolCallId: CALL, content: 'the whole', turn: 1 }],
-    {
-      results: [
-        { toolCallId: CALL, content: 'the whole listing of G1', isError: false, durationMs: 3 },
-      ],
-    },
+    conversation,
+    [{ role: 'tool', toolCallId: call, content: 'the whole', turn: 1 }],
+    { results: [{ toolCallId: call, content, isError: false, durationMs: 3 }] },
   );
+  return conversation;
+}
+
+beforeAll(async () => {
+  db = await testDatabase();
+  discord = await new FakeDiscord().start();
+  discord.guilds.push(
+    { id: G1, name: NAMES.G1 },
+    { id: G2, name: NAMES.G2 },
+    { id: G3, name: NAMES.G3 },
+    { id: G4, name: NAMES.G4 },
+    { id: G5 },
+  );
+  for (const g of [G1, G3, G4, G5]) discord.memberRoles.set(`${g}/${ADMIN}`, []);
+  discord.memberRoles.set(`${G1}/${MEMBER}`, []);
+  const g1 = await storeResult(G1, '500000000000000101', CALL, 'the whole listing of G1');
+  await storeResult('dm', DM_MEMBER, CALL_DM, 'the whole listing of a DM');
+  discord.dms.set(DM_MEMBER, MEMBER);
   const usage = (workspace: string, channel: string, userId: string, tokens: number) => ({
     platform: 'discord',
     workspace,
@@ -88,6 +106,9 @@ beforeAll(async () => {
       usage(G1, 'C-G1-ADMIN', ADMIN, 1_000),
       usage(G1, 'C-G1-MEMBER', MEMBER, 300),
       usage(G2, 'C-G2-SECRET', ADMIN, 9_000),
+      usage(G_FAR, 'C-FAR-OWN', FAR, 200),
+      usage('dm', 'D-ADMIN-DM', ADMIN, 400),
+      usage('dm', 'D-MEMBER-DM', MEMBER, 50),
     ],
   });
   client = new Client({ intents: [], rest: { api: discord.apiUrl } });
@@ -182,16 +203,20 @@ describe('signing in to the pages with Discord, in Chromium', () => {
 });
 
 describe('the operator pages of a Discord sign-in', () => {
-  it("show an admin each of their own servers to choose from, and none of another's", async () => {
+  it("show an admin each of their own servers by name to choose from, and none of another's", async () => {
     await signedInToDiscordAs(ADMIN);
     await page.goto(`${origin}/web/usage`);
     await signInWithDiscord();
     expect(new URL(page.url()).pathname).toBe('/web/usage');
-    const servers = await page.locator('main li').allTextContents();
-    expect(servers).toEqual([G1, G3]);
+    // Names as text, their unseen characters named; the id beside a name two servers have, and
+    // for a server Discord gave none.
+    const servers = [`<b>Ops</b>U+202E`, `Team (${G3})`, `Team (${G4})`, G5, 'Direct messages'];
+    expect(await page.locator('main li').allTextContents()).toEqual(servers);
+    expect(await page.locator('main b').count()).toBe(0);
     expect(await seriousViolations(page)).toEqual([]);
     await shoot(page, 'servers');
-    await page.getByRole('link', { name: G1 }).click();
+    await page.locator('main a', { hasText: '<b>Ops</b>' }).click();
+    expect(new URL(page.url()).search).toBe(`?workspace=${G1}`);
     const usage = await mainText();
     expect(usage).toContain('C-G1-ADMIN');
     expect(usage).toContain('C-G1-MEMBER');
@@ -199,7 +224,7 @@ describe('the operator pages of a Discord sign-in', () => {
 
     // Another server, by its id: only the choice of their own.
     await page.goto(`${origin}/web/usage?workspace=${G2}`);
-    expect(await page.locator('main li').allTextContents()).toEqual([G1, G3]);
+    expect(await page.locator('main li').allTextContents()).toEqual(servers);
     expect(await mainText()).not.toContain('C-G2');
     const health = await page.goto(`${origin}/web/health?workspace=${G1}`);
     expect(health?.status()).toBe(200);
@@ -227,10 +252,67 @@ describe('the operator pages of a Discord sign-in', () => {
     await signedInToDiscordAs(MEMBER);
     await page.goto(`${origin}/web/usage`);
     await signInWithDiscord();
+    await page.locator('main a', { hasText: '<b>Ops</b>' }).click();
     const usage = await mainText();
     expect(usage).toContain('C-G1-MEMBER');
     expect(usage).not.toContain('C-G1-ADMIN');
     expect(usage).not.toContain('C-G2');
     expect((await page.goto(`${origin}/web/health?workspace=${G1}`))?.status()).toBe(404);
+  });
+
+  it("pages through Spool's servers past Discord's first 200 for a person's", async () => {
+    // 250 servers more, between G5 and G_FAR by id: G_FAR is on the second page of 200.
+    for (let i = 0; i < 250; i++)
+      discord.guilds.push({ id: String(410000000000000000n + BigInt(i)) });
+    discord.guilds.push({ id: G_FAR, name: 'Far away' });
+    discord.memberRoles.set(`${G_FAR}/${FAR}`, []);
+    const listed = () => discord.callsTo('GET', /^\/users\/@me\/guilds$/).length;
+    const before = listed();
+    await signedInToDiscordAs(FAR);
+    await page.goto(`${origin}/web/usage`);
+    await signInWithDiscord();
+    expect(await page.locator('main li').allTextContents()).toEqual([
+      'Far away',
+      'Direct messages',
+    ]);
+    await page.getByRole('link', { name: 'Far away' }).click();
+    expect(await mainText()).toContain('C-FAR-OWN');
+    expect(listed() - before).toBe(2);
+    // Kept a minute: another page asks Discord for none.
+    await page.goto(`${origin}/web/schedules`);
+    expect(listed() - before).toBe(2);
+  });
+
+  it("show a person their own direct messages' records and usage, and nobody else's, an admin included", async () => {
+    await signedInToDiscordAs(MEMBER);
+    await page.goto(`${origin}/web/results/${CALL_DM}`);
+    await signInWithDiscord();
+    expect(await mainText()).toContain('the whole listing of a DM');
+    await page.goto(`${origin}/web/search?q=listing`);
+    expect(await mainText()).toContain(`discord/dm/${DM_MEMBER}`);
+    await page.goto(`${origin}/web/usage`);
+    await page.getByRole('link', { name: 'Direct messages' }).click();
+    expect(new URL(page.url()).search).toBe('?workspace=dm');
+    let usage = await mainText();
+    expect(usage).toContain('D-MEMBER-DM');
+    expect(usage).not.toContain('D-ADMIN-DM');
+
+    await signedInToDiscordAs(ADMIN);
+    await page.goto(`${origin}/web/results/${CALL_DM}`);
+    await signInWithDiscord();
+    expect(await mainText()).not.toContain('listing of a DM');
+    await page.goto(`${origin}/web/search?q=listing`);
+    expect(await mainText()).not.toContain(DM_MEMBER);
+    // An admin's direct messages are theirs as anyone's are: their own usage, nobody else's.
+    await page.goto(`${origin}/web/usage?workspace=dm`);
+    usage = await mainText();
+    expect(usage).toContain('Your usage');
+    expect(usage).toContain('D-ADMIN-DM');
+    expect(usage).not.toContain('D-MEMBER-DM');
+    await page.goto(`${origin}/web/usage?workspace=${G1}`);
+    expect(await mainText()).not.toContain('-DM');
+    // Health is a server's: direct messages are not among its choices.
+    await page.goto(`${origin}/web/health?workspace=dm`);
+    expect(await page.locator('main li').allTextContents()).not.toContain('Direct messages');
   });
 });

@@ -6,6 +6,7 @@ import type {
   ScheduleCanceller,
 } from '../../core/delivery/schedules/schedule-desk.ts';
 import type { McpServerHealth } from '../../tools/mcp/source.ts';
+import type { Workspace } from '../../core/ports/platform/channel-access.ts';
 import type { Viewer } from '../layout.ts';
 import type { Access } from '../sign-in/access.ts';
 
@@ -26,18 +27,32 @@ export interface OperatorDeps {
   now(): Date;
 }
 
+/** A Discord person's direct messages, as the choice of workspaces names them. */
+const DIRECT_MESSAGES = 'Direct messages';
+
 /**
  * The one workspace an operator page shows: one of the viewer's (Slack's and the console's: their
- * sign-in's; Discord's, which names none: the servers they are a member of), the one `asked`
- * (`?workspace=`) or their only one; else the viewer's to choose from.
+ * sign-in's; Discord's, which names none: the servers they are a member of, and, `withOwn`, their
+ * direct messages, `own`: theirs alone whoever they are), the one `asked` (`?workspace=`) or their
+ * only one; else the viewer's to choose from.
  */
 export async function scopeOf(
   viewer: Viewer,
   access: Access,
   asked: string | null,
-): Promise<WorkspaceScope | { choices: string[] }> {
-  const theirs = await access.workspaces(viewer);
+  withOwn = true,
+): Promise<(WorkspaceScope & { own?: true }) | { choices: Workspace[] }> {
+  const own = withOwn ? access.directMessages(viewer) : undefined;
+  const theirs = [
+    ...(await access.workspaces(viewer)),
+    ...(own ? [{ id: own, name: DIRECT_MESSAGES }] : []),
+  ];
   const workspace =
-    asked === null && theirs.length === 1 ? theirs[0] : theirs.find((w) => w === asked);
-  return workspace ? { platform: viewer.platform, workspace } : { choices: theirs };
+    asked === null && theirs.length === 1 ? theirs[0] : theirs.find((w) => w.id === asked);
+  if (!workspace) return { choices: theirs };
+  return {
+    platform: viewer.platform,
+    workspace: workspace.id,
+    ...(workspace.id === own && { own: true }),
+  };
 }

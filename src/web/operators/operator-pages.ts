@@ -1,5 +1,7 @@
 import type { SpendCap } from '../../core/delivery/rules/spend.ts';
+import type { Workspace } from '../../core/ports/platform/channel-access.ts';
 import type { WorkspaceScope } from '../../core/ports/web/operators.ts';
+import { inert } from '../inert.ts';
 import { html, type Html } from '../html.ts';
 import { redirect, sendPage } from '../http.ts';
 import { layout, type Viewer } from '../layout.ts';
@@ -13,14 +15,28 @@ import { usageBody, usageQuery } from './usage-page.ts';
 /** A schedule's last runs shown. */
 const RUNS = 3;
 
+/** Each workspace's name, with its id where the name is unknown or another's too. */
+function labels(choices: Workspace[]): string[] {
+  const named = choices.map((w) => w.name ?? '');
+  return choices.map(({ id }, i) => {
+    const name = named[i]!;
+    if (!name) return id;
+    return named.indexOf(name) === named.lastIndexOf(name) ? name : `${name} (${id})`;
+  });
+}
+
 /** The workspaces to choose from, for a viewer with several (a Discord sign-in: servers). */
-const chooseWorkspace = (page: string, choices: string[]): Html =>
-  choices.length
+function chooseWorkspace(page: string, choices: Workspace[]): Html {
+  const label = labels(choices);
+  const link = ({ id }: Workspace, i: number) =>
+    html`<a href="${WEB_PATH}/${page}?workspace=${id}">${inert(label[i]!)}</a>`;
+  return choices.length
     ? html`<p>Which server? These pages show one at a time.</p>
         <ul>
-          ${choices.map((w) => html`<li><a href="${WEB_PATH}/${page}?workspace=${w}">${w}</a></li>`)}
+          ${choices.map((w, i) => html`<li>${link(w, i)}</li>`)}
         </ul>`
     : html`<p>These pages show one workspace, and none of Spool's has you as a member.</p>`;
+}
 
 /** What a redirect after Cancel says: a schedule's id and what became of it. */
 function cancelledOf(query: URLSearchParams): Cancelled | undefined {
@@ -51,9 +67,17 @@ const workspacePage =
   async (r: Request, viewer: Viewer) => {
     const [page = ''] = r.parts;
     if (r.parts.length > 1 || (adminOnly && !viewer.admin)) return pages.notFound(r, viewer);
-    const scope = await scopeOf(viewer, pages.access, r.url.searchParams.get('workspace'));
+    // Direct messages are no server's: an admin's page is of servers alone.
+    const scope = await scopeOf(
+      viewer,
+      pages.access,
+      r.url.searchParams.get('workspace'),
+      !adminOnly,
+    );
+    // In one's own direct messages, an admin is anyone: only their own is theirs.
+    const seen = 'own' in scope ? { ...viewer, admin: false } : viewer;
     const shown =
-      'choices' in scope ? chooseWorkspace(page, scope.choices) : await body(r, viewer, scope);
+      'choices' in scope ? chooseWorkspace(page, scope.choices) : await body(r, seen, scope);
     sendPage(r.res, 200, layout(title, shown, viewer));
   };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChannelAccess } from '../../core/ports/platform/channel-access.ts';
+import type { ChannelAccess, Workspace } from '../../core/ports/platform/channel-access.ts';
 import type { ChannelScope } from '../../core/ports/conversation.ts';
 import { Access } from './access.ts';
 import type { Viewer } from '../layout.ts';
@@ -25,7 +25,7 @@ const channel = (over: Partial<ChannelScope> = {}): ChannelScope => ({
  * A platform whose channels' members and workspaces' members are listed, and which counts how
  * often it is asked.
  */
-function platform(members: Record<string, string[]>, workspaces: Record<string, string[]> = {}) {
+function platform(members: Record<string, string[]>, workspaces: Record<string, Workspace[]> = {}) {
   const asked: string[] = [];
   const access: ChannelAccess = {
     canRead: async (user, where) => {
@@ -93,7 +93,7 @@ describe('Access', () => {
   });
 
   it("shows a Discord admin their own servers' channels alone, and asks for their servers once a minute", async () => {
-    const { access, asked } = platform({}, { U1: ['G1', 'G3'] });
+    const { access, asked } = platform({}, { U1: [{ id: 'G1', name: 'one' }, { id: 'G3' }] });
     const rules = new Access(new Map([['discord', access]]));
     const admin = viewer({ platform: 'discord', workspace: '', admin: true });
     const at = (workspace: string) => channel({ platform: 'discord', workspace, channel: 'C9' });
@@ -101,14 +101,14 @@ describe('Access', () => {
     expect(await rules.mayRead(admin, at('G3'))).toBe(true);
     // Another server's channel: as anyone's, by the platform's word (no: not a member of C9).
     expect(await rules.mayRead(admin, at('G2'))).toBe(false);
-    expect(await rules.workspaces(admin)).toEqual(['G1', 'G3']);
+    expect(await rules.workspaces(admin)).toEqual([{ id: 'G1', name: 'one' }, { id: 'G3' }]);
     expect(asked.filter((a) => a.endsWith('workspaces'))).toEqual(["U1's workspaces"]);
   });
 
   it("names a sign-in's own workspace, and none where the platform cannot say", async () => {
-    const { access } = platform({}, { U1: ['G1'] });
+    const { access } = platform({}, { U1: [{ id: 'G1' }] });
     const rules = new Access(new Map([['discord', access]]));
-    expect(await rules.workspaces(viewer())).toEqual(['T1']);
+    expect(await rules.workspaces(viewer())).toEqual([{ id: 'T1' }]);
     const discord = viewer({ platform: 'discord', workspace: '' });
     expect(await rules.workspaces({ ...discord, user: 'broken' })).toEqual([]);
     expect(await new Access(new Map()).workspaces(discord)).toEqual([]);

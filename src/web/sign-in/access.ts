@@ -1,4 +1,4 @@
-import type { ChannelAccess } from '../../core/ports/platform/channel-access.ts';
+import type { ChannelAccess, Workspace } from '../../core/ports/platform/channel-access.ts';
 import type { ChannelScope } from '../../core/ports/conversation.ts';
 import type { Viewer } from '../layout.ts';
 
@@ -30,14 +30,15 @@ class Answers<T> {
  */
 export class Access {
   private readonly readableAnswers = new Answers<boolean>();
-  private readonly workspaceAnswers = new Answers<string[]>();
+  private readonly workspaceAnswers = new Answers<Workspace[]>();
 
   constructor(private readonly platforms: ReadonlyMap<string, ChannelAccess>) {}
 
   async mayRead(viewer: Viewer, channel: ChannelScope): Promise<boolean> {
     if (channel.platform !== viewer.platform) return false;
     if (viewer.workspace !== '' && channel.workspace !== viewer.workspace) return false;
-    if (viewer.admin && (await this.workspaces(viewer)).includes(channel.workspace)) return true;
+    if (viewer.admin && (await this.workspaces(viewer)).some((w) => w.id === channel.workspace))
+      return true;
     const platform = this.platforms.get(channel.platform);
     if (!platform) return false;
     const key = JSON.stringify([viewer.user, channel.platform, channel.workspace, channel.channel]);
@@ -52,12 +53,17 @@ export class Access {
     return channels.filter((_, i) => allowed[i]);
   }
 
+  /** Where the viewer's platform records direct messages outside its workspaces, if it does. */
+  directMessages(viewer: Viewer): string | undefined {
+    return this.platforms.get(viewer.platform)?.directMessages;
+  }
+
   /**
    * The workspaces that are the viewer's: their sign-in's; for a sign-in that names none
    * (Discord's), those of Spool's the platform says they are a member of now.
    */
-  async workspaces(viewer: Viewer): Promise<string[]> {
-    if (viewer.workspace !== '') return [viewer.workspace];
+  async workspaces(viewer: Viewer): Promise<Workspace[]> {
+    if (viewer.workspace !== '') return [{ id: viewer.workspace }];
     const ask = this.platforms.get(viewer.platform)?.workspacesOf;
     if (!ask) return [];
     const key = JSON.stringify([viewer.user, viewer.platform]);

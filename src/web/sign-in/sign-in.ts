@@ -108,7 +108,7 @@ const LABELS: Record<string, string> = {
 
 /**
  * The sign-in page: a link per platform, each returning to `to` once signed in; on the console,
- * where the address is.
+ * a form for the local key that returns there too.
  */
 export function signInBody(platforms: string[], note?: string, to?: string): Html {
   const query = to ? `?${new URLSearchParams({ to })}` : '';
@@ -118,9 +118,14 @@ export function signInBody(platforms: string[], note?: string, to?: string): Htm
       ? html`<ul>
           ${platforms.map((p) => html`<li><a href="${WEB_PATH}/sign-in/${p}${query}">${LABELS[p] ?? p}</a></li>`)}
         </ul>`
-      : html`<p>
-          Open the address with a key that <code>npm start</code> printed when it started. Each key
-          signs in once; start Spool again for another.
-        </p>`
+      : html`<form method="get" action="${WEB_PATH}/local">
+          <p>
+            <label for="key">The address <code>npm start</code> printed, or its key</label>
+            <input id="key" name="key" type="password" autocomplete="off" required />
+            ${to ? html`<input type="hidden" name="to" value="${to}" />` : ''}
+            <button type="submit">Sign in</button>
+          </p>
+          <p>Each key signs in once; start Spool again for another.</p>
+        </form>`
   }`;
 }
