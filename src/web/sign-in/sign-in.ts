@@ -118,14 +118,14 @@ export function signInBody(platforms: string[], note?: string, to?: string): Htm
       ? html`<ul>
           ${platforms.map((p) => html`<li><a href="${WEB_PATH}/sign-in/${p}${query}">${LABELS[p] ?? p}</a></li>`)}
         </ul>`
-      : html`<form method="get" action="${WEB_PATH}/local">
-          <p>
-            <label for="key">The address <code>npm start</code> printed, or its key</label>
-            <input id="key" name="key" type="password" autocomplete="off" required />
+      : html`<form class="find" method="get" action="${WEB_PATH}/local">
+            <label
+              ><span>The address <code>npm start</code> printed, or its key</span>
+              <input id="key" name="key" type="password" autocomplete="off" required />
+            </label>
             ${to ? html`<input type="hidden" name="to" value="${to}" />` : ''}
             <button type="submit">Sign in</button>
-          </p>
-          <p>Each key signs in once; start Spool again for another.</p>
-        </form>`
+          </form>
+          <p>Each key signs in once; start Spool again for another.</p>`
   }`;
 }
