@@ -4,8 +4,8 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { Logger } from '../core/logger.ts';
 import { PrismaClient } from './generated/client.ts';
-import { lockDataDir } from './data-dir-lock.ts';
-import { embeddedUrl, startEmbeddedPostgres, type EmbeddedServer } from './embedded-postgres.ts';
+import { embeddedUrl, type EmbeddedServer } from './embedded-postgres.ts';
+import { startLockedEmbeddedPostgres } from './embedded-start.ts';
 import { applyMigrations } from './migrate.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
@@ -89,23 +89,6 @@ function keepRunning(
 export function describeUrl(url: string): string {
   const { hostname, port, pathname } = new URL(url);
   return `PostgreSQL at ${hostname}${port ? `:${port}` : ''}${pathname}`;
-}
-
-async function startLockedEmbeddedPostgres(dataDir: string): Promise<EmbeddedServer> {
-  const unlock = await lockDataDir(dataDir);
-  try {
-    const server = await startEmbeddedPostgres(dataDir);
-    return {
-      ...server,
-      async stop() {
-        await server.stop();
-        await unlock();
-      },
-    };
-  } catch (error) {
-    await unlock();
-    throw error;
-  }
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
