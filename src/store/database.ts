@@ -5,7 +5,7 @@ import pg from 'pg';
 import type { Logger } from '../core/logger.ts';
 import { PrismaClient } from './generated/client.ts';
 import { embeddedUrl, type EmbeddedServer } from './embedded-postgres.ts';
-import { startLockedEmbeddedPostgres } from './embedded-start.ts';
+import { startLockedEmbeddedPostgres, takeEmbeddedStart } from './embedded-start.ts';
 import { applyMigrations } from './migrate.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
@@ -121,7 +121,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     : `embedded PostgreSQL in ${join(options.dataDir, 'postgres')}`;
   let embedded: EmbeddedServer | undefined;
   try {
-    if (!options.databaseUrl) embedded = await startLockedEmbeddedPostgres(options.dataDir);
+    // Begun by the entry before the modules loaded, or now.
+    if (!options.databaseUrl)
+      embedded = await (takeEmbeddedStart(options.dataDir) ??
+        startLockedEmbeddedPostgres(options.dataDir));
     await migrate(pool, description, connectTimeoutMs, options.logger);
     await compilersLoaded;
   } catch (error) {
