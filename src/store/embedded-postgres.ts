@@ -178,7 +178,7 @@ async function newCluster(
     await cp(template, making, { recursive: true, mode: constants.COPYFILE_FICLONE });
     if (as.uid !== undefined) await run('chown', ['-R', `${as.uid}:${as.gid}`, making]);
     await chmod(making, 0o700);
-    // Seconds on a slow disk (1.4-2.3 s of this machine's first starts, BENCHMARKS.md).
+    // Seconds on a slow disk (BENCHMARKS.md): the caller goes on meanwhile.
     const syncing = run(bin.initdb, ['--sync-only', '-D', making], as);
     begun();
     await syncing;
