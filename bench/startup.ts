@@ -10,7 +10,7 @@
  * RUNS=5 by default.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createScratchDatabase } from '../test/support/global-db.ts';
@@ -42,23 +42,50 @@ async function toExit({ command, args, cwd }: Launch): Promise<number> {
   return performance.now() - start;
 }
 
+/**
+ * Where a start's time went, in milliseconds from its spawn: the embedded server ready (its pid
+ * file's last write, the "ready" line), the database open (the "Database:" line: the modules
+ * loaded, the server ready, the migrations checked), the first reply.
+ */
+interface Marks {
+  serverReady?: number;
+  databaseOpen?: number;
+  reply: number;
+}
+const breakdowns = new Map<string, Marks[]>();
+
 /** Milliseconds from spawn to the first reply on stdout; the process is then let exit cleanly. */
 async function toFirstReply(
   { command, args, cwd }: Launch,
   extra: Record<string, string>,
+  name?: string,
 ): Promise<number> {
   const start = performance.now();
+  const wallStart = Date.now();
   const child = spawn(command, [...args, 'chat', '--session', 'startup'], { cwd, env: env(extra) });
   let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  let databaseOpen: number | undefined;
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    if (databaseOpen === undefined && stderr.includes('Database:'))
+      databaseOpen = performance.now() - start;
+  });
   const replied = new Promise<number>((resolve) =>
     child.stdout.once('data', () => resolve(performance.now() - start)),
   );
   child.stdin.write('hi\n');
   const ms = await replied;
+  const serverReady = extra.DATABASE_URL
+    ? undefined
+    : (await stat(join(extra.DATA_DIR!, 'postgres', 'postmaster.pid'))).mtimeMs - wallStart;
   child.stdin.end();
   const code = await new Promise((resolve) => child.once('exit', resolve));
   if (code !== 0) throw new Error(`spool exited ${String(code)}: ${stderr}`);
+  if (name)
+    breakdowns.set(name, [
+      ...(breakdowns.get(name) ?? []),
+      { serverReady, databaseOpen, reply: ms },
+    ]);
   return ms;
 }
 
@@ -113,12 +140,17 @@ const cases: Array<[string, string | undefined, (run: number) => Promise<number>
   [
     'node dist/start.js, embedded, first-ever start',
     'empty node',
-    (run) => toFirstReply(node, embedded(`node-fresh-${run}`)),
+    (run) =>
+      toFirstReply(
+        node,
+        embedded(`node-fresh-${run}`),
+        'node dist/start.js, embedded, first-ever start',
+      ),
   ],
   [
     'node dist/start.js, embedded, warm start',
     'empty node',
-    () => toFirstReply(node, embedded('warm')),
+    () => toFirstReply(node, embedded('warm'), 'node dist/start.js, embedded, warm start'),
   ],
   ['node dist/start.js, PostgreSQL, warm start', 'empty node', () => toFirstReply(node, postgres)],
   [
@@ -129,9 +161,14 @@ const cases: Array<[string, string | undefined, (run: number) => Promise<number>
   [
     'npm start, embedded, first-ever start',
     'empty npm start',
-    (run) => toFirstReply(npm, embedded(`npm-fresh-${run}`)),
+    (run) =>
+      toFirstReply(npm, embedded(`npm-fresh-${run}`), 'npm start, embedded, first-ever start'),
   ],
-  ['npm start, embedded, warm start', 'empty npm start', () => toFirstReply(npm, embedded('warm'))],
+  [
+    'npm start, embedded, warm start',
+    'empty npm start',
+    () => toFirstReply(npm, embedded('warm'), 'npm start, embedded, warm start'),
+  ],
   [
     'empty tsx',
     undefined,
@@ -178,6 +215,20 @@ for (const [name, kind] of cases) {
     `| ${name} | ${s(median(name))} | ${s(Math.min(...all))} | ${s(Math.max(...all))} | ${ratio === undefined ? '' : `${ratio.toFixed(1)}× ${kind}`} | ${g} |`,
   );
 }
+
+const ms = (values: Array<number | undefined>) => {
+  const known = values.filter((v): v is number => v !== undefined).sort((a, b) => a - b);
+  return known.length ? `${Math.round(percentile(known, 50))} ms` : '';
+};
+console.log(
+  '\nWhere the time goes, medians from the spawn: the server ready (its pid file says so), the database open ("Database:": modules loaded, migrations checked), the first reply:\n',
+);
+console.log('| start | server ready | database open | first reply |');
+console.log('|---|---|---|---|');
+for (const [name, marks] of breakdowns)
+  console.log(
+    `| ${name} | ${ms(marks.map((m) => m.serverReady))} | ${ms(marks.map((m) => m.databaseOpen))} | ${ms(marks.map((m) => m.reply))} |`,
+  );
 
 await renderChart(new URL('charts/startup.png', import.meta.url).pathname, {
   title: { text: 'Start to first reply, median (s)', left: 'center' },

@@ -35,6 +35,7 @@ import {
 import { proxyFromEnv } from './proxy.ts';
 import { startTracing } from './tracing.ts';
 import { openDatabase, type Database } from './store/database.ts';
+import { abandonEmbeddedStart } from './store/embedded-start.ts';
 import { DeliveryLedger } from './store/delivery/delivery-ledger.ts';
 import { GatewayLedger } from './store/delivery/gateway-ledger.ts';
 import { ScheduleLedger } from './store/delivery/schedule-ledger.ts';
@@ -490,11 +491,14 @@ function untilSignal(): Promise<void> {
   });
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
+// A database server begun by the entry (start.ts) and never opened is stopped before the exit.
+main()
+  .catch((error: unknown) => {
     const message = secretMasker(secretsOf())(errorMessage(error));
     process.stderr.write(`Spool could not start: ${message}\n`);
-    process.exit(1);
-  },
-);
+    return 1;
+  })
+  .then(async (code) => {
+    await abandonEmbeddedStart();
+    process.exit(code);
+  });

@@ -4,4 +4,11 @@ import module from 'node:module';
 // dependencies: kept on disk (the OS's temporary directory, or NODE_COMPILE_CACHE), the next start
 // reads them compiled. Set here, before the first of them is loaded.
 module.enableCompileCache?.();
+// Loading the modules keeps this thread busy for most of a start: the embedded database's server is
+// started first, in processes of its own, and starts meanwhile (store/embedded-start.ts).
+await import('dotenv/config');
+const { embeddedDataDir } = await import('./startup-settings.ts');
+const dataDir = embeddedDataDir();
+if (dataDir !== undefined)
+  await (await import('./store/embedded-start.ts')).beginEmbeddedStart(dataDir);
 await import('./main.ts');

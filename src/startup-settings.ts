@@ -42,6 +42,20 @@ export function readSettings():
 }
 
 /**
+ * The embedded database's directory when the command line and the settings say that this start
+ * opens it: none for --help, for what readSettings refuses, or with DATABASE_URL.
+ */
+export function embeddedDataDir(): string | undefined {
+  try {
+    if (parseCommandLine().values.help) return undefined;
+    const { store } = loadConfig();
+    return store.databaseUrl ? undefined : store.dataDir;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Slack's Events API and people's sign-ins (PUBLIC_URL) need the port (3000 unless PORT says
  * otherwise); without them, PORT alone asks for one.
  */

@@ -4,8 +4,8 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { Logger } from '../core/logger.ts';
 import { PrismaClient } from './generated/client.ts';
-import { lockDataDir } from './data-dir-lock.ts';
-import { embeddedUrl, startEmbeddedPostgres, type EmbeddedServer } from './embedded-postgres.ts';
+import { embeddedUrl, type EmbeddedServer } from './embedded-postgres.ts';
+import { startLockedEmbeddedPostgres, takeEmbeddedStart } from './embedded-start.ts';
 import { applyMigrations } from './migrate.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
@@ -91,23 +91,6 @@ export function describeUrl(url: string): string {
   return `PostgreSQL at ${hostname}${port ? `:${port}` : ''}${pathname}`;
 }
 
-async function startLockedEmbeddedPostgres(dataDir: string): Promise<EmbeddedServer> {
-  const unlock = await lockDataDir(dataDir);
-  try {
-    const server = await startEmbeddedPostgres(dataDir);
-    return {
-      ...server,
-      async stop() {
-        await server.stop();
-        await unlock();
-      },
-    };
-  } catch (error) {
-    await unlock();
-    throw error;
-  }
-}
-
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const url = options.databaseUrl ?? embeddedUrl(options.dataDir);
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
@@ -138,7 +121,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     : `embedded PostgreSQL in ${join(options.dataDir, 'postgres')}`;
   let embedded: EmbeddedServer | undefined;
   try {
-    if (!options.databaseUrl) embedded = await startLockedEmbeddedPostgres(options.dataDir);
+    // Begun by the entry before the modules loaded, or now.
+    if (!options.databaseUrl)
+      embedded = await (takeEmbeddedStart(options.dataDir) ??
+        startLockedEmbeddedPostgres(options.dataDir));
     await migrate(pool, description, connectTimeoutMs, options.logger);
     await compilersLoaded;
   } catch (error) {

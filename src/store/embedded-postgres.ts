@@ -170,6 +170,7 @@ async function newCluster(
   template: string,
   pgdata: string,
   as: RunAs,
+  begun: () => void,
 ): Promise<void> {
   const making = `${pgdata}.new`;
   await rm(making, { recursive: true, force: true });
@@ -177,7 +178,10 @@ async function newCluster(
     await cp(template, making, { recursive: true, mode: constants.COPYFILE_FICLONE });
     if (as.uid !== undefined) await run('chown', ['-R', `${as.uid}:${as.gid}`, making]);
     await chmod(making, 0o700);
-    await run(bin.initdb, ['--sync-only', '-D', making], as);
+    // Seconds on a slow disk (BENCHMARKS.md): the caller goes on meanwhile.
+    const syncing = run(bin.initdb, ['--sync-only', '-D', making], as);
+    begun();
+    await syncing;
   } else {
     await mkdir(making, { mode: 0o700 });
     if (as.uid !== undefined) await chown(making, as.uid, as.gid!);
@@ -219,9 +223,14 @@ export function embeddedUrl(dir: string): string {
  * no TCP port, so nothing else on the machine can reach it, and the same dialect as production.
  * It runs as its own processes, so it never blocks the bot's event loop. A server left running
  * by a killed Spool (PostgreSQL outlives its parent) is adopted, since the caller holds the data
- * directory's lock and that server can only be ours.
+ * directory's lock and that server can only be ours. `begun` is called once what is left of the
+ * start is those processes' own work (a first start's copy written to disk, the server starting),
+ * which goes on while this thread is kept busy.
  */
-export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedServer> {
+export async function startEmbeddedPostgres(
+  dir: string,
+  begun: () => void = () => {},
+): Promise<EmbeddedServer> {
   const user = await serverUser();
   const pgdata = resolve(dir, 'postgres');
   const as = { ...user, env: { ...process.env, LC_ALL: 'C' } };
@@ -231,10 +240,15 @@ export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedServer
   const bin = await reachableBinaries(installed, dir, as);
   const { pg_ctl } = bin;
   if (!existsSync(join(pgdata, 'PG_VERSION')))
-    await newCluster(bin, await templateFor(installed), pgdata, as);
+    await newCluster(bin, await templateFor(installed), pgdata, as, begun);
   const running = () => postmasterRunning(pgdata, as.uid);
   const start = () => startPostmaster(join(dirname(pg_ctl), 'postgres'), pgdata, as, 60_000);
-  if (!(await running())) await start();
+  if (!(await running())) {
+    // Spawned before the first await.
+    const starting = start();
+    begun();
+    await starting;
+  }
   return {
     url: embeddedUrl(dir),
     async stop() {

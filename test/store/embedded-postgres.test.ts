@@ -34,10 +34,10 @@ afterAll(async () => {
 });
 
 /** The embedded server's postmaster, while its pid file says it runs. */
-function serverPid(): number | undefined {
+function serverPid(dir = dataDir): number | undefined {
   try {
     const pid = Number(
-      readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0],
+      readFileSync(join(dir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0],
     );
     process.kill(pid, 0);
     return pid;
@@ -83,6 +83,27 @@ describe('the embedded PostgreSQL server', () => {
     expect((await first.done).code).toBe(0);
     // A clean exit stops the server too.
     expect(serverPid()).toBeUndefined();
+  });
+
+  it('leaves no server running and the directory unlocked when the start is refused after the server was begun', async () => {
+    // The server is started before Spool's modules load; a broken mcp.json is found after.
+    const dir = join(privateDir, 'refused');
+    const first = await runSpool(['chat'], { env: { ...env, DATA_DIR: dir }, input: 'hello\n' });
+    expect(first.code).toBe(0);
+    const mcpConfig = join(privateDir, 'broken-mcp.json');
+    await writeFile(mcpConfig, '{ not json');
+    const log = join(dir, 'postgres', 'server.log');
+    const logged = readFileSync(log, 'utf8').length;
+    const run = await runSpool(['chat'], {
+      env: { ...env, DATA_DIR: dir, MCP_CONFIG: mcpConfig },
+      input: 'hello\n',
+    });
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    // It was started, and stopped.
+    expect(readFileSync(log, 'utf8').slice(logged)).toMatch(/ready to accept connections/);
+    expect(serverPid(dir)).toBeUndefined();
+    expect(existsSync(join(dir, 'spool.lock'))).toBe(false);
   });
 
   it('takes over a lock whose pid now belongs to another process, as after a container restart', async () => {
