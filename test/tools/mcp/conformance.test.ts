@@ -1,44 +1,54 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../../support/process.ts';
 
 const require = createRequire(import.meta.url);
 const CLI = require.resolve('@modelcontextprotocol/conformance/dist/index.js');
-const CLIENT_PROJECT = fileURLToPath(
-  new URL('./tsconfig.conformance-client.json', import.meta.url),
-);
+const CLIENT = fileURLToPath(new URL('./conformance-client.ts', import.meta.url));
 const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 
 /**
- * The client (conformance-client.ts) compiled to JavaScript in a directory of its own, for the
- * suite to start with plain node, as the bot runs from dist/: through tsx, each of the scenarios
- * paid again for loading tsx and transforming the client and what it imports. The compiler only
- * strips types here (--noCheck): `npm run typecheck` checks them.
+ * The suite's CLI and the client (conformance-client.ts), each bundled with what it imports into
+ * one file of JavaScript, which every scenario starts with plain node, as the bot runs from dist/.
+ * Most of either's start was Node finding and reading the hundreds of files of its packages (zod,
+ * express, both MCP SDKs), once per scenario. esbuild only strips the client's types:
+ * `npm run typecheck` checks them. What the suite reads beside its own file (`requirements/`) is
+ * for its `--requirements` option, which these tests do not use.
  */
-async function compileClient(): Promise<{ dir: string; entry: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'spool-conformance-client-'));
-  const tsc = spawnSync(
-    process.execPath,
-    [require.resolve('typescript/bin/tsc'), '-p', CLIENT_PROJECT, '--noCheck', '--outDir', dir],
-    { encoding: 'utf8' },
-  );
-  if (tsc.status !== 0)
-    throw new Error(`compiling the conformance client failed:\n${tsc.stdout}${tsc.stderr}`);
-  // ES modules, as in the repository; its packages are the repository's.
-  await writeFile(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-  await symlink(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
-  return { dir, entry: join(dir, 'test', 'tools', 'mcp', 'conformance-client.js') };
+async function bundle(): Promise<{ dir: string; cli: string; client: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'spool-conformance-'));
+  const [cli, client] = [join(dir, 'cli.mjs'), join(dir, 'client.mjs')];
+  const options = {
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: `node${process.versions.node}`,
+    // The packages written as CommonJS require Node's own modules, which an ES module has no
+    // `require` for.
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
+    logLevel: 'error',
+  } as const;
+  await Promise.all([
+    build({ ...options, entryPoints: [CLI], outfile: cli }),
+    build({ ...options, entryPoints: [CLIENT], outfile: client }),
+  ]);
+  return { dir, cli, client };
 }
 
-/** Runs the suite's CLI; resolves with its exit code and what it printed. */
-function conformance(args: string[]): Promise<{ code: number | null; output: string }> {
+/** Runs the suite's CLI (bundled); resolves with its exit code and what it printed. */
+function conformance(
+  cli: string,
+  args: string[],
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d));
     child.stderr.on('data', (d: Buffer) => (output += d));
@@ -108,20 +118,20 @@ const SKILLS_SCENARIOS = [
 // The suite's CLI needs Node 22 or newer (it imports fs.globSync): both of CI's passes (Node 22 and
 // 26) run these; on Node 20 they are skipped.
 describe.skipIf(NODE_MAJOR < 22)('the official MCP conformance suite, client mode', () => {
-  let client: { dir: string; entry: string };
+  let bundles: { dir: string; cli: string; client: string };
   beforeAll(async () => {
-    client = await compileClient();
+    bundles = await bundle();
   });
   afterAll(async () => {
-    if (client) await rm(client.dir, { recursive: true, force: true });
+    if (bundles) await rm(bundles.dir, { recursive: true, force: true });
   });
 
-  /** Runs one scenario against the compiled client: what the suite printed, its code, its checks. */
+  /** Runs one scenario against the bundled client: what the suite printed, its code, its checks. */
   async function runScenario(scenario: string) {
     const out = await mkdtemp(join(tmpdir(), 'spool-conformance-'));
     try {
-      const command = `${process.execPath} ${client.entry}`;
-      const run = await conformance([
+      const command = `${process.execPath} ${bundles.client}`;
+      const run = await conformance(bundles.cli, [
         'client',
         '--command',
         command,
