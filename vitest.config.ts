@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 
 // Node keeps the code it compiled on disk and reads it back in the next process that loads the same
 // file: the test workers inherit this, and what they start with their environment (the MCP
-// conformance suite and its client, 35 of each a run). Spool does the same (src/start.ts), there.
+// conformance suite and its client, 47 of each a run). Spool does the same (src/start.ts), there.
 process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'node-compile-cache');
 
 const delivery = (names: string[]) => names.map((name) => `test/core/delivery/${name}.test.ts`);
