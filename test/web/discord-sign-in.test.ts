@@ -5,7 +5,7 @@ import { discordChannelAccess } from '../../src/adapters/discord/channel-access.
 import { DiscordSignIn } from '../../src/adapters/discord/discord-sign-in.ts';
 import { serveRoutes, type HttpEndpoint } from '../../src/observability.ts';
 import type { Database } from '../../src/store/database.ts';
-import { TranscriptStore } from '../../src/store/transcripts/transcript-store.ts';
+import { storeToolResult } from './operator-rows.ts';
 import { openWebPages } from '../../src/web/open.ts';
 import { webRoutes } from '../../src/web/routes.ts';
 import { openChromium, seriousViolations, shoot } from '../support/chromium.ts';
@@ -54,26 +54,13 @@ let browser: Awaited<ReturnType<typeof openChromium>>;
 let page: Page;
 
 /** Stores a tool call and its whole result in `channel` of `workspace`, as a turn does. */
-async function storeResult(workspace: string, channel: string, call: string, content: string) {
-  const store = new TranscriptStore(db);
-  const place = { platform: 'discord', workspace, channel, thread: 'web-discord' };
-  const conversation = await store.openConversation(place);
-  await store.appendMessages(conversation, [
-    { role: 'user', content: 'list it', turn: 1 },
-    {
-      role: 'assistant',
-      content: '',
-      toolCalls: [{ id: call, name: 'lister', arguments: '{}' }],
-      turn: 1,
-    },
-  ]);
-  await store.appendMessages(
-    conversation,
-    [{ role: 'tool', toolCallId: call, content: 'the whole', turn: 1 }],
-    { results: [{ toolCallId: call, content, isError: false, durationMs: 3 }] },
+const storeResult = (workspace: string, channel: string, call: string, content: string) =>
+  storeToolResult(
+    db,
+    { platform: 'discord', workspace, channel, thread: 'web-discord' },
+    call,
+    content,
   );
-  return conversation;
-}
 
 beforeAll(async () => {
   db = await testDatabase();

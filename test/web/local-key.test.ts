@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { serveRoutes, type HttpEndpoint } from '../../src/observability.ts';
 import type { Database } from '../../src/store/database.ts';
-import { TranscriptStore } from '../../src/store/transcripts/transcript-store.ts';
+import { storeToolResult } from './operator-rows.ts';
 import { openWebPages } from '../../src/web/open.ts';
 import type { WebPages } from '../../src/web/pages.ts';
 import { webRoutes } from '../../src/web/routes.ts';
@@ -49,26 +49,11 @@ const here = () => `${new URL(page.url()).pathname}${new URL(page.url()).search}
 
 beforeAll(async () => {
   db = await testDatabase();
-  const store = new TranscriptStore(db);
-  const place = { platform: 'console', workspace: 'local', channel: 'console', thread: 'key' };
-  const conversation = await store.openConversation(place);
-  await store.appendMessages(conversation, [
-    { role: 'user', content: 'list it', turn: 1 },
-    {
-      role: 'assistant',
-      content: '',
-      toolCalls: [{ id: CALL, name: 'lister', arguments: '{}' }],
-      turn: 1,
-    },
-  ]);
-  await store.appendMessages(
-    conversation,
-    [{ role: 'tool', toolCallId: CALL, content: 'the whole', turn: 1 }],
-    {
-      results: [
-        { toolCallId: CALL, content: 'the whole local listing', isError: false, durationMs: 3 },
-      ],
-    },
+  await storeToolResult(
+    db,
+    { platform: 'console', workspace: 'local', channel: 'console', thread: 'key' },
+    CALL,
+    'the whole local listing',
   );
   const port = await freePort();
   origin = `http://127.0.0.1:${port}`;

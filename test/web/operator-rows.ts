@@ -14,6 +14,32 @@ export const OTHER = { platform: 'slack', workspace: 'T9' };
 /** A replica holding a lane of the console's workspace, and one holding another workspace's. */
 export const REPLICAS = { local: 'other-host:4242:abcd1234', other: 'T9-REPLICA' };
 
+/** Stores a tool call `call` and its whole result in `place`, as a turn does; its conversation. */
+export async function storeToolResult(
+  db: Database,
+  place: { platform: string; workspace: string; channel: string; thread: string },
+  call: string,
+  content: string,
+) {
+  const store = new TranscriptStore(db);
+  const conversation = await store.openConversation(place);
+  await store.appendMessages(conversation, [
+    { role: 'user', content: 'list it', turn: 1 },
+    {
+      role: 'assistant',
+      content: '',
+      toolCalls: [{ id: call, name: 'lister', arguments: '{}' }],
+      turn: 1,
+    },
+  ]);
+  await store.appendMessages(
+    conversation,
+    [{ role: 'tool', toolCallId: call, content: 'the whole', turn: 1 }],
+    { results: [{ toolCallId: call, content, isError: false, durationMs: 3 }] },
+  );
+  return conversation;
+}
+
 /** A session of `person` on the pages, as a sign-in starts one: its cookie's token and its CSRF. */
 export async function signedIn(
   db: Database,
