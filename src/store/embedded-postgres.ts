@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import { appendFile, chmod, chown, cp, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { applyMigrations, MIGRATIONS_DIR, readMigrations } from './migrate.ts';
 import { postmasterRunning, startPostmaster } from './postmaster.ts';
 
 const run = promisify(execFile);
@@ -124,17 +126,22 @@ async function serverUser(): Promise<{ uid?: number; gid?: number }> {
 type RunAs = { uid?: number; gid?: number; env: NodeJS.ProcessEnv };
 
 /**
- * Where `npm ci` leaves an initialized cluster (its postinstall: `scripts/prepare-postgres.mjs`),
- * one per version of the binaries, for a first start to copy instead of running initdb.
+ * Where `npm ci` leaves an initialized and migrated cluster (its postinstall:
+ * `scripts/prepare-postgres.mjs`), for a first start to copy instead of running initdb and the
+ * migrations. One per version of the binaries and set of migrations (their names and contents): a
+ * template made before a migration was added or edited is never copied.
  */
 const TEMPLATES = fileURLToPath(new URL('../../node_modules/.cache/spool', import.meta.url));
 
-async function templateFor(bin: { pg_ctl: string }): Promise<string> {
+async function templateFor(bin: { pg_ctl: string }, migrations: string): Promise<string> {
   const install = dirname(dirname(bin.pg_ctl));
   const { version } = JSON.parse(await readFile(join(install, '..', 'package.json'), 'utf8')) as {
     version: string;
   };
-  return join(TEMPLATES, `cluster-${version}`);
+  const hash = createHash('sha256');
+  for (const { name, checksum } of await readMigrations(migrations))
+    hash.update(`${name} ${checksum}\n`);
+  return join(TEMPLATES, `cluster-${version}-${hash.digest('hex').slice(0, 12)}`);
 }
 
 /** A new cluster in `pgdata`: trust over a Unix socket inside it, UTF-8, the C locale. */
@@ -157,6 +164,32 @@ async function initCluster(initdb: string, pgdata: string, as: RunAs): Promise<v
     join(pgdata, 'postgresql.conf'),
     "\n# Spool: a Unix socket only\nlisten_addresses = ''\nunix_socket_directories = '.'\n",
   );
+}
+
+/** Where the server of the cluster in `pgdata` answers: its socket, in that directory. */
+function clusterUrl(pgdata: string): string {
+  return `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(pgdata)}`;
+}
+
+/**
+ * Applies `migrations` to the cluster in `pgdata`, as a start would, on a server started for them
+ * alone and stopped after (a clean stop, its data written to disk).
+ */
+async function migrateCluster(pg_ctl: string, pgdata: string, as: RunAs, migrations: string) {
+  await startPostmaster(join(dirname(pg_ctl), 'postgres'), pgdata, as, 60_000);
+  try {
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: clusterUrl(pgdata) });
+    await client.connect();
+    try {
+      await applyMigrations(client, migrations);
+    } finally {
+      await client.end();
+    }
+  } finally {
+    await run(pg_ctl, ['stop', '-w', '-m', 'fast', '-D', pgdata], as);
+  }
+  await rm(join(pgdata, 'server.log'));
 }
 
 /**
@@ -192,30 +225,38 @@ async function newCluster(
 }
 
 /**
- * The template a first start copies, made once (by `npm ci`'s postinstall); nothing when it is
- * there already. Its path, or undefined where no embedded PostgreSQL is installed.
+ * The template a first start copies, made once (by `npm ci`'s postinstall) with the `migrations`
+ * applied; nothing when it is there already. Its path, or undefined where no embedded PostgreSQL
+ * is installed.
  */
-export async function prepareTemplate(): Promise<string | undefined> {
+export async function prepareTemplate(migrations = MIGRATIONS_DIR): Promise<string | undefined> {
   const bin = await binaries().catch(() => undefined);
   if (!bin) return undefined;
-  const template = await templateFor(bin);
+  const template = await templateFor(bin, migrations);
   if (existsSync(join(template, 'PG_VERSION'))) return template;
   const user = await serverUser();
   const as = { ...user, env: { ...process.env, LC_ALL: 'C' } };
   await mkdir(TEMPLATES, { recursive: true });
   if (user.uid !== undefined) await letOthersPassThrough(TEMPLATES);
-  const { initdb } = await reachableBinaries(bin, TEMPLATES, as);
-  const making = `${template}.${process.pid}`;
+  const { initdb, pg_ctl } = await reachableBinaries(bin, TEMPLATES, as);
+  // A short name: the server's socket is made in it, and a socket's path has at most 107 bytes.
+  const making = join(TEMPLATES, `new-${process.pid}`);
   await mkdir(making, { mode: 0o700 });
-  if (user.uid !== undefined) await chown(making, user.uid, user.gid!);
-  await initCluster(initdb, making, as);
-  await rename(making, template);
+  try {
+    if (user.uid !== undefined) await chown(making, user.uid, user.gid!);
+    await initCluster(initdb, making, as);
+    await migrateCluster(pg_ctl, making, as, migrations);
+    await rename(making, template);
+  } catch (error) {
+    await rm(making, { recursive: true, force: true });
+    throw error;
+  }
   return template;
 }
 
 /** Where the embedded server under `dir` answers, known before it is started. */
 export function embeddedUrl(dir: string): string {
-  return `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(resolve(dir, 'postgres'))}`;
+  return clusterUrl(resolve(dir, 'postgres'));
 }
 
 /**
@@ -240,7 +281,7 @@ export async function startEmbeddedPostgres(
   const bin = await reachableBinaries(installed, dir, as);
   const { pg_ctl } = bin;
   if (!existsSync(join(pgdata, 'PG_VERSION')))
-    await newCluster(bin, await templateFor(installed), pgdata, as, begun);
+    await newCluster(bin, await templateFor(installed, MIGRATIONS_DIR), pgdata, as, begun);
   const running = () => postmasterRunning(pgdata, as.uid);
   const start = () => startPostmaster(join(dirname(pg_ctl), 'postgres'), pgdata, as, 60_000);
   if (!(await running())) {
