@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import { appendFile, chmod, chown, cp, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { userInfo } from 'node:os';
+import { release, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -200,6 +200,18 @@ async function migrateCluster(pg_ctl: string, pgdata: string, as: RunAs, migrati
 }
 
 /**
+ * How a first start's copy is written to disk: on Linux from 5.8 (whose syncfs reports write
+ * errors), one syncfs of its file system, 0.11-0.18 s here against 0.30-0.47 s for initdb's
+ * default, an fsync of each of its files (BENCHMARKS.md); elsewhere that default.
+ */
+export function syncMethod(platform: string, kernel: string): string[] {
+  const [major = 0, minor = 0] = kernel.split('.').map((part) => parseInt(part, 10));
+  return platform === 'linux' && (major > 5 || (major === 5 && minor >= 8))
+    ? ['--sync-method=syncfs']
+    : [];
+}
+
+/**
  * A cluster for `pgdata`, made beside it and renamed into place whole, so that a start killed
  * half way leaves none. The template `npm ci` prepared is copied (a clone where the file system
  * can) and written to disk (`initdb --sync-only`), as initdb would have; without one, initdb runs:
@@ -219,7 +231,11 @@ async function newCluster(
     if (as.uid !== undefined) await run('chown', ['-R', `${as.uid}:${as.gid}`, making]);
     await chmod(making, 0o700);
     // Seconds on a slow disk (BENCHMARKS.md): the caller goes on meanwhile.
-    const syncing = run(bin.initdb, ['--sync-only', '-D', making], as);
+    const syncing = run(
+      bin.initdb,
+      ['--sync-only', ...syncMethod(process.platform, release()), '-D', making],
+      as,
+    );
     begun();
     await syncing;
   } else {
