@@ -1,14 +1,11 @@
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { Logger } from '../core/logger.ts';
 import { PrismaClient } from './generated/client.ts';
 import { embeddedUrl, type EmbeddedServer } from './embedded-postgres.ts';
 import { startLockedEmbeddedPostgres, takeEmbeddedStart } from './embedded-start.ts';
-import { applyMigrations } from './migrate.ts';
-
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
+import { applyMigrations, MIGRATIONS_DIR } from './migrate.ts';
 
 export interface Database {
   prisma: PrismaClient;

@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import { appendFile, chmod, chown, cp, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { userInfo } from 'node:os';
+import { release, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { applyMigrations, MIGRATIONS_DIR, readMigrations } from './migrate.ts';
 import { postmasterRunning, startPostmaster } from './postmaster.ts';
 
 const run = promisify(execFile);
@@ -124,20 +126,29 @@ async function serverUser(): Promise<{ uid?: number; gid?: number }> {
 type RunAs = { uid?: number; gid?: number; env: NodeJS.ProcessEnv };
 
 /**
- * Where `npm ci` leaves an initialized cluster (its postinstall: `scripts/prepare-postgres.mjs`),
- * one per version of the binaries, for a first start to copy instead of running initdb.
+ * Where `npm ci` leaves an initialized and migrated cluster (its postinstall:
+ * `scripts/prepare-postgres.mjs`), for a first start to copy instead of running initdb and the
+ * migrations. One per version of the binaries and set of migrations (their names and contents): a
+ * template made before a migration was added or edited is never copied.
  */
 const TEMPLATES = fileURLToPath(new URL('../../node_modules/.cache/spool', import.meta.url));
 
-async function templateFor(bin: { pg_ctl: string }): Promise<string> {
+async function templateFor(bin: { pg_ctl: string }, migrations: string): Promise<string> {
   const install = dirname(dirname(bin.pg_ctl));
   const { version } = JSON.parse(await readFile(join(install, '..', 'package.json'), 'utf8')) as {
     version: string;
   };
-  return join(TEMPLATES, `cluster-${version}`);
+  const hash = createHash('sha256');
+  for (const { name, checksum } of await readMigrations(migrations))
+    hash.update(`${name} ${checksum}\n`);
+  return join(TEMPLATES, `cluster-${version}-${hash.digest('hex').slice(0, 12)}`);
 }
 
-/** A new cluster in `pgdata`: trust over a Unix socket inside it, UTF-8, the C locale. */
+/**
+ * A new cluster in `pgdata`: trust over a Unix socket inside it, UTF-8, the C locale, and WAL
+ * segments of 1 MB rather than 16 (`pg_wal` was 17 of a template's 39 MB, all copied and written
+ * to disk by a first start).
+ */
 async function initCluster(initdb: string, pgdata: string, as: RunAs): Promise<void> {
   await run(
     initdb,
@@ -148,15 +159,56 @@ async function initCluster(initdb: string, pgdata: string, as: RunAs): Promise<v
       '--username=postgres',
       '--encoding=UTF8',
       '--locale=C',
+      '--wal-segsize=1',
       '--no-instructions',
     ],
     as,
   );
-  // The socket lives in the data directory (relative to it, so the directory can move).
+  // The socket lives in the data directory (relative to it, so the directory can move). initdb
+  // scales the WAL's sizes to its segments (64 MB and 5 MB): PostgreSQL's defaults, as before.
   await appendFile(
     join(pgdata, 'postgresql.conf'),
-    "\n# Spool: a Unix socket only\nlisten_addresses = ''\nunix_socket_directories = '.'\n",
+    "\n# Spool: a Unix socket only\nlisten_addresses = ''\nunix_socket_directories = '.'\n" +
+      '# Spool: the default WAL sizes of 16 MB segments\nmax_wal_size = 1GB\nmin_wal_size = 80MB\n',
   );
+}
+
+/** Where the server of the cluster in `pgdata` answers: its socket, in that directory. */
+function clusterUrl(pgdata: string): string {
+  return `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(pgdata)}`;
+}
+
+/**
+ * Applies `migrations` to the cluster in `pgdata`, as a start would, on a server started for them
+ * alone and stopped after (a clean stop, its data written to disk).
+ */
+async function migrateCluster(pg_ctl: string, pgdata: string, as: RunAs, migrations: string) {
+  await startPostmaster(join(dirname(pg_ctl), 'postgres'), pgdata, as, 60_000);
+  try {
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: clusterUrl(pgdata) });
+    await client.connect();
+    try {
+      await applyMigrations(client, migrations);
+    } finally {
+      await client.end();
+    }
+  } finally {
+    await run(pg_ctl, ['stop', '-w', '-m', 'fast', '-D', pgdata], as);
+  }
+  await rm(join(pgdata, 'server.log'));
+}
+
+/**
+ * How a first start's copy is written to disk: on Linux from 5.8 (whose syncfs reports write
+ * errors), one syncfs of its file system, 0.11-0.18 s here against 0.30-0.47 s for initdb's
+ * default, an fsync of each of its files (BENCHMARKS.md); elsewhere that default.
+ */
+export function syncMethod(platform: string, kernel: string): string[] {
+  const [major = 0, minor = 0] = kernel.split('.').map((part) => parseInt(part, 10));
+  return platform === 'linux' && (major > 5 || (major === 5 && minor >= 8))
+    ? ['--sync-method=syncfs']
+    : [];
 }
 
 /**
@@ -179,7 +231,11 @@ async function newCluster(
     if (as.uid !== undefined) await run('chown', ['-R', `${as.uid}:${as.gid}`, making]);
     await chmod(making, 0o700);
     // Seconds on a slow disk (BENCHMARKS.md): the caller goes on meanwhile.
-    const syncing = run(bin.initdb, ['--sync-only', '-D', making], as);
+    const syncing = run(
+      bin.initdb,
+      ['--sync-only', ...syncMethod(process.platform, release()), '-D', making],
+      as,
+    );
     begun();
     await syncing;
   } else {
@@ -192,30 +248,38 @@ async function newCluster(
 }
 
 /**
- * The template a first start copies, made once (by `npm ci`'s postinstall); nothing when it is
- * there already. Its path, or undefined where no embedded PostgreSQL is installed.
+ * The template a first start copies, made once (by `npm ci`'s postinstall) with the `migrations`
+ * applied; nothing when it is there already. Its path, or undefined where no embedded PostgreSQL
+ * is installed.
  */
-export async function prepareTemplate(): Promise<string | undefined> {
+export async function prepareTemplate(migrations = MIGRATIONS_DIR): Promise<string | undefined> {
   const bin = await binaries().catch(() => undefined);
   if (!bin) return undefined;
-  const template = await templateFor(bin);
+  const template = await templateFor(bin, migrations);
   if (existsSync(join(template, 'PG_VERSION'))) return template;
   const user = await serverUser();
   const as = { ...user, env: { ...process.env, LC_ALL: 'C' } };
   await mkdir(TEMPLATES, { recursive: true });
   if (user.uid !== undefined) await letOthersPassThrough(TEMPLATES);
-  const { initdb } = await reachableBinaries(bin, TEMPLATES, as);
-  const making = `${template}.${process.pid}`;
+  const { initdb, pg_ctl } = await reachableBinaries(bin, TEMPLATES, as);
+  // A short name: the server's socket is made in it, and a socket's path has at most 107 bytes.
+  const making = join(TEMPLATES, `new-${process.pid}`);
   await mkdir(making, { mode: 0o700 });
-  if (user.uid !== undefined) await chown(making, user.uid, user.gid!);
-  await initCluster(initdb, making, as);
-  await rename(making, template);
+  try {
+    if (user.uid !== undefined) await chown(making, user.uid, user.gid!);
+    await initCluster(initdb, making, as);
+    await migrateCluster(pg_ctl, making, as, migrations);
+    await rename(making, template);
+  } catch (error) {
+    await rm(making, { recursive: true, force: true });
+    throw error;
+  }
   return template;
 }
 
 /** Where the embedded server under `dir` answers, known before it is started. */
 export function embeddedUrl(dir: string): string {
-  return `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(resolve(dir, 'postgres'))}`;
+  return clusterUrl(resolve(dir, 'postgres'));
 }
 
 /**
@@ -240,7 +304,7 @@ export async function startEmbeddedPostgres(
   const bin = await reachableBinaries(installed, dir, as);
   const { pg_ctl } = bin;
   if (!existsSync(join(pgdata, 'PG_VERSION')))
-    await newCluster(bin, await templateFor(installed), pgdata, as, begun);
+    await newCluster(bin, await templateFor(installed, MIGRATIONS_DIR), pgdata, as, begun);
   const running = () => postmasterRunning(pgdata, as.uid);
   const start = () => startPostmaster(join(dirname(pg_ctl), 'postgres'), pgdata, as, 60_000);
   if (!(await running())) {

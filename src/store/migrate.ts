@@ -1,8 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { errorMessage } from '../core/errors.ts';
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
 
 /** Prisma Migrate's advisory lock key, so our runner and Prisma's CLI exclude each other too. */
 const PRISMA_MIGRATE_LOCK = 72707369;

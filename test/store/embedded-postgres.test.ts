@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareTemplate, startEmbeddedPostgres } from '../../src/store/embedded-postgres.ts';
+import { MIGRATIONS_DIR, readMigrations } from '../../src/store/migrate.ts';
 import { FakeOpenAi } from '../support/fake-openai.ts';
 import { running, runSpool, startSpool, until } from '../support/process.ts';
 
@@ -210,6 +211,41 @@ describe('a first start', () => {
     expect(next.code).toBe(0);
     expect(existsSync(join(killed, 'postgres.new'))).toBe(false);
     expect(systemId(join(killed, 'postgres'))).toBe(systemId(template!));
+  });
+
+  it('finds every migration applied in the template, and never copies one made before a migration was added', async () => {
+    const migrations = await readMigrations(MIGRATIONS_DIR);
+    const older = join(privateDir, 'older-migrations');
+    for (const { name } of migrations.slice(0, -1))
+      await cp(join(MIGRATIONS_DIR, name), join(older, name), { recursive: true });
+    const stale = await prepareTemplate(older);
+    try {
+      const template = await prepareTemplate();
+      expect(stale).toBeDefined();
+      expect(stale).not.toBe(template);
+      const begun = new Date();
+      const dir = join(privateDir, 'migrated');
+      const run = await runSpool(['chat'], { env: { ...env, DATA_DIR: dir }, input: 'hello\n' });
+      expect(run.stdout).toBe('you said: hello\n');
+      expect(systemId(join(dir, 'postgres'))).toBe(systemId(template!));
+      expect(systemId(join(dir, 'postgres'))).not.toBe(systemId(stale!));
+      // All of them, each applied before this start: none by it.
+      const server = await startEmbeddedPostgres(dir);
+      const client = new pg.Client({ connectionString: server.url });
+      try {
+        await client.connect();
+        const { rows } = await client.query<{ migration_name: string; finished_at: Date }>(
+          'SELECT migration_name, finished_at FROM "_prisma_migrations" ORDER BY migration_name',
+        );
+        expect(rows.map((r) => r.migration_name)).toEqual(migrations.map((m) => m.name));
+        for (const row of rows) expect(row.finished_at.getTime()).toBeLessThan(begun.getTime());
+      } finally {
+        await client.end();
+        await server.stop();
+      }
+    } finally {
+      if (stale) await rm(stale, { recursive: true, force: true });
+    }
   });
 });
 

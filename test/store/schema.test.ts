@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import wasm from '@prisma/prisma-schema-wasm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MIGRATIONS_DIR, type Database } from '../../src/store/database.ts';
-import { applyMigrations, readMigrations } from '../../src/store/migrate.ts';
+import type { Database } from '../../src/store/database.ts';
+import { applyMigrations, MIGRATIONS_DIR, readMigrations } from '../../src/store/migrate.ts';
 import { scratchDatabase, testDatabase } from '../support/db.ts';
 
 interface DmmfField {

@@ -3,9 +3,8 @@ import type { TestProject } from 'vitest/node';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MIGRATIONS_DIR } from '../../src/store/database.ts';
 import { startEmbeddedPostgres } from '../../src/store/embedded-postgres.ts';
-import { applyMigrations } from '../../src/store/migrate.ts';
+import { applyMigrations, MIGRATIONS_DIR } from '../../src/store/migrate.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
