@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { GatewayIntentBits } from 'discord.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/store/database.ts';
-import { testAgent } from '../../support/agent.ts';
+import { openAiClientFor, testAgent } from '../../support/agent.ts';
 import { testDatabase, testEngine, testStore } from '../../support/db.ts';
 import { BOT_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
 import { type ChatRequest, FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
@@ -56,8 +56,15 @@ afterAll(async () => {
   await db.close();
 });
 
-async function startAdapter(messageContent: boolean) {
-  const pipeline = testEngine(db, testAgent({ fake: llm, store: testStore(db), tools: [] }));
+/** `modelTimeoutMs`: how long a model request may take (the test client's 10 s by default). */
+async function startAdapter(messageContent: boolean, modelTimeoutMs?: number) {
+  const client = modelTimeoutMs
+    ? { llm: openAiClientFor(llm, 0, { timeoutMs: modelTimeoutMs }) }
+    : {};
+  const pipeline = testEngine(
+    db,
+    testAgent({ fake: llm, store: testStore(db), tools: [], ...client }),
+  );
   return (await startDiscordAdapter(pipeline, { apiUrl: discord.apiUrl, messageContent })).stop;
 }
 
@@ -387,7 +394,9 @@ describe('Discord mentions', () => {
   });
 
   it('ends the turn of a mention deleted before it is answered, with nothing posted, one by one or in bulk', async () => {
-    const stop = await startAdapter(false);
+    // The model answers no sooner than a minute, and may take two: each question is still at the
+    // model when it is deleted, however busy the machine.
+    const stop = await startAdapter(false, 120_000);
     try {
       const ch = nextId();
       const rows = () =>
@@ -395,7 +404,6 @@ describe('Discord mentions', () => {
           where: { platform: 'discord', lane: { channel: ch } },
           orderBy: { id: 'asc' },
         });
-      // The model takes its time: each question is at the model when it is deleted.
       llm.latencyMs = 60_000;
       const asked = llm.requests.length;
       const deleted = mention(ch);
