@@ -8,7 +8,6 @@ import { BOT_ID, FakeDiscord, nextId } from '../../support/fake-discord.ts';
 import { type ChatRequest, FakeOpenAi, lastUserText } from '../../support/fake-openai.ts';
 import { UNREAD_WORDS } from '../../../src/adapters/discord/text.ts';
 import { GUILD, startDiscordAdapter } from '../../support/discord-spool.ts';
-import { until } from '../../support/process.ts';
 
 /**
  * Messages that mention Spool (a real MESSAGE_CREATE, test/fixtures/discord-payloads/messages),
@@ -407,7 +406,7 @@ describe('Discord mentions', () => {
       llm.latencyMs = 60_000;
       const asked = llm.requests.length;
       const deleted = mention(ch);
-      await until(() => llm.requests.length === asked + 1);
+      await expect.poll(() => llm.requests.length).toBe(asked + 1);
       discord.dispatchMessageChange('MESSAGE_DELETE', {
         id: deleted,
         channel_id: ch,
@@ -417,7 +416,7 @@ describe('Discord mentions', () => {
         .poll(async () => (await rows()).map((r) => [r.status, r.superseded]))
         .toEqual([['answered', true]]);
       const purged = mention(ch, { content: `<@${BOT_ID}> second` });
-      await until(() => llm.requests.length === asked + 2);
+      await expect.poll(() => llm.requests.length).toBe(asked + 2);
       discord.dispatchMessageChange('MESSAGE_DELETE_BULK', {
         ids: [nextId(), purged],
         channel_id: ch,
