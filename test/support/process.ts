@@ -54,8 +54,10 @@ export function startSpool(
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  let both = '';
+  child.stdout.on('data', (d: Buffer) => ((stdout += d.toString()), (both += d.toString())));
+  child.stderr.on('data', (d: Buffer) => ((stderr += d.toString()), (both += d.toString())));
+  startedHere.push({ command: `spool ${args.join(' ')} (pid ${child.pid})`, output: () => both });
   const done = new Promise<RunResult>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -72,6 +74,23 @@ export function startSpool(
     });
   });
   return { child, done };
+}
+
+/** The Spool processes this test file started, for what they said when a test fails. */
+const startedHere: Array<{ command: string; output: () => string }> = [];
+
+/**
+ * The last lines each Spool process of this file wrote, stdout and stderr as they came: printed
+ * when a test fails (test/support/file-database-setup.ts), so a failure in CI shows what the bot
+ * saw.
+ */
+export function outputOfStarted(lines = 60): string {
+  return startedHere
+    .map(({ command, output }) => {
+      const tail = output().trimEnd().split('\n').slice(-lines).join('\n');
+      return `--- the last ${lines} lines of ${command}:\n${tail}`;
+    })
+    .join('\n');
 }
 
 /** Runs to the end of `input`. */
