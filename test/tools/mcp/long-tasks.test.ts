@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { STOPPED_REPLY } from '../../../src/core/delivery/engine/engine.ts';
 import { fileDatabaseUrl } from '../../support/file-database.ts';
 import { queryAt } from '../../support/global-db.ts';
@@ -28,6 +28,11 @@ const SERVERS = [
 ];
 let llm: FakeOpenAi;
 let slack: FakeSlack;
+/**
+ * The bots a test started, stopped when it ends: all share the file's database, and one left
+ * running would take up the next test's messages (with the other era's server, in the next
+ * `describe`).
+ */
 const bots: SpoolProcess[] = [];
 /** How long the task of the restart runs: TASK_SECONDS=600 for the issue's ten minutes. */
 const SECONDS = Number(process.env.TASK_SECONDS ?? 6);
@@ -57,11 +62,13 @@ beforeAll(async () => {
   slack = await new FakeSlack().start();
 });
 
-afterAll(async () => {
-  for (const bot of bots) bot.child.kill('SIGTERM');
-  await Promise.all(bots.map((bot) => bot.done.catch(() => {})));
-  await Promise.all([llm.stop(), slack.stop()]);
+afterEach(async () => {
+  const running = bots.splice(0);
+  for (const bot of running) bot.child.kill('SIGTERM');
+  await Promise.all(running.map((bot) => bot.done.catch(() => {})));
 });
+
+afterAll(() => Promise.all([llm.stop(), slack.stop()]));
 
 const mention = (channel: string, ts: string, text: string) =>
   eventBody({ type: 'app_mention', user: 'U1', text: `<@${BOT_USER}> ${text}`, ts, channel });
