@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -52,8 +52,9 @@ describe('npm run chat', () => {
 
   it('loads neither the MCP SDK nor zod without MCP servers, its web pages served', async () => {
     // About 100 ms of a start; mcp.json's settings and the pages' sign-in routes once loaded them.
+    const modules = join(dataDir, 'loaded-modules.txt');
     const spool = startSpool(['chat', '--session', `modules-${Date.now()}`], {
-      env: env(),
+      env: { ...env(), LOADED_MODULES_FILE: modules },
       nodeArgs: ['--import', './test/support/loaded-modules.mjs'],
     });
     spool.child.stdin.end('hello\n');
@@ -61,7 +62,9 @@ describe('npm run chat', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('heard 1 message(s), last: hello\n');
     expect(run.stderr).toContain('Web pages: http://127.0.0.1:');
-    const loaded = run.stderr.split('\n').filter((line) => line.startsWith('loaded file:'));
+    const loaded = (await readFile(modules, 'utf8'))
+      .split('\n')
+      .filter((line) => line.startsWith('file:'));
     expect(loaded.some((line) => line.includes('/node_modules/openai/'))).toBe(true);
     expect(
       loaded.filter((line) => /\/node_modules\/(@modelcontextprotocol|zod)\//.test(line)),
