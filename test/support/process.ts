@@ -205,16 +205,18 @@ function listensOn(port: number): Promise<boolean> {
 }
 
 /**
- * Polls `probe` until it returns a value: for waiting on a row or a process, never a fixed sleep.
+ * Polls `probe` until it returns a value, `false` and `undefined` being none: for waiting on a row,
+ * a process or a condition, never a fixed sleep. (`false` was once a value: a probe that returned
+ * its comparison went on at once, before what it waited for.)
  */
 export async function until<T>(
   probe: () => Promise<T | undefined> | T | undefined,
   timeoutMs = 15_000,
-): Promise<T> {
+): Promise<Exclude<T, false>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
-    if (value !== undefined) return value;
+    if (value !== undefined && value !== false) return value as Exclude<T, false>;
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 100));
   }
