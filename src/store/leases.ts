@@ -51,7 +51,9 @@ export async function renewLeases(
   if (leases.length === 0) return [];
   // By generation: a lease whose lane was taken over is not renewed, however briefly it ran out,
   // and one that ran out with no one taking it is ours again. Rows are locked in id order, as a
-  // step's write locks them (see TranscriptStore.writeSteps), so the two never deadlock.
+  // step's write locks them (see TranscriptStore.writeSteps), so the two never deadlock; and for no
+  // key update, as the update takes them, so a message recorded in the lane (its reference to the
+  // lane's key) does not hold a renewal up.
   const rows = await runOnPool<{ id: string; generation: string }>(
     pool,
     Prisma.sql`
@@ -60,7 +62,7 @@ export async function renewLeases(
          WHERE holder = ${holder}
            AND (id, generation) IN (SELECT * FROM unnest(${leases.map((l) => BigInt(l.laneId))}::bigint[], ${leases.map((l) => BigInt(l.generation))}::bigint[]))
            AND ${also}
-         ORDER BY id FOR UPDATE)
+         ORDER BY id FOR NO KEY UPDATE)
       UPDATE lanes SET lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond'
        WHERE id IN (SELECT id FROM mine)
       RETURNING id, generation`,

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InboundMessage } from '../../src/core/ports/platform/delivery.ts';
 import type { Database } from '../../src/store/database.ts';
+import { renewLeases } from '../../src/store/leases.ts';
 import { conversationAt } from '../../src/store/transcripts/conversations.ts';
 import { DeliveryLedger } from '../../src/store/delivery/delivery-ledger.ts';
 import { testDatabase } from '../support/db.ts';
+import { fileDatabaseUrl } from '../support/file-database.ts';
 
 let db: Database;
 let ledger: DeliveryLedger;
@@ -209,6 +212,66 @@ describe('lane leases', () => {
       .poll(() => ledger.acquire(entry.laneId, 'replica-b', 60_000))
       .toMatchObject({ laneId: entry.laneId, takenOver: true });
     expect(await ledger.renew('dead-replica', [dead!], 60_000)).toEqual([]);
+  });
+
+  /**
+   * A transaction of the test's own, left open: what a statement in it locks stays locked until
+   * `end`. As a pool, it hands the statement its one connection.
+   */
+  async function openTransaction() {
+    const client = new pg.Client({ connectionString: fileDatabaseUrl() });
+    await client.connect();
+    await client.query('BEGIN');
+    const asPool = { connect: async () => Object.assign(client, { release() {} }) };
+    return {
+      client,
+      pool: asPool as unknown as pg.Pool,
+      end: () => client.query('ROLLBACK').finally(() => client.end()),
+    };
+  }
+
+  /** `work`'s outcome, or a failure if it is still held up after ten seconds. */
+  const unheld = <T>(work: Promise<T>): Promise<T> =>
+    Promise.race([
+      work,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('held up by the open transaction')), 10_000).unref(),
+      ),
+    ]);
+
+  // A heartbeat renews its leases (rows locked in id order) while arrivals are recorded in their
+  // lanes; the arrivals' statement locked known lanes in its batch's order, the two deadlocked in a
+  // burst, and the renewal failed while its leases ran out.
+  it('records a message in a lane whose lease a renewal is renewing, without waiting for it', async () => {
+    const first = (await ledger.record(message(), false))!;
+    const lease = (await ledger.acquire(first.laneId, 'replica-a', 60_000))!;
+    const renewal = await openTransaction();
+    try {
+      expect(await renewLeases(renewal.pool, 'replica-a', [lease], 60_000)).toHaveLength(1);
+      const next = await unheld(ledger.record(message({ lane: first.lane }), false));
+      expect(next?.laneId).toBe(first.laneId);
+    } finally {
+      await renewal.end();
+    }
+  });
+
+  it('renews a lease while a message is being recorded in its lane', async () => {
+    const first = (await ledger.record(message(), false))!;
+    const lease = (await ledger.acquire(first.laneId, 'replica-a', 60_000))!;
+    const arrival = await openTransaction();
+    try {
+      // The message's row refers to its lane: its key is locked against change until the end.
+      await arrival.client.query(
+        `INSERT INTO inbox (platform, message_key, lane_id, kind, user_id, text, delivery, status)
+         VALUES ('test', $1, $2, 'message', 'U1', 'hello', '{}', 'pending')`,
+        [randomUUID(), first.laneId],
+      );
+      expect(await unheld(ledger.renew('replica-a', [lease], 60_000))).toEqual([
+        { laneId: lease.laneId, generation: lease.generation },
+      ]);
+    } finally {
+      await arrival.end();
+    }
   });
 
   it('keeps a reply once, with the platform id of each chunk posted', async () => {

@@ -119,9 +119,13 @@ export class DeliveryLedger implements DeliveryPort {
   }
 
   /**
-   * Records a batch and gives each arrival its row, in the batch's order. The lane is created with the message (so the thread is known from its first mention on),
-   * except for a refused message, which must not make a thread known; a message for known lanes
-   * only is recorded only where its lane exists.
+   * Records a batch and gives each arrival its row, in the batch's order. The lane is created with
+   * the message (so the thread is known from its first mention on), except for a refused message,
+   * which must not make a thread known; a message for known lanes only is recorded only where its
+   * lane exists. A known lane is read, not upserted: the upsert locked each row in the batch's
+   * order, and a heartbeat renewing leases (rows locked in id order) deadlocked with it, its
+   * renewal failing while its leases ran out. Only new lanes are upserted, in key order (the
+   * upsert finds one another statement created meanwhile).
    */
   private async recordAll(batch: Arrival[]): Promise<void> {
     const messages = batch.map(({ message: m, refused }, i) => ({
@@ -144,7 +148,10 @@ export class DeliveryLedger implements DeliveryPort {
                message_key text, kind text, user_id text, text text, delivery jsonb, files jsonb, refused boolean, known_only boolean)),
       made AS (
         INSERT INTO lanes (platform, workspace, channel, thread)
-        SELECT DISTINCT platform, workspace, channel, thread FROM x WHERE NOT refused AND NOT known_only
+        SELECT DISTINCT platform, workspace, channel, thread FROM x
+         WHERE NOT refused AND NOT known_only AND NOT EXISTS (
+           SELECT 1 FROM lanes l WHERE l.platform = x.platform AND l.workspace = x.workspace AND l.channel = x.channel AND l.thread = x.thread)
+         ORDER BY 1, 2, 3, 4
         ON CONFLICT (platform, workspace, channel, thread) DO UPDATE SET thread = EXCLUDED.thread
         RETURNING id, platform, workspace, channel, thread)
       INSERT INTO inbox (platform, message_key, lane_id, kind, user_id, text, delivery, files, status, answered_at)

@@ -280,7 +280,7 @@ export class TranscriptStore implements StorePort {
       WITH fences AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(fences)}::jsonb) AS f(step int, lane_id bigint, generation bigint)
       ), held AS (
-        SELECT f.step, l.id FROM fences f JOIN lanes l ON l.id = f.lane_id AND l.generation = f.generation ORDER BY l.id FOR UPDATE OF l
+        SELECT f.step, l.id FROM fences f JOIN lanes l ON l.id = f.lane_id AND l.generation = f.generation ORDER BY l.id FOR NO KEY UPDATE OF l
       ), extended AS (
         UPDATE lanes SET lease_expires_at = greatest(lease_expires_at, now() + ${this.options.leaseMs ?? null}::int * interval '1 millisecond')
          WHERE id IN (SELECT id FROM held) AND holder IS NOT NULL
