@@ -12,7 +12,7 @@ const delivery = (names: string[]) => names.map((name) => `test/core/delivery/${
 
 /**
  * Replicas, a stall and shutdown: processes sharing one server, PostgreSQL only, timed against
- * short leases and grace times (a stall longer than a 500 ms lease, a takeover within its lease, a
+ * short leases and grace times (a stall longer than a 1 s lease, a takeover within its lease, a
  * turn within its grace). They run after the rest, one file at a time: what they measure is
  * theirs, not the load of the files beside them.
  */
