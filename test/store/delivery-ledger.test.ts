@@ -8,6 +8,8 @@ import { conversationAt } from '../../src/store/transcripts/conversations.ts';
 import { DeliveryLedger } from '../../src/store/delivery/delivery-ledger.ts';
 import { testDatabase } from '../support/db.ts';
 import { fileDatabaseUrl } from '../support/file-database.ts';
+import { queryAt } from '../support/global-db.ts';
+import { until } from '../support/process.ts';
 
 let db: Database;
 let ledger: DeliveryLedger;
@@ -230,14 +232,28 @@ describe('lane leases', () => {
     };
   }
 
-  /** `work`'s outcome, or a failure if it is still held up after ten seconds. */
-  const unheld = <T>(work: Promise<T>): Promise<T> =>
-    Promise.race([
-      work,
-      new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error('held up by the open transaction')), 10_000).unref(),
-      ),
-    ]);
+  /**
+   * `work`'s outcome, or a failure as soon as a statement of this database waits for a lock
+   * instead (the open transaction's).
+   */
+  async function unheld<T>(work: Promise<T>): Promise<T> {
+    let done = false;
+    const settled = work.finally(() => (done = true));
+    const held = await until(async () => {
+      if (done) return 'no';
+      const [row] = await queryAt<{ waiting: number }>(
+        fileDatabaseUrl(),
+        `SELECT count(*)::int AS waiting FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      return row!.waiting > 0 ? 'yes' : undefined;
+    });
+    if (held === 'yes') {
+      settled.catch(() => {});
+      throw new Error('held up by the open transaction');
+    }
+    return settled;
+  }
 
   // A heartbeat renews its leases (rows locked in id order) while arrivals are recorded in their
   // lanes; the arrivals' statement locked known lanes in its batch's order, the two deadlocked in a
