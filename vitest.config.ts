@@ -11,25 +11,25 @@ process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'node-compile-cache');
 const delivery = (names: string[]) => names.map((name) => `test/core/delivery/${name}.test.ts`);
 
 /**
- * Replicas, a stall and shutdown: processes sharing one server, PostgreSQL only, timed against
- * short leases and grace times (a stall longer than a 1 s lease, a takeover within its lease, a
- * turn within its grace). They run after the rest, one file at a time: what they measure is
- * theirs, not the load of the files beside them.
+ * A stall and shard takeovers: processes sharing one server, PostgreSQL only, timed against short
+ * leases (a stall longer than a 1 s lease, a takeover within a 2 s one). They run after the rest,
+ * one file at a time: what they measure is theirs, not the load of the files beside them.
  */
 const SERIAL = [
-  ...delivery(['database-stall', 'replicas', 'shutdown']),
+  ...delivery(['database-stall']),
   // Discord's shards over replicas: a takeover timed against its lease.
   'test/adapters/discord/shards.test.ts',
 ];
 /**
  * Processes sharing one server too, but held to no lease or grace a busy machine could outlast:
- * every message once and in order (200 threads at once, a database stopped or killed); identifies
- * never closer than their spacing, which load only widens. They run beside the rest: after it, one
- * at a time, they were 35 s of a run with one core idle.
+ * every message once and in order (200 threads at once, a database stopped or killed, two replicas
+ * at the default 15 s lease); a turn within a 20 s grace, or one cut short by a 300 ms grace under
+ * a 10-minute lease; identifies never closer than their spacing, which load only widens. They run
+ * beside the rest: after it, one at a time, they were 35 s and 19 s of a run with one core idle.
  */
 const POSTGRES_ONLY = [
   ...SERIAL,
-  ...delivery(['usage-exact', 'concurrency', 'database-outage']),
+  ...delivery(['usage-exact', 'concurrency', 'database-outage', 'replicas', 'shutdown']),
   'test/adapters/discord/identify-budget.test.ts',
 ];
 
