@@ -103,13 +103,13 @@ await writeFile(
   JSON.stringify({
     name: 'empty',
     type: 'module',
-    scripts: { start: 'node --enable-source-maps main.js' },
+    scripts: { start: 'node main.js' },
   }),
 );
 
 const node: Launch = {
   command: process.execPath,
-  args: ['--enable-source-maps', 'dist/start.js'],
+  args: ['dist/start.js'],
   cwd: REPO_ROOT,
 };
 const npm: Launch = { command: 'npm', args: ['--silent', 'start', '--'], cwd: REPO_ROOT };
@@ -133,7 +133,7 @@ const cases: Array<[string, string | undefined, (run: number) => Promise<number>
     () =>
       toExit({
         command: process.execPath,
-        args: ['--enable-source-maps', 'main.js'],
+        args: ['main.js'],
         cwd: emptyPackage,
       }),
   ],

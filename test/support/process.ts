@@ -27,7 +27,7 @@ export interface SpoolProcess {
  * the source as it is now (test/support/build.ts); `npm run dev` runs `src/main.ts` through tsx.
  */
 export const SPOOL_ENTRY = {
-  built: ['--enable-source-maps', 'dist/start.js'],
+  built: ['dist/start.js'],
   source: ['--import', 'tsx', 'src/main.ts'],
 };
 
