@@ -106,9 +106,11 @@ export async function followTask(
   for (;;) {
     if (task.statusMessage) onStatus(task.statusMessage);
     if (task.status !== 'working') return { ended: task.status, task };
-    const pollMs = pollMsOf(task);
-    if (now() - started + pollMs > options.followMs) return { parked: nextLook(task, now()) };
-    await delay(pollMs, undefined, { signal: options.signal });
+    // The last look is at the end of `followMs`, not a poll before it: a task of four 1 s stages
+    // polled each second was parked at 4 s, though it ended within the 5 s followed.
+    const left = options.followMs - (now() - started);
+    if (left <= 0) return { parked: nextLook(task, now()) };
+    await delay(Math.min(pollMsOf(task), left), undefined, { signal: options.signal });
     task = await lookAtTask(client, task.taskId, options);
   }
 }
