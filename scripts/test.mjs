@@ -5,7 +5,7 @@
 // Arguments go to `vitest run`.
 import { spawn } from 'node:child_process';
 
-/** Resolves with the exit code of `command`, once it has exited. */
+/** Resolves with the exit code of `child`, once it has exited. */
 const exited = (child) => new Promise((resolve) => child.on('close', (code) => resolve(code)));
 
 const checks = spawn(process.execPath, ['scripts/checks.mjs', '--lowest-priority'], {
