@@ -1,4 +1,4 @@
-// `npm run build`: src/ compiled to dist/ with tsc (tsconfig.build.json), and the hash of what it
+// `npm run build`: src/ compiled to dist/ with TypeScript 7's tsc (tsconfig.build.json), and the hash of what it
 // was compiled from written beside it, so that a test run can tell whether dist/ is the source as it
 // is now (test/support/build.ts). With --if-stale it compiles only when it is not. Prints what tsc
 // printed and exits with its status.
@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -17,7 +17,7 @@ const MAIN = join(ROOT, 'dist', 'main.js');
 /** What the build reads: the sources but the tests, its configuration and the compiler. */
 function sourceHash() {
   const hash = createHash('sha256');
-  hash.update(`typescript ${require('typescript/package.json').version}\n`);
+  hash.update(`typescript ${require('typescript-7/package.json').version}\n`);
   const sources = readdirSync(join(ROOT, 'src'), { recursive: true })
     .filter((path) => !path.endsWith('.test.ts'))
     .map((path) => join('src', path))
@@ -45,7 +45,7 @@ function builtFrom(hash) {
 
 const hash = sourceHash();
 if (!(process.argv.includes('--if-stale') && builtFrom(hash))) {
-  const tsc = require.resolve('typescript/bin/tsc');
+  const tsc = join(dirname(require.resolve('typescript-7/package.json')), 'bin', 'tsc');
   const { status } = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {
     cwd: ROOT,
     stdio: 'inherit',
