@@ -7,6 +7,7 @@ import {
   type OAuthClientProvider,
 } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import module from 'node:module';
 import { errorMessage } from '../../core/errors.ts';
 import { traceContextFetch } from '../../tracing/propagation.ts';
 import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from './config/config.ts';
@@ -14,10 +15,19 @@ import { MessageLineBuffer } from './line-buffer.ts';
 
 /**
  * A stdio server's environment is the SDK's safe base (PATH, HOME, USER, SHELL, TERM, LOGNAME)
- * plus what its config names: never the bot's own environment, which holds its tokens.
+ * plus what its config names: never the bot's own environment, which holds its tokens. And where
+ * Spool keeps Node's compile cache (src/start.ts), that directory: a server that is a Node program
+ * starts from its modules compiled before, as Spool does (the official everything server: 0.28 s
+ * of CPU a start without, 0.18 s with), and each is started twice (see NEGOTIATION), and once a
+ * person where its config says so.
  */
 function stdioEnvironment(config: StdioServerConfig): Record<string, string> {
-  return { ...getDefaultEnvironment(), ...config.env };
+  const compileCache = module.getCompileCacheDir?.();
+  return {
+    ...getDefaultEnvironment(),
+    ...(compileCache ? { NODE_COMPILE_CACHE: compileCache } : {}),
+    ...config.env,
+  };
 }
 
 /**

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { getEventListeners } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import module, { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -396,11 +396,14 @@ describe('server-everything over stdio', () => {
     expect(names).not.toContain('everything__simulate-research-query');
   });
 
-  it("keeps the bot's tokens out of a server's environment", async () => {
+  it("keeps the bot's tokens out of a server's environment, and gives it Node's compile cache", async () => {
     const outcome = await registry().call('everything__get-env', {}, context());
     const env = JSON.parse(outcome.content) as Record<string, string>;
     expect(env.GREETING).toBe('configured value');
     expect(env.PATH).toBeTruthy();
+    // The directory this process keeps its compiled code in (vitest.config.ts sets it).
+    expect(module.getCompileCacheDir()).toBeTruthy();
+    expect(env.NODE_COMPILE_CACHE).toBe(module.getCompileCacheDir());
     expect(outcome.content).not.toContain('must-not-leak');
     expect(Object.keys(env).filter((k) => /OPENAI|SLACK|DISCORD|DATABASE/.test(k))).toEqual([]);
   });
