@@ -11,45 +11,47 @@ import { onTerminal } from '../../support/terminal.ts';
 /** A server of the 2026-07-28 era only: it asks in its results (`input_required`). */
 const MODERN = fileURLToPath(new URL('../../fixtures/modern-mcp-server.mjs', import.meta.url));
 
+/**
+ * The servers the tests call. Each test's process starts only the server it calls: every stdio
+ * server is started twice (once to ask its era), and four for each of five processes were 40
+ * starts where 10 do.
+ */
+const SERVERS = {
+  modern: { command: process.execPath, args: [MODERN, 'stdio'] },
+  everything: { command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'] },
+  // Its calls may go a second without a word from it, but for a page the person is on.
+  asker: {
+    command: process.execPath,
+    args: [join(REPO_ROOT, 'test/fixtures/asking-mcp-server.mjs')],
+    timeoutMs: 1000,
+  },
+  // The same, for a page the server never says is done: 2 s in all.
+  stuck: {
+    command: process.execPath,
+    args: [join(REPO_ROOT, 'test/fixtures/asking-mcp-server.mjs')],
+    timeoutMs: 1000,
+    maxTimeoutMs: 2000,
+  },
+};
+
 let fake: FakeOpenAi;
 let dir: string;
-let env: Record<string, string>;
 
 beforeAll(async () => {
   fake = await new FakeOpenAi().start();
   dir = await mkdtemp(join(tmpdir(), 'spool-era-questions-'));
-  await writeFile(
-    join(dir, 'mcp.json'),
-    JSON.stringify({
-      mcpServers: {
-        modern: { command: process.execPath, args: [MODERN, 'stdio'] },
-        everything: { command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'] },
-        // Its calls may go a second without a word from it, but for a page the person is on.
-        asker: {
-          command: process.execPath,
-          args: [join(REPO_ROOT, 'test/fixtures/asking-mcp-server.mjs')],
-          timeoutMs: 1000,
-        },
-        // The same, for a page the server never says is done: 2 s in all.
-        stuck: {
-          command: process.execPath,
-          args: [join(REPO_ROOT, 'test/fixtures/asking-mcp-server.mjs')],
-          timeoutMs: 1000,
-          maxTimeoutMs: 2000,
-        },
-      },
-    }),
-  );
-  env = {
-    OPENAI_BASE_URL: fake.baseURL,
-    DATABASE_URL: fileDatabaseUrl(),
-    MCP_CONFIG: join(dir, 'mcp.json'),
-  };
 });
 afterAll(async () => {
   await fake.stop();
   await rm(dir, { recursive: true, force: true });
 });
+
+/** The environment of a `spool chat` whose one MCP server is `server`. */
+async function envWith(server: keyof typeof SERVERS): Promise<Record<string, string>> {
+  const config = join(dir, `${server}.json`);
+  await writeFile(config, JSON.stringify({ mcpServers: { [server]: SERVERS[server] } }));
+  return { OPENAI_BASE_URL: fake.baseURL, DATABASE_URL: fileDatabaseUrl(), MCP_CONFIG: config };
+}
 
 /** The model calls `tool` once, then says what it returned. */
 function callsOnce(tool: string, args: Record<string, unknown> = {}): void {
@@ -62,7 +64,10 @@ function callsOnce(tool: string, args: Record<string, unknown> = {}): void {
 describe('a 2026-07-28 server asking in its result (input_required), on a terminal', () => {
   it('puts the form to the person, and retries the call with their answer and the requestState', async () => {
     callsOnce('modern__sign_up');
-    const tty = onTerminal(['chat', '--session', `mrtr-form-${Date.now()}`], env);
+    const tty = onTerminal(
+      ['chat', '--session', `mrtr-form-${Date.now()}`],
+      await envWith('modern'),
+    );
     try {
       await tty.waitFor('you › ');
       tty.type('sign me up\r');
@@ -86,7 +91,10 @@ describe('a 2026-07-28 server asking in its result (input_required), on a termin
 describe('a page to open (URL elicitation), on a terminal', () => {
   it("shows a 2026-07-28 server's page by its host and address, never to the model, and retries the call once the person said yes", async () => {
     callsOnce('modern__open_page');
-    const tty = onTerminal(['chat', '--session', `mrtr-url-${Date.now()}`], env);
+    const tty = onTerminal(
+      ['chat', '--session', `mrtr-url-${Date.now()}`],
+      await envWith('modern'),
+    );
     try {
       await tty.waitFor('you › ');
       tty.type('sign it\r');
@@ -109,7 +117,10 @@ describe('a page to open (URL elicitation), on a terminal', () => {
   it("answers a 2025 server's elicitation/create in URL mode with the person's consent", async () => {
     const url = 'https://login.example.org/consent';
     callsOnce('everything__trigger-url-elicitation', { url, message: 'Grant access there.' });
-    const tty = onTerminal(['chat', '--session', `url-2025-${Date.now()}`], env);
+    const tty = onTerminal(
+      ['chat', '--session', `url-2025-${Date.now()}`],
+      await envWith('everything'),
+    );
     try {
       await tty.waitFor('you › ');
       tty.type('grant it\r');
@@ -129,7 +140,7 @@ describe('a page to open (URL elicitation), on a terminal', () => {
 
   it('keeps a 2025 call going while the person is on the page, past its timeout, until the server says the page is done', async () => {
     callsOnce('asker__open_page', { waitMs: 2500 });
-    const tty = onTerminal(['chat', '--session', `url-wait-${Date.now()}`], env);
+    const tty = onTerminal(['chat', '--session', `url-wait-${Date.now()}`], await envWith('asker'));
     try {
       await tty.waitFor('you › ');
       tty.type('pay\r');
@@ -149,7 +160,10 @@ describe('a page to open (URL elicitation), on a terminal', () => {
 
   it('waits for a page the server never says is done no longer than the call may run in all, then cancels the call', async () => {
     callsOnce('stuck__open_page', { waitMs: 600_000 });
-    const tty = onTerminal(['chat', '--session', `url-stuck-${Date.now()}`], env);
+    const tty = onTerminal(
+      ['chat', '--session', `url-stuck-${Date.now()}`],
+      await envWith('stuck'),
+    );
     try {
       await tty.waitFor('you › ');
       tty.type('pay\r');
