@@ -1,7 +1,7 @@
-// `npm run build`: src/ compiled to dist/ with TypeScript 7's tsc (tsconfig.build.json), and the hash of what it
-// was compiled from written beside it, so that a test run can tell whether dist/ is the source as it
-// is now (test/support/build.ts). With --if-stale it compiles only when it is not. Prints what tsc
-// printed and exits with its status.
+// `npm run build`: src/ compiled to dist/ with TypeScript 7's tsc (tsconfig.build.json), and the
+// hash of what it was compiled from written beside it, so that a test run can tell whether dist/ is
+// the source as it is now (test/support/build.ts). With --if-stale it compiles only when it is not.
+// Prints what tsc printed and exits with its status.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 // `npm test`'s checks: the type check, ESLint with the import-circle check, and Prettier's check,
-// at once: each runs on one core, and one after another they left the other core idle. Prints each one's output when it ends, and exits 1 if any failed. With
-// `--lowest-priority` (`npm test`, beside the tests: scripts/test.mjs) they take only the time the
-// tests leave idle.
+// at once: each runs on one core, and one after another they left the other core idle. Prints each
+// one's output when it ends, and exits 1 if any failed. With `--lowest-priority` (`npm test`,
+// beside the tests: scripts/test.mjs) they take only the time the tests leave idle.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';

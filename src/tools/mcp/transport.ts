@@ -18,8 +18,8 @@ import { MessageLineBuffer } from './line-buffer.ts';
  * plus what its config names: never the bot's own environment, which holds its tokens. And where
  * Spool keeps Node's compile cache (src/start.ts), that directory: a server that is a Node program
  * starts from its modules compiled before, as Spool does (the official everything server: 0.28 s
- * of CPU a start without, 0.18 s with), and each is started twice (see NEGOTIATION), and once a
- * person where its config says so.
+ * of CPU a start without, 0.18 s with). Every server starts twice (see NEGOTIATION), and a server
+ * of each person's own once for each person.
  */
 function stdioEnvironment(config: StdioServerConfig): Record<string, string> {
   const compileCache = module.getCompileCacheDir?.();
