@@ -12,11 +12,7 @@ import { DeliveryEngine } from './core/delivery/engine/engine.ts';
 import { errorMessage } from './core/errors.ts';
 import type { PlatformAdapter } from './core/ports/platform/platform.ts';
 import { secretMasker } from './core/redact.ts';
-import { ApprovalLedger } from './store/delivery/approval-ledger.ts';
 import { TaskLedger } from './store/delivery/task-ledger.ts';
-import { QuestionLedger } from './store/delivery/question-ledger.ts';
-import { PostgresSpendLedger } from './store/delivery/spend-ledger.ts';
-import { FeedbackLedger } from './store/delivery/feedback-ledger.ts';
 import { getContinuationTool } from './core/builtins/get-continuation.ts';
 import { OpenAiChatClient } from './llm/openai-client.ts';
 import { windowLine } from './llm/context-window.ts';
@@ -38,7 +34,7 @@ import { openDatabase, type Database } from './store/database.ts';
 import { abandonEmbeddedStart } from './store/embedded-start.ts';
 import { DeliveryLedger } from './store/delivery/delivery-ledger.ts';
 import { GatewayLedger } from './store/delivery/gateway-ledger.ts';
-import { ScheduleLedger } from './store/delivery/schedule-ledger.ts';
+import { deliveryLedgers } from './store/delivery/ledgers.ts';
 import { HistorySearch } from './store/transcripts/history-search.ts';
 import { ResultIndexer } from './store/transcripts/result-index.ts';
 import { TranscriptStore } from './store/transcripts/transcript-store.ts';
@@ -182,15 +178,6 @@ async function startMcp(
     return undefined;
   }
 }
-
-/** What the delivery engine keeps besides its inbox: approvals, questions, spend, ratings, schedules. */
-const deliveryLedgers = (db: Database) => ({
-  approvals: new ApprovalLedger(db.prisma),
-  questions: new QuestionLedger(db.prisma),
-  spend: new PostgresSpendLedger(db.pool),
-  feedback: new FeedbackLedger(db.prisma),
-  schedules: new ScheduleLedger(db.prisma),
-});
 
 /** What the bot runs beside: its metrics and readiness, its platforms, its HTTP server. */
 interface Around {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { AcquiredLease } from '../core/ports/platform/delivery.ts';
-import type { Lease } from '../core/ports/store.ts';
+import { LeaseLostError, type Lease } from '../core/ports/store.ts';
 import { Prisma } from './generated/client.ts';
 import { queryOnPool, runOnPool } from './pool-statement.ts';
 
@@ -10,6 +10,23 @@ import { queryOnPool, runOnPool } from './pool-statement.ts';
  * statement on the database's clock. `also` is a condition more of the holder's kind (a shard's:
  * its shard count is still the gateway's).
  */
+
+/**
+ * A statement's condition that `lease` (when given) is still its lane's, locking the lane's row
+ * until the statement's transaction ends: a takeover (which updates the row) then comes wholly
+ * before it, and the condition is false, or wholly after it, and the new holder reads what it
+ * wrote.
+ */
+export const fence = (lease: Lease | undefined): Prisma.Sql =>
+  lease
+    ? Prisma.sql`EXISTS (SELECT 1 FROM lanes WHERE id = ${BigInt(lease.laneId)} AND generation = ${BigInt(lease.generation)} FOR SHARE)`
+    : Prisma.sql`true`;
+
+/** What a write fenced by `lease` throws when its lane was taken over. */
+export const leaseLost = (lease: Lease) =>
+  new LeaseLostError(
+    `lane ${lease.laneId} was taken over: generation ${lease.generation} is stale`,
+  );
 
 /**
  * Takes the lane's lease, when it is free, expired or `holder`'s already: a new generation, or

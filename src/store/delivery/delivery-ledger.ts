@@ -12,10 +12,10 @@ import type {
   ReplyPart,
 } from '../../core/ports/platform/delivery.ts';
 import type { Conversation } from '../../core/ports/conversation.ts';
-import { LeaseLostError, type Lease } from '../../core/ports/store.ts';
+import type { Lease } from '../../core/ports/store.ts';
 import { conversationAt } from '../transcripts/conversations.ts';
 import { GroupCommit } from '../group-commit.ts';
-import { acquireLease, releaseLease, renewLeases } from '../leases.ts';
+import { acquireLease, fence, leaseLost, releaseLease, renewLeases } from '../leases.ts';
 import type pg from 'pg';
 import type { Database } from '../database.ts';
 import { Prisma, type PrismaClient } from '../generated/client.ts';
@@ -28,22 +28,6 @@ import {
   type PendingRow,
 } from './delivery-rows.ts';
 import { linkConversationStatement, nextPendingStatement, pendingEntryOf } from './next-pending.ts';
-
-/**
- * A statement's condition that `lease` (when given) is still its lane's, locking the lane's row
- * until the statement's transaction ends: a takeover (which updates the row) then comes wholly
- * before it, and the condition is false, or wholly after it, and the new holder reads what it
- * wrote.
- */
-export const fence = (lease: Lease | undefined): Prisma.Sql =>
-  lease
-    ? Prisma.sql`EXISTS (SELECT 1 FROM lanes WHERE id = ${BigInt(lease.laneId)} AND generation = ${BigInt(lease.generation)} FOR SHARE)`
-    : Prisma.sql`true`;
-
-const leaseLost = (lease: Lease) =>
-  new LeaseLostError(
-    `lane ${lease.laneId} was taken over: generation ${lease.generation} is stale`,
-  );
 
 /** A message to record, and what recording it found: its row, or none for a duplicate. */
 interface Arrival {

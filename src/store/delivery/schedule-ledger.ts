@@ -6,7 +6,7 @@ import type {
   SchedulePort,
 } from '../../core/ports/schedules.ts';
 import { LeaseLostError, type Lease } from '../../core/ports/store.ts';
-import { fence } from './delivery-ledger.ts';
+import { fence } from '../leases.ts';
 import type { PrismaClient, Schedule as ScheduleRow } from '../generated/client.ts';
 
 export const toSchedule = (row: ScheduleRow): Schedule => ({
