@@ -10,9 +10,8 @@ import type {
 } from '../../core/ports/platform/gateway.ts';
 import type { Lease } from '../../core/ports/store.ts';
 import type { Database } from '../database.ts';
-import { fence } from '../leases.ts';
 import { Prisma } from '../generated/client.ts';
-import { acquireLease, releaseLease, renewLeases } from '../leases.ts';
+import { acquireLease, fence, releaseLease, renewLeases } from '../leases.ts';
 import { queryOnPool, runOnPool } from '../pool-statement.ts';
 
 /** The lanes rows of the shards: one per application, generation and shard id. */

@@ -4,14 +4,10 @@ import type {
   Message,
   ToolCall,
 } from '../../core/ports/conversation.ts';
-import {
-  LeaseLostError,
-  type Lease,
-  type StepRecords,
-  type StorePort,
-} from '../../core/ports/store.ts';
+import type { Lease, StepRecords, StorePort } from '../../core/ports/store.ts';
 import { channelKeyOf, conversationAt } from './conversations.ts';
 import { GroupCommit } from '../group-commit.ts';
+import { leaseLost } from '../leases.ts';
 import { storedResultIn } from './stored-result.ts';
 import type { Database } from '../database.ts';
 import { Prisma } from '../generated/client.ts';
@@ -226,10 +222,7 @@ export class TranscriptStore implements StorePort {
       throw error;
     });
     const { fence } = records;
-    if (step.refused && fence)
-      throw new LeaseLostError(
-        `lane ${fence.laneId} was taken over: generation ${fence.generation} is stale`,
-      );
+    if (step.refused && fence) throw leaseLost(fence);
     this.written(step);
   }
 
