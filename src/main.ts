@@ -201,11 +201,10 @@ async function openSpool(
   };
   const tracing = await startTracing(config.tracing, logger);
   const llm = new OpenAiChatClient({ ...config.openai, dispatcher: proxyFromEnv() });
-  // The database server, a process of its own, is started first; the model server is asked and the
-  // tokenizer loaded while it starts.
+  // The database server, a process of its own, is started first; the model server is asked while
+  // it starts.
   const opening = openDatabase({ ...config.store, logger, onLost });
   const modelChecked = checkModel(llm, config, logger);
-  const tokenizerLoaded = llm.loadTokenizer();
   const db = await opening;
   logger.info(`Database: ${db.description}`);
   const store = new TranscriptStore(db, { leaseMs: config.delivery.leaseMs });
@@ -229,7 +228,7 @@ async function openSpool(
   const mcpSource = mcp && (await startMcp(mcp, db, config, logger, oauth));
   if (mcpSource) sources.push(mcpSource);
   const tools = new ToolRegistry(sources);
-  await Promise.all([modelChecked, tokenizerLoaded]);
+  await modelChecked;
   const ledger = new DeliveryLedger(db);
   const agent = new Agent(
     {

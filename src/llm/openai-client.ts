@@ -16,7 +16,7 @@ import {
   type LlmResponse,
 } from '../core/ports/llm.ts';
 import { toOpenAi, toOpenAiTools } from './chat-messages.ts';
-import { promptBound, windowEstimator } from './token-estimate.ts';
+import { promptBound, windowBound, windowEstimator } from './token-estimate.ts';
 import { askServer, assumedWindow, windowSource, type ModelWindow } from './context-window.ts';
 import { readUsage } from './usage.ts';
 import { errorMessage } from '../core/errors.ts';
@@ -140,6 +140,8 @@ export class OpenAiChatClient implements LlmPort {
   private readonly client: OpenAI;
   private tokenParam: TokenParam;
   private estimatePrompt?: Promise<(request: LlmRequest) => number>;
+  /** An upper bound of `estimatePrompt`'s estimate with no tokenizer: see `within`. */
+  private readonly boundPrompt: (request: LlmRequest) => number;
   /** Upper bounds of a request's prompt, by the model it names (see `mostTokens`). */
   private readonly bounds = new Map<string, Promise<(request: LlmRequest) => number>>();
   /** The model's context window and where it came from: see `learnWindow`. */
@@ -166,6 +168,7 @@ export class OpenAiChatClient implements LlmPort {
       : new OpenAI({ ...common, baseURL: options.baseURL });
     this.tokenParam =
       options.tokenParam === 'max_completion_tokens' ? 'max_completion_tokens' : 'max_tokens';
+    this.boundPrompt = windowBound(options.model);
   }
 
   async complete(request: LlmRequest, signal?: AbortSignal): Promise<LlmResponse> {
@@ -210,8 +213,8 @@ export class OpenAiChatClient implements LlmPort {
     return contextTokens - (await this.estimate(request)) - reply;
   }
 
-  async fits(request: LlmRequest): Promise<boolean> {
-    return (await this.estimate(request)) + this.replyFloor(request) <= this.window.tokens;
+  fits(request: LlmRequest): Promise<boolean> {
+    return this.within(request, this.window.tokens - this.replyFloor(request));
   }
 
   /**
@@ -220,8 +223,9 @@ export class OpenAiChatClient implements LlmPort {
    */
   async windowProblem(fixed: LlmRequest): Promise<string | undefined> {
     const contextTokens = this.window.tokens;
-    const [tokens, floor] = [await this.estimate(fixed), this.replyFloor(fixed)];
-    if (tokens + floor + MIN_CONVERSATION_TOKENS <= contextTokens) return undefined;
+    const floor = this.replyFloor(fixed);
+    if (await this.within(fixed, contextTokens - floor - MIN_CONVERSATION_TOKENS)) return undefined;
+    const tokens = await this.estimate(fixed);
     const raise =
       this.window.source.kind === 'setting'
         ? 'raise OPENAI_CONTEXT_TOKENS'
@@ -232,16 +236,19 @@ export class OpenAiChatClient implements LlmPort {
     );
   }
 
+  /** The request's estimated prompt: the model's tokenizer is loaded when first needed. */
   private estimate(request: LlmRequest): Promise<number> {
-    return this.loadTokenizer().then((estimate) => estimate(request));
+    this.estimatePrompt ??= windowEstimator(this.options.model);
+    return this.estimatePrompt.then((estimate) => estimate(request));
   }
 
   /**
-   * Loads the model's tokenizer (about 150 ms of a start): called early, it loads while the
-   * database starts, before the first request needs it.
+   * Whether the request's estimated prompt is at most `tokens`: settled by the bound where it can
+   * be, so that the tokenizer, 80-200 ms of CPU to load, is not loaded for a start's first short
+   * reply, nor counts what surely fits; by the estimate itself only where the bound is over.
    */
-  loadTokenizer(): Promise<(request: LlmRequest) => number> {
-    return (this.estimatePrompt ??= windowEstimator(this.options.model));
+  private async within(request: LlmRequest, tokens: number): Promise<boolean> {
+    return this.boundPrompt(request) <= tokens || (await this.estimate(request)) <= tokens;
   }
 
   private replyFloor(request: LlmRequest): number {
@@ -254,10 +261,9 @@ export class OpenAiChatClient implements LlmPort {
    */
   private async replyBudget(request: LlmRequest): Promise<number> {
     const wanted = request.maxTokens ?? this.options.maxTokens;
-    return Math.max(
-      this.replyFloor(request),
-      Math.min(wanted, this.window.tokens - (await this.estimate(request))),
-    );
+    const floor = this.replyFloor(request);
+    if (await this.within(request, this.window.tokens - wanted)) return Math.max(floor, wanted);
+    return Math.max(floor, Math.min(wanted, this.window.tokens - (await this.estimate(request))));
   }
 
   /**

@@ -12,6 +12,7 @@ import {
   promptEstimator,
   tokenCounter,
   UNKNOWN_TOKENIZER_MARGIN,
+  windowBound,
   windowEstimator,
 } from './token-estimate.ts';
 
@@ -202,6 +203,33 @@ describe('promptEstimator', () => {
     const tools = [...request.tools, { name: 'u', description: 'e', parameters: {} }];
     estimate({ ...next, system: 'tttt', tools });
     expect(seen).toEqual(['tttt', JSON.stringify(toOpenAiTools(tools))]);
+  });
+});
+
+describe('windowBound', () => {
+  it("never counts less than the window's estimate, whatever the request holds, for any model", async () => {
+    const text = fc.string({ unit: 'grapheme', maxLength: 400 });
+    const repeated = fc
+      .tuple(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 3 }), fc.nat(400))
+      .map(([piece, times]) => piece.repeat(times));
+    for (const model of ['gpt-4o-mini', 'gpt-4', 'acme-local-7b']) {
+      const [estimate, bound] = [await windowEstimator(model), windowBound(model)];
+      fc.assert(
+        fc.property(
+          fc.oneof(text, repeated),
+          fc.array(fc.oneof(text, repeated)),
+          (system, said) => {
+            const sent: LlmRequest = {
+              ...request,
+              system,
+              messages: said.map((content) => ({ role: 'user', content, turn: 1 })),
+            };
+            expect(bound(sent)).toBeGreaterThanOrEqual(estimate(sent));
+          },
+        ),
+        { numRuns: 150 },
+      );
+    }
   });
 });
 

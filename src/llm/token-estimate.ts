@@ -167,6 +167,14 @@ export function promptEstimator(count: CountTokens): (request: LlmRequest) => nu
     );
 }
 
+const withMargin = (
+  estimate: (request: LlmRequest) => number,
+  exact: boolean,
+): ((request: LlmRequest) => number) =>
+  exact ? estimate : (request) => Math.ceil(estimate(request) * (1 + UNKNOWN_TOKENIZER_MARGIN));
+
+const utf8Bytes: CountTokens = (text) => Buffer.byteLength(text, 'utf8');
+
 /**
  * The estimate the window is kept by: the count of what is sent, and for a model whose tokenizer
  * is unknown, the margin another tokenizer may need over it (a request filled to the window by
@@ -174,10 +182,17 @@ export function promptEstimator(count: CountTokens): (request: LlmRequest) => nu
  */
 export async function windowEstimator(model: string): Promise<(request: LlmRequest) => number> {
   const { count, exact } = await tokenCounter(model);
-  const estimate = promptEstimator(count);
-  return exact
-    ? estimate
-    : (request) => Math.ceil(estimate(request) * (1 + UNKNOWN_TOKENIZER_MARGIN));
+  return withMargin(promptEstimator(count), exact);
+}
+
+/**
+ * An upper bound of `windowEstimator(model)`'s estimate that needs no tokenizer: a UTF-8 byte a
+ * token, since no byte-level tokenizer's token is shorter than a byte. What fits by this bound
+ * fits by the estimate, so the tokenizer (80-200 ms of CPU to load) is loaded only where the bound
+ * does not settle a question (see `OpenAiChatClient.within`): never for a first short reply.
+ */
+export function windowBound(model: string): (request: LlmRequest) => number {
+  return withMargin(promptEstimator(utf8Bytes), knownTokenizer(bare(model)));
 }
 
 /**
@@ -201,7 +216,7 @@ export async function promptBound(
 ): Promise<(request: LlmRequest) => number> {
   const count: CountTokens = knownTokenizer(bare(model))
     ? (await tokenCounter(model)).count
-    : (text) => Buffer.byteLength(text, 'utf8');
+    : utf8Bytes;
   const estimate = promptEstimator(count);
   const perImage = imageMostTokens(model);
   return (request) => {

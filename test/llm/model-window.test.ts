@@ -125,6 +125,30 @@ describe('a server that reports its window', () => {
     expect(await llm.fits({ ...request, system: prose.repeat(500).slice(0, 40_000) })).toBe(false);
   });
 
+  it('answers by the count where a byte a token is over the window: the same fit and reply budget', async () => {
+    fake.propsWindow = 8_192;
+    const llm = openAiClientFor(fake);
+    await llm.learnWindow();
+    // 20,000 bytes, past the window at a byte a token; 2,500 tokens by o200k (8 chars a token).
+    const request = {
+      system: 'x'.repeat(20_000),
+      messages: [],
+      tools: [],
+      toolChoice: 'auto' as const,
+      maxTokens: 2_000,
+    };
+    expect(await llm.fits(request)).toBe(true);
+    fake.fallback = () => ({ content: 'ok' });
+    await llm.complete(request);
+    expect(fake.requests.at(-1)?.max_tokens).toBe(2_000);
+    // 39,200 bytes, 4,900 tokens: the reply is cut to what the window leaves beside the prompt.
+    const longer = { ...request, system: 'x'.repeat(39_200) };
+    await llm.complete(longer);
+    const left = (await llm.room({ ...longer, maxTokens: 0 }))!;
+    expect(left).toBeLessThan(2_000);
+    expect(fake.requests.at(-1)?.max_tokens).toBe(left);
+  });
+
   it('OPENAI_CONTEXT_TOKENS comes first: the server is not asked over it', async () => {
     fake.listedWindow = 3_000;
     const llm = openAiClientFor(fake, 0, { contextTokens: 50_000 });

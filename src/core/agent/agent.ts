@@ -72,6 +72,17 @@ const systemPrompt = (base: string, tools: ToolSpec[]) =>
   [base, ...tools.flatMap((t) => (t.guidance ? [t.guidance] : []))].join('\n');
 
 /**
+ * What the window can still take beside `request`, counted once, when the step's calls first ask
+ * (the count may load the model's tokenizer: a reply with no calls never needs it).
+ */
+function roomOf(llm: LlmPort, request: LlmRequest): Turn['room'] {
+  const room = llm.room?.bind(llm);
+  if (!room) return undefined;
+  let counted: Promise<number | undefined> | undefined;
+  return () => (counted ??= room(request));
+}
+
+/**
  * The call Spool makes for each file shared with a message, so that the file is a result of its
  * turn.
  */
@@ -386,7 +397,7 @@ export class Agent implements TurnRunner {
       // never sent.
       if (llm.fits && !(await llm.fits(request)))
         throw new ContextLengthError('The request is estimated to exceed OPENAI_CONTEXT_TOKENS.');
-      turn.roomTokens = await llm.room?.(request);
+      turn.room = roomOf(llm, request);
       const admitted = await admit(turn.spend, request, llm);
       if (admitted && 'refusal' in admitted) return admitted;
       const started = Date.now();

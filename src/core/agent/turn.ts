@@ -39,8 +39,11 @@ export interface Turn {
   /** Those of them that waited for their person's sign-in: each is started once. */
   signInWaits: Set<string>;
   onActivity?: TurnOptions['onActivity'];
-  /** What the window can still take beside the newest request sent (see `LlmPort.room`). */
-  roomTokens?: number;
+  /**
+   * What the window can still take beside the newest request sent (see `LlmPort.room`), counted
+   * when first asked for: a step that makes no calls never counts it.
+   */
+  room?: () => Promise<number | undefined>;
   spend?: TurnSpend;
   /** The lease each step's write carries (see `TurnOptions.fence`). */
   fence?: TurnOptions['fence'];

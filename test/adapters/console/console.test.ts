@@ -50,8 +50,9 @@ describe('npm run chat', () => {
     expect(run.stderr).toContain('Database:');
   });
 
-  it('loads neither the MCP SDK nor zod without MCP servers, its web pages served', async () => {
+  it('loads neither the MCP SDK nor zod without MCP servers, its web pages served, nor the tokenizer for a short reply', async () => {
     // About 100 ms of a start; mcp.json's settings and the pages' sign-in routes once loaded them.
+    // The tokenizer (80-200 ms) is loaded only where a byte a token does not show that a request fits.
     const modules = join(dataDir, 'loaded-modules.txt');
     const spool = startSpool(['chat', '--session', `modules-${Date.now()}`], {
       env: { ...env(), LOADED_MODULES_FILE: modules },
@@ -67,7 +68,9 @@ describe('npm run chat', () => {
       .filter((line) => line.startsWith('file:'));
     expect(loaded.some((line) => line.includes('/node_modules/openai/'))).toBe(true);
     expect(
-      loaded.filter((line) => /\/node_modules\/(@modelcontextprotocol|zod)\//.test(line)),
+      loaded.filter((line) =>
+        /\/node_modules\/(@modelcontextprotocol|zod|gpt-tokenizer)\//.test(line),
+      ),
     ).toEqual([]);
   });
 

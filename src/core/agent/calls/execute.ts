@@ -51,7 +51,7 @@ export async function executeCall(
     const reading = {
       transcript: turn.transcript,
       viewChars,
-      roomTokens: turn.roomTokens,
+      roomTokens: await turn.room?.(),
     };
     return await deps.tools.call(call.name, parsed.args, {
       ...info,

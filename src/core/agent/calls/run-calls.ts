@@ -68,8 +68,9 @@ async function windowRoom(
   turn: Turn,
   results: ReadonlyArray<{ toolCallId: string; content: string; bounded?: boolean }>,
 ): Promise<number> {
-  const { roomTokens, transcript } = turn;
+  const { transcript } = turn;
   const room = llm.room?.bind(llm);
+  const roomTokens = await turn.room?.();
   if (roomTokens === undefined || !room) return Infinity;
   const calls = newestCalls(transcript);
   const textChars = results.reduce((n, r) => n + r.content.length, 0);
