@@ -5,6 +5,7 @@ import {
   type RESTGetAPICurrentUserGuildsResult,
 } from 'discord.js';
 import type { ChannelAccess } from '../../core/ports/platform/channel-access.ts';
+import { DIRECT_MESSAGES } from './inbound/inbound.ts';
 
 /** Discord's most servers in one page of the bot's (GET /users/@me/guilds). */
 const SERVERS_A_PAGE = 200;
@@ -31,8 +32,7 @@ async function botServers(client: Client): Promise<RESTGetAPICurrentUserGuildsRe
  */
 export function discordChannelAccess(client: Client): ChannelAccess {
   return {
-    // As inbound/ records a message with no server.
-    directMessages: 'dm',
+    directMessages: DIRECT_MESSAGES,
     async canRead(user, { workspace, channel }) {
       const found = await client.channels.fetch(channel).catch(() => null);
       if (!found) return false;

@@ -9,6 +9,9 @@ import type { Asker, Delivery } from '../../../core/ports/platform/platform.ts';
 import type { DiscordParts, PersonInteraction } from '../parts.ts';
 import { discordChunks } from '../text.ts';
 
+/** The workspace a message outside any server is recorded under: a direct message's. */
+export const DIRECT_MESSAGES = 'dm';
+
 /**
  * Who asked or clicked, and where: the channel (or thread) is the lane; its conversation is
  * whichever `/new` made current.
@@ -18,7 +21,7 @@ export function askerOf(interaction: PersonInteraction): Asker {
   return {
     lane: {
       platform: 'discord',
-      workspace: interaction.guildId ?? 'dm',
+      workspace: interaction.guildId ?? DIRECT_MESSAGES,
       channel: interaction.channelId ?? '',
       thread: 'main',
     },

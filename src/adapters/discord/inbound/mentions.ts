@@ -7,6 +7,7 @@ import type {
 } from '../../../core/ports/platform/delivery.ts';
 import { errorMessage } from '../../../core/errors.ts';
 import type { DiscordParts } from '../parts.ts';
+import { DIRECT_MESSAGES } from './inbound.ts';
 import { readableMessage } from '../text.ts';
 
 /**
@@ -130,7 +131,7 @@ export function mentionOf(
   return {
     lane: {
       platform: 'discord',
-      workspace: message.guild_id ?? 'dm',
+      workspace: message.guild_id ?? DIRECT_MESSAGES,
       channel: message.channel_id,
       thread: 'main',
     },
@@ -174,7 +175,7 @@ export function deletionsOf(d: {
 }): InboundEdit[] {
   const lane = {
     platform: 'discord',
-    workspace: d.guild_id ?? 'dm',
+    workspace: d.guild_id ?? DIRECT_MESSAGES,
     channel: d.channel_id,
     thread: 'main',
   };

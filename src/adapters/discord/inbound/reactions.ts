@@ -15,6 +15,7 @@ import {
 } from '../../../core/delivery/intake/reactions.ts';
 import { errorMessage } from '../../../core/errors.ts';
 import type { DiscordParts } from '../parts.ts';
+import { DIRECT_MESSAGES } from './inbound.ts';
 import { readableMessage } from '../text.ts';
 
 type ReactionEvent =
@@ -53,7 +54,7 @@ function mapped(
   if (!emoji) return undefined;
   const lane = {
     platform: 'discord',
-    workspace: d.guild_id ?? 'dm',
+    workspace: d.guild_id ?? DIRECT_MESSAGES,
     channel: d.channel_id,
     thread: 'main',
   };
