@@ -13,6 +13,7 @@ import {
 } from './interactions/http-interactions.ts';
 import { answerComponent } from './interactions/interactions.ts';
 import { intentsFor, listenForMentions } from './inbound/mentions.ts';
+import { DIRECT_MESSAGES } from './inbound/inbound.ts';
 import { discordOutbound } from './outbound.ts';
 import { listenForReactions } from './inbound/reactions.ts';
 import type { DiscordAdapterConfig, DiscordParts } from './parts.ts';
@@ -76,6 +77,7 @@ export class DiscordAdapter implements PlatformAdapter {
     delivery.register('discord', discordOutbound(this.parts), {
       workspaces: config.allowedGuilds,
       roles: config.allowedRoles,
+      directMessages: DIRECT_MESSAGES,
     });
   }
 

@@ -76,6 +76,9 @@ afterAll(async () => {
   await db?.close();
 });
 
+/** Where the platform records direct messages outside any workspace (Discord's `dm`). */
+const DIRECT_MESSAGES = 'W-direct';
+
 /** A replica on its own clock, allowing `users` only (everyone without). */
 function replica(platform: Platform, clock: () => Date, users?: string[]): DeliveryEngine {
   const engine = testEngine(
@@ -89,7 +92,10 @@ function replica(platform: Platform, clock: () => Date, users?: string[]): Deliv
     },
     { schedules: new ScheduleLedger(db.prisma) },
   );
-  engine.register(platformName, outbound(platform), users ? { users } : {});
+  engine.register(platformName, outbound(platform), {
+    ...(users && { users }),
+    directMessages: DIRECT_MESSAGES,
+  });
   engine.start();
   engines.push(engine);
   return engine;
@@ -256,6 +262,30 @@ describe('scheduled prompts', () => {
     expect(await engine.schedule(asker('W-cancel', 'C1', 'UOTHER'), 'list')).toBeUndefined();
     expect(await engine.schedule(asker('W-cancel', 'C1'), 'every blursday at 9:00 x')).toContain(
       '"blursday" is not a day',
+    );
+  });
+
+  it("keeps a schedule in a direct message its owner's alone: to an admin there as to anyone, there is no such schedule", async () => {
+    const platform = newPlatform();
+    const engine = replica(platform, () => new Date('2031-03-07T10:00:30Z'));
+    const own = scheduleId(
+      await engine.schedule(asker(DIRECT_MESSAGES, 'D-U1'), 'every day at 9:00 My own notes'),
+    );
+    const absent = `There is no schedule #${own} here (\`schedule list\` shows them).`;
+    // In their own direct message with Spool, and on the web pages' Cancel, by its id.
+    expect(
+      await engine.schedule(asker(DIRECT_MESSAGES, 'D-ADMIN', 'UADMIN'), `cancel ${own}`),
+    ).toBe(absent);
+    const asAdmin = { platform: platformName, workspace: DIRECT_MESSAGES, user: 'UADMIN' };
+    expect(await engine.cancelSchedule(asAdmin, own!)).toBe('absent');
+    expect(await engine.schedule(asker(DIRECT_MESSAGES, 'D-U2', 'U2'), `cancel ${own}`)).toBe(
+      absent,
+    );
+    expect(await engine.schedule(asker(DIRECT_MESSAGES, 'D-U1'), 'list')).toContain(
+      `#${own} by <@U1>`,
+    );
+    expect(await engine.schedule(asker(DIRECT_MESSAGES, 'D-U1'), `cancel ${own}`)).toBe(
+      `Cancelled schedule #${own}.`,
     );
   });
 });

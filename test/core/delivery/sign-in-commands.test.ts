@@ -22,6 +22,13 @@ const asker = (user: string): Asker => ({
   user,
 });
 const person = (user: string) => ({ platform: 'slack', workspace, user });
+/** Discord's direct messages, outside any server: each person's own, an admin's too. */
+const DIRECT_MESSAGES = `dm-${randomUUID()}`;
+const directPerson = (user: string) => ({ platform: 'discord', workspace: DIRECT_MESSAGES, user });
+const directAsker = (user: string): Asker => ({
+  lane: { platform: 'discord', workspace: DIRECT_MESSAGES, channel: `D-${user}`, thread: '' },
+  user,
+});
 const signedIn = async (user: string, server: string) =>
   (await vault.read(server, person(user)))?.tokens?.access_token;
 
@@ -44,16 +51,14 @@ beforeAll(async () => {
     { signIns },
   );
   // Nothing is posted: commands answer the person who asked, through the adapter.
-  engine.register(
-    'slack',
-    {
-      render: (text) => [text],
-      post: async () => 'posted',
-      refuse: async () => {},
-      showWorking: async () => async () => {},
-    },
-    {},
-  );
+  const outbound = {
+    render: (text: string) => [text],
+    post: async () => 'posted',
+    refuse: async () => {},
+    showWorking: async () => async () => {},
+  };
+  engine.register('slack', outbound, {});
+  engine.register('discord', outbound, { directMessages: DIRECT_MESSAGES });
   const record = (token: string) => ({
     serverUrl: 'https://notes.example/mcp',
     tokens: { access_token: token, token_type: 'Bearer' },
@@ -61,6 +66,8 @@ beforeAll(async () => {
   await vault.write('notes', person('UALICE'), record('alice-token'), 'https://auth.example');
   await vault.write('tracker', person('UALICE'), record('alice-tracker'), 'https://auth.example');
   await vault.write('notes', person('UBOB'), record('bob-token'), 'https://auth.example');
+  for (const user of ['UALICE', 'UADMIN'])
+    await vault.write('notes', directPerson(user), record(`${user}-dm`), 'https://auth.example');
 });
 afterAll(async () => {
   await llm?.stop();
@@ -98,6 +105,19 @@ describe('/spool logins and /spool logout', () => {
     );
     expect(await signedIn('UBOB', 'notes')).toBeUndefined();
     expect(await engine.logout(asker('UALICE'), '', names)).toMatch(/^Which server\?/);
+  });
+
+  it('makes an admin anyone in direct messages outside any workspace: their own sign-ins alone', async () => {
+    const names = namingFor('discord');
+    expect(await engine.logins(directAsker('UADMIN'), names)).toMatch(
+      /^You are signed in to:\n• notes, since .+ UTC$/,
+    );
+    expect(await engine.logout(directAsker('UADMIN'), 'notes <@UALICE>', names)).toBe(
+      "Only an admin can end someone else's sign-in.",
+    );
+    expect((await vault.read('notes', directPerson('UALICE')))?.tokens?.access_token).toBe(
+      'UALICE-dm',
+    );
   });
 
   it("answers a login for a server not used with each person's sign-in plainly", async () => {

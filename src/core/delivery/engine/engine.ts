@@ -149,7 +149,7 @@ export class DeliveryEngine implements Delivery {
         platforms: this.platforms,
         now,
         defaultTimeZone: options.scheduleTimeZone ?? 'UTC',
-        admins: policy?.admins ?? [],
+        isAdmin: (who) => this.isAdmin(who, who.user),
       });
     }
   }
@@ -209,8 +209,8 @@ export class DeliveryEngine implements Delivery {
   async usage(who: Asker, names: Naming): Promise<UsageReport | 'refused'> {
     const { spend } = this.deps;
     if (!spend || !this.platforms.permits(who)) return 'refused';
-    const { admins, currency } = this.options.policy ?? {};
-    const everyone = admins?.includes(who.user) ?? false;
+    const { currency } = this.options.policy ?? {};
+    const everyone = this.isAdmin(who.lane, who.user);
     const now = new Date();
     const { platform, workspace } = who.lane;
     const [rows, feedback] = await Promise.all([
@@ -261,7 +261,7 @@ export class DeliveryEngine implements Delivery {
     const { signIns } = this.deps;
     if (!this.platforms.permits(who)) return 'refused';
     if (!signIns) return NO_PERSONAL_SERVERS;
-    const everyone = this.isAdmin(who);
+    const everyone = this.isAdmin(who.lane, who.user);
     const { platform, workspace } = who.lane;
     const listings = await signIns.logins({
       platform,
@@ -295,16 +295,20 @@ export class DeliveryEngine implements Delivery {
     const asked = logoutArguments(command);
     if (!asked) return 'Which server? logout <server>, or logout <server> <person> for an admin.';
     const { server, whose } = asked;
-    if (whose && whose !== who.user && !this.isAdmin(who))
+    if (whose && whose !== who.user && !this.isAdmin(who.lane, who.user))
       return "Only an admin can end someone else's sign-in.";
     const { platform, workspace } = who.lane;
     const ended = await signIns.logout(server, { platform, workspace, user: whose ?? who.user });
     return logoutText(ended, server, whose === who.user ? undefined : whose, names);
   }
 
-  /** Whether the policy names `who` an admin. */
-  private isAdmin(who: Asker): boolean {
-    return this.options.policy?.admins?.includes(who.user) ?? false;
+  /**
+   * Whether the policy names `user` an admin, in a workspace of the platform's: direct messages
+   * outside any are each their own person's alone.
+   */
+  private isAdmin(place: { platform: string; workspace: string }, user: string): boolean {
+    const named = this.options.policy?.admins?.includes(user) ?? false;
+    return named && !this.platforms.isDirectMessages(place);
   }
 
   /**

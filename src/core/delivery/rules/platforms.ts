@@ -30,6 +30,11 @@ export class Platforms {
     return platform;
   }
 
+  /** Whether `workspace` is its platform's direct messages', where each person is their own admin. */
+  isDirectMessages({ platform, workspace }: { platform: string; workspace: string }): boolean {
+    return this.byName.get(platform)?.access.directMessages === workspace;
+  }
+
   /**
    * The platform's allow-lists, with the users or roles the channel's policy names in place of its
    * own.

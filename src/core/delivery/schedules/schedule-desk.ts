@@ -72,8 +72,8 @@ export interface ScheduleDeskDeps {
   now(): Date;
   /** Where the platform does not say the person's time zone. */
   defaultTimeZone: string;
-  /** Who may cancel anyone's schedule (the policy's admins). */
-  admins: string[];
+  /** Whether they may cancel anyone's schedule there (one of the policy's admins). */
+  isAdmin(who: ScheduleCanceller): boolean;
 }
 
 /** `schedule`, `schedule list`, `schedule cancel`, for a person in a channel: the answer's text. */
@@ -133,13 +133,14 @@ export class ScheduleDesk {
 
   /**
    * Cancels schedule `id` of the person's workspace, if it is theirs or they are an admin: what
-   * `schedule cancel` does, and the web pages' Cancel button.
+   * `schedule cancel` does, and the web pages' Cancel button. Among direct messages outside any
+   * workspace, another's schedule is not even said to exist.
    */
   async cancelOne(who: ScheduleCanceller, id: string): Promise<Cancellation> {
     const schedule = await this.deps.schedules.find(who, id);
     if (!schedule) return 'absent';
-    if (schedule.owner !== who.user && !this.deps.admins.includes(who.user))
-      return { owner: schedule.owner };
+    if (schedule.owner !== who.user && !this.deps.isAdmin(who))
+      return this.deps.platforms.isDirectMessages(who) ? 'absent' : { owner: schedule.owner };
     await this.deps.schedules.cancel(schedule.id);
     return 'cancelled';
   }

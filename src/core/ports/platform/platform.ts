@@ -182,6 +182,12 @@ export interface Access {
   users?: string[];
   /** Any one of these roles suffices. */
   roles?: string[];
+  /**
+   * The workspace direct messages are recorded under where they are in none of the platform's
+   * workspaces (Discord's). It is no one's to administer: each person's things there are theirs
+   * alone, and an admin is anyone there.
+   */
+  directMessages?: string;
 }
 
 /** The delivery engine as platform adapters use it. */
