@@ -9,6 +9,14 @@ let db: Database;
 let ledger: GatewayLedger;
 const LIMIT = { total: 1000, remaining: 1000, resetAfterMs: 3_600_000, maxConcurrency: 1 };
 const LEASE_MS = 60_000;
+/** Between two identifies of a bucket: Discord's is 5 s, settings make it shorter in tests. */
+const SPACING_MS = 1_000;
+
+const identifiesLeft = async (app: string) =>
+  (
+    await db.prisma.$queryRaw<Array<{ identifies_left: number }>>`
+      SELECT identifies_left FROM discord_gateways WHERE application_id = ${app}`
+  )[0]?.identifies_left;
 
 beforeAll(async () => {
   db = await testDatabase();
@@ -66,18 +74,41 @@ describe('GatewayLedger', () => {
     const app = randomUUID();
     await ledger.settle(app, 4, { ...LIMIT, remaining: 4, maxConcurrency: 2 });
     const firstAt = Date.now();
-    const first = await ledger.identifyTurn(app, 0, 5_000, 1);
-    const second = await ledger.identifyTurn(app, 0, 5_000, 1);
-    // The second waits out what is left of the first's 5 s: less only by the time between them.
+    const turn = (bucket: number) => ledger.identifyTurn(app, bucket, SPACING_MS, 1);
+    const first = await turn(0);
+    const second = await turn(0);
+    // The second is told what is left of the first's spacing: less only by the time between.
     const between = Date.now() - firstAt;
-    const otherBucket = await ledger.identifyTurn(app, 1, 5_000, 1);
-    expect(first).toEqual({ waitMs: 0 });
-    expect('waitMs' in second && second.waitMs).toBeGreaterThanOrEqual(5_000 - between - 1);
-    expect('waitMs' in second && second.waitMs).toBeLessThanOrEqual(5_000);
-    expect(otherBucket).toEqual({ waitMs: 0 });
+    const otherBucket = await turn(1);
+    expect(first).toEqual({ identify: true });
+    expect('busyMs' in second && second.busyMs).toBeGreaterThanOrEqual(SPACING_MS - between - 1);
+    expect('busyMs' in second && second.busyMs).toBeLessThanOrEqual(SPACING_MS);
+    expect(otherBucket).toEqual({ identify: true });
+    // Asked while busy, nothing of the day's is spent: 2 of 4 taken.
+    expect(await identifiesLeft(app)).toBe(2);
+    /** The bucket's turn once it is free: asked again as long as it is busy, as a shard does. */
+    const once = async (bucket: number) => {
+      for (;;) {
+        const asked = await turn(bucket);
+        if (!('busyMs' in asked)) return asked;
+        await new Promise((r) => setTimeout(r, asked.busyMs));
+      }
+    };
+    expect(await once(0)).toEqual({ identify: true });
     // 4 remaining, margin 1: the fourth is refused, until the day's reset.
-    const refused = await ledger.identifyTurn(app, 1, 5_000, 1);
+    const refused = await once(1);
     expect(refused).toMatchObject({ keptBack: true });
     expect('retryAfterMs' in refused && refused.retryAfterMs).toBeGreaterThan(3_500_000);
+    expect(await identifiesLeft(app)).toBe(1);
+  });
+
+  it('lets one of many replicas asking at once take a bucket, and spends one of the day’s', async () => {
+    const app = randomUUID();
+    await ledger.settle(app, 1, LIMIT);
+    const ledgers = Array.from({ length: 8 }, () => new GatewayLedger(db));
+    const turns = await Promise.all(ledgers.map((l) => l.identifyTurn(app, 0, SPACING_MS, 1)));
+    expect(turns.filter((t) => 'identify' in t)).toHaveLength(1);
+    expect(turns.filter((t) => 'busyMs' in t)).toHaveLength(7);
+    expect(await identifiesLeft(app)).toBe(LIMIT.remaining - 1);
   });
 });

@@ -214,30 +214,41 @@ export class GatewayLedger implements GatewayPort {
     spacingMs: number,
     margin: number,
   ): Promise<IdentifyTurn> {
-    // One statement: the day's count goes down by one (a new day starts it at Discord's total
-    // again) only while it stays above the margin, and only then is the bucket's next slot taken.
-    const [row] = await runOnPool<{ wait_ms: number | null; retry_after_ms: number }>(
+    // One statement. The bucket is taken only where it is free: its row, locked by the upsert, is
+    // read as last committed, so of two replicas asking at once one takes it. Then the day's count
+    // goes down by one (a new day starts it at Discord's total again) only while it stays above
+    // the margin; kept back, the bucket stays taken for its spacing, which no one is waiting on.
+    const [row] = await runOnPool<{
+      taken: boolean;
+      identify: boolean;
+      busy_ms: number;
+      retry_after_ms: number;
+    }>(
       this.pool,
       Prisma.sql`
-        WITH budget AS (
+        WITH slot AS (
+          INSERT INTO discord_identify_buckets (application_id, bucket, next_at)
+          VALUES (${app}, ${bucket}, now() + ${ms(spacingMs)})
+          ON CONFLICT (application_id, bucket) DO UPDATE SET next_at = EXCLUDED.next_at
+           WHERE discord_identify_buckets.next_at <= now()
+          RETURNING 1),
+        budget AS (
           UPDATE discord_gateways SET
             identifies_left = CASE WHEN identifies_reset_at <= now() THEN identifies_total ELSE identifies_left END - 1,
             identifies_reset_at = CASE WHEN identifies_reset_at <= now() THEN now() + interval '1 day' ELSE identifies_reset_at END
-           WHERE application_id = ${app}
+           WHERE application_id = ${app} AND EXISTS (SELECT 1 FROM slot)
              AND CASE WHEN identifies_reset_at <= now() THEN identifies_total ELSE identifies_left END > ${margin}
-          RETURNING 1),
-        slot AS (
-          INSERT INTO discord_identify_buckets (application_id, bucket, next_at)
-          SELECT ${app}, ${bucket}, now() + ${ms(spacingMs)} FROM budget
-          ON CONFLICT (application_id, bucket) DO UPDATE
-            SET next_at = greatest(discord_identify_buckets.next_at, now()) + ${ms(spacingMs)}
-          RETURNING next_at - ${ms(spacingMs)} AS at)
-        SELECT (SELECT greatest(0, extract(epoch FROM at - now()) * 1000)::float8 FROM slot) AS wait_ms,
+          RETURNING 1)
+        SELECT EXISTS (SELECT 1 FROM slot) AS taken, EXISTS (SELECT 1 FROM budget) AS identify,
+               coalesce((SELECT greatest(0, extract(epoch FROM next_at - now()) * 1000)::float8
+                  FROM discord_identify_buckets WHERE application_id = ${app} AND bucket = ${bucket}), 0) AS busy_ms,
                (SELECT greatest(0, extract(epoch FROM identifies_reset_at - now()) * 1000)::float8
                   FROM discord_gateways WHERE application_id = ${app}) AS retry_after_ms`,
     );
-    return row?.wait_ms != null
-      ? { waitMs: row.wait_ms }
-      : { keptBack: true, retryAfterMs: row?.retry_after_ms ?? 60_000 };
+    if (row?.identify) return { identify: true };
+    // Another's: until its spacing ends, as this statement's snapshot saw it (a take committed
+    // since reads as free, and the next ask says how long).
+    if (!row?.taken) return { busyMs: row?.busy_ms ?? 0 };
+    return { keptBack: true, retryAfterMs: row.retry_after_ms };
   }
 }

@@ -15,8 +15,8 @@ export interface IdentifyBudget {
 
 /**
  * discord.js's identify throttler over the database, so the replicas share Discord's limits: each
- * identify takes its bucket's next slot, `spacingMs` after the one before whoever took it, and one
- * of the day's identifies. Past the margin none is taken until the day's count resets: a replica
+ * identify takes its bucket once it is free, `spacingMs` after the one before whoever took it (a
+ * shard waits it out and asks again), and one of the day's identifies. Past the margin none is taken until the day's count resets: a replica
  * crash-looping waits instead of spending the token's last identifies (Discord resets a token
  * that runs out). A resume takes none.
  */
@@ -37,10 +37,13 @@ export function databaseIdentifyThrottler(
           budget.spacingMs,
           budget.margin,
         );
-        if ('waitMs' in turn) {
-          await sleep(turn.waitMs, undefined, { signal });
+        if ('identify' in turn) {
           onEvent({ kind: 'identify', shardId });
           return;
+        }
+        if ('busyMs' in turn) {
+          await sleep(turn.busyMs, undefined, { signal });
+          continue;
         }
         logger.warn(
           `Discord: shard ${shardId} waits to identify: the day's identifies are down to the margin (${budget.margin})`,

@@ -49,8 +49,12 @@ export interface ShardSession {
   shardCount: number;
 }
 
-/** An identify's turn: wait this long, then identify; or none before `retryAt` (the budget). */
-export type IdentifyTurn = { waitMs: number } | { keptBack: true; retryAfterMs: number };
+/**
+ * An identify's turn: identify now (taken); or the bucket is another's for `busyMs`, then ask
+ * again; or none before `retryAfterMs` (the day's budget).
+ */
+export type IdentifyTurn =
+  { identify: true } | { busyMs: number } | { keptBack: true; retryAfterMs: number };
 
 export interface GatewayPort {
   /**
@@ -90,8 +94,9 @@ export interface GatewayPort {
   /** Keeps the shard's session (none: it ended), while `lease` is still the shard's. */
   keepSession(lease: Lease, session: ShardSession | undefined): Promise<void>;
   /**
-   * Reserves an identify for a shard of `bucket`: `spacingMs` after the bucket's last, and only
-   * while the day's remaining identifies stay above `margin`.
+   * Takes an identify for a shard of `bucket` now, if the bucket's last was at least `spacingMs`
+   * ago and the day's remaining identifies stay above `margin`. Counted from when it is taken, not
+   * asked for: a waiter that wakes late makes the gap longer, never shorter.
    */
   identifyTurn(
     app: string,
