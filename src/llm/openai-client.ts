@@ -262,8 +262,10 @@ export class OpenAiChatClient implements LlmPort {
   private async replyBudget(request: LlmRequest): Promise<number> {
     const wanted = request.maxTokens ?? this.options.maxTokens;
     const floor = this.replyFloor(request);
-    if (await this.within(request, this.window.tokens - wanted)) return Math.max(floor, wanted);
-    return Math.max(floor, Math.min(wanted, this.window.tokens - (await this.estimate(request))));
+    // The bound settles most; where it does not, the estimate is counted once.
+    if (this.boundPrompt(request) <= this.window.tokens - wanted) return Math.max(floor, wanted);
+    const room = this.window.tokens - (await this.estimate(request));
+    return Math.max(floor, Math.min(wanted, room));
   }
 
   /**
