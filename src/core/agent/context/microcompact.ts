@@ -47,17 +47,23 @@ export function clearedResultLine(toolCallId: string, content: string): string {
 /**
  * Compacted forms already made, per message object and form. A conversation's messages are the
  * same objects on every request of a turn and across turns (the store keeps transcripts in
- * memory), so a result is parsed and counted once, not once per request.
+ * memory), so a result is parsed once, not once per request; and each form is itself the same
+ * object every time, so that what is done once per message object downstream (made well-formed,
+ * counted in tokens) is not done again for every request of a long thread.
  */
-const compacted = new WeakMap<Message, Map<string, string>>();
+const compacted = new WeakMap<Message, Map<string, Message>>();
 
-function remembered(m: Message, form: string, make: () => string): string {
+function remembered(m: Message, form: string, make: () => Message): Message {
   let forms = compacted.get(m);
   if (!forms) compacted.set(m, (forms = new Map()));
   let made = forms.get(form);
   if (made === undefined) forms.set(form, (made = make()));
   return made;
 }
+
+/** An assistant message's text alone, its calls gone. */
+const answerOnly = (m: Message): Message =>
+  remembered(m, 'answer', () => ({ role: 'assistant', content: m.content, turn: m.turn }));
 
 /**
  * The short id a finished turn's call goes by in requests: `t<turn>c<n>`, its turn and its place
@@ -126,7 +132,7 @@ function withoutPastCalls(messages: readonly Message[], past: number): Message[]
     if (m.role !== 'assistant' || !m.toolCalls?.length) return [m];
     for (const c of m.toolCalls)
       lines.push(`${c.id}: ${c.name} ${c.arguments.slice(0, NOTED_ARGS_CHARS)}`);
-    return m.content ? [{ role: 'assistant', content: m.content, turn: m.turn }] : [];
+    return m.content ? [answerOnly(m)] : [];
   });
   if (lines.length === 0) return kept;
   const shown = lines.slice(-NOTED_CALLS);
@@ -155,19 +161,21 @@ function compactFinishedTurns(
       if (derived.has(m.toolCallId)) return [];
       const alias = aliases.get(m.toolCallId);
       if (!alias) return [m];
-      const content =
-        m.content.length <= minChars
-          ? m.content
-          : remembered(m, alias, () => clearedResultLine(alias, m.content));
-      return [{ ...m, toolCallId: alias, content }];
+      return [
+        remembered(m, `${alias}:${minChars}`, () => ({
+          ...m,
+          toolCallId: alias,
+          content: m.content.length <= minChars ? m.content : clearedResultLine(alias, m.content),
+        })),
+      ];
     }
     if (m.role !== 'assistant' || !m.toolCalls?.length) return [m];
-    const toolCalls = m.toolCalls.flatMap((c) => {
-      const alias = aliases.get(c.id);
-      return alias ? [{ id: alias, name: c.name, arguments: c.arguments }] : [];
-    });
-    if (toolCalls.length) return [{ ...m, toolCalls }];
-    return m.content ? [{ role: 'assistant', content: m.content, turn: m.turn }] : [];
+    const kept = m.toolCalls.filter((c) => aliases.has(c.id));
+    if (kept.length === 0) return m.content ? [answerOnly(m)] : [];
+    const form = `calls:${kept.map((c) => aliases.get(c.id)).join(',')}`;
+    const toolCalls = () =>
+      kept.map((c) => ({ id: aliases.get(c.id)!, name: c.name, arguments: c.arguments }));
+    return [remembered(m, form, () => ({ ...m, toolCalls: toolCalls() }))];
   });
 }
 
@@ -185,10 +193,10 @@ function cutCurrentTurn(
   return messages.map((m) => {
     if (m.role !== 'tool' || m.turn !== currentTurn || views.has(m.toolCallId)) return m;
     if (m.content.length <= options.minChars) return m;
-    const preview = remembered(m, `preview:${options.headChars}:${options.tailChars}`, () =>
-      buildPreview(m.content, m.toolCallId, options),
-    );
-    return preview.length < m.content.length ? { ...m, content: preview } : m;
+    return remembered(m, `preview:${options.headChars}:${options.tailChars}`, () => {
+      const preview = buildPreview(m.content, m.toolCallId, options);
+      return preview.length < m.content.length ? { ...m, content: preview } : m;
+    });
   });
 }
 

@@ -25,6 +25,19 @@ const size = (messages: Message[]) => messages.reduce((n, m) => n + m.content.le
 describe('buildRequestMessages', () => {
   const transcript = [1, 2, 3, 4].flatMap((t) => turn(t, 20_000));
 
+  it("sends a finished turn's messages as the same objects on every request, so each is checked and counted once", () => {
+    const build = (messages: Message[], current: number) =>
+      buildRequestMessages(messages, current, { compaction: options, viewChars: 200_000 }).messages;
+    const first = build(transcript, 4);
+    const again = build(transcript, 4);
+    const next = build([...transcript, ...turn(5, 20_000)], 5);
+    first.forEach((m, i) => expect(again[i]).toBe(m));
+    // Turns 1-3 were finished in both: the next turn's request begins with the very same ones.
+    const finished = first.filter((m) => m.turn < 4);
+    expect(finished.length).toBe(12);
+    finished.forEach((m, i) => expect(next[i]).toBe(m));
+  });
+
   it('compacts harder at each overflow level', () => {
     const sizes = ([0, 1, 2, 3] as const).map((level) =>
       size(
