@@ -3,6 +3,22 @@ import type { Prisma } from './generated/client.ts';
 import { errorMessage } from '../core/errors.ts';
 import { StoreUnavailableError } from '../core/ports/store.ts';
 
+/** More distinct statements than the code writes: past this, a text is sent unnamed. */
+const MOST_NAMED = 500;
+const names = new Map<string, string>();
+
+/**
+ * The statement's name on every connection: pg prepares it once per connection, and PostgreSQL
+ * then neither parses it again nor, after a few runs, plans it again (planning the delivery path's
+ * statements took PostgreSQL more time than running them). Per process, one per text.
+ */
+function nameOf(text: string): string | undefined {
+  let name = names.get(text);
+  if (name === undefined && names.size < MOST_NAMED)
+    names.set(text, (name = `spool_${names.size}`));
+  return name;
+}
+
 /**
  * Runs a statement written with `Prisma.sql` on the pg pool under Prisma's adapter, without
  * Prisma's per-statement work: for statements with large parameters (tool results, their index
@@ -28,7 +44,9 @@ export async function queryOnPool<R extends pg.QueryResultRow = pg.QueryResultRo
   const lost = () => {};
   client.on('error', lost);
   try {
-    const result = await client.query<R>(statement.text, statement.values);
+    const { text, values } = statement;
+    const name = nameOf(text);
+    const result = await client.query<R>(name ? { name, text, values } : { text, values });
     client.release();
     return result;
   } catch (error) {

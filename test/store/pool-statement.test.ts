@@ -27,6 +27,22 @@ const settled = (statement: Prisma.Sql) =>
   );
 
 describe('a statement on the pool', () => {
+  it('is prepared once on a connection and run again from there, whatever its values', async () => {
+    const one = new pg.Pool({ connectionString: server.url, max: 1 });
+    try {
+      const lookup = (n: number) => Prisma.sql`SELECT ${n}::int + 1 AS next FROM pg_class LIMIT 1`;
+      for (let n = 0; n < 7; n++)
+        expect(await runOnPool(one, lookup(n))).toEqual([{ next: n + 1 }]);
+      // The same connection's prepared statements: this one, planned for each of its 7 runs.
+      const { rows } = await one.query<{ statement: string; runs: number }>(
+        'SELECT statement, (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements',
+      );
+      expect(rows).toEqual([{ statement: lookup(0).text, runs: 7 }]);
+    } finally {
+      await one.end();
+    }
+  });
+
   it('fails, and the process goes on, when the server goes away mid-statement; it says unreachable only when nothing was sent', async () => {
     const running = settled(Prisma.sql`SELECT pg_sleep(30)`);
     await until(async () => {
