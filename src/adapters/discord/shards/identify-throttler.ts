@@ -16,9 +16,9 @@ export interface IdentifyBudget {
 /**
  * discord.js's identify throttler over the database, so the replicas share Discord's limits: each
  * identify takes its bucket once it is free, `spacingMs` after the one before whoever took it (a
- * shard waits it out and asks again), and one of the day's identifies. Past the margin none is taken until the day's count resets: a replica
- * crash-looping waits instead of spending the token's last identifies (Discord resets a token
- * that runs out). A resume takes none.
+ * shard waits it out and asks again), and one of the day's identifies. Past the margin none is
+ * taken until the day's count resets: a replica crash-looping waits instead of spending the
+ * token's last identifies (Discord resets a token that runs out). A resume takes none.
  */
 export function databaseIdentifyThrottler(
   gateway: Pick<GatewayPort, 'identifyTurn'>,
