@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/database.ts';
 import { GatewayLedger } from '../../src/store/delivery/gateway-ledger.ts';
 import { testDatabase } from '../support/db.ts';
+import { until } from '../support/process.ts';
 
 /** Discord's gateway shared through the database: the count's fence, shard leases, sessions, identifies. */
 let db: Database;
@@ -87,13 +88,11 @@ describe('GatewayLedger', () => {
     // Asked while busy, nothing of the day's is spent: 2 of 4 taken.
     expect(await identifiesLeft(app)).toBe(2);
     /** The bucket's turn once it is free: asked again as long as it is busy, as a shard does. */
-    const once = async (bucket: number) => {
-      for (;;) {
+    const once = (bucket: number) =>
+      until(async () => {
         const asked = await turn(bucket);
-        if (!('busyMs' in asked)) return asked;
-        await new Promise((r) => setTimeout(r, asked.busyMs));
-      }
-    };
+        return 'busyMs' in asked ? undefined : asked;
+      });
     expect(await once(0)).toEqual({ identify: true });
     // 4 remaining, margin 1: the fourth is refused, until the day's reset.
     const refused = await once(1);
