@@ -22,6 +22,17 @@ export const fence = (lease: Lease | undefined): Prisma.Sql =>
     ? Prisma.sql`EXISTS (SELECT 1 FROM lanes WHERE id = ${BigInt(lease.laneId)} AND generation = ${BigInt(lease.generation)} FOR SHARE)`
     : Prisma.sql`true`;
 
+/**
+ * For a statement's `WITH held AS (…)`: extends `lease` by `leaseMs` while it is still its lane's
+ * and held, returning the lane's id (no row when it is not). Its update locks the row until the
+ * transaction ends, as `fence` does: a takeover comes wholly before it or after the lease it
+ * extended runs out.
+ */
+export const extendLease = (lease: Lease, leaseMs: number | undefined): Prisma.Sql => Prisma.sql`
+  UPDATE lanes SET lease_expires_at = greatest(lease_expires_at, now() + ${leaseMs ?? null}::int * interval '1 millisecond')
+   WHERE id = ${BigInt(lease.laneId)} AND generation = ${BigInt(lease.generation)} AND holder IS NOT NULL
+  RETURNING id`;
+
 /** What a write fenced by `lease` throws when its lane was taken over. */
 export const leaseLost = (lease: Lease) =>
   new LeaseLostError(

@@ -124,6 +124,24 @@ describe('a holder whose lane was taken over', () => {
   });
 });
 
+describe('a reply saved under a lease', () => {
+  it('extends it, as a claim does: a takeover after the save is refused until it runs out', async () => {
+    const entry = await record();
+    const lease = (await ledger.acquire(entry.laneId, `stalled-${randomUUID()}`, 1))!;
+    await expect.poll(() => ledger.claimableLanes(['test'], 100_000)).toContain(entry.laneId);
+    const [chunk] = await ledger.saveReply(
+      entry.id,
+      [{ text: 'saved after the stall' }],
+      lease,
+      60_000,
+    );
+    expect(chunk).toMatchObject({ seq: 0, text: 'saved after the stall' });
+    expect(await ledger.claimableLanes(['test'], 100_000)).not.toContain(entry.laneId);
+    expect(await ledger.acquire(entry.laneId, `b-${randomUUID()}`, 60_000)).toBeUndefined();
+    expect(await ledger.markPosted(chunk!.id, 'ts-1', { inboxId: entry.id, lease })).toBe(true);
+  });
+});
+
 describe("an answer's last post", () => {
   it('releases the lane with its message when nothing else waits in it, and only then', async () => {
     const lane = uniqueKey();

@@ -208,8 +208,17 @@ export class MemoryLedger implements DeliveryPort {
     return (this.chunks.get(inboxId) ?? []).map((c) => ({ ...c }));
   }
 
-  async saveReply(inboxId: string, parts: ReplyPart[], lease?: Lease): Promise<ReplyChunk[]> {
+  async saveReply(
+    inboxId: string,
+    parts: ReplyPart[],
+    lease?: Lease,
+    leaseMs = 0,
+  ): Promise<ReplyChunk[]> {
     this.fenced(lease);
+    if (lease) {
+      const lane = this.lane(lease.laneId);
+      lane.until = Math.max(lane.until, Date.now() + leaseMs);
+    }
     if (this.rows.find((r) => r.id === inboxId)?.superseded) return [];
     if (!this.chunks.has(inboxId))
       this.chunks.set(

@@ -15,7 +15,14 @@ import type { Conversation } from '../../core/ports/conversation.ts';
 import type { Lease } from '../../core/ports/store.ts';
 import { conversationAt } from '../transcripts/conversations.ts';
 import { GroupCommit } from '../group-commit.ts';
-import { acquireLease, fence, leaseLost, releaseLease, renewLeases } from '../leases.ts';
+import {
+  acquireLease,
+  extendLease,
+  fence,
+  leaseLost,
+  releaseLease,
+  renewLeases,
+} from '../leases.ts';
 import type pg from 'pg';
 import type { Database } from '../database.ts';
 import { Prisma, type PrismaClient } from '../generated/client.ts';
@@ -251,7 +258,12 @@ export class DeliveryLedger implements DeliveryPort {
     return { ...toChunk(row), ...('form' in prompt ? { form: prompt.form } : {}) };
   }
 
-  async saveReply(inboxId: string, parts: ReplyPart[], lease?: Lease): Promise<ReplyChunk[]> {
+  async saveReply(
+    inboxId: string,
+    parts: ReplyPart[],
+    lease?: Lease,
+    leaseMs?: number,
+  ): Promise<ReplyChunk[]> {
     const rows = parts.map(({ text, file, links }, seq) => ({
       seq,
       text,
@@ -262,9 +274,14 @@ export class DeliveryLedger implements DeliveryPort {
     }));
     // The message's row is locked while the reply is saved, so an edit's supersede (which locks it
     // too) comes wholly before, and nothing is saved, or wholly after, and finds the reply. Under a
-    // lease, the lane's row is locked too (see `fence`).
+    // lease, the lane's row is written too, its lease extended as `claimPost` extends it, so a
+    // takeover comes wholly before (nothing is saved) or after the lease runs out again.
+    const open = Prisma.sql`SELECT id FROM inbox WHERE id = ${BigInt(inboxId)} AND NOT superseded`;
+    const opened = lease
+      ? Prisma.sql`WITH held AS (${extendLease(lease, leaseMs)}), open AS (${open} AND EXISTS (SELECT 1 FROM held) FOR UPDATE)`
+      : Prisma.sql`WITH open AS (${open} FOR UPDATE)`;
     const created = await this.rows<ChunkRow[]>(Prisma.sql`
-      WITH open AS (SELECT id FROM inbox WHERE id = ${BigInt(inboxId)} AND NOT superseded AND ${fence(lease)} FOR UPDATE)
+      ${opened}
       INSERT INTO outbox (inbox_id, seq, text, file_name, file_content, file_language, links)
       SELECT open.id, seq, text, file_name, file_content, file_language, links
         FROM open, jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(seq int, text text, file_name text, file_content text, file_language text, links jsonb)
@@ -296,10 +313,7 @@ export class DeliveryLedger implements DeliveryPort {
     // One statement on the lane's row: a takeover (which writes the row too) comes wholly before,
     // and the claim is refused, or after the lease it extends here has run out again.
     const [row] = await this.rows<Array<{ held: boolean; unposted: boolean | null }>>(Prisma.sql`
-      WITH held AS (
-        UPDATE lanes SET lease_expires_at = greatest(lease_expires_at, now() + ${leaseMs}::int * interval '1 millisecond')
-         WHERE id = ${BigInt(lease.laneId)} AND generation = ${BigInt(lease.generation)} AND holder IS NOT NULL
-        RETURNING id)
+      WITH held AS (${extendLease(lease, leaseMs)})
       SELECT EXISTS (SELECT 1 FROM held) AS held,
              (SELECT platform_message_id IS NULL FROM outbox WHERE id = ${BigInt(chunkId)}) AS unposted`);
     if (!row?.held) throw leaseLost(lease);

@@ -22,7 +22,7 @@ import type { RunningTurns } from './stops.ts';
 import type { TurnReply } from './turn.ts';
 
 export interface AnswerDeps {
-  ledger: Pick<DeliveryPort, 'replyOf' | 'saveReply' | 'finish' | 'retryLater'>;
+  ledger: Pick<DeliveryPort, 'replyOf' | 'finish' | 'retryLater'>;
   logger: Logger;
   platforms: Platforms;
   outbox: Outbox;
@@ -98,8 +98,7 @@ export class Answerer {
             if ('stopped' in reply) await this.deps.stopped(entry, outbound);
             const text = 'stopped' in reply ? reply.text : editedReply(entry, reply.text);
             const links = 'stopped' in reply ? undefined : reply.links;
-            const parts = this.deps.outbox.parts(entry, outbound, text, links);
-            chunks = await ledger.saveReply(entry.id, parts, lease);
+            chunks = await this.deps.outbox.save(entry, outbound, text, links, lease);
           }
         }
       } finally {

@@ -255,6 +255,36 @@ describe('DeliveryEngine over an in-memory inbox', () => {
     expect(posted.map((p) => p.text)).toEqual(['stored ', 'reply']);
   });
 
+  it('claims each post under the lease first, but a reply it stored just now: its save claimed the first', async () => {
+    const inbox = new MemoryLedger();
+    const claimed: string[] = [];
+    const claimPost = inbox.claimPost.bind(inbox);
+    inbox.claimPost = (chunkId, lease, leaseMs) => {
+      claimed.push(chunkId);
+      return claimPost(chunkId, lease, leaseMs);
+    };
+    const { outbound, posted } = recordingOutbound();
+    const pipeline = pipelineOver(inbox, {
+      runTurn: async (_c, text) => ({ reply: `${text}, answered in three parts`, status: 'ok' }),
+    });
+    pipeline.register('test', outbound);
+    const asked = await pipeline.handleIncoming(message('m1', 'fresh'), { waitForReply: true });
+    expect(asked.status === 'accepted' && (await asked.answered)).toBe('ok');
+    const fresh = await inbox.replyOf(inbox.rows[0]!.id);
+    expect(fresh.map((c) => c.seq)).toEqual([0, 1, 2]);
+    expect(claimed).toEqual(fresh.slice(1).map((c) => c.id));
+
+    // Stored by an earlier attempt: every post is claimed, the first too.
+    claimed.length = 0;
+    const entry = (await inbox.record(message('m2', 'asked before a crash', 't2'), false))!;
+    const stored = await inbox.saveReply(entry.id, [{ text: 'stored ' }, { text: 'reply' }]);
+    pipeline.start();
+    await until(() => inbox.rows[1]!.status !== 'pending');
+    await pipeline.stop(0);
+    expect(claimed).toEqual(stored.map((c) => c.id));
+    expect(posted.slice(-2).map((p) => p.text)).toEqual(['stored ', 'reply']);
+  });
+
   it('drops a message that can never be stored, naming why, and stores nothing of it', async () => {
     const inbox = new MemoryLedger();
     const pipeline = pipelineOver(inbox, {

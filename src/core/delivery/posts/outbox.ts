@@ -14,7 +14,7 @@ import { replyAsFile, replyOfFile } from './reply-file.ts';
 import { fileRefusedNote, STOPPED_REPLY } from './replies.ts';
 
 export interface OutboxDeps {
-  ledger: Pick<DeliveryPort, 'claimPost' | 'markPosted' | 'replaceFile' | 'replyOf'>;
+  ledger: Pick<DeliveryPort, 'claimPost' | 'markPosted' | 'replaceFile' | 'replyOf' | 'saveReply'>;
   logger: Logger;
 }
 
@@ -46,25 +46,33 @@ export class Outbox {
   ) {}
 
   /**
-   * The reply as the platform's messages, or, longer than a few of them, as one file with a
-   * message; its links go under the last.
+   * Stores the reply as the platform's messages, or, longer than a few of them, as one file with a
+   * message; its links go under the last. The statement that stores it under `lease` extends the
+   * lease as a claim does: its first post is claimed with it (see `deliver`).
    */
-  parts(entry: InboxEntry, outbound: Outbound, text: string, links?: ReplyLink[]): ReplyPart[] {
+  save(
+    entry: InboxEntry,
+    outbound: Outbound,
+    text: string,
+    links: ReplyLink[] | undefined,
+    lease: Lease,
+  ): Promise<ReplyChunk[]> {
     const parts =
       outbound.postsFiles && text.length > this.options.replyFileChars
         ? [replyAsFile(text, entry.id)]
         : outbound.render(text).map((part): ReplyPart => ({ text: part }));
     const last = parts.at(-1);
     if (last && links?.length) last.links = links;
-    return parts;
+    return this.deps.ledger.saveReply(entry.id, parts, lease, this.options.leaseMs);
   }
 
   /**
    * Posts what of the reply is not posted yet, in order, each chunk claimed under `lease` first. A
-   * file the platform refuses for good becomes messages in its place, with a line saying why: the
-   * answer is never lost to its upload. True when the last post ended the message as answered (in
-   * the statement that recorded it), 'released' when that statement released the lane too; else
-   * the caller ends it.
+   * reply `save` stored just now (not `resumed`, stored by an earlier attempt) comes with its first
+   * post claimed: one statement fewer for a reply of one message. A file the platform refuses for
+   * good becomes messages in its place, with a line saying why: the answer is never lost to its
+   * upload. True when the last post ended the message as answered (in the statement that recorded
+   * it), 'released' when that statement released the lane too; else the caller ends it.
    */
   async deliver(
     entry: PendingEntry,
@@ -93,8 +101,11 @@ export class Outbox {
       );
       answered = released ? 'released' : last;
     };
+    let claimed = !resumed;
     for (let chunk = queue.shift(); chunk; chunk = queue.shift()) {
-      if (!(await ledger.claimPost(chunk.id, lease, this.options.leaseMs))) continue;
+      const unposted = claimed || (await ledger.claimPost(chunk.id, lease, this.options.leaseMs));
+      claimed = false;
+      if (!unposted) continue;
       const outgoing = {
         inboxId: entry.id,
         seq: chunk.seq,

@@ -218,9 +218,15 @@ export interface DeliveryPort {
   replyOf(inboxId: string): Promise<ReplyChunk[]>;
   /**
    * Stores the reply, once; none when an edit superseded the message first. Under a stale `lease`
-   * nothing is stored (LeaseLostError).
+   * nothing is stored (LeaseLostError); under a held one, the same statement extends it by
+   * `leaseMs`, as `claimPost` does.
    */
-  saveReply(inboxId: string, parts: ReplyPart[], lease?: Lease): Promise<ReplyChunk[]>;
+  saveReply(
+    inboxId: string,
+    parts: ReplyPart[],
+    lease?: Lease,
+    leaseMs?: number,
+  ): Promise<ReplyChunk[]>;
   /**
    * The prompt of a call's approval or of a question, stored once, before the reply's chunks (its
    * seq is negative).
