@@ -83,16 +83,16 @@ describe('Agent over an in-memory store', () => {
       reply: 'done',
       status: 'ok',
     });
-    // user, the call (with the usage of the step that made it), its result, the answer.
+    // The person's message with the call (and the usage of the step that made it), its result,
+    // the answer.
     expect(store.steps.map((s) => s.messages.map((m) => m.role))).toEqual([
-      ['user'],
-      ['assistant'],
+      ['user', 'assistant'],
       ['tool'],
       ['assistant'],
     ]);
-    expect(seen).toEqual([2]);
-    expect(store.steps[1]!.records.usage?.promptTokens).toBe(10);
-    expect(store.steps[2]!.records.results).toMatchObject([
+    expect(seen).toEqual([1]);
+    expect(store.steps[0]!.records.usage?.promptTokens).toBe(10);
+    expect(store.steps[1]!.records.results).toMatchObject([
       { content: 'found it', isError: false },
     ]);
   });
@@ -106,7 +106,7 @@ describe('Agent over an in-memory store', () => {
     });
     const { llm } = scriptedModel(call('look'), { content: 'done' });
     await agentWith(llm, store, [tool]).runTurn(await store.openConversation(key), 'look');
-    const stored = store.steps[1]!.messages[0]!;
+    const stored = store.steps[0]!.messages[1]!;
     expect(stored.role === 'assistant' && stored.toolCalls?.map((c) => c.id)).toEqual(ids);
     expect(ids).toEqual([expect.stringMatching(/^call_[0-9a-f]{32}$/)]);
   });
@@ -140,6 +140,48 @@ describe('Agent over an in-memory store', () => {
     await expect(
       agentWith(scriptedModel({ content: 'hi' }).llm, store).runTurn(conversation, 'hello'),
     ).rejects.toBeInstanceOf(StoreError);
+  });
+
+  it("stores the person's message with the turn's first step, or with its end where no step stored it", async () => {
+    const roles = (store: MemoryStore) => store.steps.map((s) => s.messages.map((m) => m.role));
+    // Answered at once: the message and the answer, one write.
+    const answered = new MemoryStore();
+    const { llm } = scriptedModel({ content: 'hi' });
+    await agentWith(llm, answered).runTurn(await answered.openConversation(key), 'hello', {
+      inboxId: '7',
+    });
+    expect(roles(answered)).toEqual([['user', 'assistant']]);
+    expect(answered.steps[0]!.messages[0]).toMatchObject({ content: 'hello', inboxId: '7' });
+
+    // Its first request failed, or was stopped: the message is kept all the same.
+    const failed = new MemoryStore();
+    const down = scriptedModel(() => new Error('model down')).llm;
+    expect(
+      await agentWith(down, failed).runTurn(await failed.openConversation(key), 'anyone?'),
+    ).toMatchObject({ status: 'failed' });
+    expect(roles(failed)).toEqual([['user']]);
+    const stopped = new MemoryStore();
+    const stop = new AbortController();
+    const stopping = scriptedModel(() => {
+      stop.abort(new Error('stopped'));
+      return new Error('aborted');
+    }).llm;
+    await agentWith(stopping, stopped).runTurn(await stopped.openConversation(key), 'wait', {
+      signal: stop.signal,
+    });
+    expect(roles(stopped)).toEqual([['user']]);
+
+    // The store failed: nothing more is written; the turn is tried again, its message with it.
+    const failing = new MemoryStore();
+    const conversation = await failing.openConversation(key);
+    const append = failing.appendMessages.bind(failing);
+    let writes = 0;
+    failing.appendMessages = (...args) => (writes++, append(...args));
+    failing.failWrites = true;
+    await expect(
+      agentWith(scriptedModel({ content: 'hi' }).llm, failing).runTurn(conversation, 'hello'),
+    ).rejects.toBeInstanceOf(StoreError);
+    expect(writes).toBe(1);
   });
 
   it('answers a made-up tool and a failing one with error results the model reads', async () => {

@@ -140,7 +140,7 @@ export class Agent implements TurnRunner {
         .then(
           ({ turn, state, awaiting }) =>
             withLogFields(logger, { turn: turn.number }, () =>
-              this.loop(turn, state, awaiting).then(
+              this.run(turn, state, awaiting).then(
                 ({ result, steps }) => finish(withPreviewed(result, turn), turn.number, steps),
                 (error: unknown) => finish(failed(error), turn.number),
               ),
@@ -216,24 +216,37 @@ export class Agent implements TurnRunner {
       viewChars: this.options.budget.turnBudgetChars,
     };
     const state = startState(turnProgress(started ? transcript : [], number, turn.tools), fit);
-    // Committed before the model is asked, so a crash never loses what the user said.
     if (!started)
-      await this.append(turn, [
-        {
-          role: 'user',
-          content: userText,
-          turn: number,
-          ...(options.inboxId === undefined ? {} : { inboxId: options.inboxId }),
-        },
-      ]);
+      await this.takeMessage(turn, options.files !== undefined, {
+        role: 'user',
+        content: userText,
+        turn: number,
+        ...(options.inboxId === undefined ? {} : { inboxId: options.inboxId }),
+      });
     const asked = transcript.some((m) => m.turn === number && m.role !== 'user');
     if (started) await this.takeUpWaits(turn);
-    // A turn not yet past its shared files was reading them: nothing of the model's is redone.
-    if (started && options.resumedAfter && (asked || !options.files))
-      this.reportRedone(turn, options.resumedAfter);
+    // A turn not yet past its shared files was reading them: nothing of the model's is redone. One
+    // whose attempt was cut short before its first step was stored may have asked the model (a
+    // shutdown's, or a failure's, stores the message as it ends; a first attempt reads as one
+    // after a shutdown).
+    const redoes = started
+      ? asked || !options.files
+      : !options.files && options.resumedAfter !== 'shutdown';
+    if (redoes && options.resumedAfter) this.reportRedone(turn, options.resumedAfter);
     if (options.files && !asked)
       return { turn, state: await this.shareFiles(turn, state, await options.files()) };
     return started ? { turn, ...(await this.resumeCalls(turn, state)) } : { turn, state };
+  }
+
+  /**
+   * A new turn's message from the person. The inbox holds it until a step stores it: stored with
+   * the turn's first step, the turn makes one write fewer. A turn that shares files stores it
+   * first: reading them may fail before any step.
+   */
+  private async takeMessage(turn: Turn, sharesFiles: boolean, message: Message): Promise<void> {
+    if (sharesFiles) return this.append(turn, [message]);
+    turn.unwritten = wellFormedMessage(message);
+    turn.transcript.push(turn.unwritten);
   }
 
   /**
@@ -306,6 +319,26 @@ export class Agent implements TurnRunner {
       store: [{ role: 'assistant', content: '', toolCalls: calls, turn: turn.number }],
     };
     return advance(state, step, await this.act(turn, state, step, undefined));
+  }
+
+  /**
+   * The turn's loop, and the person's message stored however it ended, where no step stored it (a
+   * refusal, a failed or stopped first request): it is kept, as a stored turn's is. Not where the
+   * store failed: the turn is tried again, and its message with it.
+   */
+  private async run(
+    turn: Turn,
+    state: TurnState,
+    awaiting: PendingCall[] | undefined,
+  ): Promise<{ result: TurnResult; steps: number }> {
+    try {
+      const ended = await this.loop(turn, state, awaiting);
+      if (turn.unwritten) await this.append(turn, []);
+      return ended;
+    } catch (error) {
+      if (turn.unwritten && !(error instanceof StoreError)) await this.append(turn, []);
+      throw error;
+    }
   }
 
   private async loop(
@@ -458,8 +491,11 @@ export class Agent implements TurnRunner {
       ...(results && { results }),
       ...(turn.fence && { fence: turn.fence }),
     };
-    const write = () => this.store.appendMessages(turn.conversation, messages, step);
+    const { unwritten } = turn;
+    const stored = unwritten ? [unwritten, ...messages] : messages;
+    const write = () => this.store.appendMessages(turn.conversation, stored, step);
     await whileUnreachable(write, turn.signal);
+    turn.unwritten = undefined;
     turn.transcript.push(...messages);
   }
 }

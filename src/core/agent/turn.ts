@@ -47,4 +47,9 @@ export interface Turn {
   spend?: TurnSpend;
   /** The lease each step's write carries (see `TurnOptions.fence`). */
   fence?: TurnOptions['fence'];
+  /**
+   * The person's message, in `transcript` and in the requests but not stored yet: it is stored
+   * with the turn's first step, or with its end (see `Agent.run`).
+   */
+  unwritten?: Message;
 }

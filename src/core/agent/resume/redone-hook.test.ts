@@ -50,6 +50,19 @@ describe('a resumed turn', () => {
     expect(store.steps.at(-1)!.records.fence).toEqual(fence);
   });
 
+  it('reports the model request of an attempt a crash cut short before it stored anything', async () => {
+    const store = new MemoryStore();
+    const conversation = await store.openConversation(key);
+    const redone: RedoneEvent[] = [];
+    await agentOver(store, redone).runTurn(conversation, 'hi', {
+      inboxId: '9',
+      resumedAfter: 'crash',
+    });
+    expect(redone).toEqual([
+      { conversation, turn: 1, reason: 'crash', modelRequests: 1, toolCalls: 0 },
+    ]);
+  });
+
   it('reports nothing for a first attempt', async () => {
     const store = new MemoryStore();
     const conversation = await store.openConversation(key);
