@@ -144,6 +144,10 @@ export class WebRecords implements RecordsPort {
     return { id, place, entries };
   }
 
+  /**
+   * The conversation's words. A person's message is shown at when it arrived: the turn stores it
+   * only with its first step, once the model has answered.
+   */
   private async messages(id: string): Promise<ConversationEntry[]> {
     const rows = await this.prisma.$queryRaw<
       Array<{
@@ -154,7 +158,8 @@ export class WebRecords implements RecordsPort {
         user_id: string | null;
       }>
     >`
-      SELECT m.created_at, m.turn, m.role, m.content, i.user_id FROM transcript_messages m
+      SELECT CASE WHEN m.role = 'user' THEN coalesce(i.received_at, m.created_at) ELSE m.created_at END AS created_at,
+             m.turn, m.role, m.content, i.user_id FROM transcript_messages m
         LEFT JOIN inbox i ON i.id = m.inbox_id
        WHERE m.conversation_id = ${id}::uuid AND m.role IN ('user', 'assistant') AND m.content <> ''
        ORDER BY m.id`;
