@@ -68,8 +68,8 @@ export class Outbox {
 
   /**
    * Posts what of the reply is not posted yet, in order, each chunk claimed under `lease` first. A
-   * reply `save` stored just now (not `resumed`, stored by an earlier attempt) comes with its first
-   * post claimed: one statement fewer for a reply of one message. A file the platform refuses for
+   * reply `save` stored just now (not `resumed`: an earlier attempt's) comes with its first post
+   * claimed: one statement fewer for a reply of one message. A file the platform refuses for
    * good becomes messages in its place, with a line saying why: the answer is never lost to its
    * upload. True when the last post ended the message as answered (in the statement that recorded
    * it), 'released' when that statement released the lane too; else the caller ends it.
