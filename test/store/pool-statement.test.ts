@@ -58,6 +58,10 @@ describe('a statement on the pool', () => {
     const { error } = (await running) as { error: unknown };
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(StoreUnavailableError);
+    // The pool's idle connection (the probe's) is gone once its socket's end is heard; until then
+    // the pool may lend it, and a statement sent on it is one that may have been sent. After, a
+    // statement needs a new connection, which the stopped server refuses: nothing was sent.
+    await until(() => pool.idleCount === 0);
     expect(await settled(Prisma.sql`SELECT 1`)).toMatchObject({
       error: expect.any(StoreUnavailableError),
     });
