@@ -158,10 +158,15 @@ export class MemoryLedger implements DeliveryPort {
     if (lease && !this.holds(lease)) throw new LeaseLostError(`lane ${lease.laneId} taken over`);
   }
 
-  async claimPost(chunkId: string, lease: Lease, leaseMs: number): Promise<boolean> {
+  /** As `extendLease`: the lease, when it is still its lane's, runs `leaseMs` from now at least. */
+  private extended(lease: Lease, leaseMs: number): void {
     this.fenced(lease);
     const lane = this.lane(lease.laneId);
     lane.until = Math.max(lane.until, Date.now() + leaseMs);
+  }
+
+  async claimPost(chunkId: string, lease: Lease, leaseMs: number): Promise<boolean> {
+    this.extended(lease, leaseMs);
     return !this.chunk(chunkId)?.platformMessageId;
   }
 
@@ -214,11 +219,7 @@ export class MemoryLedger implements DeliveryPort {
     lease?: Lease,
     leaseMs = 0,
   ): Promise<ReplyChunk[]> {
-    this.fenced(lease);
-    if (lease) {
-      const lane = this.lane(lease.laneId);
-      lane.until = Math.max(lane.until, Date.now() + leaseMs);
-    }
+    if (lease) this.extended(lease, leaseMs);
     if (this.rows.find((r) => r.id === inboxId)?.superseded) return [];
     if (!this.chunks.has(inboxId))
       this.chunks.set(
