@@ -8,7 +8,8 @@
  *
  * Spool and the durable floor run on scratch databases of their own on the PostgreSQL server at
  * SPOOL_TEST_POSTGRES_URL (default: the local test server) and on an embedded server each. THREADS=200 by default. LEASE_TTL_MS sets Spool's lease. PROFILE=1 also
- * profiles each Spool run's CPU (node --cpu-prof) and prints its self time by package.
+ * profiles each Spool run's CPU (node --cpu-prof) and prints its self time by package, and the
+ * burst's CPU a turn by what it served, Spool's beside the durable floor's (profiled the same way).
  *
  * CPU per turn counts every process of each side: the bot and whatever it started (the embedded
  * server and its backends), and on the PostgreSQL server the backends serving the bot's database.
@@ -27,7 +28,7 @@ import { freePort } from '../test/support/process.ts';
 import { deliver, SIGNING_SECRET, startSlackBot } from '../test/support/slack-bot.ts';
 import { renderChart } from './lib/chart.ts';
 import { startLlmProcess } from './lib/llm-process.ts';
-import { builtinsByCaller, profileByOwner, topFunctions } from './lib/profile.ts';
+import { builtinsByCaller, cpuByPart, profileByOwner, topFunctions } from './lib/profile.ts';
 import { percentile } from './lib/stats.ts';
 
 const THREADS = Number(process.env.THREADS ?? 200);
@@ -75,7 +76,12 @@ interface Outcome {
    */
   aborted?: number;
   redone?: number;
+  /** When the burst ran, in µs of the monotonic clock (as a CPU profile's samples are timed). */
+  burstUs: [number, number];
 }
+
+/** The monotonic clock in µs, the clock of `node --cpu-prof`'s samples in every process. */
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 /** The sum of `spool_redone_total` on the bot's /metrics; undefined where it has no such metric. */
 async function redoneOf(port: number): Promise<number | undefined> {
@@ -184,6 +190,7 @@ async function drive(
   // A channel per run: the runs share a database and thread ids.
   const channel = `CLOAD${++runs}`;
   const start = Date.now();
+  const burstFrom = monotonicUs();
   await Promise.all(
     Array.from({ length: THREADS }, async (_, t) => {
       const thread = `${5000 + t}.1`;
@@ -216,6 +223,7 @@ async function drive(
   );
   const posts = () => slack.calls.filter((c) => c.method === 'chat.postMessage');
   await slack.waitFor(() => posts().length >= THREADS * messages, 600_000);
+  const burstUs: [number, number] = [burstFrom, monotonicUs()];
   const totalMs = Math.max(...posts().map((c) => c.at)) - start;
   const turns = THREADS * messages;
   const dbCpu = spentSince(dbBefore, await dbPids());
@@ -250,6 +258,7 @@ async function drive(
     otherSlackCalls: otherSlackCalls / turns,
     connections: connections / turns,
     transactions: scratch && ((await committed(scratch)) - transactionsBefore!) / turns,
+    burstUs,
   };
 }
 
@@ -260,10 +269,12 @@ async function floorBot(
   llmUrl: string,
   slackUrl: string,
   databaseUrl?: string,
+  nodeArgs: string[] = [],
 ): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
     [
+      ...nodeArgs,
       '--import',
       'tsx',
       fileURLToPath(new URL(`lib/${name}.ts`, import.meta.url)),
@@ -305,6 +316,31 @@ const durableEmbedded = await startEmbeddedPostgres(join(dir, 'durable-embedded'
 const outcomes: Outcome[] = [];
 const profileDir = (name: string, messages: number) => join(dir, `profile-${name}-${messages}`);
 const profiles: string[] = [];
+
+/**
+ * The burst's CPU a turn by what it served, Spool's (profiled in `spoolProfile`) beside the
+ * durable floor's on the same database, which ran just before it: a Markdown table.
+ */
+function burstParts(name: string, messages: number, spoolProfile: string): string {
+  const database = name.endsWith('embedded') ? 'embedded' : 'pg';
+  const run = (bot: string) => outcomes.find((o) => o.bot === bot && o.messages === messages)!;
+  const turns = THREADS * messages;
+  const perTurn = (dir: string, [from, to]: [number, number]) =>
+    new Map([...cpuByPart(dir, from, to)].map(([part, ms]) => [part, ms / turns]));
+  const spool = perTurn(spoolProfile, run(name).burstUs);
+  const floor = perTurn(
+    profileDir(`durable-${database}`, messages),
+    run(name.replace('Spool', 'durable floor')).burstUs,
+  );
+  const parts = [...new Set([...spool.keys(), ...floor.keys()])].sort(
+    (a, b) => (spool.get(b) ?? 0) - (spool.get(a) ?? 0),
+  );
+  const ms = (v: number | undefined) => (v === undefined ? '–' : `${v.toFixed(2)} ms`);
+  const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  return `\nThe burst's CPU a turn in the bot's process (the profiler's samples while it ran), by what it served, ${name} beside the durable floor, ${THREADS} × ${messages}:\n\n| part | Spool | durable floor |\n|---|---|---|\n${parts
+    .map((part) => `| ${part} | ${ms(spool.get(part))} | ${ms(floor.get(part))} |`)
+    .join('\n')}\n| all | ${ms(sum(spool))} | ${ms(sum(floor))} |`;
+}
 try {
   for (const messages of [1, 3]) {
     const profiled = (name: string) =>
@@ -345,13 +381,27 @@ try {
           [
             'durable floor, PostgreSQL',
             (port, slack) =>
-              floorBot('durable-floor-bot', port, llm.baseURL, slack.apiUrl, durableScratch.url),
+              floorBot(
+                'durable-floor-bot',
+                port,
+                llm.baseURL,
+                slack.apiUrl,
+                durableScratch.url,
+                profiled('durable-pg'),
+              ),
           ],
           ['Spool, PostgreSQL', spool('pg')],
           [
             'durable floor, embedded',
             (port, slack) =>
-              floorBot('durable-floor-bot', port, llm.baseURL, slack.apiUrl, durableEmbedded.url),
+              floorBot(
+                'durable-floor-bot',
+                port,
+                llm.baseURL,
+                slack.apiUrl,
+                durableEmbedded.url,
+                profiled('durable-embedded'),
+              ),
           ],
           ['Spool, embedded', spool('embedded')],
         ];
@@ -396,6 +446,7 @@ try {
         profiles.push(
           `\nNode's and V8's own work, by the package that asked for it:\n\n| package | self time |\n|---|---|\n${builtinsByCaller(profile).join('\n')}`,
         );
+        profiles.push(burstParts(name, messages, profile));
       }
     }
   }

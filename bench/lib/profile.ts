@@ -9,6 +9,8 @@ interface CpuProfile {
   }>;
   samples: number[];
   timeDeltas: number[];
+  /** In µs of the monotonic clock, as `process.hrtime` reads it in any process of the machine. */
+  startTime: number;
 }
 
 /** Where a frame's code lives: a package, Spool's own source, Node itself, or V8's own work. */
@@ -110,4 +112,60 @@ export function builtinsByCaller(dir: string, top = 12): string[] {
     totals.set(key, (totals.get(key) ?? 0) + ms);
   });
   return rowsOf(totals, top);
+}
+
+type Frame = CpuProfile['nodes'][number]['callFrame'];
+
+/** The package a frame's code is in, if any. */
+const packageOf = (frame: Frame) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(frame.url)?.[1];
+
+/**
+ * What a sample's work served, from its stack (leaf first): the first rule that matches. Spool's
+ * parts the durable floor has no counterpart for come first, so that the database or HTTP work
+ * done for them counts as theirs.
+ */
+function partOf(stack: Frame[]): string {
+  const packages = stack.map(packageOf).filter((p) => p !== undefined);
+  const inOwn = (path: string) => stack.some((f) => !packageOf(f) && f.url.includes(path));
+  if (stack[0]!.functionName === '(garbage collector)') return 'garbage collector';
+  if (inOwn('/adapters/slack/status.')) return "Slack's working indicator";
+  if (inOwn('/adapters/slack/mrkdwn/') || packages.some((p) => /^(micromark|mdast|remark)/.test(p)))
+    return 'Markdown to mrkdwn';
+  if (packages.some((p) => /^pg(-pool|-protocol)?$/.test(p))) return 'database client (pg)';
+  if (packages.some((p) => p.startsWith('@prisma/')) || stack[0]!.url.startsWith('wasm://'))
+    return 'Prisma';
+  if (packages.includes('openai')) return 'model client (openai)';
+  if (packages.includes('@slack/web-api')) return 'Slack Web API (the posts)';
+  if (packages.some((p) => /^(@slack\/bolt|tsscmp|express|body-parser|raw-body)$/.test(p)))
+    return 'Slack events in (Bolt, signatures)';
+  if (stack.some((f) => !packageOf(f) && /\/(src|dist|bench)\//.test(f.url)))
+    return "the bot's own code";
+  return 'Node (event loop, sockets, timers)';
+}
+
+/**
+ * CPU time in ms by what it served (`partOf`), of the samples every `.cpuprofile` under `dir`
+ * took between `fromUs` and `toUs` (the monotonic clock in µs, as `process.hrtime` reads it): a
+ * burst's work without the process's start-up or its idle waits.
+ */
+export function cpuByPart(dir: string, fromUs: number, toUs: number): Map<string, number> {
+  const totals = new Map<string, number>();
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
+    const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const parent = new Map(
+      profile.nodes.flatMap((n) => (n.children ?? []).map((c) => [c, n.id] as const)),
+    );
+    let at = profile.startTime;
+    profile.samples.forEach((id, i) => {
+      at += profile.timeDeltas[i]!;
+      if (at < fromUs || at > toUs || byId.get(id)!.callFrame.functionName === '(idle)') return;
+      const stack: Frame[] = [];
+      for (let node: number | undefined = id; node !== undefined; node = parent.get(node))
+        stack.push(byId.get(node)!.callFrame);
+      const part = partOf(stack);
+      totals.set(part, (totals.get(part) ?? 0) + profile.timeDeltas[i]! / 1000);
+    });
+  }
+  return totals;
 }
