@@ -13,10 +13,16 @@ interface CpuProfile {
   startTime: number;
 }
 
+type Frame = CpuProfile['nodes'][number]['callFrame'];
+
+/** The package a frame's code is in, if any. */
+const packageOf = (frame: Frame) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(frame.url)?.[1];
+
 /** Where a frame's code lives: a package, Spool's own source, Node itself, or V8's own work. */
-function owner({ functionName, url }: { functionName: string; url: string }): string {
-  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-  if (pkg) return pkg[1]!;
+function owner(frame: Frame): string {
+  const { functionName, url } = frame;
+  const pkg = packageOf(frame);
+  if (pkg) return pkg;
   // Spool runs from its build (dist/) as `npm start` does, or from src/ through tsx.
   if (url.includes('/src/') || url.includes('/dist/')) return 'spool';
   if (url.startsWith('node:')) return 'node internals';
@@ -48,10 +54,13 @@ export function profileByOwner(dir: string, top = 12): string[] {
     .map(([who, ms]) => `| ${who} | ${ms.toFixed(0)} ms | ${((100 * ms) / all).toFixed(1)}% |`);
 }
 
-/** Each sample's frame, its owner, and the nearest caller that is not Node's or V8's own. */
+/**
+ * Each sample's frame, the nearest caller that is not Node's or V8's own, its time, when it was
+ * taken (µs of the monotonic clock) and its whole stack, leaf first.
+ */
 function eachSample(
   dir: string,
-  visit: (frame: CpuProfile['nodes'][number]['callFrame'], caller: string, ms: number) => void,
+  visit: (frame: Frame, caller: string, ms: number, at: number, stack: () => Frame[]) => void,
 ): void {
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
@@ -66,10 +75,18 @@ function eachSample(
       }
       return '';
     };
+    const stack = (id: number) => {
+      const frames: Frame[] = [];
+      for (let at: number | undefined = id; at !== undefined; at = parent.get(at))
+        frames.push(byId.get(at)!.callFrame);
+      return frames;
+    };
+    let at = profile.startTime;
     profile.samples.forEach((id, i) => {
+      at += profile.timeDeltas[i]!;
       const { callFrame } = byId.get(id)!;
       if (callFrame.functionName !== '(idle)')
-        visit(callFrame, caller(id), profile.timeDeltas[i]! / 1000);
+        visit(callFrame, caller(id), profile.timeDeltas[i]! / 1000, at, () => stack(id));
     });
   }
 }
@@ -114,11 +131,6 @@ export function builtinsByCaller(dir: string, top = 12): string[] {
   return rowsOf(totals, top);
 }
 
-type Frame = CpuProfile['nodes'][number]['callFrame'];
-
-/** The package a frame's code is in, if any. */
-const packageOf = (frame: Frame) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(frame.url)?.[1];
-
 /**
  * What a sample's work served, from its stack (leaf first): the first rule that matches. Spool's
  * parts the durable floor has no counterpart for come first, so that the database or HTTP work
@@ -150,22 +162,10 @@ function partOf(stack: Frame[]): string {
  */
 export function cpuByPart(dir: string, fromUs: number, toUs: number): Map<string, number> {
   const totals = new Map<string, number>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
-    const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
-    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-    const parent = new Map(
-      profile.nodes.flatMap((n) => (n.children ?? []).map((c) => [c, n.id] as const)),
-    );
-    let at = profile.startTime;
-    profile.samples.forEach((id, i) => {
-      at += profile.timeDeltas[i]!;
-      if (at < fromUs || at > toUs || byId.get(id)!.callFrame.functionName === '(idle)') return;
-      const stack: Frame[] = [];
-      for (let node: number | undefined = id; node !== undefined; node = parent.get(node))
-        stack.push(byId.get(node)!.callFrame);
-      const part = partOf(stack);
-      totals.set(part, (totals.get(part) ?? 0) + profile.timeDeltas[i]! / 1000);
-    });
-  }
+  eachSample(dir, (_frame, _caller, ms, at, stack) => {
+    if (at < fromUs || at > toUs) return;
+    const part = partOf(stack());
+    totals.set(part, (totals.get(part) ?? 0) + ms);
+  });
   return totals;
 }
