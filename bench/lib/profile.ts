@@ -77,16 +77,16 @@ function eachSample(
     };
     const stack = (id: number) => {
       const frames: Frame[] = [];
-      for (let at: number | undefined = id; at !== undefined; at = parent.get(at))
-        frames.push(byId.get(at)!.callFrame);
+      for (let node: number | undefined = id; node !== undefined; node = parent.get(node))
+        frames.push(byId.get(node)!.callFrame);
       return frames;
     };
-    let at = profile.startTime;
+    let takenAt = profile.startTime;
     profile.samples.forEach((id, i) => {
-      at += profile.timeDeltas[i]!;
+      takenAt += profile.timeDeltas[i]!;
       const { callFrame } = byId.get(id)!;
       if (callFrame.functionName !== '(idle)')
-        visit(callFrame, caller(id), profile.timeDeltas[i]! / 1000, at, () => stack(id));
+        visit(callFrame, caller(id), profile.timeDeltas[i]! / 1000, takenAt, () => stack(id));
     });
   }
 }
